@@ -1,0 +1,185 @@
+"""Command line: parse into settings, gather facts, resolve a Plan, execute, report.
+
+Errors are typed (``tritonbuild.errors``) and mapped to exit codes only here, in ``main``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from tritonbuild import __version__
+from tritonbuild.errors import BuildFailed, TritonBuildError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def plan_options(func: F) -> F:
+    """Options shared by every command that resolves a plan."""
+    opts = [
+        click.option("--source", "-s", help="Triton source: a path or a git URL (default: the current directory)."),
+        click.option("--ref", help="git ref to check out when --source is a URL."),
+        click.option("--backends", "-b", help="In-tree backends: 'nvidia;amd', 'nvidia,amd' or 'all'."),
+        click.option("--plugin-dir", "plugin_dirs", multiple=True, help="External plugin directory (repeatable)."),
+        click.option("--llvm", help="LLVM: auto, system, or a prefix path (env: LLVM_SYSPATH)."),
+        click.option("--clang/--no-clang", default=None, help="Build with clang and lld."),
+        click.option("--ccache/--no-ccache", default=None, help="Use ccache (default: when found)."),
+        click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs."),
+        click.option("--link-jobs", type=click.IntRange(min=1), help="Parallel link jobs."),
+        click.option("--build-type", help="CMake build type (default Release)."),
+        click.option("--proton/--no-proton", default=None, help="Build the proton profiler."),
+        click.option("--offline", is_flag=True, default=None, help="Never touch the network."),
+        click.option("--cmake-arg", "cmake_args", multiple=True, help="Extra CMake argument (repeatable)."),
+        click.option("--strict", is_flag=True, default=None, help="Refuse to add back required backends."),
+        click.option("--wheel-name", help="Distribution name (env: TRITON_WHEEL_NAME)."),
+        click.option("--version-suffix", help="Version suffix (env: TRITON_WHEEL_VERSION_SUFFIX)."),
+        click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file."),
+        click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs."),
+        click.option("--python", "python", help="Python interpreter to build for (default: this one)."),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+_CLI_SETTINGS = ("source", "ref", "backends", "plugin_dirs", "llvm", "clang", "ccache", "jobs", "link_jobs",
+                 "build_type", "proton", "offline", "cmake_args", "strict", "wheel_name", "version_suffix")
+
+
+def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
+    from tritonbuild import facts, recipes, resolve, settings
+
+    env = dict(os.environ) if env is None else env
+    cwd = cwd or Path.cwd()
+    recipe, recipe_origin = recipes.load(kw.get("recipe"), cwd) if kw.get("recipe") else ({}, "recipe")
+    cli_values = {k: kw.get(k) for k in _CLI_SETTINGS}
+    s = settings.resolve_settings(cli_values, env, recipe, recipe_origin)
+    f = facts.gather(s, env, cwd, kw.get("cache_dir") or recipe.get("cache_dir"), kw.get("python"))
+    plan = resolve.resolve_plan(s, f, env)
+    out_dir = kw.get("out") or recipe.get("out_dir")
+    if out_dir:
+        from dataclasses import replace
+
+        plan = replace(plan, wheel=replace(plan.wheel, out_dir=str((cwd / out_dir).resolve())))
+    return plan
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tritonbuild")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Build Triton into wheels with exactly the backends you ask for."""
+    ctx.obj = {"debug": debug}
+
+
+@cli.command()
+@plan_options
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the schema is in the README).")
+@click.option("--settings", "show_settings", is_flag=True, help="Also show where each setting came from.")
+def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
+    """Resolve the build and print what `build` will do. Changes nothing on disk."""
+    p = make_plan(kw)
+    if as_json:
+        click.echo(p.to_json())
+        return
+    from tritonbuild import report
+
+    out = report.console()
+    report.print_plan(p, out)
+    if show_settings:
+        report.print_settings(p, out)
+
+
+@cli.command()
+@click.option("--source", "-s", help="Triton source (default: the current directory).")
+@click.option("--ref", help="git ref when --source is a URL.")
+@click.option("--plugin-dir", "plugin_dirs", multiple=True, help="External plugin directory (repeatable).")
+@click.option("--cache-dir", help="Cache root.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], cache_dir: str | None,
+             as_json: bool) -> None:
+    """List the backends that can be built from a source (and plugins)."""
+    import json
+
+    from tritonbuild import facts, gitinfo, paths, plugins, report, settings, source as src_mod
+
+    env = dict(os.environ)
+    s = settings.resolve_settings({"source": source, "ref": ref, "plugin_dirs": plugin_dirs}, env)
+    cwd = Path.cwd()
+    root = facts.source_root(s, cwd, paths.cache_root(env, cache_dir))
+    info = src_mod.inspect_source(root, gitinfo.git_state(root))
+    found, _notes, warnings = plugins.resolve_plugins(
+        [(p, "plugin") for p in s["plugin_dirs"].value], cwd=cwd, in_tree=info.backend_names,
+        source_commit=info.git.commit if info.git else None)
+    rows = report.backends_rows(info, found)
+    if as_json:
+        click.echo(json.dumps({
+            "source": info.root, "generation": info.generation, "tuple_limit": info.tuple_limit,
+            "proton": info.has_proton, "proton_in_tuple": info.proton_in_tuple,
+            "backends": [{"name": n, "origin": o, "path": p, "flags": f} for n, o, p, f in rows]}, indent=2))
+        return
+    from rich.table import Table
+
+    out = report.console()
+    table = Table(title=f"backends of {info.root} ({info.generation}, tuple limit {info.tuple_limit})",
+                  title_justify="left")
+    for col in ("name", "origin", "path", "flags"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+    if info.has_proton:
+        out.print(f"proton: present (in the backends tuple: {info.proton_in_tuple})")
+    for w in warnings:
+        out.print(f"[yellow]warning:[/yellow] {w}")
+
+
+@cli.command()
+@click.option("--python", "python", help="Python interpreter to check (default: this one).")
+def doctor(python: str | None) -> None:
+    """What this host has: cmake, ninja, ccache, compilers, lld, LLVMs, Python headers, RAM/cores/disk."""
+    from tritonbuild import doctor as doc, host, report
+    from tritonbuild.backends import CORE_LLVM_TARGETS, expand_targets
+    from tritonbuild.llvm.probe import probe, system_prefixes
+
+    h = host.gather(python)
+    llvms = []
+    if os.environ.get("LLVM_SYSPATH"):
+        llvms.append(probe(Path(os.environ["LLVM_SYSPATH"]), "env LLVM_SYSPATH"))
+    llvms += [probe(Path(p), how) for p, how in system_prefixes()]
+    report.print_doctor(doc.rows(h, llvms, expand_targets(CORE_LLVM_TARGETS, h.machine)), report.console())
+
+
+def main(argv: list[str] | None = None) -> None:
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except TritonBuildError as exc:
+        if debug:
+            raise
+        from tritonbuild import report
+
+        err = report.console(stderr=True)
+        err.print(f"[red bold]error:[/red bold] {exc}", soft_wrap=False)
+        if isinstance(exc, BuildFailed):
+            if exc.tail:
+                err.print(exc.tail, markup=False, highlight=False)
+            if exc.log_path:
+                err.print(f"full log: {exc.log_path}")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+    sys.exit(0)

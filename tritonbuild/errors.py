@@ -1,0 +1,39 @@
+"""Typed errors. Library code raises these; only ``cli.main`` turns them into exit codes.
+
+Exit codes (documented in the README):
+  0  success
+  1  the build (or a test run) failed: compiler errors, a failing import smoke test
+  2  bad input: the request, the source tree, a plugin, the LLVM, or a recipe is wrong
+  3  the environment is missing something (a tool, a lock held by another run)
+"""
+
+from __future__ import annotations
+
+
+class TritonBuildError(Exception):
+    """Base class. ``str(err)`` is one paragraph: what is wrong, where, how to fix it."""
+
+    exit_code = 1
+
+
+class UserError(TritonBuildError):
+    """Bad input: a flag, an environment variable, a source tree, a plugin or a recipe."""
+
+    exit_code = 2
+
+
+class BuildFailed(TritonBuildError):
+    """A subprocess of the build (cmake, ninja, the compiler, the smoke test) failed."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, log_path: str | None = None, tail: str = "") -> None:
+        super().__init__(message)
+        self.log_path = log_path
+        self.tail = tail
+
+
+class EnvironmentProblem(TritonBuildError):
+    """The host lacks something the request needs, or another run holds a lock."""
+
+    exit_code = 3

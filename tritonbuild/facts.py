@@ -1,0 +1,62 @@
+"""Gather every fact a plan needs (edge: reads the disk, runs git and llvm-config, may clone a URL)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from tritonbuild import gitinfo, host, paths
+from tritonbuild.errors import UserError
+from tritonbuild.llvm.probe import probe, system_prefixes
+from tritonbuild.plugins import absolute
+from tritonbuild.resolve import Facts
+from tritonbuild.settings import Resolved
+from tritonbuild.source import inspect_source, looks_like_triton
+
+
+def source_root(s: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
+    given = s["source"].value
+    if given is None:
+        if looks_like_triton(cwd):
+            return cwd
+        raise UserError(
+            f"No --source given and the current directory {cwd} is not a Triton source tree. Pass --source with "
+            "a Triton checkout (or a git URL and --ref), or run tritonbuild from the top of a checkout; "
+            "`tritonbuild example DIR` writes a small Triton-shaped tree to try it on."
+        )
+    text = str(given)
+    if gitinfo.is_git_url(text) and not Path(text).exists():
+        return gitinfo.checkout_url(text, s["ref"].value, cache)
+    if s["ref"].value:
+        raise UserError("--ref only applies when --source is a git URL; check out the ref in your tree instead.")
+    return absolute(text, cwd)
+
+
+def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
+           python: str | None = None) -> Facts:
+    cache = paths.cache_root(env, cache_dir)
+    root = source_root(s, cwd, cache)
+    if not root.exists():
+        raise UserError(f"The source {root} (from {s['source'].origin}) does not exist. Check --source.")
+    source = inspect_source(root, gitinfo.git_state(root))
+    llvm_choice = str(s["llvm"].value)
+    explicit = None
+    if llvm_choice not in ("auto", "system", "download", "source"):
+        explicit = probe(absolute(llvm_choice, cwd), found_by=s["llvm"].origin)
+    system = () if explicit else tuple(probe(Path(p), found_by=how) for p, how in system_prefixes())
+    plugin_git = {}
+    for raw in s["plugin_dirs"].value:
+        path = absolute(raw, cwd)
+        plugin_git[str(path)] = gitinfo.git_state(path) if path.is_dir() else None
+    json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
+    return Facts(
+        source=source,
+        host=host.gather(python),
+        llvm_explicit=explicit,
+        llvm_system=system,
+        plugin_git=plugin_git,
+        cwd=str(cwd),
+        cmake_dir=str(paths.cmake_dir()),
+        cache_root=str(cache),
+        json_prefix=json_prefix,
+    )

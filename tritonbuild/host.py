@@ -1,0 +1,121 @@
+"""Facts about this host (edge: reads /proc, runs ``--version`` commands). Resolvers take them as input."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TOOLS = ("cmake", "ninja", "ccache", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld", "lld", "git",
+         "ptxas")
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    machine: str
+    system: str
+    glibc: str | None
+    cpus: int
+    mem_total_gib: float
+    mem_available_gib: float
+    disk_free_gib: float | None
+    tools: dict[str, str | None] = field(default_factory=dict)  # name -> absolute path or None
+    python: str = sys.executable
+    python_version: str = ""
+    python_include: str | None = None
+    pybind11_cmake_dir: str | None = None
+    os_release: dict[str, str] = field(default_factory=dict)
+
+    def tool(self, name: str) -> str | None:
+        return self.tools.get(name)
+
+
+def _meminfo() -> tuple[float, float]:
+    total = avail = 0.0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            kib = float(rest.split()[0]) if rest.split() else 0.0
+            if key == "MemTotal":
+                total = kib / 1024 / 1024
+            elif key == "MemAvailable":
+                avail = kib / 1024 / 1024
+    except OSError:
+        pass
+    return total, avail
+
+
+def _os_release() -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            k, _, v = line.partition("=")
+            if k:
+                out[k] = v.strip().strip('"')
+    except OSError:
+        pass
+    return out
+
+
+def _which_versioned(name: str) -> str | None:
+    """``clang`` or the newest ``clang-NN`` on PATH or under /usr/lib/llvm-NN/bin."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for version in range(30, 13, -1):
+        found = shutil.which(f"{name}-{version}") or shutil.which(name, path=f"/usr/lib/llvm-{version}/bin")
+        if found:
+            return found
+    return None
+
+
+def pybind11_dir(python: str) -> str | None:
+    if python == sys.executable:
+        try:
+            import pybind11
+
+            return str(pybind11.get_cmake_dir())
+        except ImportError:
+            return None
+    try:
+        out = subprocess.run(
+            [python, "-c", "import pybind11; print(pybind11.get_cmake_dir())"],
+            capture_output=True, text=True, check=True, timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def gather(python: str | None = None) -> HostFacts:
+    total, avail = _meminfo()
+    try:
+        free = shutil.disk_usage(Path.cwd()).free / 2**30
+    except OSError:
+        free = None
+    tools = {name: (_which_versioned(name) if name in ("clang", "clang++", "ld.lld") else shutil.which(name))
+             for name in TOOLS}
+    if tools["ptxas"] is None and Path("/usr/local/cuda/bin/ptxas").is_file():
+        tools["ptxas"] = "/usr/local/cuda/bin/ptxas"
+    py = python or sys.executable
+    libc = platform.libc_ver()
+    return HostFacts(
+        machine=platform.machine(),
+        system=platform.system(),
+        glibc=libc[1] if libc[0] == "glibc" else None,
+        cpus=os.cpu_count() or 1,
+        mem_total_gib=round(total, 2),
+        mem_available_gib=round(avail, 2),
+        disk_free_gib=round(free, 1) if free is not None else None,
+        tools=tools,
+        python=py,
+        python_version=platform.python_version() if py == sys.executable else "",
+        python_include=sysconfig.get_path("include") if py == sys.executable else None,
+        pybind11_cmake_dir=pybind11_dir(py),
+        os_release=_os_release(),
+    )

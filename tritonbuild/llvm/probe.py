@@ -1,0 +1,104 @@
+"""Probe an LLVM prefix (edge: runs llvm-config and mlir-tblgen, reads CMake package files)."""
+
+from __future__ import annotations
+
+import glob
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+MARKER = "tritonbuild-llvm.json"  # written by tritonbuild's own providers next to an LLVM they installed
+
+
+@dataclass(frozen=True)
+class LLVMInstall:
+    prefix: str
+    runs: bool
+    error: str | None = None
+    version: str | None = None
+    targets_built: tuple[str, ...] = ()
+    has_mlir: bool = False
+    has_lld: bool = False
+    mlir_tblgen_runs: bool = False
+    has_filecheck: bool = False
+    link_dylib: bool = False
+    revision: str | None = None
+    found_by: str = ""  # how the prefix was found: "--llvm", "LLVM_SYSPATH", "PATH llvm-config", ...
+
+
+def _run(argv: list[str]) -> tuple[bool, str]:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, str(exc)
+    if proc.returncode != 0:
+        return False, (proc.stderr or proc.stdout).strip().splitlines()[-1:][0] if (proc.stderr or proc.stdout) \
+            else f"exit code {proc.returncode}"
+    return True, proc.stdout.strip()
+
+
+def _revision(prefix: Path) -> str | None:
+    marker = prefix / MARKER
+    if marker.is_file():
+        m = re.search(r'"llvm_hash"\s*:\s*"([0-9a-f]{40})"', marker.read_text())
+        if m:
+            return m.group(1)
+    vcs = prefix / "include" / "llvm" / "Support" / "VCSRevision.h"
+    if vcs.is_file():
+        m = re.search(r'#define\s+LLVM_REVISION\s+"([0-9a-f]{7,40})"', vcs.read_text())
+        if m:
+            return m.group(1)
+    return None
+
+
+def probe(prefix: Path, found_by: str = "") -> LLVMInstall:
+    prefix = prefix.resolve()
+    llvm_config = prefix / "bin" / "llvm-config"
+    if not llvm_config.is_file():
+        return LLVMInstall(str(prefix), runs=False, error=f"{llvm_config} does not exist", found_by=found_by)
+    ok, out = _run([str(llvm_config), "--version"])
+    if not ok:
+        return LLVMInstall(str(prefix), runs=False, error=f"llvm-config does not run: {out}", found_by=found_by)
+    version = out.strip()
+    _, targets = _run([str(llvm_config), "--targets-built"])
+    cmake_llvm = prefix / "lib" / "cmake" / "llvm" / "LLVMConfig.cmake"
+    link_dylib = cmake_llvm.is_file() and bool(
+        re.search(r"set\(LLVM_LINK_LLVM_DYLIB\s+ON\)", cmake_llvm.read_text(errors="replace"))
+    )
+    tblgen = prefix / "bin" / "mlir-tblgen"
+    tblgen_ok = tblgen.is_file() and _run([str(tblgen), "--version"])[0]
+    return LLVMInstall(
+        prefix=str(prefix),
+        runs=True,
+        version=version,
+        targets_built=tuple(targets.split()),
+        has_mlir=(prefix / "lib" / "cmake" / "mlir" / "MLIRConfig.cmake").is_file(),
+        has_lld=(prefix / "lib" / "cmake" / "lld" / "LLDConfig.cmake").is_file(),
+        mlir_tblgen_runs=tblgen_ok,
+        has_filecheck=(prefix / "bin" / "FileCheck").is_file(),
+        link_dylib=link_dylib,
+        revision=_revision(prefix),
+        found_by=found_by,
+    )
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    m = re.search(r"llvm-(\d+)", path)
+    return (int(m.group(1)),) if m else (0,)
+
+
+def system_prefixes() -> list[tuple[str, str]]:
+    """LLVM prefixes installed system-wide, newest first: ``(prefix, how it was found)``."""
+    out: list[tuple[str, str]] = []
+    on_path = shutil.which("llvm-config")
+    if on_path:
+        ok, prefix = _run([on_path, "--prefix"])
+        if ok:
+            out.append((str(Path(prefix).resolve()), "llvm-config on PATH"))
+    for cfg in sorted(glob.glob("/usr/lib/llvm-*/bin/llvm-config"), key=_version_key, reverse=True):
+        prefix = str(Path(cfg).parent.parent.resolve())
+        if prefix not in (p for p, _ in out):
+            out.append((prefix, "/usr/lib/llvm-*"))
+    return out

@@ -1,0 +1,54 @@
+"""What LLVM a plan needs and which candidate to use (pure: candidates come in already probed)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from tritonbuild.host import HostFacts
+from tritonbuild.llvm.probe import LLVMInstall
+from tritonbuild.pins import same_commit
+
+
+def host_suffix(host: HostFacts, env: Mapping[str, str]) -> str | None:
+    """Triton's prebuilt-LLVM suffix for this host (``TRITON_LLVM_SYSTEM_SUFFIX`` overrides)."""
+    if env.get("TRITON_LLVM_SYSTEM_SUFFIX"):
+        return env["TRITON_LLVM_SYSTEM_SUFFIX"]
+    arch = {"x86_64": "x64", "amd64": "x64", "arm64": "arm64", "aarch64": "arm64"}.get(host.machine.lower())
+    if arch is None:
+        return None
+    if host.system == "Darwin":
+        return f"macos-{arch}"
+    if host.system == "Windows":
+        return f"windows-{arch}"
+    if host.system != "Linux":
+        return None
+    if arch == "arm64":
+        return "almalinux-arm64" if host.os_release.get("ID") == "almalinux" else "ubuntu-arm64"
+    if host.glibc:
+        major, minor = (int(x) for x in host.glibc.split(".")[:2])
+        return "ubuntu-x64" if major * 100 + minor > 228 else "almalinux-x64"
+    return "ubuntu-x64"
+
+
+def check(install: LLVMInstall, targets: Sequence[str]) -> str | None:
+    """Why this LLVM cannot build the plan, or None when it can."""
+    if not install.runs:
+        return install.error or "llvm-config does not run"
+    if not install.has_mlir:
+        return "it has no MLIR CMake package (lib/cmake/mlir/MLIRConfig.cmake); install MLIR (e.g. libmlir-NN-dev)"
+    if not install.has_lld:
+        return "it has no LLD CMake package (lib/cmake/lld/LLDConfig.cmake); install LLD (e.g. liblld-NN-dev)"
+    if not install.mlir_tblgen_runs:
+        return "its mlir-tblgen is missing or does not run (e.g. install mlir-NN-tools)"
+    missing = [t for t in targets if t not in install.targets_built]
+    if missing:
+        return (
+            f"it was built without the LLVM target(s) {', '.join(missing)} the selected backends need "
+            f"(it has: {' '.join(install.targets_built)}); libtriton would fail with undefined "
+            f"LLVMInitialize{missing[0]}* symbols"
+        )
+    return None
+
+
+def is_pinned(install: LLVMInstall, pinned_hash: str) -> bool | None:
+    return same_commit(install.revision, pinned_hash)

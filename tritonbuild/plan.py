@@ -1,0 +1,163 @@
+"""The Plan: an immutable, serialisable value that says exactly what ``build`` will do.
+
+``tritonbuild plan --json`` prints ``Plan.to_json()``; ``build`` executes the same value. ``Plan.key`` (a
+hash of what makes a build directory reusable) keys the persistent build directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Cache variables that change with every commit but do not make an existing build dir unusable.
+VOLATILE_DEFINES = frozenset({"TRITON_VERSION"})
+
+
+@dataclass(frozen=True)
+class SourcePlan:
+    root: str
+    generation: str
+    version: str | None
+    commit: str | None
+    dirty: bool | None
+    branch: str | None
+    commit_time: int | None
+    tuple_limit: int
+    tuple_limit_known: bool
+    has_proton: bool
+    proton_in_tuple: str
+    in_tree_backends: tuple[str, ...]
+    default_backends: tuple[str, ...]
+    required_backends: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BackendPlan:
+    name: str
+    origin: str  # "in-tree" or "plugin"
+    path: str
+    language: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    llvm_targets: tuple[str, ...] = ()
+    commit: str | None = None
+    dirty: bool | None = None
+    name_from: str | None = None  # plugins: "name.conf" or "directory name"
+    given_as: str | None = None  # plugins: "--plugin-dir", "env TRITON_PLUGIN_DIRS", ...
+    triton_pin: str | None = None
+    pin_matches_source: bool | None = None
+
+
+@dataclass(frozen=True)
+class LLVMPlan:
+    pin_file: str
+    pinned_hash: str
+    build_number: int | None
+    sha256: dict[str, str]
+    host_suffix: str | None
+    archive: str | None
+    required_targets: tuple[str, ...]
+    strategy: str  # "prefix" or "system" (what was asked: "auto" resolves to one of them), "none"
+    found_by: str | None
+    prefix: str | None
+    version: str | None
+    targets_built: tuple[str, ...]
+    link_dylib: bool
+    revision: str | None
+    is_pinned: bool | None  # None: this LLVM does not record its commit
+    problem: str | None  # why no usable LLVM was chosen, and what to run
+    rejected: tuple[tuple[str, str], ...] = ()  # (prefix, reason) of candidates not taken
+
+
+@dataclass(frozen=True)
+class ToolchainPlan:
+    c_compiler: str | None
+    cxx_compiler: str | None
+    linker: str  # "default" or "lld"
+    ccache: str | None
+    jobs: int
+    link_jobs: int
+    build_type: str
+    proton: bool
+    offline: bool
+
+
+@dataclass(frozen=True)
+class WheelPlan:
+    name: str
+    version: str
+    requires_python: str
+    entry_points: tuple[tuple[str, str], ...]
+    scripts: tuple[tuple[str, str], ...]
+    out_dir: str
+
+
+@dataclass(frozen=True)
+class CMakePlan:
+    source_dir: str
+    build_dir: str  # the persistent dir for this plan: <cache>/build/<key>
+    generator: str
+    defines: tuple[tuple[str, str], ...]
+    extra_args: tuple[str, ...]
+    build_targets: tuple[str, ...]
+    install_component: str
+    env: tuple[tuple[str, str], ...]
+    plugin_shims: tuple[tuple[str, str], ...]  # (shim dir, real path) of plugins without name.conf
+
+    def define(self, name: str) -> str | None:
+        return dict(self.defines).get(name)
+
+
+@dataclass(frozen=True)
+class Plan:
+    tritonbuild_version: str
+    source: SourcePlan
+    backends: tuple[BackendPlan, ...]
+    backends_tuple: tuple[str, ...]
+    llvm: LLVMPlan
+    toolchain: ToolchainPlan
+    wheel: WheelPlan
+    cmake: CMakePlan
+    python: str
+    cache_root: str
+    settings: dict[str, dict[str, Any]]
+    key: str
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    schema: int = SCHEMA_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def backend_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.backends)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def compute_key(
+    *,
+    source_root: str,
+    python: str,
+    defines: tuple[tuple[str, str], ...],
+    extra_args: tuple[str, ...],
+    build_type: str,
+    targets: tuple[str, ...],
+) -> str:
+    """What makes a build directory reusable: the same source, Python, CMake cache and build type."""
+    identity = {
+        "source": source_root,
+        "python": python,
+        "defines": sorted((k, v) for k, v in defines if k not in VOLATILE_DEFINES),
+        "extra_args": list(extra_args),
+        "build_type": build_type,
+        "targets": list(targets),
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]

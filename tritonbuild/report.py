@@ -1,0 +1,104 @@
+"""Render plans, backend lists and host reports for people (rich). JSON output lives in the Plan itself."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tritonbuild.plan import Plan
+
+
+def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+
+
+def _yn(value: bool | None) -> str:
+    return {True: "yes", False: "no", None: "unknown"}[value]
+
+
+def print_plan(plan: Plan, out: Console) -> None:
+    from rich.table import Table
+
+    src, llvm, tc = plan.source, plan.llvm, plan.toolchain
+    head = Table(title=f"tritonbuild plan {plan.key}", show_header=False, title_justify="left")
+    head.add_column(style="bold")
+    head.add_column()
+    commit = f"{src.commit[:12]}{' (dirty)' if src.dirty else ''}" if src.commit else "not a git checkout"
+    head.add_row("source", f"{src.root}  [{src.generation}, Triton {src.version or '?'}, {commit}]")
+    head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} -> {plan.wheel.out_dir}")
+    head.add_row("tuple", f"{', '.join(plan.backends_tuple)}  ({len(plan.backends_tuple)}/{src.tuple_limit})")
+    pin = f"{llvm.pinned_hash[:12]} ({os.path.basename(llvm.pin_file)}"
+    pin += f", build {llvm.build_number})" if llvm.build_number is not None else ")"
+    head.add_row("llvm pin", pin)
+    head.add_row("llvm targets", " ".join(llvm.required_targets))
+    if llvm.prefix:
+        head.add_row("llvm", f"{llvm.prefix}  [{llvm.version}, {llvm.strategy} via {llvm.found_by}, "
+                             f"pinned commit: {_yn(llvm.is_pinned)}]")
+    else:
+        head.add_row("llvm", "[red]none usable[/red]")
+    compilers = f"{tc.cxx_compiler} (linker: {tc.linker})"
+    head.add_row("toolchain", f"{compilers}, ccache: {tc.ccache or 'off'}, jobs {tc.jobs}, link jobs "
+                              f"{tc.link_jobs}, {tc.build_type}, proton {'on' if tc.proton else 'off'}")
+    head.add_row("build dir", plan.cmake.build_dir)
+    out.print(head)
+
+    table = Table(title="backends", title_justify="left")
+    for col in ("name", "origin", "path", "llvm targets", "commit", "triton pin"):
+        table.add_column(col)
+    for b in plan.backends:
+        pin = "-"
+        if b.triton_pin:
+            pin = f"{b.triton_pin[:10]} ({'matches' if b.pin_matches_source else 'differs'})" \
+                if b.pin_matches_source is not None else f"{b.triton_pin[:10]} (source commit unknown)"
+        commit = f"{b.commit[:10]}{'*' if b.dirty else ''}" if b.commit else "-"
+        origin = b.origin if b.origin == "in-tree" else f"plugin ({b.given_as}; name from {b.name_from})"
+        table.add_row(b.name, origin, b.path, " ".join(b.llvm_targets) or "-", commit, pin)
+    out.print(table)
+    for note in plan.notes:
+        out.print(f"[cyan]note:[/cyan] {note}")
+    for warning in plan.warnings:
+        out.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def print_settings(plan: Plan, out: Console) -> None:
+    from rich.table import Table
+
+    table = Table(title="settings", title_justify="left")
+    table.add_column("setting")
+    table.add_column("value")
+    table.add_column("from")
+    for name, item in plan.settings.items():
+        table.add_row(name, str(item["value"]), item["origin"])
+    out.print(table)
+
+
+def print_doctor(rows: list[tuple[str, str, str]], out: Console) -> None:
+    from rich.table import Table
+
+    table = Table(title="tritonbuild doctor", title_justify="left")
+    table.add_column("what")
+    table.add_column("status")
+    table.add_column("detail")
+    colour = {"ok": "green", "missing": "red", "warn": "yellow", "info": "cyan"}
+    for what, status, detail in rows:
+        table.add_row(what, f"[{colour.get(status, 'white')}]{status}[/]", detail)
+    out.print(table)
+
+
+def backends_rows(info: Any, plugins: Any) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for b in info.backends:
+        flags = []
+        if b.name in info.default_backends:
+            flags.append("default")
+        if b.name in info.required_backends:
+            flags.append("required")
+        rows.append((b.name, "in-tree", b.path, ", ".join(flags)))
+    for p in plugins:
+        rows.append((p.name, "plugin", p.path, f"name from {p.name_from}"))
+    return rows

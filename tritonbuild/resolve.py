@@ -1,0 +1,436 @@
+"""Resolve a request into a Plan (pure: every fact about the disk, git, the host and LLVMs comes in).
+
+``cli`` gathers facts at the edge (``facts.gather``), then calls ``resolve_plan``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonbuild import __version__
+from tritonbuild.backends import BACKEND_LLVM_TARGETS, CORE_LLVM_TARGETS, expand_targets, select_backends
+from tritonbuild.errors import UserError
+from tritonbuild.host import HostFacts
+from tritonbuild.llvm.probe import LLVMInstall
+from tritonbuild.llvm.requirement import check, host_suffix, is_pinned
+from tritonbuild.plan import (
+    BackendPlan,
+    CMakePlan,
+    LLVMPlan,
+    Plan,
+    SourcePlan,
+    ToolchainPlan,
+    WheelPlan,
+    compute_key,
+)
+from tritonbuild.plugins import Plugin, resolve_plugins
+from tritonbuild.settings import Resolved
+from tritonbuild.source import GitState, SourceInfo
+
+INSTALL_COMPONENT = "tritonbuild"
+REQUIRES_PYTHON = ">=3.10"
+GIB_PER_COMPILE_JOB = 2.5
+GIB_PER_LINK_JOB = 8.0
+
+
+@dataclass(frozen=True)
+class Facts:
+    source: SourceInfo
+    host: HostFacts
+    llvm_explicit: LLVMInstall | None  # probed --llvm PATH / LLVM_SYSPATH
+    llvm_system: tuple[LLVMInstall, ...]  # probed system LLVMs, newest first
+    plugin_git: Mapping[str, GitState | None]
+    cwd: str
+    cmake_dir: str  # tritonbuild's injected CMake code
+    cache_root: str
+    json_prefix: str | None = None
+
+
+def shim_dir(cache_root: str, name: str, path: str) -> str:
+    """Where a plugin without name.conf gets a generated wrapper (name.conf + add_subdirectory of the plugin)."""
+    return str(Path(cache_root) / "plugin-shims" / f"{name}-{hashlib.sha256(path.encode()).hexdigest()[:8]}")
+
+
+def default_jobs(host: HostFacts) -> int:
+    """min(cores, available memory / 2.5 GiB), at least 1: a Triton C++ file needs up to ~2.5 GiB to compile."""
+    by_mem = int(max(host.mem_available_gib, host.mem_total_gib * 0.5) / GIB_PER_COMPILE_JOB)
+    return max(1, min(host.cpus, by_mem))
+
+
+def default_link_jobs(host: HostFacts, jobs: int) -> int:
+    """min(jobs, available memory / 8 GiB), at least 1: a static LLVM link of libtriton needs several GiB."""
+    by_mem = int(max(host.mem_available_gib, host.mem_total_gib * 0.5) / GIB_PER_LINK_JOB)
+    return max(1, min(jobs, by_mem))
+
+
+def _settings_dict(settings: Mapping[str, Resolved]) -> dict[str, dict[str, object]]:
+    return {k: {"value": v.value, "origin": v.origin} for k, v in sorted(settings.items())}
+
+
+def _plugin_origin(origin: str) -> str:
+    return origin.replace("cli ", "")
+
+
+def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[ToolchainPlan, list[str]]:
+    host, notes = facts.host, []
+    if s["clang"].value:
+        cc, cxx, lld = host.tool("clang"), host.tool("clang++"), host.tool("ld.lld")
+        if not (cc and cxx and lld):
+            raise UserError(
+                f"clang+lld was asked for ({s['clang'].origin}) but clang, clang++ or ld.lld is not installed "
+                "(looked on PATH and in /usr/lib/llvm-*/bin). Install them (Debian: clang-22 lld-22) or drop "
+                "--clang / TRITON_BUILD_WITH_CLANG_LLD."
+            )
+        linker = "lld"
+    else:
+        cc, cxx, linker = host.tool("gcc") or host.tool("cc"), host.tool("g++") or host.tool("c++"), "default"
+        if not (cc and cxx):
+            raise UserError("No C/C++ compiler found (gcc/g++ or cc/c++). Install one (Debian: g++) or use --clang.")
+    ccache_setting = s["ccache"]
+    ccache = host.tool("ccache")
+    if ccache_setting.value is True and not ccache:
+        raise UserError(
+            f"ccache was asked for ({ccache_setting.origin}) but it is not on PATH. Install it (Debian: ccache) "
+            "or drop the request."
+        )
+    if ccache_setting.value is False:
+        ccache = None
+    elif ccache_setting.value is None and not ccache:
+        notes.append("ccache not found: rebuilds in a fresh build dir will recompile everything")
+    jobs = s["jobs"].value or default_jobs(host)
+    link_jobs = s["link_jobs"].value or default_link_jobs(host, jobs)
+    proton = s["proton"].value
+    src = facts.source
+    if proton and not src.has_proton:
+        raise UserError(
+            f"Proton was asked for ({s['proton'].origin}) but this source has no third_party/proton. Drop "
+            "--proton / TRITON_BUILD_PROTON."
+        )
+    if proton is None:
+        proton = src.has_proton and _cupti_include(s, src) is not None
+        if src.has_proton and not proton:
+            notes.append(
+                "proton is off: no CUPTI headers found (set TRITON_CUPTI_INCLUDE_PATH or pass --proton to "
+                "force it)"
+            )
+    return (
+        ToolchainPlan(
+            c_compiler=cc,
+            cxx_compiler=cxx,
+            linker=linker,
+            ccache=ccache,
+            jobs=int(jobs),
+            link_jobs=int(link_jobs),
+            build_type=str(s["build_type"].value),
+            proton=bool(proton),
+            offline=bool(s["offline"].value),
+        ),
+        notes,
+    )
+
+
+def _cupti_include(s: Mapping[str, Resolved], src: SourceInfo) -> str | None:
+    given = s["cupti_include"].value
+    if given:
+        return str(given)
+    default = Path(src.root) / "third_party" / "nvidia" / "backend" / "include"
+    return str(default) if (default / "cupti.h").is_file() else None
+
+
+def resolve_llvm(
+    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str]
+) -> LLVMPlan:
+    pin = facts.source.pin
+    suffix = host_suffix(facts.host, env)
+    choice = str(s["llvm"].value)
+    rejected: list[tuple[str, str]] = []
+    chosen: LLVMInstall | None = None
+    strategy = "none"
+    problem: str | None = None
+    if choice not in ("auto", "system", "download", "source"):
+        inst = facts.llvm_explicit
+        assert inst is not None, "facts.gather probes an explicit LLVM prefix"
+        why = check(inst, targets)
+        if why:
+            raise UserError(
+                f"The LLVM at {inst.prefix} (from {s['llvm'].origin}) cannot build this plan: {why}. Point "
+                "--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR and LLD, or run `tritonbuild llvm status`."
+            )
+        chosen, strategy = inst, "prefix"
+    elif choice in ("auto", "system"):
+        for inst in facts.llvm_system:
+            why = check(inst, targets)
+            if why:
+                rejected.append((inst.prefix, why))
+                continue
+            chosen, strategy = inst, "system"
+            break
+        if chosen is None:
+            tried = "; ".join(f"{p}: {w}" for p, w in rejected) or "none found"
+            problem = (
+                f"No usable LLVM for pin {pin.short} with targets {' '.join(targets)} (system LLVMs: {tried}). "
+                "Install one (Debian: llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev) or pass "
+                "--llvm PREFIX / LLVM_SYSPATH."
+            )
+    else:
+        problem = (
+            f"--llvm {choice} is not available in this version of tritonbuild; pass --llvm PREFIX, set "
+            "LLVM_SYSPATH, or use a system LLVM (--llvm system)."
+        )
+    pinned = is_pinned(chosen, pin.llvm_hash) if chosen else None
+    return LLVMPlan(
+        pin_file=pin.path,
+        pinned_hash=pin.llvm_hash,
+        build_number=pin.build_number,
+        sha256=dict(pin.sha256),
+        host_suffix=suffix,
+        archive=pin.archive_name(suffix) if suffix else None,
+        required_targets=targets,
+        strategy=strategy,
+        found_by=chosen.found_by if chosen else None,
+        prefix=chosen.prefix if chosen else None,
+        version=chosen.version if chosen else None,
+        targets_built=chosen.targets_built if chosen else (),
+        link_dylib=chosen.link_dylib if chosen else False,
+        revision=chosen.revision if chosen else None,
+        is_pinned=pinned,
+        problem=problem,
+        rejected=tuple(rejected),
+    )
+
+
+def wheel_version(src: SourceInfo, suffix: str | None) -> str:
+    base = src.version or "0.0.0"
+    git_sfx = ""
+    if src.git and not (src.git.branch or "").startswith("release"):
+        git_sfx = f"+git{src.git.commit[:8]}"
+    env_sfx = suffix or ""
+    if "+" in git_sfx and "+" in env_sfx:
+        env_sfx = env_sfx.replace("+", "-")
+    return base + git_sfx + env_sfx
+
+
+def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str]) -> Plan:
+    src = facts.source
+    notes: list[str] = []
+    warnings: list[str] = []
+    s = settings
+
+    # 1. in-tree backends
+    if s["backends"].value is None:
+        sel = select_backends(";".join(src.default_backends), src.backend_names, src.required_backends,
+                              strict=bool(s["strict"].value), where="the source's default backend list")
+    else:
+        sel = select_backends(str(s["backends"].value), src.backend_names, src.required_backends,
+                              strict=bool(s["strict"].value), where=s["backends"].origin)
+    notes.extend(sel.notes)
+
+    # 2. plugins
+    origin = _plugin_origin(s["plugin_dirs"].origin)
+    plugins, pnotes, pwarn = resolve_plugins(
+        [(p, origin) for p in s["plugin_dirs"].value],
+        cwd=Path(facts.cwd),
+        in_tree=src.backend_names,
+        source_commit=src.git.commit if src.git else None,
+        git_states=facts.plugin_git,
+    )
+    notes.extend(pnotes)
+    warnings.extend(pwarn)
+
+    # 3. toolchain (proton decides the tuple)
+    toolchain, tnotes = resolve_toolchain(s, facts)
+    notes.extend(tnotes)
+
+    # 4. the backends tuple and its limit
+    proton_in = src.proton_in_tuple == "always" or (src.proton_in_tuple == "when-built" and toolchain.proton)
+    tup = (*sel.names, *(["proton"] if proton_in else []), *(p.name for p in plugins))
+    if len(tup) > src.tuple_limit:
+        why = "its python/src/main.cc" if src.tuple_limit_known else "the default (main.cc has no FOR_EACH_ARG_N)"
+        proton_why = ""
+        if proton_in:
+            proton_why = (" 'proton' is always part of it in this source." if src.proton_in_tuple == "always"
+                          else " Dropping proton (--no-proton) frees one entry.")
+        raise UserError(
+            f"Too many backends for this source: TRITON_BACKENDS_TUPLE would hold {len(tup)} entries "
+            f"({', '.join(tup)}) but {why} allows at most {src.tuple_limit}; the C++ build would fail deep in "
+            f"main.cc.{proton_why} Select fewer backends or plugins."
+        )
+
+    # 5. LLVM
+    machine = facts.host.machine
+    wanted = list(CORE_LLVM_TARGETS)
+    for name in sel.names:
+        wanted.extend(BACKEND_LLVM_TARGETS.get(name, ()))
+    for p in plugins:
+        wanted.extend(p.llvm_targets)
+    targets = expand_targets(wanted, machine)
+    llvm = resolve_llvm(s, facts, targets, env)
+    if llvm.problem:
+        warnings.append(llvm.problem)
+    elif llvm.is_pinned is not True:
+        what = "does not record its commit" if llvm.is_pinned is None else f"is at {llvm.revision}"
+        warnings.append(
+            f"LLVM {llvm.version} at {llvm.prefix} is not the pinned commit {llvm.pinned_hash[:12]} (it {what}); "
+            "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
+            "will fail to compile"
+        )
+    if src.git and src.git.dirty:
+        warnings.append(f"the source {src.root} has uncommitted changes; the wheel records it as dirty")
+
+    # 6. CMake
+    defines = _defines(s, facts, sel.names, plugins, toolchain, llvm)
+    shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
+                  if p.name_from != "name.conf")
+    extra_args = tuple(str(a) for a in s["cmake_args"].value)
+    key = compute_key(source_root=src.root, python=facts.host.python, defines=defines, extra_args=extra_args,
+                      build_type=toolchain.build_type, targets=("triton",))
+    build_dir = str(Path(facts.cache_root) / "build" / key)
+    cmake_env = [("CCACHE_BASEDIR", str(Path(src.root).parent))] if toolchain.ccache else []
+    if toolchain.ccache:
+        cmake_env.append(("CCACHE_NOHASHDIR", "1"))
+    cmake = CMakePlan(
+        source_dir=src.root,
+        build_dir=build_dir,
+        generator="Ninja",
+        defines=defines,
+        extra_args=extra_args,
+        build_targets=("triton",),
+        install_component=INSTALL_COMPONENT,
+        env=tuple(cmake_env),
+        plugin_shims=shims,
+    )
+
+    # 7. wheel
+    backends = tuple(
+        [BackendPlan(name=n, origin="in-tree", path=src.backend(n).path, language=src.backend(n).language,
+                     tools=src.backend(n).tools,
+                     llvm_targets=expand_targets(BACKEND_LLVM_TARGETS.get(n, ()), machine),
+                     commit=src.git.commit if src.git else None, dirty=src.git.dirty if src.git else None)
+         for n in sel.names]
+        + [BackendPlan(name=p.name, origin="plugin", path=p.path, language=p.language, tools=p.tools,
+                       llvm_targets=expand_targets(p.llvm_targets, machine),
+                       commit=p.git.commit if p.git else None, dirty=p.git.dirty if p.git else None,
+                       name_from=p.name_from, given_as=p.given_as, triton_pin=p.triton_pin,
+                       pin_matches_source=p.pin_matches_source)
+           for p in plugins]
+    )
+    scripts: tuple[tuple[str, str], ...] = ()
+    if toolchain.proton:
+        scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
+    wheel = WheelPlan(
+        name=str(s["wheel_name"].value),
+        version=wheel_version(src, s["version_suffix"].value),
+        requires_python=REQUIRES_PYTHON,
+        entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
+        scripts=scripts,
+        out_dir=str(Path(facts.cwd) / "dist"),
+    )
+    commands = _commands(cmake, toolchain)
+    return Plan(
+        tritonbuild_version=__version__,
+        source=SourcePlan(
+            root=src.root, generation=src.generation, version=src.version,
+            commit=src.git.commit if src.git else None, dirty=src.git.dirty if src.git else None,
+            branch=src.git.branch if src.git else None, commit_time=src.git.commit_time if src.git else None,
+            tuple_limit=src.tuple_limit, tuple_limit_known=src.tuple_limit_known, has_proton=src.has_proton,
+            proton_in_tuple=src.proton_in_tuple, in_tree_backends=src.backend_names,
+            default_backends=src.default_backends, required_backends=src.required_backends,
+        ),
+        backends=backends,
+        backends_tuple=tup,
+        llvm=llvm,
+        toolchain=toolchain,
+        wheel=wheel,
+        cmake=cmake,
+        python=facts.host.python,
+        cache_root=facts.cache_root,
+        settings=_settings_dict(s),
+        key=key,
+        notes=tuple(notes),
+        warnings=tuple(warnings),
+        commands=commands,
+    )
+
+
+def _defines(
+    s: Mapping[str, Resolved],
+    facts: Facts,
+    names: tuple[str, ...],
+    plugins: tuple[Plugin, ...],
+    tc: ToolchainPlan,
+    llvm: LLVMPlan,
+) -> tuple[tuple[str, str], ...]:
+    src = facts.source
+    d: dict[str, str] = {
+        "TRITON_BUILD_PYTHON_MODULE": "ON",
+        "TRITON_CODEGEN_BACKENDS": ";".join(names),
+        "TRITON_BUILD_PROTON": "ON" if tc.proton else "OFF",
+        "TRITON_BUILD_UT": "OFF",
+        "TRITON_BUILD_WITH_CCACHE": "OFF",  # tritonbuild sets the launcher itself (and CCACHE_BASEDIR)
+        "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
+        "CMAKE_PROJECT_triton_INCLUDE": str(Path(facts.cmake_dir) / "TritonBuildInject.cmake"),
+        "TRITONBUILD_INSTALL_COMPONENT": INSTALL_COMPONENT,
+        "TRITONBUILD_BACKENDS": ";".join(
+            [f"{n}={src.backend(n).path}" for n in names] + [f"{p.name}={p.path}" for p in plugins]
+        ),
+        "TRITON_PARALLEL_LINK_JOBS": str(tc.link_jobs),
+    }
+    if plugins:
+        d["TRITON_PLUGIN_DIRS"] = ";".join(
+            p.path if p.name_from == "name.conf" else shim_dir(facts.cache_root, p.name, p.path) for p in plugins
+        )
+    if tc.c_compiler:
+        d["CMAKE_C_COMPILER"] = tc.c_compiler
+    if tc.cxx_compiler:
+        d["CMAKE_CXX_COMPILER"] = tc.cxx_compiler
+    if tc.linker == "lld":
+        for kind in ("EXE", "MODULE", "SHARED"):
+            d[f"CMAKE_{kind}_LINKER_FLAGS"] = "-fuse-ld=lld"
+    if tc.ccache:
+        d["CMAKE_C_COMPILER_LAUNCHER"] = tc.ccache
+        d["CMAKE_CXX_COMPILER_LAUNCHER"] = tc.ccache
+    if tc.offline:
+        d["TRITON_OFFLINE_BUILD"] = "ON"
+    if llvm.prefix:
+        d["LLVM_SYSPATH"] = llvm.prefix
+        d["LLVM_INCLUDE_DIRS"] = f"{llvm.prefix}/include"
+        d["LLVM_LIBRARY_DIR"] = f"{llvm.prefix}/lib"
+        d["TRITONBUILD_LLVM_DYLIB_FIX"] = "ON" if llvm.link_dylib else "OFF"
+        if llvm.is_pinned is not True:
+            d["CMAKE_CXX_FLAGS"] = "-Wno-error=deprecated-declarations"
+    json_prefix = s["json_syspath"].value or facts.json_prefix
+    if json_prefix:
+        d["JSON_SYSPATH"] = str(json_prefix)
+        d["JSON_INCLUDE_DIR"] = f"{json_prefix}/include"
+    if facts.host.pybind11_cmake_dir:
+        d["pybind11_DIR"] = facts.host.pybind11_cmake_dir
+    ptxas = s["ptxas"].value or facts.host.tool("ptxas")
+    if ptxas and "nvidia" in names:
+        d["TRITON_PTXAS_PATH"] = str(ptxas)
+    if tc.proton:
+        cupti = _cupti_include(s, src)
+        if cupti:
+            d["CUPTI_INCLUDE_DIR"] = cupti
+    if src.generation == "G3":
+        d["TRITON_CACHE_PATH"] = str(Path(facts.cache_root) / "triton-cache")
+        d["TRITON_VERSION"] = src.version or "0.0.0"
+    return tuple(sorted(d.items()))
+
+
+def _commands(cmake: CMakePlan, tc: ToolchainPlan) -> tuple[str, ...]:
+    """The equivalent CMake commands (scikit-build-core runs these steps for ``build``)."""
+    cfg = ["cmake", "-S", cmake.source_dir, "-B", f"{cmake.build_dir}/cmake", "-G", cmake.generator,
+           f"-DCMAKE_BUILD_TYPE={tc.build_type}"]
+    cfg += [f"-D{k}={v}" for k, v in cmake.defines] + list(cmake.extra_args)
+    return (
+        shlex.join(cfg),
+        shlex.join(["cmake", "--build", f"{cmake.build_dir}/cmake", "--target", *cmake.build_targets,
+                    "--", f"-j{tc.jobs}"]),
+        shlex.join(["cmake", "--install", f"{cmake.build_dir}/cmake", "--component", cmake.install_component]),
+        shlex.join([sys.executable, "-m", "tritonbuild", "build"]) + "  # packages the wheel via scikit-build-core",
+    )

@@ -1,0 +1,177 @@
+"""Every setting, where it may come from, and the one precedence chain: default < recipe < env < CLI.
+
+Each resolved value remembers its origin (``default``, ``recipe <path>``, ``env NAME``, ``cli --flag``) so
+the plan can say where every choice came from. Resolvers take ``env`` as an argument, never os.environ.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tritonbuild.errors import UserError
+
+TRUE = {"ON", "1", "YES", "TRUE", "Y"}
+FALSE = {"OFF", "0", "NO", "FALSE", "N", ""}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    value: Any
+    origin: str
+
+
+def env_bool(env: Mapping[str, str], name: str) -> bool | None:
+    if name not in env:
+        return None
+    text = env[name].strip().upper()
+    if text in TRUE:
+        return True
+    if text in FALSE:
+        return False
+    raise UserError(
+        f"The environment variable {name}={env[name]!r} is not a yes/no value. Use 1/0, ON/OFF, YES/NO or "
+        f"TRUE/FALSE, or unset it."
+    )
+
+
+def env_int(env: Mapping[str, str], name: str) -> int | None:
+    if name not in env or not env[name].strip():
+        return None
+    try:
+        value = int(env[name])
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UserError(f"The environment variable {name}={env[name]!r} must be a positive whole number.")
+    return value
+
+
+EnvReader = Callable[[Mapping[str, str]], "tuple[Any, str] | None"]
+
+
+def _from(name: str, read: Callable[[Mapping[str, str], str], Any]) -> EnvReader:
+    def reader(env: Mapping[str, str]) -> tuple[Any, str] | None:
+        value = read(env, name)
+        return None if value is None else (value, name)
+
+    return reader
+
+
+def _str(env: Mapping[str, str], name: str) -> str | None:
+    return env.get(name) or None
+
+
+def _list_semicolon(env: Mapping[str, str], name: str) -> list[str] | None:
+    if name not in env or not env[name].strip():
+        return None
+    return [p.strip() for p in env[name].strip().split(";") if p.strip()]
+
+
+def _shlex(env: Mapping[str, str], name: str) -> list[str] | None:
+    if name not in env or not env[name].strip():
+        return None
+    try:
+        return shlex.split(env[name])
+    except ValueError as exc:
+        raise UserError(f"The environment variable {name} cannot be split into arguments: {exc}.") from None
+
+
+# setup.py's build-type variables, in setup.py's order of priority.
+BUILD_TYPE_ENV = (
+    ("DEBUG", "Debug"),
+    ("REL_WITH_DEB_INFO", "RelWithDebInfo"),
+    ("TRITON_REL_BUILD_WITH_ASSERTS", "TritonRelBuildWithAsserts"),
+    ("TRITON_BUILD_WITH_O1", "TritonBuildWithO1"),
+)
+
+
+def _build_type(env: Mapping[str, str]) -> tuple[Any, str] | None:
+    for name, value in BUILD_TYPE_ENV:
+        if env_bool(env, name):
+            return value, name
+    return None
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    default: Any
+    flag: str | None
+    env: tuple[EnvReader, ...]
+    env_names: tuple[str, ...]
+    help: str
+
+
+def _spec(name: str, default: Any, flag: str | None, env: dict[str, Callable[..., Any]] | None, help: str,
+          extra: tuple[EnvReader, ...] = (), extra_names: tuple[str, ...] = ()) -> Spec:
+    env = env or {}
+    readers = tuple(_from(n, r) for n, r in env.items()) + extra
+    return Spec(name, default, flag, readers, tuple(env) + extra_names, help)
+
+
+SPECS: tuple[Spec, ...] = (
+    _spec("source", None, "--source", None, "Triton source: a path or a git URL (default: the current directory)"),
+    _spec("ref", None, "--ref", None, "git ref to check out when --source is a URL"),
+    _spec("backends", None, "--backends", {"TRITON_CODEGEN_BACKENDS": _str},
+          "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)"),
+    _spec("plugin_dirs", [], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},
+          "external plugin directories (repeatable; env: ';' separated)"),
+    _spec("llvm", "auto", "--llvm", {"LLVM_SYSPATH": _str},
+          "LLVM: auto, system, download, source or a prefix path"),
+    _spec("clang", False, "--clang/--no-clang", {"TRITON_BUILD_WITH_CLANG_LLD": env_bool},
+          "build with clang and lld instead of the default compiler"),
+    _spec("ccache", None, "--ccache/--no-ccache", {"TRITON_BUILD_WITH_CCACHE": env_bool},
+          "use ccache (default: on when ccache is found)"),
+    _spec("jobs", None, "-j/--jobs", {"MAX_JOBS": env_int},
+          "parallel compile jobs (default: min(cores, available GiB / 2.5))"),
+    _spec("link_jobs", None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
+          "parallel link jobs (default: min(jobs, available GiB / 8), at least 1)"),
+    _spec("build_type", "Release", "--build-type", None,
+          "CMake build type (Release, Debug, RelWithDebInfo, TritonRelBuildWithAsserts, TritonBuildWithO1)",
+          extra=(_build_type,), extra_names=tuple(n for n, _ in BUILD_TYPE_ENV)),
+    _spec("proton", None, "--proton/--no-proton", {"TRITON_BUILD_PROTON": env_bool},
+          "build the proton profiler (default: on when the source has it and CUPTI headers are found)"),
+    _spec("offline", False, "--offline", {"TRITON_OFFLINE_BUILD": env_bool},
+          "never touch the network; fail listing what is missing"),
+    _spec("cmake_args", [], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
+          "extra CMake arguments appended to the configure command"),
+    _spec("strict", False, "--strict", None, "refuse to add back backends the source cannot drop"),
+    _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str}, "distribution name of the wheel"),
+    _spec("version_suffix", None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},
+          "appended to the version (default: +git<sha8> off release branches, like setup.py)"),
+    _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)"),
+    _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str}, "ptxas to bundle (default: on PATH or CUDA's)"),
+    _spec("cupti_include", None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str}, "CUPTI headers for proton"),
+)
+SPEC_BY_NAME = {s.name: s for s in SPECS}
+
+
+def resolve_settings(
+    cli: Mapping[str, Any],
+    env: Mapping[str, str],
+    recipe: Mapping[str, Any] | None = None,
+    recipe_origin: str = "recipe",
+) -> dict[str, Resolved]:
+    """Apply default < recipe < environment < CLI to every setting. ``None`` in ``cli`` means not given."""
+    recipe = recipe or {}
+    unknown = set(cli) - set(SPEC_BY_NAME)
+    if unknown:
+        raise ValueError(f"unknown settings from the CLI: {sorted(unknown)}")
+    out: dict[str, Resolved] = {}
+    for spec in SPECS:
+        chosen = Resolved(spec.default, "default")
+        if spec.name in recipe and recipe[spec.name] is not None:
+            chosen = Resolved(recipe[spec.name], recipe_origin)
+        for reader in spec.env:
+            hit = reader(env)
+            if hit is not None:
+                chosen = Resolved(hit[0], f"env {hit[1]}")
+                break
+        given = cli.get(spec.name)
+        if given is not None and given != [] and given != ():
+            chosen = Resolved(list(given) if isinstance(given, tuple) else given, f"cli {spec.flag}")
+        out[spec.name] = chosen
+    return out

@@ -1,0 +1,233 @@
+"""Inspect a Triton source tree: layout generation, version, pin, in-tree backends, limits.
+
+Only reads files. The pure text parsers are separate functions so that tests feed them strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonbuild.errors import UserError
+from tritonbuild.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
+
+# Upstream's tuple macro took 4 entries until 2025-08 and 5 since.
+DEFAULT_TUPLE_LIMIT = 5
+
+
+@dataclass(frozen=True)
+class GitState:
+    commit: str
+    dirty: bool
+    branch: str | None = None
+    commit_time: int | None = None  # unix time of the commit (for SOURCE_DATE_EPOCH)
+
+
+@dataclass(frozen=True)
+class InTreeBackend:
+    name: str
+    path: str
+    language: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    root: str
+    generation: str  # G1, G2, G3
+    version: str | None
+    pin: LLVMPin
+    backends: tuple[InTreeBackend, ...]
+    default_backends: tuple[str, ...]
+    required_backends: tuple[str, ...]
+    has_proton: bool
+    proton_in_tuple: str  # "always", "when-built" or "never"
+    tuple_limit: int
+    tuple_limit_known: bool
+    git: GitState | None = None
+
+    @property
+    def backend_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.backends)
+
+    def backend(self, name: str) -> InTreeBackend:
+        return next(b for b in self.backends if b.name == name)
+
+
+# --- pure parsers -----------------------------------------------------------------------------------------
+
+_ARG_N = re.compile(r"#\s*define\s+FOR_EACH_ARG_N\s*\(([^)]*)\)")
+
+
+def parse_tuple_limit(main_cc: str) -> int | None:
+    """The number of backends ``TRITON_BACKENDS_TUPLE`` may hold, read from ``python/src/main.cc``."""
+    m = _ARG_N.search(main_cc)
+    if not m:
+        return None
+    return sum(1 for p in m.group(1).split(",") if re.fullmatch(r"\s*_\d+\s*", p))
+
+
+_VERSION_PATTERNS = (
+    re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.M),
+    re.compile(r"""^TRITON_VERSION\s*=\s*['"]([^'"]+)['"]""", re.M),
+    re.compile(r"""\bversion\s*=\s*['"](\d+\.\d+[^'"]*)['"]"""),
+)
+
+
+def parse_version(*texts: str) -> str | None:
+    for pattern in _VERSION_PATTERNS:
+        for text in texts:
+            m = pattern.search(text)
+            if m:
+                return m.group(1)
+    return None
+
+
+_SETUP_BACKENDS = re.compile(r"BackendInstaller\.copy\(\s*\[([^\]]*)\]")
+
+
+def parse_setup_backends(setup_py: str) -> tuple[str, ...] | None:
+    """The in-tree backend list hard-coded in setup.py (``BackendInstaller.copy([...])``)."""
+    m = _SETUP_BACKENDS.search(setup_py)
+    if not m:
+        return None
+    return tuple(re.findall(r"""['"]([^'"]+)['"]""", m.group(1)))
+
+
+_IF = re.compile(r"^\s*if\s*\((.*)\)", re.I)
+_ENDIF = re.compile(r"^\s*endif\s*\(", re.I)
+_PROTON_NAME = re.compile(r"""list\s*\(\s*APPEND\s+TRITON_PLUGIN_NAMES\s+"?proton"?\s*\)""", re.I)
+
+
+def parse_proton_in_tuple(cmakelists: str) -> str:
+    """Whether the top-level CMakeLists puts ``proton`` into the backends tuple: always, when built, never.
+
+    Upstream since 2025 builds the proton dialect unconditionally and always appends ``proton`` to
+    ``TRITON_PLUGIN_NAMES``; older trees never did.
+    """
+    stack: list[str] = []
+    for line in cmakelists.splitlines():
+        code = line.split("#", 1)[0]
+        if m := _IF.match(code):
+            stack.append(m.group(1))
+        elif _ENDIF.match(code) and stack:
+            stack.pop()
+        elif _PROTON_NAME.search(code):
+            return "when-built" if any("TRITON_BUILD_PROTON" in c for c in stack) else "always"
+    return "never"
+
+
+_THIRD_PARTY_INCLUDE = re.compile(r'#\s*include\s*[<"]third_party/([A-Za-z0-9_]+)/')
+
+
+def parse_backend_includes(texts: Iterable[str]) -> set[str]:
+    found: set[str] = set()
+    for text in texts:
+        found.update(_THIRD_PARTY_INCLUDE.findall(text))
+    return found
+
+
+# --- reading a tree ---------------------------------------------------------------------------------------
+
+_CORE_DIRS = ("lib", "include", "python/src", "bin")
+_CORE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".c", ".inc"}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def looks_like_triton(root: Path) -> bool:
+    cml = root / "CMakeLists.txt"
+    return cml.is_file() and (root / "python" / "triton").is_dir() and "project(triton" in _read(cml).replace(
+        " (", "("
+    )
+
+
+def generation_of(root: Path) -> str:
+    if (root / "cmake" / "llvm-info.json").is_file():
+        return "G3"
+    if (root / "setup.py").is_file():
+        return "G2"
+    return "G1"
+
+
+def read_pin(root: Path) -> LLVMPin:
+    info = root / "cmake" / "llvm-info.json"
+    txt = root / "cmake" / "llvm-hash.txt"
+    if info.is_file():
+        return parse_llvm_info_json(_read(info), str(info))
+    if txt.is_file():
+        return parse_llvm_hash_txt(_read(txt), str(txt))
+    raise UserError(
+        f"The Triton source {root} has no LLVM pin: neither cmake/llvm-hash.txt nor cmake/llvm-info.json "
+        "exists. Check that --source points at the top of a complete Triton checkout."
+    )
+
+
+def _subdirs(path: Path) -> tuple[str, ...]:
+    if not path.is_dir():
+        return ()
+    return tuple(sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))))
+
+
+def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
+    out = []
+    third_party = root / "third_party"
+    if third_party.is_dir():
+        for d in sorted(third_party.iterdir()):
+            backend = d / "backend"
+            if (backend / "compiler.py").is_file() and (backend / "driver.py").is_file():
+                out.append(
+                    InTreeBackend(
+                        name=d.name, path=str(d), language=_subdirs(d / "language"), tools=_subdirs(d / "tools")
+                    )
+                )
+    return tuple(out)
+
+
+def _core_texts(root: Path) -> Iterable[str]:
+    for sub in _CORE_DIRS:
+        base = root / sub
+        if not base.is_dir():
+            continue
+        for path in base.rglob("*"):
+            if path.suffix in _CORE_SUFFIXES and path.is_file():
+                yield _read(path)
+
+
+def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
+    root = root.resolve()
+    if not looks_like_triton(root):
+        raise UserError(
+            f"{root} is not a Triton source tree (expected a CMakeLists.txt with project(triton ...) and a "
+            "python/triton package). Pass --source with the path of a Triton checkout, or a git URL with --ref."
+        )
+    generation = generation_of(root)
+    setup_py = root / ("python/setup.py" if generation == "G1" else "setup.py")
+    setup_text = _read(setup_py)
+    version = parse_version(_read(root / "python" / "triton" / "__init__.py"), setup_text)
+    backends = find_in_tree_backends(root)
+    names = tuple(b.name for b in backends)
+    default = tuple(n for n in (parse_setup_backends(setup_text) or names) if n in names)
+    required = tuple(n for n in names if n in parse_backend_includes(_core_texts(root)))
+    limit = parse_tuple_limit(_read(root / "python" / "src" / "main.cc"))
+    return SourceInfo(
+        root=str(root),
+        generation=generation,
+        version=version,
+        pin=read_pin(root),
+        backends=backends,
+        default_backends=default or names,
+        required_backends=required,
+        has_proton=(root / "third_party" / "proton").is_dir(),
+        proton_in_tuple=parse_proton_in_tuple(_read(root / "CMakeLists.txt")),
+        tuple_limit=limit if limit is not None else DEFAULT_TUPLE_LIMIT,
+        tuple_limit_known=limit is not None,
+        git=git,
+    )
