@@ -1,0 +1,116 @@
+# Injected by tritonbuild into Triton's own top-level project through CMAKE_PROJECT_triton_INCLUDE.
+# Triton's CMake must stay the top-level project (it uses CMAKE_BINARY_DIR everywhere), so instead of a
+# wrapper project this file runs right after project(triton), sets what a wheel builder must provide,
+# and defers the install rules to the end of the top-level CMakeLists.txt, when `triton` exists.
+# Nothing in the source tree is edited. Everything is installed in one component
+# (TRITONBUILD_INSTALL_COMPONENT) so that Triton's own install() rules are never run.
+include_guard(GLOBAL)
+
+if(NOT TRITONBUILD_INSTALL_COMPONENT)
+  set(TRITONBUILD_INSTALL_COMPONENT tritonbuild)
+endif()
+
+# Where Triton copies FileCheck (it requires the variable) and where libtriton.so is linked.
+if(NOT DEFINED TRITON_WHEEL_DIR)
+  set(TRITON_WHEEL_DIR "${CMAKE_BINARY_DIR}/tritonbuild-stage/triton" CACHE PATH "Where Triton puts FileCheck")
+endif()
+if(NOT CMAKE_LIBRARY_OUTPUT_DIRECTORY)
+  set(CMAKE_LIBRARY_OUTPUT_DIRECTORY "${TRITON_WHEEL_DIR}/_C")
+endif()
+
+# Distribution LLVMs built as one shared libLLVM (LLVM_LINK_LLVM_DYLIB=ON, e.g. Debian's): MLIR's static
+# libraries link libLLVM.so while Triton links LLVM component archives too, so libtriton would carry two
+# copies of LLVM and abort at import ("Option ... registered more than once"). Point every static LLVM*
+# imported target at libLLVM.so instead.
+function(_tritonbuild_llvm_dylib_fix)
+  if(NOT TRITONBUILD_LLVM_DYLIB_FIX OR NOT LLVM_LINK_LLVM_DYLIB)
+    return()
+  endif()
+  find_library(_tb_libllvm NAMES LLVM "LLVM-${LLVM_VERSION_MAJOR}" PATHS "${LLVM_LIBRARY_DIR}" NO_DEFAULT_PATH)
+  if(NOT _tb_libllvm)
+    message(WARNING "tritonbuild: LLVM_LINK_LLVM_DYLIB is set but libLLVM.so was not found in ${LLVM_LIBRARY_DIR}")
+    return()
+  endif()
+  set(_count 0)
+  foreach(lib IN LISTS LLVM_AVAILABLE_LIBS)
+    if(NOT lib MATCHES "^LLVM" OR lib STREQUAL "LLVM" OR NOT TARGET ${lib})
+      continue()
+    endif()
+    get_target_property(_type ${lib} TYPE)
+    get_target_property(_imported ${lib} IMPORTED)
+    if(NOT _type STREQUAL "STATIC_LIBRARY" OR NOT _imported)
+      continue()
+    endif()
+    set_target_properties(${lib} PROPERTIES IMPORTED_LOCATION "${_tb_libllvm}")
+    get_target_property(_configs ${lib} IMPORTED_CONFIGURATIONS)
+    if(_configs)
+      foreach(cfg IN LISTS _configs)
+        string(TOUPPER "${cfg}" cfg)
+        set_target_properties(${lib} PROPERTIES IMPORTED_LOCATION_${cfg} "${_tb_libllvm}")
+      endforeach()
+    endif()
+    math(EXPR _count "${_count} + 1")
+  endforeach()
+  message(STATUS "tritonbuild: pointed ${_count} static LLVM libraries at ${_tb_libllvm} (LLVM_LINK_LLVM_DYLIB)")
+endfunction()
+
+function(_tritonbuild_install_backend name path)
+  set(comp COMPONENT ${TRITONBUILD_INSTALL_COMPONENT})
+  install(DIRECTORY "${path}/backend/" DESTINATION "triton/backends/${name}" ${comp}
+          PATTERN "__pycache__" EXCLUDE)
+  foreach(kind language tools)
+    if(IS_DIRECTORY "${path}/${kind}")
+      file(GLOB _extras LIST_DIRECTORIES true "${path}/${kind}/*")
+      foreach(extra IN LISTS _extras)
+        if(IS_DIRECTORY "${extra}")
+          get_filename_component(_x "${extra}" NAME)
+          install(DIRECTORY "${extra}/" DESTINATION "triton/${kind}/extra/${_x}" ${comp}
+                  PATTERN "__pycache__" EXCLUDE)
+        endif()
+      endforeach()
+    endif()
+  endforeach()
+endfunction()
+
+function(_tritonbuild_finish)
+  _tritonbuild_llvm_dylib_fix()
+  if(NOT TARGET triton)
+    message(WARNING "tritonbuild: no `triton` target (is TRITON_BUILD_PYTHON_MODULE ON?); nothing to install")
+    return()
+  endif()
+  set(comp COMPONENT ${TRITONBUILD_INSTALL_COMPONENT})
+  # The Python package, without what setup.py-based builds leave behind in the source tree (symlinked
+  # backends and extras, an in-tree libtriton, FileCheck, a linked profiler).
+  install(DIRECTORY "${CMAKE_SOURCE_DIR}/python/triton/" DESTINATION triton ${comp}
+          PATTERN "__pycache__" EXCLUDE
+          REGEX "/triton/backends/[^/.]+$" EXCLUDE
+          REGEX "/triton/language/extra/[^/.]+$" EXCLUDE
+          REGEX "/triton/tools/extra/[^/.]+$" EXCLUDE
+          REGEX "/triton/profiler$" EXCLUDE
+          REGEX "/triton/FileCheck$" EXCLUDE
+          REGEX "/triton/_C/[^/]*\\.(so|pyd|dylib)$" EXCLUDE
+          REGEX "/triton/_C/\\.keep$" EXCLUDE)
+  # libtriton (install(FILES) keeps the build RPATH to the LLVM prefix when LLVM is a shared library)
+  install(FILES "$<TARGET_FILE:triton>" DESTINATION triton/_C ${comp})
+  foreach(entry IN LISTS TRITONBUILD_BACKENDS)
+    string(FIND "${entry}" "=" _eq)
+    string(SUBSTRING "${entry}" 0 ${_eq} _name)
+    math(EXPR _start "${_eq} + 1")
+    string(SUBSTRING "${entry}" ${_start} -1 _path)
+    _tritonbuild_install_backend("${_name}" "${_path}")
+  endforeach()
+  if(TRITON_BUILD_PROTON AND IS_DIRECTORY "${CMAKE_SOURCE_DIR}/third_party/proton/proton")
+    install(DIRECTORY "${CMAKE_SOURCE_DIR}/third_party/proton/proton/" DESTINATION triton/profiler ${comp}
+            PATTERN "__pycache__" EXCLUDE)
+  endif()
+  install(PROGRAMS "${TRITON_WHEEL_DIR}/FileCheck" DESTINATION triton ${comp} OPTIONAL)
+  # tritonbuild writes the provenance file next to the CMake build dir (<build dir>/build_info.json).
+  if(NOT TRITONBUILD_BUILD_INFO AND EXISTS "${CMAKE_BINARY_DIR}/../build_info.json")
+    get_filename_component(TRITONBUILD_BUILD_INFO "${CMAKE_BINARY_DIR}/../build_info.json" ABSOLUTE)
+  endif()
+  if(TRITONBUILD_BUILD_INFO)
+    install(FILES "${TRITONBUILD_BUILD_INFO}" DESTINATION triton RENAME _build_info.json ${comp})
+  endif()
+endfunction()
+
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _tritonbuild_finish)

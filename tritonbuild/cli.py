@@ -156,6 +156,21 @@ def doctor(python: str | None) -> None:
     report.print_doctor(doc.rows(h, llvms, expand_targets(CORE_LLVM_TARGETS, h.machine)), report.console())
 
 
+@cli.command()
+@plan_options
+@click.option("--out", "-o", help="Output directory for the wheel (default: ./dist).")
+@click.option("--no-smoke-test", is_flag=True, help="Skip importing the wheel before publishing it.")
+def build(out: str | None, no_smoke_test: bool, **kw: Any) -> None:
+    """Build a wheel with the selected backends into ./dist (or --out)."""
+    from tritonbuild import build as build_mod, report
+
+    p = make_plan({**kw, "out": out})
+    console = report.console()
+    report.print_plan(p, console)
+    result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
+    build_mod.print_summary(p, result, console)
+
+
 def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:

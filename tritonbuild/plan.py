@@ -13,8 +13,8 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
-# Cache variables that change with every commit but do not make an existing build dir unusable.
-VOLATILE_DEFINES = frozenset({"TRITON_VERSION"})
+# Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
+VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS"})
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 import sys
 from collections.abc import Mapping
@@ -57,15 +58,16 @@ def shim_dir(cache_root: str, name: str, path: str) -> str:
 
 
 def default_jobs(host: HostFacts) -> int:
-    """min(cores, available memory / 2.5 GiB), at least 1: a Triton C++ file needs up to ~2.5 GiB to compile."""
-    by_mem = int(max(host.mem_available_gib, host.mem_total_gib * 0.5) / GIB_PER_COMPILE_JOB)
-    return max(1, min(host.cpus, by_mem))
+    """min(cores, total memory / 2.5 GiB), at least 1: a Triton C++ file needs up to ~2.5 GiB to compile.
+
+    Total (not available) memory keeps the default the same from run to run on one machine.
+    """
+    return max(1, min(host.cpus, int(host.mem_total_gib / GIB_PER_COMPILE_JOB)))
 
 
 def default_link_jobs(host: HostFacts, jobs: int) -> int:
-    """min(jobs, available memory / 8 GiB), at least 1: a static LLVM link of libtriton needs several GiB."""
-    by_mem = int(max(host.mem_available_gib, host.mem_total_gib * 0.5) / GIB_PER_LINK_JOB)
-    return max(1, min(jobs, by_mem))
+    """min(jobs, total memory / 8 GiB), at least 1: a static LLVM link of libtriton needs several GiB."""
+    return max(1, min(jobs, int(host.mem_total_gib / GIB_PER_LINK_JOB)))
 
 
 def _settings_dict(settings: Mapping[str, Resolved]) -> dict[str, dict[str, object]]:
@@ -290,9 +292,12 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     key = compute_key(source_root=src.root, python=facts.host.python, defines=defines, extra_args=extra_args,
                       build_type=toolchain.build_type, targets=("triton",))
     build_dir = str(Path(facts.cache_root) / "build" / key)
-    cmake_env = [("CCACHE_BASEDIR", str(Path(src.root).parent))] if toolchain.ccache else []
+    cmake_env: list[tuple[str, str]] = []
     if toolchain.ccache:
-        cmake_env.append(("CCACHE_NOHASHDIR", "1"))
+        # One base dir above the source, the plugins and the build dirs: ccache rewrites paths under it
+        # relative to the build dir, so a fresh build dir (same depth under a cache root) hits the cache.
+        base = os.path.commonpath([src.root, facts.cache_root, *(p.path for p in plugins)])
+        cmake_env += [("CCACHE_BASEDIR", base), ("CCACHE_NOHASHDIR", "1")]
     cmake = CMakePlan(
         source_dir=src.root,
         build_dir=build_dir,

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tritonbuild import example
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "/integration/" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture
+def tree(tmp_path: Path):
+    """Factory: write an example Triton tree (and plugins) under tmp_path."""
+
+    def make(name: str = "triton", **kw: object) -> Path:
+        return example.write_tree(tmp_path / name, **kw)  # type: ignore[arg-type]
+
+    return make
+
+
+@pytest.fixture
+def plugin(tmp_path: Path):
+    def make(dirname: str, name: str | None = None, **kw: object) -> Path:
+        return example.write_plugin(tmp_path / dirname, name or dirname.replace("-", "_"), **kw)  # type: ignore[arg-type]
+
+    return make

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tritonbuild.errors import UserError
+from tritonbuild.plugins import derive_name, is_identifier, resolve_plugins
+
+IN_TREE = ("nvidia", "amd")
+H = "2eb709b95d8f521aa15401e159fac0729d56a677"
+
+
+def resolve(dirs, cwd: Path, commit: str | None = None):
+    return resolve_plugins([(str(d), "--plugin-dir") for d in dirs], cwd=cwd, in_tree=IN_TREE,
+                           source_commit=commit)
+
+
+def test_name_from_name_conf_without_trailing_newline(plugin, tmp_path: Path) -> None:
+    p = plugin("triton-shared", "triton_shared", trailing_newline=False)
+    assert (p / "backend" / "name.conf").read_text() == "triton_shared"
+    plugins, notes, _ = resolve([p], tmp_path)
+    assert plugins[0].name == "triton_shared" and plugins[0].name_from == "name.conf"
+    assert plugins[0].language == ("triton_shared",)
+    assert notes == []
+
+
+def test_name_derived_from_dashed_directory(plugin, tmp_path: Path) -> None:
+    p = plugin("my-plugin.x", "my_plugin_x", name_conf=False)
+    plugins, notes, _ = resolve([p], tmp_path)
+    assert plugins[0].name == "my_plugin_x" and plugins[0].name_from == "directory name"
+    assert any("derived from the directory name" in n for n in notes)
+
+
+def test_derive_rule() -> None:
+    assert derive_name("triton-shared") == "triton_shared"
+    assert not is_identifier("1abc") and not is_identifier("a-b") and not is_identifier("class")
+
+
+def test_invalid_name_in_name_conf(plugin, tmp_path: Path) -> None:
+    p = plugin("bad", "bad")
+    (p / "backend" / "name.conf").write_text("not-valid\n")
+    with pytest.raises(UserError, match="'not-valid'.*not a C and Python identifier"):
+        resolve([p], tmp_path)
+
+
+def test_derived_name_that_is_not_an_identifier(plugin, tmp_path: Path) -> None:
+    p = plugin("9lives", "x", name_conf=False)
+    with pytest.raises(UserError, match="'9lives'"):
+        resolve([p], tmp_path)
+
+
+@pytest.mark.parametrize("missing", ["backend", "backend/compiler.py", "backend/driver.py"])
+def test_missing_parts(plugin, tmp_path: Path, missing: str) -> None:
+    import shutil
+
+    p = plugin("plug")
+    target = p / missing
+    shutil.rmtree(target) if target.is_dir() else target.unlink()
+    with pytest.raises(UserError, match=missing.split("/")[-1] if "/" in missing else "no backend/ directory"):
+        resolve([p], tmp_path)
+
+
+def test_missing_dir(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="does not exist"):
+        resolve([tmp_path / "nope"], tmp_path)
+
+
+def test_collision_with_in_tree(plugin, tmp_path: Path) -> None:
+    p = plugin("nvidia-plugin", "nvidia")
+    with pytest.raises(UserError, match="also the in-tree backend third_party/nvidia"):
+        resolve([p], tmp_path)
+
+
+def test_collision_between_plugins_names_both_paths(plugin, tmp_path: Path) -> None:
+    a = plugin("a", "same")
+    b = plugin("b", "same")
+    with pytest.raises(UserError) as err:
+        resolve([a, b], tmp_path)
+    assert str(a) in str(err.value) and str(b) in str(err.value)
+
+
+def test_same_dir_twice(plugin, tmp_path: Path) -> None:
+    a = plugin("a")
+    with pytest.raises(UserError, match="given twice"):
+        resolve_plugins([(str(a), "--plugin-dir"), ("a", "env TRITON_PLUGIN_DIRS")], cwd=tmp_path,
+                        in_tree=IN_TREE, source_commit=None)
+
+
+def test_relative_path_is_made_absolute(plugin, tmp_path: Path) -> None:
+    plugin("rel")
+    plugins, notes, _ = resolve_plugins([("rel", "--plugin-dir")], cwd=tmp_path, in_tree=IN_TREE,
+                                        source_commit=None)
+    assert plugins[0].path == str(tmp_path / "rel")
+    assert "is used as" in notes[0]
+
+
+def test_triton_pin_matches_or_warns(plugin, tmp_path: Path) -> None:
+    p = plugin("pinned", triton_hash=H)
+    plugins, _, warnings = resolve([p], tmp_path, commit=H)
+    assert plugins[0].pin_matches_source is True and warnings == []
+    plugins, _, warnings = resolve([p], tmp_path, commit="f" * 40)
+    assert plugins[0].pin_matches_source is False
+    assert "pins Triton 2eb709b95d8f" in warnings[0]
+    plugins, _, _ = resolve([p], tmp_path, commit=None)
+    assert plugins[0].pin_matches_source is None
+
+
+def test_declared_llvm_targets(plugin, tmp_path: Path) -> None:
+    p = plugin("spv", llvm_targets=("SPIRV",))
+    plugins, _, _ = resolve([p], tmp_path)
+    assert plugins[0].llvm_targets == ("SPIRV",)

@@ -1,0 +1,231 @@
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tritonbuild.errors import UserError
+from tritonbuild.host import HostFacts
+from tritonbuild.llvm.probe import LLVMInstall
+from tritonbuild.resolve import Facts, default_jobs, default_link_jobs, resolve_plan
+from tritonbuild.settings import resolve_settings
+from tritonbuild.source import GitState, inspect_source
+from tritonbuild.staging import pyproject
+
+H = "2eb709b95d8f521aa15401e159fac0729d56a677"
+ALL_TARGETS = ("AArch64", "AMDGPU", "NVPTX", "SPIRV", "X86")
+
+HOST = HostFacts(
+    machine="x86_64", system="Linux", glibc="2.36", cpus=8, mem_total_gib=32.0, mem_available_gib=30.0,
+    disk_free_gib=100.0, python="/usr/bin/python3",
+    tools={"gcc": "/usr/bin/gcc", "g++": "/usr/bin/g++", "ccache": "/usr/bin/ccache", "clang": None,
+           "clang++": None, "ld.lld": None, "ptxas": None},
+    pybind11_cmake_dir="/py/pybind11/share/cmake/pybind11",
+)
+
+
+def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
+    base = dict(prefix=prefix, runs=True, version="22.1.8", targets_built=ALL_TARGETS, has_mlir=True,
+                has_lld=True, mlir_tblgen_runs=True, has_filecheck=True, link_dylib=True, revision=None,
+                found_by="/usr/lib/llvm-*")
+    base.update(kw)
+    return LLVMInstall(**base)  # type: ignore[arg-type]
+
+
+def facts(root: Path, *, host: HostFacts = HOST, system: tuple[LLVMInstall, ...] = (llvm(),),
+          explicit: LLVMInstall | None = None, git: GitState | None = None) -> Facts:
+    return Facts(source=inspect_source(root, git), host=host, llvm_explicit=explicit, llvm_system=system,
+                 plugin_git={}, cwd=str(root.parent), cmake_dir="/tb/cmake", cache_root=str(root.parent / "cache"),
+                 json_prefix="/usr")
+
+
+def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw: object):
+    env = env or {}
+    return resolve_plan(resolve_settings(cli or {}, env), facts(root, **kw), env)  # type: ignore[arg-type]
+
+
+def test_default_plan(tree) -> None:
+    p = plan_for(tree())
+    assert p.backend_names == ("nvidia", "amd")
+    assert p.backends_tuple == ("nvidia", "amd", "proton")
+    assert p.llvm.prefix == "/usr/lib/llvm-22" and p.llvm.strategy == "system"
+    assert p.llvm.required_targets == ("NVPTX", "AMDGPU", "X86")
+    assert p.cmake.define("TRITON_CODEGEN_BACKENDS") == "nvidia;amd"
+    assert p.cmake.define("LLVM_SYSPATH") == "/usr/lib/llvm-22"
+    assert p.cmake.define("TRITONBUILD_LLVM_DYLIB_FIX") == "ON"
+    assert p.cmake.build_targets == ("triton",)
+    assert p.settings["backends"]["origin"] == "default"
+
+
+def test_plugin_spirv_and_tuple(tree, plugin) -> None:
+    root = tree()
+    plug = plugin("triton-shared", "triton_shared")
+    p = plan_for(root, {"backends": "nvidia;amd;spirv", "plugin_dirs": (str(plug),)})
+    assert p.backends_tuple == ("nvidia", "amd", "spirv", "proton", "triton_shared")
+    assert p.llvm.required_targets == ("NVPTX", "AMDGPU", "X86", "SPIRV")
+    assert p.cmake.define("TRITON_PLUGIN_DIRS") == str(plug)
+    assert dict(p.wheel.entry_points) == {n: f"triton.backends.{n}" for n in ("nvidia", "amd", "spirv",
+                                                                               "triton_shared")}
+
+
+def test_tuple_limit_error_names_entries_and_limit(tree, plugin) -> None:
+    root = tree()
+    a, b = plugin("a"), plugin("b")
+    with pytest.raises(UserError) as err:
+        plan_for(root, {"backends": "nvidia;amd;cpu", "plugin_dirs": (str(a), str(b))})
+    msg = str(err.value)
+    assert "6 entries (nvidia, amd, cpu, proton, a, b)" in msg and "at most 5" in msg
+    assert "always part of it" in msg
+
+
+def test_proton_always_counts_even_when_off(tree, plugin) -> None:
+    root = tree()
+    a, b = plugin("a"), plugin("b")
+    with pytest.raises(UserError, match="6 entries"):
+        plan_for(root, {"backends": "nvidia;amd;cpu", "plugin_dirs": (str(a), str(b)), "proton": False})
+
+
+def test_g1_limit_is_four_and_proton_not_in_tuple(tree, plugin) -> None:
+    root = tree(generation="G1")
+    p = plan_for(root, {"backends": "nvidia;amd;cpu", "plugin_dirs": (str(plugin("a")),)})
+    assert p.backends_tuple == ("nvidia", "amd", "cpu", "a")
+    with pytest.raises(UserError, match="at most 4"):
+        plan_for(root, {"backends": "all", "plugin_dirs": (str(plugin("b")),)})
+
+
+def test_codegen_backends_from_env(tree) -> None:
+    p = plan_for(tree(), env={"TRITON_CODEGEN_BACKENDS": "amd,nvidia,cpu"})
+    assert p.backend_names == ("amd", "nvidia", "cpu")
+    assert p.settings["backends"]["origin"] == "env TRITON_CODEGEN_BACKENDS"
+
+
+def test_system_llvm_missing_target_is_rejected_with_reason(tree) -> None:
+    no_spirv = llvm(targets_built=("AMDGPU", "NVPTX", "X86"))
+    p = plan_for(tree(), {"backends": "spirv"}, system=(no_spirv,))
+    assert p.llvm.prefix is None
+    assert "SPIRV" in p.llvm.rejected[0][1] and "LLVMInitializeSPIRV" in p.llvm.rejected[0][1]
+    assert "llvm-22-dev" in (p.llvm.problem or "")
+    assert p.llvm.problem in p.warnings
+
+
+def test_second_system_llvm_is_used_when_first_lacks_mlir(tree) -> None:
+    p = plan_for(tree(), system=(llvm("/usr/lib/llvm-14", has_mlir=False), llvm()))
+    assert p.llvm.prefix == "/usr/lib/llvm-22"
+    assert p.llvm.rejected[0][0] == "/usr/lib/llvm-14"
+
+
+def test_explicit_broken_llvm_is_an_error(tree) -> None:
+    broken = llvm("/opt/llvm", runs=False, error="llvm-config does not run: GLIBCXX_3.4.32 not found",
+                  found_by="env LLVM_SYSPATH")
+    with pytest.raises(UserError, match="GLIBCXX_3.4.32"):
+        plan_for(tree(), env={"LLVM_SYSPATH": "/opt/llvm"}, explicit=broken)
+
+
+def test_pinned_llvm_needs_no_deprecation_waiver(tree) -> None:
+    p = plan_for(tree(), system=(llvm(revision=H, link_dylib=False),))
+    assert p.llvm.is_pinned is True
+    assert p.cmake.define("CMAKE_CXX_FLAGS") is None
+    assert p.cmake.define("TRITONBUILD_LLVM_DYLIB_FIX") == "OFF"
+    p = plan_for(tree("other"))
+    assert p.llvm.is_pinned is None
+    assert p.cmake.define("CMAKE_CXX_FLAGS") == "-Wno-error=deprecated-declarations"
+    assert any("not the pinned commit" in w for w in p.warnings)
+
+
+def test_clang_missing_is_an_error_and_present_sets_lld(tree) -> None:
+    with pytest.raises(UserError, match="clang\\+lld was asked for \\(env TRITON_BUILD_WITH_CLANG_LLD\\)"):
+        plan_for(tree(), env={"TRITON_BUILD_WITH_CLANG_LLD": "1"})
+    host = dataclasses.replace(HOST, tools={**HOST.tools, "clang": "/usr/bin/clang-22",
+                                            "clang++": "/usr/bin/clang++-22", "ld.lld": "/usr/bin/ld.lld-22"})
+    p = plan_for(tree("t2"), {"clang": True}, host=host)
+    assert p.cmake.define("CMAKE_CXX_COMPILER") == "/usr/bin/clang++-22"
+    assert p.cmake.define("CMAKE_SHARED_LINKER_FLAGS") == "-fuse-ld=lld"
+
+
+def test_ccache_forced_but_missing(tree) -> None:
+    host = dataclasses.replace(HOST, tools={**HOST.tools, "ccache": None})
+    with pytest.raises(UserError, match="ccache was asked for"):
+        plan_for(tree(), {"ccache": True}, host=host)
+    p = plan_for(tree("t2"), host=host)
+    assert p.toolchain.ccache is None and p.cmake.define("CMAKE_CXX_COMPILER_LAUNCHER") is None
+
+
+def test_ccache_launcher_and_basedir(tree) -> None:
+    root = tree()
+    p = plan_for(root)
+    assert p.cmake.define("CMAKE_CXX_COMPILER_LAUNCHER") == "/usr/bin/ccache"
+    assert p.cmake.define("TRITON_BUILD_WITH_CCACHE") == "OFF"
+    assert dict(p.cmake.env)["CCACHE_BASEDIR"] == str(root.parent)
+
+
+def test_jobs_rule() -> None:
+    small = dataclasses.replace(HOST, cpus=16, mem_total_gib=8.0, mem_available_gib=1.0)
+    assert default_jobs(small) == 3  # 8 GiB / 2.5, whatever is available right now
+    assert default_link_jobs(small, 3) == 1
+    assert default_jobs(HOST) == 8 and default_link_jobs(HOST, 8) == 4
+    tiny = dataclasses.replace(HOST, mem_total_gib=1.0, mem_available_gib=0.2)
+    assert default_jobs(tiny) == 1 and default_link_jobs(tiny, 1) == 1
+
+
+def test_jobs_and_link_jobs_from_env(tree) -> None:
+    p = plan_for(tree(), env={"MAX_JOBS": "3", "TRITON_PARALLEL_LINK_JOBS": "1"})
+    assert (p.toolchain.jobs, p.toolchain.link_jobs) == (3, 1)
+    assert p.cmake.define("TRITON_PARALLEL_LINK_JOBS") == "1"
+
+
+def test_proton_auto_off_without_cupti(tree) -> None:
+    root = tree()
+    (root / "third_party/nvidia/backend/include/cupti.h").unlink()
+    p = plan_for(root)
+    assert p.toolchain.proton is False and p.cmake.define("TRITON_BUILD_PROTON") == "OFF"
+    assert any("no CUPTI headers" in n for n in p.notes)
+    with pytest.raises(UserError, match="no third_party/proton"):
+        plan_for(tree("noproton", proton=False), {"proton": True})
+
+
+def test_key_is_stable_and_changes_with_the_backend_set(tree) -> None:
+    root = tree()
+    a, b = plan_for(root), plan_for(root)
+    assert a.key == b.key and a.to_json() == b.to_json()
+    c = plan_for(root, {"backends": "nvidia;amd;cpu"})
+    assert c.key != a.key and c.cmake.build_dir != a.cmake.build_dir
+    jobs = plan_for(root, {"jobs": 1})
+    assert jobs.key == a.key  # parallelism does not make a different build dir
+
+
+def test_plugin_without_name_conf_gets_a_shim(tree, plugin) -> None:
+    root = tree()
+    plug = plugin("triton-dash-plugin", name_conf=False)
+    p = plan_for(root, {"plugin_dirs": (str(plug),)})
+    shim, real = p.cmake.plugin_shims[0]
+    assert real == str(plug) and Path(shim).name.startswith("triton_dash_plugin-")
+    assert p.cmake.define("TRITON_PLUGIN_DIRS") == shim
+
+
+def test_version_from_git_like_setup_py(tree) -> None:
+    git = GitState(commit=H, dirty=True, branch="main", commit_time=1)
+    p = plan_for(tree(), git=git, env={"TRITON_WHEEL_VERSION_SUFFIX": "+ci"})
+    assert p.wheel.version == "3.6.0+git2eb709b9-ci"
+    assert any("uncommitted changes" in w for w in p.warnings)
+    p = plan_for(tree("rel"), git=dataclasses.replace(git, branch="release/3.6.x"))
+    assert p.wheel.version == "3.6.0"
+
+
+def test_g3_defines_cache_path_and_version(tree) -> None:
+    p = plan_for(tree(generation="G3"))
+    assert p.cmake.define("TRITON_CACHE_PATH", ).endswith("triton-cache")  # type: ignore[union-attr]
+    assert p.cmake.define("TRITON_VERSION") == "3.6.0"
+    assert p.llvm.build_number == 1 and p.llvm.archive == "llvm-2eb709b9-ubuntu-x64-1.tar.gz"
+
+
+def test_staging_pyproject(tree, plugin) -> None:
+    p = plan_for(tree(), {"backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin("x")),)})
+    data = tomllib.loads(pyproject(p))
+    assert data["project"]["entry-points"]["triton.backends"]["x"] == "triton.backends.x"
+    sk = data["tool"]["scikit-build"]
+    assert sk["build"]["targets"] == ["triton"] and sk["install"]["components"] == ["tritonbuild"]
+    assert sk["wheel"]["packages"] == [] and sk["minimum-version"] == "0.10"
+    assert sk["cmake"]["define"] == dict(p.cmake.defines)
+    assert data["project"]["scripts"]["proton"] == "triton.profiler.proton:main"

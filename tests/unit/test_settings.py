@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import pytest
+
+from tritonbuild.errors import UserError
+from tritonbuild.settings import SPECS, resolve_settings
+
+
+def test_defaults_everywhere_with_empty_inputs() -> None:
+    s = resolve_settings({}, {})
+    assert {k: v.origin for k, v in s.items()} == {spec.name: "default" for spec in SPECS}
+    assert s["llvm"].value == "auto" and s["build_type"].value == "Release"
+
+
+def test_precedence_default_recipe_env_cli() -> None:
+    recipe = {"backends": "cpu", "jobs": 3, "clang": True}
+    env = {"TRITON_CODEGEN_BACKENDS": "amd", "MAX_JOBS": "5"}
+    s = resolve_settings({"jobs": 7}, env, recipe, "recipe r.toml")
+    assert (s["backends"].value, s["backends"].origin) == ("amd", "env TRITON_CODEGEN_BACKENDS")
+    assert (s["jobs"].value, s["jobs"].origin) == (7, "cli -j/--jobs")
+    assert (s["clang"].value, s["clang"].origin) == (True, "recipe r.toml")
+    s = resolve_settings({}, {}, recipe, "recipe r.toml")
+    assert s["jobs"].origin == "recipe r.toml"
+
+
+def test_lists_replace_not_merge() -> None:
+    s = resolve_settings({"plugin_dirs": ("x",)}, {"TRITON_PLUGIN_DIRS": "a;b"}, {"plugin_dirs": ["r"]})
+    assert s["plugin_dirs"].value == ["x"]
+    s = resolve_settings({"plugin_dirs": ()}, {"TRITON_PLUGIN_DIRS": " a ; b ;"})
+    assert s["plugin_dirs"].value == ["a", "b"] and s["plugin_dirs"].origin == "env TRITON_PLUGIN_DIRS"
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", True), ("ON", True), ("yes", True), ("0", False),
+                                                 ("OFF", False), ("", False)])
+def test_env_bools(value: str, expected: bool) -> None:
+    assert resolve_settings({}, {"TRITON_BUILD_WITH_CLANG_LLD": value})["clang"].value is expected
+
+
+def test_bad_env_values_name_the_variable() -> None:
+    with pytest.raises(UserError, match="TRITON_BUILD_WITH_CCACHE='maybe'"):
+        resolve_settings({}, {"TRITON_BUILD_WITH_CCACHE": "maybe"})
+    with pytest.raises(UserError, match="MAX_JOBS='-2'"):
+        resolve_settings({}, {"MAX_JOBS": "-2"})
+    with pytest.raises(UserError, match="TRITON_APPEND_CMAKE_ARGS"):
+        resolve_settings({}, {"TRITON_APPEND_CMAKE_ARGS": "-DX='unclosed"})
+
+
+def test_build_type_from_setup_py_variables_in_their_order() -> None:
+    s = resolve_settings({}, {"REL_WITH_DEB_INFO": "1", "TRITON_REL_BUILD_WITH_ASSERTS": "1"})
+    assert (s["build_type"].value, s["build_type"].origin) == ("RelWithDebInfo", "env REL_WITH_DEB_INFO")
+    s = resolve_settings({}, {"DEBUG": "0", "TRITON_BUILD_WITH_O1": "1"})
+    assert s["build_type"].value == "TritonBuildWithO1"
+
+
+def test_append_cmake_args_are_split_like_a_shell() -> None:
+    s = resolve_settings({}, {"TRITON_APPEND_CMAKE_ARGS": "-DA=1 '-DB=two words'"})
+    assert s["cmake_args"].value == ["-DA=1", "-DB=two words"]
+
+
+def test_unknown_cli_setting_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="unknown settings"):
+        resolve_settings({"bogus": 1}, {})

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tritonbuild.errors import UserError
+from tritonbuild.source import (
+    inspect_source,
+    parse_proton_in_tuple,
+    parse_setup_backends,
+    parse_tuple_limit,
+    parse_version,
+)
+
+MAIN_CC_5 = "#define FOR_EACH_ARG_N(_1, _2, _3, _4, _5, N, ...) N\n"
+MAIN_CC_4 = "#define FOR_EACH_ARG_N(_1, _2, _3, _4, N, ...) N\n"
+
+
+def test_tuple_limit() -> None:
+    assert parse_tuple_limit(MAIN_CC_5) == 5
+    assert parse_tuple_limit(MAIN_CC_4) == 4
+    assert parse_tuple_limit("int main() {}") is None
+
+
+def test_proton_in_tuple() -> None:
+    always = 'if(TRITON_BUILD_PYTHON_MODULE)\n  list(APPEND TRITON_PLUGIN_NAMES "proton")\nendif()\n'
+    when = "if (TRITON_BUILD_PROTON)\n  add_subdirectory(x)\n  list(APPEND TRITON_PLUGIN_NAMES proton)\nendif()\n"
+    assert parse_proton_in_tuple(always) == "always"
+    assert parse_proton_in_tuple(when) == "when-built"
+    assert parse_proton_in_tuple("if(TRITON_BUILD_PROTON)\nendif()\n") == "never"
+    assert parse_proton_in_tuple('# list(APPEND TRITON_PLUGIN_NAMES "proton")\n') == "never"
+
+
+def test_setup_backends_and_version() -> None:
+    setup = 'TRITON_VERSION = "3.6.0"\nbackends = [*BackendInstaller.copy(["nvidia", "amd"]), *x()]\n'
+    assert parse_setup_backends(setup) == ("nvidia", "amd")
+    assert parse_setup_backends("setup()") is None
+    assert parse_version("__version__ = '3.4.0'\n") == "3.4.0"
+    assert parse_version("", setup) == "3.6.0"
+
+
+@pytest.mark.parametrize(("gen", "limit", "proton", "pin_kind"),
+                         [("G1", 4, "never", "llvm-hash.txt"), ("G2", 5, "always", "llvm-hash.txt"),
+                          ("G3", 5, "always", "llvm-info.json")])
+def test_inspect_generations(tree, gen: str, limit: int, proton: str, pin_kind: str) -> None:
+    info = inspect_source(tree(generation=gen))
+    assert info.generation == gen
+    assert info.tuple_limit == limit and info.tuple_limit_known
+    assert info.proton_in_tuple == proton
+    assert info.pin.kind == pin_kind
+    assert info.backend_names == ("amd", "cpu", "nvidia", "spirv")
+    assert info.default_backends == ("nvidia", "amd")
+    assert info.required_backends == ("amd", "nvidia")
+    assert info.has_proton and info.version == "3.6.0"
+    assert info.backend("nvidia").language == ("cuda",)
+    assert info.backend("spirv").tools == ("spirvdis",)
+
+
+def test_inspect_without_required_backends(tree) -> None:
+    info = inspect_source(tree(required=False, backends=("cpu", "nvidia"), proton=False))
+    assert info.required_backends == ()
+    assert info.backend_names == ("cpu", "nvidia")
+    assert not info.has_proton
+
+
+def test_not_a_triton_tree(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="is not a Triton source tree"):
+        inspect_source(tmp_path)
+
+
+def test_missing_pin(tree) -> None:
+    root = tree()
+    (root / "cmake" / "llvm-hash.txt").unlink()
+    with pytest.raises(UserError, match="has no LLVM pin"):
+        inspect_source(root)
+
+
+def test_corrupt_pin_names_the_file(tree) -> None:
+    root = tree()
+    (root / "cmake" / "llvm-hash.txt").write_text("main\n")
+    with pytest.raises(UserError, match="llvm-hash.txt"):
+        inspect_source(root)

@@ -1,0 +1,248 @@
+"""A small Triton-shaped source tree and external plugins, written from the Triton build contract.
+
+They are real CMake projects: ``libtriton`` is a pybind11 module that links LLVM and MLIR from
+``LLVM_SYSPATH``, with one ``init_triton_<name>`` per ``TRITON_BACKENDS_TUPLE`` entry, backends registered
+with ``add_triton_plugin``, plugins added from ``TRITON_PLUGIN_DIRS`` via ``name.conf``, Python backends
+that subclass ``BaseBackend``/``DriverBase``, and entry-point discovery. Tests, ``tritonbuild selftest``
+and ``tritonbuild example`` write them.
+
+Layout generations (see the contract): G1 keeps ``python/setup.py``, a 4-entry tuple macro and never puts
+proton in the tuple; G2 has a root ``setup.py``/``pyproject.toml``, a 5-entry macro and always puts proton
+in the tuple; G3 pins LLVM in ``cmake/llvm-info.json`` and runs ``python/build_helpers.py
+write_thirdparty_cmake_vars`` at configure time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TREE = HERE / "tree"
+BACKEND_TEMPLATE = HERE / "backend_template"
+PLUGIN_TEMPLATE = HERE / "plugin_template"
+EXAMPLE_LLVM_HASH = "2eb709b95d8f521aa15401e159fac0729d56a677"
+GENERATIONS = ("G1", "G2", "G3")
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    cls: str
+    gpu: str
+    llvm_target: str  # "host" picks the machine's target in CMake
+    lookup: str
+
+
+BACKENDS: dict[str, BackendSpec] = {
+    "nvidia": BackendSpec("NVIDIA", "cuda", "NVPTX", "nvptx64"),
+    "amd": BackendSpec("AMD", "hip", "AMDGPU", "amdgcn"),
+    "cpu": BackendSpec("CPU", "cpu", "host", ""),
+    "spirv": BackendSpec("SPIRV", "spirv", "SPIRV", "spirv64"),
+}
+
+_HOST_SELECT = """if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+  set(TB_LLVM_TARGET AArch64)
+  set(TB_LOOKUP aarch64)
+else()
+  set(TB_LLVM_TARGET X86)
+  set(TB_LOOKUP x86-64)
+endif()"""
+
+_PROTON_ALWAYS = """  # The proton dialect is always built, and proton is always part of the backends tuple.
+  list(APPEND TRITON_PLUGIN_NAMES "proton")
+  add_subdirectory(third_party/proton/Dialect)
+"""
+
+_G3_HELPERS = """
+# G3: third-party paths come from python/build_helpers.py at configure time.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(TRITON_VERSION "" CACHE STRING "Triton version string (passed from setup.py)")
+set(TRITON_CACHE_PATH "" CACHE PATH "Path to triton cache")
+set(JSON_SYSPATH "" CACHE PATH "Path to system nlohmann/json headers")
+if(NOT TRITON_CACHE_PATH)
+  message(FATAL_ERROR "TRITON_CACHE_PATH must be set.")
+endif()
+set(_helper_args --triton-cache-path "${TRITON_CACHE_PATH}")
+if(DEFINED LLVM_SYSPATH AND NOT "${LLVM_SYSPATH}" STREQUAL "")
+  list(APPEND _helper_args --llvm-syspath "${LLVM_SYSPATH}")
+endif()
+if(TRITON_OFFLINE_BUILD)
+  list(APPEND _helper_args --offline)
+endif()
+execute_process(
+  COMMAND "${Python3_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/python/build_helpers.py"
+          write_thirdparty_cmake_vars ${_helper_args} --out "${CMAKE_BINARY_DIR}/thirdparty-vars.cmake"
+  RESULT_VARIABLE _helper_rc)
+if(NOT _helper_rc EQUAL 0)
+  message(FATAL_ERROR "python/build_helpers.py write_thirdparty_cmake_vars failed")
+endif()
+include("${CMAKE_BINARY_DIR}/thirdparty-vars.cmake")
+"""
+
+_BUILD_HELPERS = '''"""Configure-time helpers of the example tree (G3 shape)."""
+import argparse
+import json
+import os
+import sys
+
+
+def write_thirdparty_cmake_vars(args):
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    info = json.load(open(os.path.join(here, "cmake", "llvm-info.json")))
+    if not args.llvm_syspath:
+        name = f"llvm-{info['llvm_hash'][:8]}-ubuntu-x64-{info['build_number']}.tar.gz"
+        if args.offline:
+            sys.exit("offline build: LLVM_SYSPATH is not set")
+        sys.exit(f"would download {name} from the network: the example tree never downloads; set LLVM_SYSPATH")
+    with open(args.out, "w") as out:
+        out.write(f'set(LLVM_SYSPATH "{args.llvm_syspath}")\\n')
+        out.write(f'set(TRITON_THIRDPARTY_CACHE "{args.triton_cache_path}")\\n')
+
+
+parser = argparse.ArgumentParser()
+sub = parser.add_subparsers(dest="cmd", required=True)
+w = sub.add_parser("write_thirdparty_cmake_vars")
+w.add_argument("--triton-cache-path", required=True)
+w.add_argument("--llvm-syspath")
+w.add_argument("--offline", action="store_true")
+w.add_argument("--out", required=True)
+ns = parser.parse_args()
+write_thirdparty_cmake_vars(ns)
+'''
+
+_SETUP = '''# Shape of Triton's setup.py: tritonbuild never runs it, it reads the in-tree backend list from it.
+import os
+
+TRITON_VERSION = "{version}"
+backends = [*BackendInstaller.copy({backends!r}), *BackendInstaller.copy_externals()]  # noqa: F821
+setup(name=os.environ.get("TRITON_WHEEL_NAME", "triton"), version=TRITON_VERSION)  # noqa: F821
+'''
+
+
+def _for_each(limit: int) -> str:
+    lines = ["#define FOR_EACH_1(MACRO, X) MACRO(X)"]
+    for n in range(2, limit + 1):
+        lines.append(f"#define FOR_EACH_{n}(MACRO, X, ...) MACRO(X) FOR_EACH_{n - 1}(MACRO, __VA_ARGS__)")
+    args = ", ".join(f"_{i}" for i in range(1, limit + 1))
+    seq = ", ".join(str(i) for i in range(limit, -1, -1))
+    lines += [
+        "#define FOR_EACH_NARG(...) FOR_EACH_NARG_(__VA_ARGS__, FOR_EACH_RSEQ_N())",
+        "#define FOR_EACH_NARG_(...) FOR_EACH_ARG_N(__VA_ARGS__)",
+        f"#define FOR_EACH_ARG_N({args}, N, ...) N",
+        f"#define FOR_EACH_RSEQ_N() {seq}",
+    ]
+    return "\n".join(lines)
+
+
+def _substitute(path: Path, values: dict[str, str]) -> None:
+    text = path.read_text()
+    for key, value in values.items():
+        text = text.replace(f"@{key}@", value)
+    path.write_text(text)
+
+
+def _render_dir(template: Path, dest: Path, values: dict[str, str]) -> None:
+    for src in template.rglob("*"):
+        rel = Path(*(part.replace("@NAME@", values["NAME"]) for part in src.relative_to(template).parts))
+        target = dest / rel
+        if src.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+        _substitute(target, values)
+
+
+def write_tree(
+    dest: Path,
+    *,
+    generation: str = "G2",
+    backends: Sequence[str] = ("nvidia", "amd", "cpu", "spirv"),
+    required: bool = True,
+    proton: bool = True,
+    tuple_limit: int | None = None,
+    version: str = "3.6.0",
+    default_backends: Sequence[str] = ("nvidia", "amd"),
+    llvm_hash: str = EXAMPLE_LLVM_HASH,
+) -> Path:
+    """Write the example Triton tree into ``dest`` (which must not exist or be empty)."""
+    if generation not in GENERATIONS:
+        raise ValueError(f"generation must be one of {GENERATIONS}")
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(TREE, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    limit = tuple_limit or (4 if generation == "G1" else 5)
+    for name in ("nvidia", "amd", "cpu", "spirv"):
+        if name not in backends:
+            shutil.rmtree(dest / "third_party" / name, ignore_errors=True)
+    for name in backends:
+        spec = BACKENDS[name]
+        select = _HOST_SELECT if spec.llvm_target == "host" else (
+            f"set(TB_LLVM_TARGET {spec.llvm_target})\nset(TB_LOOKUP {spec.lookup})")
+        _render_dir(BACKEND_TEMPLATE, dest / "third_party" / name,
+                    {"NAME": name, "CLASS": spec.cls, "GPU": spec.gpu, "TARGET_SELECT": select})
+    if not proton:
+        shutil.rmtree(dest / "third_party" / "proton")
+    need_nvidia = required and "nvidia" in backends
+    need_amd = required and "amd" in backends
+    values = {
+        "FOR_EACH": _for_each(limit),
+        "PROTON_TUPLE": _PROTON_ALWAYS if proton and generation != "G1" else "",
+        "G3_BUILD_HELPERS": _G3_HELPERS if generation == "G3" else "",
+        "CORE_INCLUDES": '#include "third_party/nvidia/include/NVIDIAAttrs.h"' if need_nvidia else "",
+        "IR_INCLUDES": '#include "third_party/amd/include/AMDAttrs.h"' if need_amd else "",
+        "VERSION": version,
+    }
+    for rel in ("CMakeLists.txt", "python/src/main.cc", "lib/Core.cpp", "python/src/ir.cc",
+                "python/triton/__init__.py"):
+        _substitute(dest / rel, values)
+    defaults = [b for b in default_backends if b in backends]
+    setup = _SETUP.format(version=version, backends=defaults)
+    if generation == "G1":
+        (dest / "python" / "setup.py").write_text(setup)
+    else:
+        (dest / "setup.py").write_text(setup)
+        (dest / "pyproject.toml").write_text(
+            '[build-system]\nrequires = ["setuptools>=40.8.0", "cmake>=3.20,<4.0", "ninja>=1.11.1", "pybind11>=2.13.1"]\n'
+            'build-backend = "setuptools.build_meta"\n')
+        (dest / "python" / "build_helpers.py").write_text(_BUILD_HELPERS)
+    if generation == "G3":
+        (dest / "cmake" / "llvm-hash.txt").unlink()
+        (dest / "cmake" / "llvm-info.json").write_text(json.dumps(
+            {"llvm_hash": llvm_hash, "build_number": 1,
+             "sha256sum": {"ubuntu-x64": "0" * 64, "almalinux-x64": "1" * 64}}, indent=2) + "\n")
+    else:
+        (dest / "cmake" / "llvm-hash.txt").write_text(llvm_hash + "\n")
+    return dest
+
+
+def write_plugin(
+    dest: Path,
+    name: str = "shared",
+    *,
+    name_conf: bool = True,
+    language: bool = True,
+    triton_hash: str | None = None,
+    broken: bool = False,
+    llvm_targets: Sequence[str] = (),
+    trailing_newline: bool = False,
+) -> Path:
+    """Write an external plugin into ``dest``. ``name`` must match what Triton will derive for it."""
+    dest = Path(dest)
+    _render_dir(PLUGIN_TEMPLATE, dest, {
+        "NAME": name,
+        "BROKEN": "#error this plugin is broken on purpose (tritonbuild test fixture)" if broken else "",
+    })
+    if name_conf:
+        (dest / "backend" / "name.conf").write_text(name + ("\n" if trailing_newline else ""))
+    if language:
+        (dest / "language" / name).mkdir(parents=True, exist_ok=True)
+        (dest / "language" / name / "__init__.py").write_text(f'PLUGIN = "{name}"\n')
+    if triton_hash:
+        (dest / "triton-hash.txt").write_text(triton_hash + "\n")
+    if llvm_targets:
+        (dest / "backend" / "llvm-targets.txt").write_text(";".join(llvm_targets) + "\n")
+    return dest

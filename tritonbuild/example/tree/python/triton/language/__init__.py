@@ -1,0 +1,1 @@
+"""Language extras of backends are installed as triton.language.extra.<name>."""

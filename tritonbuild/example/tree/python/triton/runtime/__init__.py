@@ -1,0 +1,12 @@
+"""Driver selection: TRITON_DEFAULT_BACKEND names one; otherwise exactly one driver must be active."""
+
+import os
+
+
+def active_backends():
+    from triton.backends import backends
+
+    chosen = os.environ.get("TRITON_DEFAULT_BACKEND")
+    if chosen:
+        return [chosen]
+    return [name for name, b in backends.items() if b.driver.is_active()]

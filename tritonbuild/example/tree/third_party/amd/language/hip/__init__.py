@@ -1,0 +1,1 @@
+WAVE_SIZE = 64

@@ -1,0 +1,1 @@
+WARP_SIZE = 32

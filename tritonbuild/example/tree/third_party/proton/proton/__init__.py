@@ -1,0 +1,3 @@
+"""Proton, installed as triton.profiler."""
+
+PROFILER = "proton"
