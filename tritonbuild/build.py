@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import zipfile
 from collections.abc import Mapping
@@ -180,8 +179,14 @@ def ccache_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int
 def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[str], tracker: Tracker,
                console: Any, label: str) -> int:
     """Run a command, stream its output into the log and the tracker, show a progress bar on a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     log.write(f"$ cd {cwd} && {' '.join(argv)}\n")
     log.flush()
@@ -330,5 +335,10 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
     console.print(t)
 
 
-def python_for(plan: Plan) -> str:
-    return plan.python or sys.executable
+def result_dict(plan: Plan, result: BuildResult) -> dict[str, Any]:
+    return {
+        "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
+        "timings": result.timings, "ccache": result.ccache, "ninja_no_work": result.ninja_no_work,
+        "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
+        "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
+    }

@@ -56,7 +56,7 @@ def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path |
 
     env = dict(os.environ) if env is None else env
     cwd = cwd or Path.cwd()
-    recipe, recipe_origin = recipes.load(kw.get("recipe"), cwd) if kw.get("recipe") else ({}, "recipe")
+    recipe, recipe_origin = recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe") else ({}, "recipe")
     cli_values = {k: kw.get(k) for k in _CLI_SETTINGS}
     s = settings.resolve_settings(cli_values, env, recipe, recipe_origin)
     f = facts.gather(s, env, cwd, kw.get("cache_dir") or recipe.get("cache_dir"), kw.get("python"))
@@ -107,7 +107,8 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     """List the backends that can be built from a source (and plugins)."""
     import json
 
-    from tritonbuild import facts, gitinfo, paths, plugins, report, settings, source as src_mod
+    from tritonbuild import facts, gitinfo, paths, plugins, report, settings
+    from tritonbuild import source as src_mod
 
     env = dict(os.environ)
     s = settings.resolve_settings({"source": source, "ref": ref, "plugin_dirs": plugin_dirs}, env)
@@ -144,7 +145,8 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
 @click.option("--python", "python", help="Python interpreter to check (default: this one).")
 def doctor(python: str | None) -> None:
     """What this host has: cmake, ninja, ccache, compilers, lld, LLVMs, Python headers, RAM/cores/disk."""
-    from tritonbuild import doctor as doc, host, report
+    from tritonbuild import doctor as doc
+    from tritonbuild import host, report
     from tritonbuild.backends import CORE_LLVM_TARGETS, expand_targets
     from tritonbuild.llvm.probe import probe, system_prefixes
 
@@ -160,15 +162,71 @@ def doctor(python: str | None) -> None:
 @plan_options
 @click.option("--out", "-o", help="Output directory for the wheel (default: ./dist).")
 @click.option("--no-smoke-test", is_flag=True, help="Skip importing the wheel before publishing it.")
-def build(out: str | None, no_smoke_test: bool, **kw: Any) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
+def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> None:
     """Build a wheel with the selected backends into ./dist (or --out)."""
-    from tritonbuild import build as build_mod, report
+    import json
+
+    from tritonbuild import build as build_mod
+    from tritonbuild import report
 
     p = make_plan({**kw, "out": out})
-    console = report.console()
+    console = report.console(stderr=as_json)
     report.print_plan(p, console)
     result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
     build_mod.print_summary(p, result, console)
+    if as_json:
+        click.echo(json.dumps(build_mod.result_dict(p, result), indent=2, sort_keys=True))
+
+
+@cli.command()
+@click.argument("dest", type=click.Path(file_okay=False))
+@click.option("--generation", type=click.Choice(["G1", "G2", "G3"]), default="G2", show_default=True)
+@click.option("--plugin", "with_plugin", is_flag=True, help="Also write an external plugin next to it.")
+def example(dest: str, generation: str, with_plugin: bool) -> None:
+    """Write the small Triton-shaped example tree (a real CMake project) into DEST."""
+    from tritonbuild import example as ex
+    from tritonbuild.errors import UserError
+
+    root = Path(dest).resolve()
+    if root.exists() and any(root.iterdir()):
+        raise UserError(f"{root} exists and is not empty; tritonbuild will not write into it. Pick a new directory.")
+    ex.write_tree(root / "triton", generation=generation)
+    click.echo(f"wrote {root / 'triton'}")
+    if with_plugin:
+        ex.write_plugin(root / "triton-shared", "triton_shared")
+        click.echo(f"wrote {root / 'triton-shared'} (plugin 'triton_shared')")
+
+
+@cli.command()
+@click.option("--out", "-o", default="dist", show_default=True, help="Where to put the example wheel.")
+@click.option("--cache-dir", help="Cache root.")
+@click.option("--llvm", help="LLVM prefix (default: auto).")
+def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
+    """Build the bundled example tree (nvidia;amd;spirv + a plugin) into a wheel and import it.
+
+    Needs no network and no Triton checkout: a check that this host can build Triton wheels before a
+    one-hour real build.
+    """
+    import shutil
+
+    from tritonbuild import build as build_mod
+    from tritonbuild import example as ex
+    from tritonbuild import paths, report
+
+    env = dict(os.environ)
+    root = paths.cache_root(env, cache_dir) / "selftest" / __version__
+    shutil.rmtree(root, ignore_errors=True)
+    tree = ex.write_tree(root / "triton")
+    plugin = ex.write_plugin(root / "triton-shared", "triton_shared")
+    p = make_plan({"source": str(tree), "backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin),),
+                   "llvm": llvm, "cache_dir": cache_dir, "out": out})
+    console = report.console()
+    report.print_plan(p, console)
+    result = build_mod.build_wheel(p, console)
+    build_mod.print_summary(p, result, console)
+    console.print("[green bold]self-test passed:[/green bold] this host builds and imports a multi-backend "
+                  "Triton-shaped wheel. Next: tritonbuild plan --source PATH-OR-URL --backends 'nvidia;amd'")
 
 
 def main(argv: list[str] | None = None) -> None:

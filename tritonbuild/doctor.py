@@ -48,7 +48,8 @@ def rows(host: HostFacts, llvms: list[LLVMInstall], core_targets: tuple[str, ...
     has_headers = bool(include) and (Path(include or "") / "Python.h").is_file()
     out.append(("Python", "ok" if has_headers else "missing",
                 f"{host.python} {host.python_version}; headers: {include if has_headers else 'not found'}"))
-    out.append(("pybind11", "ok" if host.pybind11_cmake_dir else "missing", host.pybind11_cmake_dir or "pip install pybind11"))
+    pybind = host.pybind11_cmake_dir
+    out.append(("pybind11", "ok" if pybind else "missing", pybind or "pip install pybind11"))
     json_ok = Path("/usr/include/nlohmann/json.hpp").is_file()
     out.append(("nlohmann/json", "ok" if json_ok else "warn", "/usr/include/nlohmann" if json_ok else
                 "not found (Debian: nlohmann-json3-dev); needed by proton"))

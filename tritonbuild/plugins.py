@@ -9,6 +9,7 @@ needs beyond Triton's core may be listed in ``backend/llvm-targets.txt`` (``;``/
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import re
 from collections.abc import Mapping, Sequence
@@ -144,7 +145,5 @@ def resolve_plugins(
                 f"(its triton-hash.txt) but the source is at {source_commit[:12] if source_commit else '?'}: "
                 "it may not compile against this source"
             )
-        plugins.append(
-            Plugin(**{**plugin.__dict__, "git": git, "pin_matches_source": matches})  # type: ignore[arg-type]
-        )
+        plugins.append(dataclasses.replace(plugin, git=git, pin_matches_source=matches))
     return tuple(plugins), notes, warnings

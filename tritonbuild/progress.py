@@ -59,7 +59,7 @@ class Tracker:
         elif self.phase in ("compile", "link") and ("Install" in line or "-- Installing" in line
                                                      or "*** Installing" in line):
             self._enter("install")
-        elif "*** Making wheel" in line or "Created " in line and line.endswith(".whl"):
+        elif "*** Making wheel" in line or ("Created " in line and line.endswith(".whl")):
             self._enter("package")
         elif self.phase == "configure" and ("*** Building project" in line or "ninja: no work to do" in line):
             self._enter("compile")

@@ -215,7 +215,9 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
     backends = find_in_tree_backends(root)
     names = tuple(b.name for b in backends)
     default = tuple(n for n in (parse_setup_backends(setup_text) or names) if n in names)
-    required = tuple(n for n in names if n in parse_backend_includes(_core_texts(root)))
+    included = parse_backend_includes(_core_texts(root))
+    order = [*default, *names]  # report required backends in the source's own default order
+    required = tuple(sorted((n for n in names if n in included), key=order.index))
     limit = parse_tuple_limit(_read(root / "python" / "src" / "main.cc"))
     return SourceInfo(
         root=str(root),

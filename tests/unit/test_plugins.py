@@ -40,7 +40,7 @@ def test_derive_rule() -> None:
 def test_invalid_name_in_name_conf(plugin, tmp_path: Path) -> None:
     p = plugin("bad", "bad")
     (p / "backend" / "name.conf").write_text("not-valid\n")
-    with pytest.raises(UserError, match="'not-valid'.*not a C and Python identifier"):
+    with pytest.raises(UserError, match=r"'not-valid'.*not a C and Python identifier"):
         resolve([p], tmp_path)
 
 

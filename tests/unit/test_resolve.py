@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
@@ -27,9 +27,11 @@ HOST = HostFacts(
 
 
 def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
-    base = dict(prefix=prefix, runs=True, version="22.1.8", targets_built=ALL_TARGETS, has_mlir=True,
-                has_lld=True, mlir_tblgen_runs=True, has_filecheck=True, link_dylib=True, revision=None,
-                found_by="/usr/lib/llvm-*")
+    base: dict[str, object] = {
+        "prefix": prefix, "runs": True, "version": "22.1.8", "targets_built": ALL_TARGETS, "has_mlir": True,
+        "has_lld": True, "mlir_tblgen_runs": True, "has_filecheck": True, "link_dylib": True, "revision": None,
+        "found_by": "/usr/lib/llvm-*",
+    }
     base.update(kw)
     return LLVMInstall(**base)  # type: ignore[arg-type]
 
@@ -119,7 +121,7 @@ def test_second_system_llvm_is_used_when_first_lacks_mlir(tree) -> None:
 def test_explicit_broken_llvm_is_an_error(tree) -> None:
     broken = llvm("/opt/llvm", runs=False, error="llvm-config does not run: GLIBCXX_3.4.32 not found",
                   found_by="env LLVM_SYSPATH")
-    with pytest.raises(UserError, match="GLIBCXX_3.4.32"):
+    with pytest.raises(UserError, match=r"GLIBCXX_3\.4\.32"):
         plan_for(tree(), env={"LLVM_SYSPATH": "/opt/llvm"}, explicit=broken)
 
 

@@ -206,8 +206,8 @@ def write_tree(
     else:
         (dest / "setup.py").write_text(setup)
         (dest / "pyproject.toml").write_text(
-            '[build-system]\nrequires = ["setuptools>=40.8.0", "cmake>=3.20,<4.0", "ninja>=1.11.1", "pybind11>=2.13.1"]\n'
-            'build-backend = "setuptools.build_meta"\n')
+            '[build-system]\nrequires = ["setuptools>=40.8.0", "cmake>=3.20,<4.0", "ninja>=1.11.1", '
+            '"pybind11>=2.13.1"]\nbuild-backend = "setuptools.build_meta"\n')
         (dest / "python" / "build_helpers.py").write_text(_BUILD_HELPERS)
     if generation == "G3":
         (dest / "cmake" / "llvm-hash.txt").unlink()

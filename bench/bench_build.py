@@ -1,0 +1,49 @@
+"""Wheel build times on the example tree: cold, no-op, warm-ccache clean, and raw ninja's no-op floor.
+
+    python bench/bench_build.py
+
+Prints seconds and ratios (no-op rebuild / raw ninja no-op, warm clean / cold). Not a test: figures.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import best_of, table, tritonbuild
+from tritonbuild import example
+
+
+def main() -> None:
+    base = Path(tempfile.mkdtemp(prefix="tb-bench-"))
+    try:
+        tree = example.write_tree(base / "src" / "triton")
+        plugin = example.write_plugin(base / "src" / "triton-shared", "triton_shared")
+        env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1"}
+        args = ["build", "--json", "--source", str(tree), "--backends", "nvidia;amd;spirv", "--plugin-dir",
+                str(plugin), "--out", str(base / "dist")]
+        cold, first = tritonbuild(*args, "--cache-dir", str(base / "a"), cwd=base, env=env)
+        noop, _ = tritonbuild(*args, "--cache-dir", str(base / "a"), cwd=base, env=env)
+        ninja = shutil.which("ninja") or "ninja"
+        floor = best_of(3, [ninja, "-C", f"{first['build_dir']}/cmake", "triton"], cwd=base)
+        warm, fresh = tritonbuild(*args, "--cache-dir", str(base / "b"), cwd=base, env=env)
+        hits, misses = fresh["ccache"].get("hits", 0), fresh["ccache"].get("misses", 0)
+        table([
+            ("cold build (empty ccache)", f"{cold:7.2f} s"),
+            ("no-op rebuild (same plan)", f"{noop:7.2f} s"),
+            ("raw ninja no-op (floor)", f"{floor:7.2f} s"),
+            ("warm-ccache clean build", f"{warm:7.2f} s   ccache {hits} hits / {misses} misses"),
+            ("no-op / raw ninja no-op", f"{noop / floor:7.1f} x"),
+            ("no-op overhead over ninja", f"{noop - floor:7.2f} s"),
+            ("warm clean / cold", f"{warm / cold:7.2f}"),
+        ])
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""Helpers shared by the benchmarks: run tritonbuild as a user would and time it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def timed(argv: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                          check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return elapsed, proc.stdout
+
+
+def tritonbuild(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, Any]:
+    elapsed, out = timed([sys.executable, "-m", "tritonbuild", *args], cwd=cwd, env=env)
+    try:
+        return elapsed, json.loads(out)
+    except json.JSONDecodeError:
+        return elapsed, out
+
+
+def best_of(n: int, argv: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> float:
+    return min(timed(argv, cwd=cwd, env=env)[0] for _ in range(n))
+
+
+def table(rows: list[tuple[str, str]]) -> None:
+    width = max(len(r[0]) for r in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LLVM = Path("/usr/lib/llvm-22")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    missing = [p for p in (LLVM / "bin/llvm-config", LLVM / "lib/cmake/mlir/MLIRConfig.cmake") if not p.exists()]
+    if missing and not os.environ.get("TRITONBUILD_SKIP_LLVM_CHECK"):
+        raise pytest.UsageError(
+            f"integration tests build against Debian's LLVM 22 but {missing[0]} is missing: run .ci/run's apt "
+            "step (llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev) or run only tests/unit"
+        )
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, check: bool = True,
+            timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    proc = subprocess.run([sys.executable, "-m", "tritonbuild", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"tritonbuild {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def plan_json(*args: str, cwd: Path, env: dict[str, str] | None = None) -> dict:
+    return json.loads(run_cli("plan", "--json", *args, cwd=cwd, env=env).stdout)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "cache"

@@ -1,0 +1,145 @@
+"""Issue 3 acceptance: real wheels from the example tree with real cmake, ninja, gcc, ccache and LLVM 22."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import plan_json, run_cli
+from tritonbuild import example
+
+BACKENDS = "nvidia;amd;spirv"
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("build")
+    tree = example.write_tree(base / "src" / "triton")
+    plug = example.write_plugin(base / "src" / "triton-dash-plugin", "triton_dash_plugin", name_conf=False)
+    env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1"}
+    args = ["--source", str(tree), "--backends", BACKENDS, "--plugin-dir", str(plug)]
+    return {"base": base, "tree": tree, "plugin": plug, "env": env, "args": args}
+
+
+def build(work: dict, *extra: str, cache: str = "cacheA", out: str = "dist", check: bool = True):
+    proc = run_cli("build", "--json", *work["args"], "--cache-dir", str(work["base"] / cache),
+                   "--out", str(work["base"] / out), *extra, cwd=work["base"], env=work["env"], check=check)
+    return proc, (json.loads(proc.stdout) if proc.returncode == 0 else None)
+
+
+@pytest.fixture(scope="module")
+def first(work: dict) -> dict:
+    return build(work)[1]
+
+
+def record(wheel: str) -> dict[str, str]:
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))
+        rows = csv.reader(io.StringIO(zf.read(name).decode()))
+        return {r[0]: r[1] for r in rows if r and not r[0].endswith("RECORD")}
+
+
+def test_wheel_layout(first: dict) -> None:
+    files = set(record(first["wheel"]))
+    for name in ("nvidia", "amd", "spirv", "triton_dash_plugin"):
+        assert f"triton/backends/{name}/compiler.py" in files
+        assert f"triton/backends/{name}/driver.py" in files
+    assert "triton/backends/cpu/compiler.py" not in files
+    assert {"triton/_C/libtriton.so", "triton/FileCheck", "triton/_build_info.json",
+            "triton/language/extra/cuda/__init__.py", "triton/language/extra/hip/__init__.py",
+            "triton/language/extra/triton_dash_plugin/__init__.py", "triton/tools/extra/spirvdis/__init__.py",
+            "triton/profiler/__init__.py", "triton/profiler/hooks/__init__.py"} <= files
+    assert first["backends_tuple"] == ["nvidia", "amd", "spirv", "proton", "triton_dash_plugin"]
+
+
+def test_wheel_installs_and_imports_in_a_fresh_venv(work: dict, first: dict, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--no-deps", first["wheel"]], check=True)
+    code = """
+import json, importlib.metadata as md, triton
+from triton.backends import backends
+from triton._C import libtriton
+eps = sorted(ep.name for ep in md.entry_points(group="triton.backends"))
+subs = sorted(n for n in dir(libtriton) if not n.startswith("_"))
+info = {n: b.compiler(None).native_info() for n, b in backends.items()}
+print(json.dumps({"file": triton.__file__, "eps": eps, "subs": subs, "info": info,
+                  "core": libtriton.ir.core_value(), "dialects": libtriton.ir.available_dialects()}))
+"""
+    out = subprocess.run([py, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    data = json.loads(out.stdout)
+    assert data["file"].startswith(str(venv))
+    assert data["eps"] == ["amd", "nvidia", "spirv", "triton_dash_plugin"]
+    assert data["subs"] == ["amd", "ir", "nvidia", "proton", "spirv", "triton_dash_plugin"]
+    assert data["info"]["nvidia"] == "NVIDIA PTX 64-bit"
+    assert data["info"]["amd"] == "AMD GCN GPUs"
+    assert "SPIR-V" in data["info"]["spirv"]
+    assert data["info"]["triton_dash_plugin"] == "triton_dash_plugin:1"
+    assert data["core"] == 42 and data["dialects"] >= 1
+
+
+def test_provenance_matches_the_plan(work: dict, first: dict) -> None:
+    plan = plan_json(*work["args"], "--cache-dir", str(work["base"] / "cacheA"), cwd=work["base"],
+                     env=work["env"])
+    with zipfile.ZipFile(first["wheel"]) as zf:
+        info = json.loads(zf.read("triton/_build_info.json"))
+    assert info["plan_key"] == plan["key"] == first["plan_key"]
+    assert [b["name"] for b in info["backends"]] == [b["name"] for b in plan["backends"]]
+    assert [b["origin"] for b in info["backends"]] == ["in-tree", "in-tree", "in-tree", "plugin"]
+    assert info["llvm"]["prefix"] == plan["llvm"]["prefix"] and info["llvm"]["shared_libllvm"] is True
+    assert info["toolchain"]["compiler"].startswith("g++")
+
+
+def test_compile_commands_are_linked_into_source_and_plugin(work: dict, first: dict) -> None:
+    for root in (work["tree"], work["plugin"]):
+        link = root / "compile_commands.json"
+        assert link.is_symlink()
+        entries = json.loads(link.read_text())
+    files = {e["file"] for e in entries}
+    assert any("triton-dash-plugin/lib/Plugin.cpp" in f for f in files)
+
+
+def test_same_plan_again_is_a_noop_with_an_equivalent_wheel(work: dict, first: dict) -> None:
+    _, again = build(work)
+    assert again["ninja_no_work"] is True
+    assert again["build_dir"] == first["build_dir"]
+    assert record(again["wheel"]) == record(first["wheel"])
+
+
+def test_fresh_build_dir_with_warm_ccache_hits(work: dict, first: dict) -> None:
+    _, fresh = build(work, cache="cacheB", out="distB")
+    assert fresh["build_dir"] != first["build_dir"]
+    hits, misses = fresh["ccache"]["hits"], fresh["ccache"]["misses"]
+    assert hits + misses > 0 and hits / (hits + misses) >= 0.9, fresh["ccache"]
+
+
+def test_cpu_selection_has_exactly_the_request_plus_required(work: dict, first: dict) -> None:
+    proc = run_cli("build", "--json", "--source", str(work["tree"]), "--backends", "cpu", "--cache-dir",
+                   str(work["base"] / "cacheA"), "--out", str(work["base"] / "dist-cpu"), cwd=work["base"],
+                   env=work["env"])
+    result = json.loads(proc.stdout)
+    assert result["backends"] == ["cpu", "nvidia", "amd"]
+    assert "added back nvidia, amd" in proc.stderr.replace("\n", " ")
+    dirs = {p.split("/")[2] for p in record(result["wheel"]) if p.startswith("triton/backends/") and p.count("/") > 2}
+    assert dirs == {"cpu", "nvidia", "amd"}
+
+
+def test_compile_error_in_a_plugin_fails_cleanly(work: dict, tmp_path: Path) -> None:
+    broken = example.write_plugin(tmp_path / "broken-plugin", "broken", broken=True)
+    out = work["base"] / "dist-broken"
+    proc = run_cli("build", "--source", str(work["tree"]), "--plugin-dir", str(broken), "--cache-dir",
+                   str(work["base"] / "cacheA"), "--out", str(out), cwd=work["base"], env=work["env"],
+                   check=False)
+    assert proc.returncode == 1, proc.stderr
+    err = proc.stderr.replace("\n", " ")
+    assert "this plugin is broken on purpose" in err
+    assert "full log:" in err and "build.log" in err
+    assert not out.exists() or not any(out.iterdir())

@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import plan_json, run_cli
+
+
+def snapshot(root: Path) -> dict[str, float]:
+    return {str(p): p.stat().st_mtime for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize("gen", ["G1", "G2", "G3"])
+def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) -> None:
+    root = tree(generation=gen)
+    plug = plugin("triton-shared", "triton_shared")
+    before = snapshot(tmp_path)
+    data = plan_json("--source", str(root), "--backends", "nvidia;amd", "--plugin-dir", "triton-shared",
+                     "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path)
+    assert snapshot(tmp_path) == before, "plan must not change anything on disk"
+    assert data["schema"] == 1
+    assert data["source"]["generation"] == gen
+    assert data["source"]["tuple_limit"] == (4 if gen == "G1" else 5)
+    names = [b["name"] for b in data["backends"]]
+    assert names == ["nvidia", "amd", "triton_shared"]
+    assert data["backends"][2] | {"path": str(plug)} == data["backends"][2]
+    assert data["backends"][2]["origin"] == "plugin"
+    expected_tuple = ["nvidia", "amd", "triton_shared"] if gen == "G1" else ["nvidia", "amd", "proton",
+                                                                            "triton_shared"]
+    assert data["backends_tuple"] == expected_tuple
+    assert data["llvm"]["prefix"] == "/usr/lib/llvm-22"
+    assert data["llvm"]["pin_file"].endswith("llvm-info.json" if gen == "G3" else "llvm-hash.txt")
+    assert data["cmake"]["build_dir"].startswith(str(tmp_path / "cache" / "build"))
+    assert data["key"] == Path(data["cmake"]["build_dir"]).name
+    assert data["settings"]["plugin_dirs"]["origin"] == "cli --plugin-dir"
+
+
+def test_plan_env_variables_and_settings_origins(tree, tmp_path: Path) -> None:
+    root = tree()
+    env = {"TRITON_CODEGEN_BACKENDS": "cpu", "MAX_JOBS": "1", "TRITON_BUILD_WITH_CCACHE": "0",
+           "LLVM_SYSPATH": "/usr/lib/llvm-22", "TRITON_APPEND_CMAKE_ARGS": "-DFOO=1"}
+    data = plan_json("--source", str(root), "--cache-dir", str(tmp_path / "c"), cwd=tmp_path, env=env)
+    assert [b["name"] for b in data["backends"]] == ["cpu", "nvidia", "amd"]
+    assert any("added back nvidia, amd" in n for n in data["notes"])
+    assert data["toolchain"]["jobs"] == 1 and data["toolchain"]["ccache"] is None
+    assert data["llvm"]["strategy"] == "prefix" and data["llvm"]["found_by"] == "env LLVM_SYSPATH"
+    assert data["cmake"]["extra_args"] == ["-DFOO=1"]
+    assert data["settings"]["jobs"]["origin"] == "env MAX_JOBS"
+
+
+def test_plan_text_output(tree, tmp_path: Path) -> None:
+    out = run_cli("plan", "--source", str(tree()), "--settings", "--cache-dir", str(tmp_path / "c"),
+                  cwd=tmp_path).stdout
+    assert "nvidia, amd, proton" in out and "settings" in out and "not the pinned commit" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "fragment"),
+    [
+        (["--backends", "nvidai"], {}, "Did you mean 'nvidia'?"),
+        (["--backends", "cpu", "--strict"], {}, "--strict is set"),
+        (["--plugin-dir", "nope"], {}, "does not exist"),
+        ([], {"MAX_JOBS": "lots"}, "MAX_JOBS='lots'"),
+        (["--llvm", "/nonexistent/llvm"], {}, "cannot build this plan"),
+        (["--recipe", "nightlyy"], {}, "no recipe named 'nightlyy'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_paragraph(tree, tmp_path: Path, args: list[str], env: dict[str, str],
+                                               fragment: str) -> None:
+    root = tree()
+    proc = run_cli("plan", "--source", str(root), *args, cwd=tmp_path, env=env, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert fragment in proc.stderr.replace("\n", " ")
+    assert "Traceback" not in proc.stderr
+
+
+def test_no_source_outside_a_tree(tmp_path: Path) -> None:
+    proc = run_cli("plan", cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "is not a Triton source tree" in proc.stderr.replace("\n", " ")
+
+
+def test_current_directory_is_used_when_it_is_a_tree(tree) -> None:
+    root = tree()
+    data = plan_json("--cache-dir", str(root.parent / "c"), cwd=root)
+    assert data["source"]["root"] == str(root)
+
+
+def test_source_from_git_url_is_cloned_once_and_reused(tree, tmp_path: Path) -> None:
+    import subprocess
+
+    root = tree("upstream")
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=root, check=True)
+    subprocess.run([*git, "tag", "v1"], cwd=root, check=True)
+    url = f"file://{root}"
+    cache = tmp_path / "cache"
+    data = plan_json("--source", url, "--ref", "v1", "--cache-dir", str(cache), cwd=tmp_path)
+    clone = Path(data["source"]["root"])
+    assert clone.parent == cache / "sources" and data["source"]["commit"] is not None
+    marker = clone / ".git" / "tritonbuild-marker"
+    marker.write_text("same clone")
+    again = plan_json("--source", url, "--ref", "v1", "--cache-dir", str(cache), cwd=tmp_path)
+    assert again["source"]["root"] == str(clone) and marker.exists()
+
+
+def test_backends_command(tree, plugin, tmp_path: Path) -> None:
+    root = tree()
+    plugin("x")
+    data = json.loads(run_cli("backends", "--source", str(root), "--plugin-dir", "x", "--json",
+                              cwd=tmp_path).stdout)
+    rows = {b["name"]: b for b in data["backends"]}
+    assert set(rows) == {"amd", "cpu", "nvidia", "spirv", "x"}
+    assert "required" in rows["nvidia"]["flags"] and "default" in rows["amd"]["flags"]
+    assert rows["x"]["origin"] == "plugin"
+    assert data["proton_in_tuple"] == "always"
+
+
+def test_doctor(tmp_path: Path) -> None:
+    out = run_cli("doctor", cwd=tmp_path).stdout
+    assert "/usr/lib/llvm-22" in out and "cmake" in out and "cores" in out
+
+
+def test_help_is_fast_to_import() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, tritonbuild.cli; print(sorted(m for m in ('rich', 'git') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ})
+    assert out.stdout.strip() == "[]", "rich and gitpython must be imported lazily"
