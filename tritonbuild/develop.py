@@ -1,0 +1,173 @@
+"""``develop``: incremental build in the plan's build dir and an editable install (edge).
+
+Configure runs only when the configuration recorded in ``<build dir>/dev/.tritonbuild-configure.json``
+differs from the plan's (a change of a cached setting gives a *clean* reconfigure, never a mixed build);
+then Ninja builds the ``triton`` target; then the editable files are rewritten only if their content changed.
+A no-op ``develop`` therefore costs tritonbuild's start-up plus Ninja's own no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tritonbuild import editable
+from tritonbuild.build import build_env, link_compile_commands, lock, run_logged, write_shims
+from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
+from tritonbuild.plan import VOLATILE_DEFINES, Plan
+from tritonbuild.progress import Tracker
+
+STAMP = ".tritonbuild-configure.json"
+
+
+@dataclass
+class DevelopResult:
+    configured: str  # "no", "yes", "clean"
+    ninja_no_work: bool
+    installed: bool  # whether any editable file was (re)written
+    site: str
+    seconds: float
+    log: Path
+
+
+def dev_dir(plan: Plan) -> Path:
+    return Path(plan.cmake.build_dir) / "dev"
+
+
+def lib_dir(plan: Plan) -> Path:
+    """Where Ninja links libtriton.so (the injected CMake's default CMAKE_LIBRARY_OUTPUT_DIRECTORY)."""
+    return dev_dir(plan) / "tritonbuild-stage" / "triton" / "_C"
+
+
+def ninja_program() -> str:
+    found = shutil.which("ninja")
+    if not found:
+        raise EnvironmentProblem("couldn't find ninja in PATH; install it (pip install ninja, or ninja-build).")
+    return found
+
+
+def configure_argv(plan: Plan, ninja: str) -> list[str]:
+    argv = ["cmake", "-S", plan.cmake.source_dir, "-B", str(dev_dir(plan)), "-G", plan.cmake.generator,
+            f"-DCMAKE_BUILD_TYPE={plan.toolchain.build_type}", f"-DCMAKE_MAKE_PROGRAM={ninja}",
+            f"-DPython3_EXECUTABLE={plan.python}"]
+    return argv + [f"-D{k}={v}" for k, v in plan.cmake.defines] + list(plan.cmake.extra_args)
+
+
+def _stable(argv: list[str]) -> list[str]:
+    return [a for a in argv if not any(a.startswith(f"-D{v}=") for v in VOLATILE_DEFINES)]
+
+
+def configure_action(build: Path, argv: list[str]) -> str:
+    """"no" when the build dir is configured with exactly ``argv``, "yes" to (re)configure, "clean" to
+    wipe the CMake cache first because a cached setting changed."""
+    stamp = build / STAMP
+    if not (build / "CMakeCache.txt").is_file() or not (build / "build.ninja").is_file():
+        return "yes"
+    try:
+        recorded = json.loads(stamp.read_text())["argv"]
+    except (OSError, ValueError, KeyError):
+        return "clean"
+    if recorded == argv:
+        return "no"
+    return "yes" if _stable(recorded) == _stable(argv) else "clean"
+
+
+def site_packages(python: str) -> str:
+    # A venv's python is a symlink to the base interpreter: compare the paths as given, not resolved.
+    if os.path.abspath(python) == os.path.abspath(sys.executable):  # noqa: PTH100 (resolve() follows the link)
+        return sysconfig.get_paths()["purelib"]
+    out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True, timeout=60)
+    return out.stdout.strip()
+
+
+def _write(path: Path, text: str) -> bool:
+    if path.is_file() and path.read_text() == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return True
+
+
+def install_editable(plan: Plan, site: Path) -> bool:
+    """Write the finder, the .pth and the dist-info; return whether anything changed."""
+    name = plan.wheel.name.replace("-", "_").lower()
+    ours = editable.dist_info_name(plan)
+    for other in site.glob("*.dist-info"):
+        if other.name.split("-")[0].lower() != name or other.name == ours:
+            continue
+        installer = other / "INSTALLER"
+        if installer.is_file() and installer.read_text().strip() == "tritonbuild":
+            shutil.rmtree(other)  # our own editable install of another version
+        else:
+            by = installer.read_text().strip() if installer.is_file() else "another tool"
+            raise UserError(
+                f"{site} already has {other.name} installed by {by}; it would shadow the editable build. Remove "
+                f"it first ({plan.python} -m pip uninstall {plan.wheel.name})."
+            )
+    changed = _write(site / f"{editable.FINDER_MODULE}.py", editable.finder_module(plan, str(lib_dir(plan))))
+    changed |= _write(site / editable.PTH_NAME, editable.pth_file())
+    files = editable.dist_info_files(plan)
+    record = "".join(f"{ours}/{n},,\n" for n in sorted(files)) + f"{ours}/RECORD,,\n"
+    record += f"{editable.FINDER_MODULE}.py,,\n{editable.PTH_NAME},,\n"
+    for fname, text in {**files, "RECORD": record}.items():
+        changed |= _write(site / ours / fname, text)
+    return changed
+
+
+def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -> DevelopResult:
+    env = dict(os.environ) if env is None else dict(env)
+    if plan.llvm.problem:
+        raise UserError(plan.llvm.problem)
+    started = time.monotonic()
+    lk = lock(plan)
+    try:
+        build = dev_dir(plan)
+        build.mkdir(parents=True, exist_ok=True)
+        _write(Path(plan.cmake.build_dir) / "plan.json", plan.to_json() + "\n")  # for status and clean
+        ninja = ninja_program()
+        argv = configure_argv(plan, ninja)
+        action = configure_action(build, argv)
+        log_path = build / "develop.log"
+        tracker = Tracker()
+        run_env = build_env(plan, env)
+        with open(log_path, "w") as log:
+            if action != "no":
+                write_shims(plan)
+                if action == "clean":
+                    console.print("[yellow]note:[/yellow] the build dir was configured differently; "
+                                  "reconfiguring from a clean CMake cache")
+                    (build / "CMakeCache.txt").unlink(missing_ok=True)
+                    shutil.rmtree(build / "CMakeFiles", ignore_errors=True)
+                (build / STAMP).unlink(missing_ok=True)
+                rc = run_logged(argv, cwd=build, env=run_env, log=log, tracker=tracker, console=console,
+                                label="configure")
+                if rc != 0:
+                    raise BuildFailed(f"CMake configure failed (exit code {rc}).", log_path=str(log_path),
+                                      tail=tracker.failure_tail())
+                (build / STAMP).write_text(json.dumps({"argv": argv, "key": plan.key}, indent=1))
+            rc = run_logged([ninja, "-C", str(build), f"-j{plan.toolchain.jobs}", *plan.cmake.build_targets],
+                            cwd=build, env=run_env, log=log, tracker=tracker, console=console, label="build")
+            if rc != 0:
+                raise BuildFailed(f"The build failed (exit code {rc}); the build dir {build} is kept for the next "
+                                  "run.", log_path=str(log_path), tail=tracker.failure_tail())
+        site = Path(site_packages(plan.python))
+        installed = install_editable(plan, site)
+        db = build / "compile_commands.json"
+        for note in link_compile_commands(plan, db):
+            console.print(f"[cyan]note:[/cyan] {note}")
+        return DevelopResult(configured=action, ninja_no_work=tracker.ninja_no_work, installed=installed,
+                             site=str(site), seconds=round(time.monotonic() - started, 3), log=log_path)
+    finally:
+        lk.release()
