@@ -26,7 +26,12 @@ def plan_options(func: F) -> F:
         click.option("--ref", help="git ref to check out when --source is a URL."),
         click.option("--backends", "-b", help="In-tree backends: 'nvidia;amd', 'nvidia,amd' or 'all'."),
         click.option("--plugin-dir", "plugin_dirs", multiple=True, help="External plugin directory (repeatable)."),
-        click.option("--llvm", help="LLVM: auto, system, or a prefix path (env: LLVM_SYSPATH)."),
+        click.option("--llvm", help="LLVM: auto, system, download, source, or a prefix path (env: LLVM_SYSPATH)."),
+        click.option("--llvm-mirror", help="Base URL of prebuilt LLVM archives."),
+        click.option("--allow-unpinned", is_flag=True, default=None,
+                     help="Accept an LLVM archive without a pinned sha256."),
+        click.option("--llvm-src", help="llvm-project URL or local clone for --llvm source."),
+        click.option("--llvm-assertions", is_flag=True, default=None, help="Build LLVM from source with assertions."),
         click.option("--clang/--no-clang", default=None, help="Build with clang and lld."),
         click.option("--ccache/--no-ccache", default=None, help="Use ccache (default: when found)."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs."),
@@ -48,8 +53,9 @@ def plan_options(func: F) -> F:
     return func
 
 
-_CLI_SETTINGS = ("source", "ref", "backends", "plugin_dirs", "llvm", "clang", "ccache", "jobs", "link_jobs",
-                 "build_type", "proton", "offline", "cmake_args", "strict", "wheel_name", "version_suffix")
+_CLI_SETTINGS = ("source", "ref", "backends", "plugin_dirs", "llvm", "llvm_mirror", "allow_unpinned", "llvm_src",
+                 "llvm_assertions", "clang", "ccache", "jobs", "link_jobs", "build_type", "proton", "offline",
+                 "cmake_args", "strict", "wheel_name", "version_suffix")
 
 
 def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
@@ -69,6 +75,23 @@ def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path |
 
         plan = replace(plan, wheel=replace(plan.wheel, out_dir=str((cwd / out_dir).resolve())))
     return plan
+
+
+def provisioned_plan(kw: dict[str, Any], console: Any) -> Any:
+    """The plan, with its LLVM made available first. If an ``auto`` download fails on the network, say so and
+    fall back to the system LLVM (a new plan: a different LLVM is a different build dir)."""
+    from tritonbuild.llvm import provision
+    from tritonbuild.llvm.download import NetworkError
+
+    p = make_plan(kw)
+    try:
+        provision.ensure(p, console, dict(os.environ))
+    except NetworkError as exc:
+        if p.settings["llvm"]["value"] != "auto":
+            raise
+        console.print(f"[yellow]warning:[/yellow] {exc} Falling back to a system LLVM (not the pinned commit).")
+        p = make_plan({**kw, "llvm": "system"})
+    return p
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -172,8 +195,8 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> Non
     from tritonbuild import build as build_mod
     from tritonbuild import report
 
-    p = make_plan({**kw, "out": out})
     console = report.console(stderr=as_json)
+    p = provisioned_plan({**kw, "out": out}, console)
     report.print_plan(p, console)
     result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
     build_mod.print_summary(p, result, console)
@@ -221,8 +244,9 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
     shutil.rmtree(root, ignore_errors=True)
     tree = ex.write_tree(root / "triton")
     plugin = ex.write_plugin(root / "triton-shared", "triton_shared")
+    # the host's own LLVM unless told otherwise: a self-test should not start a large download
     p = make_plan({"source": str(tree), "backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin),),
-                   "llvm": llvm, "cache_dir": cache_dir, "out": out})
+                   "llvm": llvm or "system", "cache_dir": cache_dir, "out": out})
     console = report.console()
     report.print_plan(p, console)
     result = build_mod.build_wheel(p, console)
@@ -242,8 +266,8 @@ def develop(**kw: Any) -> None:
     from tritonbuild import develop as dev
     from tritonbuild import report
 
-    p = make_plan(kw)
     console = report.console()
+    p = provisioned_plan(kw, console)
     for w in p.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     r = dev.develop(p, console)
@@ -328,6 +352,8 @@ def status(cache_dir: str | None, as_json: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import tritonbuild.llvm_cli  # noqa: F401  (registers the `llvm` command group)
+
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tritonbuild import gitinfo, host, paths
 from tritonbuild.errors import UserError
+from tritonbuild.llvm import cache as llvm_cache
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.plugins import absolute
 from tritonbuild.resolve import Facts
@@ -44,6 +45,11 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     if llvm_choice not in ("auto", "system", "download", "source"):
         explicit = probe(absolute(llvm_choice, cwd), found_by=s["llvm"].origin)
     system = () if explicit else tuple(probe(Path(p), found_by=how) for p, how in system_prefixes())
+    cached = tuple(
+        probe(entry, found_by="tritonbuild cache")
+        for entry in llvm_cache.entries(cache)
+        if llvm_cache.read_marker(entry).get("llvm_hash") == source.pin.llvm_hash
+    ) if not explicit else ()
     plugin_git = {}
     for raw in s["plugin_dirs"].value:
         path = absolute(raw, cwd)
@@ -54,6 +60,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         host=host.gather(python),
         llvm_explicit=explicit,
         llvm_system=system,
+        llvm_cached=cached,
         plugin_git=plugin_git,
         cwd=str(cwd),
         cmake_dir=str(paths.cmake_dir()),

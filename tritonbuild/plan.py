@@ -60,7 +60,7 @@ class LLVMPlan:
     host_suffix: str | None
     archive: str | None
     required_targets: tuple[str, ...]
-    strategy: str  # "prefix" or "system" (what was asked: "auto" resolves to one of them), "none"
+    strategy: str  # "prefix", "cached", "download", "source", "system" or "none" (auto picks one)
     found_by: str | None
     prefix: str | None
     version: str | None

@@ -50,6 +50,7 @@ class Facts:
     cmake_dir: str  # tritonbuild's injected CMake code
     cache_root: str
     json_prefix: str | None = None
+    llvm_cached: tuple[LLVMInstall, ...] = ()  # probed cache entries at the pinned commit
 
 
 def shim_dir(cache_root: str, name: str, path: str) -> str:
@@ -144,16 +145,39 @@ def _cupti_include(s: Mapping[str, Resolved], src: SourceInfo) -> str | None:
     return str(default) if (default / "cupti.h").is_file() else None
 
 
+def _download_blocker(
+    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], suffix: str | None
+) -> str | None:
+    """Why the prebuilt download cannot supply this plan's LLVM, or None when it can."""
+    from tritonbuild.llvm.download import PREBUILT_TARGETS
+
+    pin = facts.source.pin
+    if s["offline"].value:
+        return "offline (TRITON_OFFLINE_BUILD/--offline)"
+    if not suffix:
+        return "no prebuilt LLVM for this platform"
+    extra = [t for t in targets if t not in PREBUILT_TARGETS]
+    if extra:
+        return f"prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets; this plan also needs {', '.join(extra)}"
+    if suffix not in pin.sha256 and not s["allow_unpinned"].value:
+        return (f"the pin ({Path(pin.path).name}) has no sha256 for {suffix}, so a download cannot be verified "
+                "(--allow-unpinned accepts it)")
+    return None
+
+
 def resolve_llvm(
     s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str]
 ) -> LLVMPlan:
+    """auto: an explicit prefix, else a cached LLVM at the pinned commit, else the prebuilt download, else a
+    system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run."""
     pin = facts.source.pin
     suffix = host_suffix(facts.host, env)
     choice = str(s["llvm"].value)
     rejected: list[tuple[str, str]] = []
     chosen: LLVMInstall | None = None
-    strategy = "none"
+    strategy, prefix, pinned = "none", None, None
     problem: str | None = None
+    req_root = Path(facts.cache_root)
     if choice not in ("auto", "system", "download", "source"):
         inst = facts.llvm_explicit
         assert inst is not None, "facts.gather probes an explicit LLVM prefix"
@@ -164,7 +188,31 @@ def resolve_llvm(
                 "--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR and LLD, or run `tritonbuild llvm status`."
             )
         chosen, strategy = inst, "prefix"
-    elif choice in ("auto", "system"):
+    if chosen is None and choice == "auto":
+        for inst in facts.llvm_cached:
+            why = check(inst, targets)
+            if why:
+                rejected.append((inst.prefix, why))
+            else:
+                chosen, strategy = inst, "cached"
+                break
+    if chosen is None and choice in ("auto", "download"):
+        blocker = _download_blocker(s, facts, targets, suffix)
+        if blocker is None:
+            strategy, pinned = "download", True
+            prefix = str(req_root / "llvm" / pin.archive_name(suffix or "").removesuffix(".tar.gz"))
+        elif choice == "download":
+            raise UserError(f"--llvm download cannot supply LLVM {pin.short}: {blocker}. Use --llvm system, "
+                            "--llvm source or --llvm PREFIX.")
+        else:
+            rejected.append(("prebuilt download", blocker))
+    if choice == "source":
+        from tritonbuild.llvm.cache import LLVMRequest, source_entry
+
+        strategy, pinned = "source", True
+        prefix = str(source_entry(LLVMRequest(pin.llvm_hash, None, {}, None, targets, req_root, "",
+                                              assertions=bool(s["llvm_assertions"].value))))
+    if chosen is None and strategy == "none" and choice in ("auto", "system"):
         for inst in facts.llvm_system:
             why = check(inst, targets)
             if why:
@@ -175,16 +223,13 @@ def resolve_llvm(
         if chosen is None:
             tried = "; ".join(f"{p}: {w}" for p, w in rejected) or "none found"
             problem = (
-                f"No usable LLVM for pin {pin.short} with targets {' '.join(targets)} (system LLVMs: {tried}). "
-                "Install one (Debian: llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev) or pass "
-                "--llvm PREFIX / LLVM_SYSPATH."
+                f"No usable LLVM for pin {pin.short} with targets {' '.join(targets)} ({tried}). Install a system "
+                "LLVM (Debian: llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev), pass --llvm PREFIX / "
+                f"LLVM_SYSPATH, or build the pinned one: tritonbuild llvm build --source {facts.source.root}"
             )
-    else:
-        problem = (
-            f"--llvm {choice} is not available in this version of tritonbuild; pass --llvm PREFIX, set "
-            "LLVM_SYSPATH, or use a system LLVM (--llvm system)."
-        )
-    pinned = is_pinned(chosen, pin.llvm_hash) if chosen else None
+    if chosen is not None:
+        prefix = chosen.prefix
+        pinned = is_pinned(chosen, pin.llvm_hash)
     return LLVMPlan(
         pin_file=pin.path,
         pinned_hash=pin.llvm_hash,
@@ -194,12 +239,12 @@ def resolve_llvm(
         archive=pin.archive_name(suffix) if suffix else None,
         required_targets=targets,
         strategy=strategy,
-        found_by=chosen.found_by if chosen else None,
-        prefix=chosen.prefix if chosen else None,
+        found_by=chosen.found_by if chosen else (strategy if prefix else None),
+        prefix=prefix,
         version=chosen.version if chosen else None,
         targets_built=chosen.targets_built if chosen else (),
         link_dylib=chosen.link_dylib if chosen else False,
-        revision=chosen.revision if chosen else None,
+        revision=chosen.revision if chosen else (pin.llvm_hash if prefix else None),
         is_pinned=pinned,
         problem=problem,
         rejected=tuple(rejected),
@@ -405,7 +450,8 @@ def _defines(
         d["LLVM_SYSPATH"] = llvm.prefix
         d["LLVM_INCLUDE_DIRS"] = f"{llvm.prefix}/include"
         d["LLVM_LIBRARY_DIR"] = f"{llvm.prefix}/lib"
-        d["TRITONBUILD_LLVM_DYLIB_FIX"] = "ON" if llvm.link_dylib else "OFF"
+        # the injected CMake applies the fix only when the LLVM says LLVM_LINK_LLVM_DYLIB
+        d["TRITONBUILD_LLVM_DYLIB_FIX"] = "ON"
         if llvm.is_pinned is not True:
             d["CMAKE_CXX_FLAGS"] = "-Wno-error=deprecated-declarations"
     json_prefix = s["json_syspath"].value or facts.json_prefix

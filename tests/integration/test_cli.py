@@ -19,7 +19,8 @@ def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) ->
     plug = plugin("triton-shared", "triton_shared")
     before = snapshot(tmp_path)
     data = plan_json("--source", str(root), "--backends", "nvidia;amd", "--plugin-dir", "triton-shared",
-                     "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path)
+                     "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path,
+                     env={"TRITON_LLVM_SYSTEM_SUFFIX": "ubuntu-x64"})
     assert snapshot(tmp_path) == before, "plan must not change anything on disk"
     assert data["schema"] == 1
     assert data["source"]["generation"] == gen
@@ -31,7 +32,12 @@ def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) ->
     expected_tuple = ["nvidia", "amd", "triton_shared"] if gen == "G1" else ["nvidia", "amd", "proton",
                                                                             "triton_shared"]
     assert data["backends_tuple"] == expected_tuple
-    assert data["llvm"]["prefix"] == "/usr/lib/llvm-22"
+    if gen == "G3":  # llvm-info.json pins a sha256: auto prefers the verified prebuilt download
+        assert data["llvm"]["strategy"] == "download"
+        assert data["llvm"]["prefix"] == str(tmp_path / "cache" / "llvm" / "llvm-2eb709b9-ubuntu-x64-1")
+    else:  # llvm-hash.txt pins no checksum: the system LLVM, with a warning
+        assert data["llvm"]["strategy"] == "system" and data["llvm"]["prefix"] == "/usr/lib/llvm-22"
+        assert any("not the pinned commit" in w for w in data["warnings"])
     assert data["llvm"]["pin_file"].endswith("llvm-info.json" if gen == "G3" else "llvm-hash.txt")
     assert data["cmake"]["build_dir"].startswith(str(tmp_path / "cache" / "build"))
     assert data["key"] == Path(data["cmake"]["build_dir"]).name

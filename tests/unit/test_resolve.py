@@ -107,7 +107,9 @@ def test_system_llvm_missing_target_is_rejected_with_reason(tree) -> None:
     no_spirv = llvm(targets_built=("AMDGPU", "NVPTX", "X86"))
     p = plan_for(tree(), {"backends": "spirv"}, system=(no_spirv,))
     assert p.llvm.prefix is None
-    assert "SPIRV" in p.llvm.rejected[0][1] and "LLVMInitializeSPIRV" in p.llvm.rejected[0][1]
+    why = dict(p.llvm.rejected)
+    assert "SPIRV" in why["/usr/lib/llvm-22"] and "LLVMInitializeSPIRV" in why["/usr/lib/llvm-22"]
+    assert "only the host, NVPTX and AMDGPU" in why["prebuilt download"]
     assert "llvm-22-dev" in (p.llvm.problem or "")
     assert p.llvm.problem in p.warnings
 
@@ -115,7 +117,7 @@ def test_system_llvm_missing_target_is_rejected_with_reason(tree) -> None:
 def test_second_system_llvm_is_used_when_first_lacks_mlir(tree) -> None:
     p = plan_for(tree(), system=(llvm("/usr/lib/llvm-14", has_mlir=False), llvm()))
     assert p.llvm.prefix == "/usr/lib/llvm-22"
-    assert p.llvm.rejected[0][0] == "/usr/lib/llvm-14"
+    assert "/usr/lib/llvm-14" in dict(p.llvm.rejected)
 
 
 def test_explicit_broken_llvm_is_an_error(tree) -> None:
@@ -129,7 +131,7 @@ def test_pinned_llvm_needs_no_deprecation_waiver(tree) -> None:
     p = plan_for(tree(), system=(llvm(revision=H, link_dylib=False),))
     assert p.llvm.is_pinned is True
     assert p.cmake.define("CMAKE_CXX_FLAGS") is None
-    assert p.cmake.define("TRITONBUILD_LLVM_DYLIB_FIX") == "OFF"
+    assert p.cmake.define("TRITONBUILD_LLVM_DYLIB_FIX") == "ON"  # CMake applies it only to dylib LLVMs
     p = plan_for(tree("other"))
     assert p.llvm.is_pinned is None
     assert p.cmake.define("CMAKE_CXX_FLAGS") == "-Wno-error=deprecated-declarations"
@@ -231,3 +233,50 @@ def test_staging_pyproject(tree, plugin) -> None:
     assert sk["wheel"]["packages"] == [] and sk["minimum-version"] == "0.10"
     assert sk["cmake"]["define"] == dict(p.cmake.defines)
     assert data["project"]["scripts"]["proton"] == "triton.profiler.proton:main"
+
+
+def g3_with_sha(tree, name: str = "g3") -> Path:
+    import json
+
+    root = tree(name, generation="G3")
+    info = root / "cmake" / "llvm-info.json"
+    info.write_text(json.dumps({"llvm_hash": H, "build_number": 4, "sha256sum": {"ubuntu-x64": "ab" * 32}}))
+    return root
+
+
+def test_auto_prefers_a_verified_download_over_the_system_llvm(tree) -> None:
+    p = plan_for(g3_with_sha(tree))
+    assert p.llvm.strategy == "download" and p.llvm.is_pinned is True
+    assert p.llvm.prefix is not None and p.llvm.prefix.endswith("/llvm/llvm-2eb709b9-ubuntu-x64-4")
+    assert p.cmake.define("LLVM_SYSPATH") == p.llvm.prefix
+    assert p.cmake.define("CMAKE_CXX_FLAGS") is None  # the pinned LLVM needs no deprecation waiver
+
+
+def test_auto_skips_the_download_offline_or_unverifiable(tree) -> None:
+    offline = plan_for(g3_with_sha(tree), env={"TRITON_OFFLINE_BUILD": "1"})
+    assert offline.llvm.strategy == "system"
+    assert "offline" in dict(offline.llvm.rejected)["prebuilt download"]
+    unpinned = plan_for(tree("g2"))
+    assert unpinned.llvm.strategy == "system"
+    assert "--allow-unpinned" in dict(unpinned.llvm.rejected)["prebuilt download"]
+    allowed = plan_for(tree("g2b"), {}, env={"TRITONBUILD_ALLOW_UNPINNED": "1"})
+    assert allowed.llvm.strategy == "download" and allowed.llvm.prefix.endswith("llvm-2eb709b9-ubuntu-x64")
+
+
+def test_auto_prefers_a_cached_pinned_llvm(tree) -> None:
+    root = g3_with_sha(tree)
+    cached = llvm("/cache/llvm/llvm-2eb709b9-ubuntu-x64-4", revision=H, found_by="tritonbuild cache",
+                  link_dylib=False)
+    p = resolve_plan(resolve_settings({}, {}), dataclasses.replace(facts(root), llvm_cached=(cached,)), {})
+    assert p.llvm.strategy == "cached" and p.llvm.is_pinned is True and p.llvm.prefix == cached.prefix
+
+
+def test_explicit_download_that_cannot_work_is_an_error(tree) -> None:
+    with pytest.raises(UserError, match="--llvm download cannot supply"):
+        plan_for(tree(), {"llvm": "download", "backends": "spirv"})
+
+
+def test_source_strategy_keys_the_cache_by_hash_targets_and_type(tree) -> None:
+    p = plan_for(tree(), {"llvm": "source", "backends": "nvidia;amd;spirv"})
+    assert p.llvm.strategy == "source"
+    assert p.llvm.prefix.endswith(f"/llvm/src-{H[:12]}-AMDGPU_NVPTX_SPIRV_X86-Release")

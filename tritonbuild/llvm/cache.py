@@ -1,0 +1,102 @@
+"""The LLVM cache: ``<cache root>/llvm/<entry>/`` prefixes, append-only.
+
+An entry becomes visible only complete: it is assembled in a staging dir next to the cache, gets a marker
+file (``tritonbuild-llvm.json``, written last) and is renamed into place. Each entry has its own file lock
+(``.locks/<entry>.lock``): concurrent runs for the same entry wait and then find it done; different entries
+never wait for each other. Nothing here deletes an entry except ``gc`` on request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tritonbuild.llvm.probe import MARKER
+
+
+@dataclass(frozen=True)
+class LLVMRequest:
+    """What a provider needs to supply the pinned LLVM."""
+
+    llvm_hash: str
+    build_number: int | None
+    sha256: dict[str, str]
+    suffix: str | None
+    targets: tuple[str, ...]
+    cache_root: Path
+    mirror: str
+    allow_unpinned: bool = False
+    offline: bool = False
+    build_type: str = "Release"
+    assertions: bool = False
+    llvm_src: str | None = None
+
+    @property
+    def archive(self) -> str | None:
+        if not self.suffix:
+            return None
+        if self.build_number is None:
+            return f"llvm-{self.llvm_hash[:8]}-{self.suffix}.tar.gz"
+        return f"llvm-{self.llvm_hash[:8]}-{self.suffix}-{self.build_number}.tar.gz"
+
+
+def llvm_dir(cache_root: Path) -> Path:
+    return cache_root / "llvm"
+
+
+def download_entry(req: LLVMRequest) -> Path:
+    assert req.archive
+    return llvm_dir(req.cache_root) / req.archive.removesuffix(".tar.gz")
+
+
+def source_entry(req: LLVMRequest) -> Path:
+    kind = req.build_type + ("-asserts" if req.assertions else "")
+    return llvm_dir(req.cache_root) / f"src-{req.llvm_hash[:12]}-{'_'.join(sorted(req.targets))}-{kind}"
+
+
+def is_complete(entry: Path) -> bool:
+    return (entry / MARKER).is_file()
+
+
+def read_marker(entry: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((entry / MARKER).read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def entries(cache_root: Path) -> list[Path]:
+    root = llvm_dir(cache_root)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and is_complete(p))
+
+
+def entry_lock(entry: Path) -> Any:
+    from filelock import FileLock
+
+    locks = entry.parent / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(locks / f"{entry.name}.lock"))
+
+
+def staging_dir(entry: Path) -> Path:
+    path = entry.parent / f".staging-{entry.name}-{os.getpid()}"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def commit(staged_prefix: Path, entry: Path, marker: dict[str, Any]) -> Path:
+    """Write the marker last and rename the staged prefix into place (atomic on one filesystem)."""
+    (staged_prefix / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n")
+    if entry.exists():  # another run finished first: keep theirs, drop ours
+        shutil.rmtree(staged_prefix, ignore_errors=True)
+        return entry
+    staged_prefix.rename(entry)
+    return entry

@@ -1,0 +1,217 @@
+"""Download Triton's prebuilt LLVM for a pin: stream, verify, extract safely, then publish atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tarfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from tritonbuild.errors import EnvironmentProblem, UserError
+from tritonbuild.llvm import cache
+from tritonbuild.llvm.cache import LLVMRequest
+
+DEFAULT_MIRROR = "https://oaitriton.blob.core.windows.net/public/llvm-builds"
+# Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.
+PREBUILT_TARGETS = frozenset({"NVPTX", "AMDGPU", "X86", "AArch64"})
+
+
+class NetworkError(EnvironmentProblem):
+    """The archive could not be fetched (after retries): a network problem, not a bad archive."""
+
+
+def url_for(req: LLVMRequest) -> str:
+    assert req.archive
+    return f"{req.mirror.rstrip('/')}/{req.archive}"
+
+
+def _stream(url: str, part: Path, timeout: float, progress: Callable[[int, int | None], None]) -> None:
+    request = urllib.request.Request(url, headers={"User-Agent": "tritonbuild"})
+    with urllib.request.urlopen(request, timeout=timeout) as resp, open(part, "wb") as out:
+        length = resp.headers.get("Content-Length")
+        total = int(length) if length and length.isdigit() else None
+        done = 0
+        while True:
+            chunk = resp.read(1 << 20)
+            if not chunk:
+                break
+            out.write(chunk)
+            done += len(chunk)
+            progress(done, total)
+        if total is not None and done != total:
+            raise NetworkError(f"truncated transfer: got {done} of {total} bytes")
+
+
+def fetch_archive(req: LLVMRequest, dest: Path, *, retries: int = 3, timeout: float = 30.0,
+                  progress: Callable[[int, int | None], None] | None = None, log: Callable[[str], None] = print
+                  ) -> Path:
+    """Stream the archive to ``dest.part`` with bounded retries, then rename it to ``dest``."""
+    url = url_for(req)
+    part = dest.with_name(dest.name + ".part")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    last = ""
+    for attempt in range(1, retries + 1):
+        try:
+            _stream(url, part, timeout, progress or (lambda d, t: None))
+            part.rename(dest)
+            return dest
+        except urllib.error.HTTPError as exc:
+            part.unlink(missing_ok=True)
+            if exc.code in (404, 409, 403):
+                raise UserError(
+                    f"There is no prebuilt LLVM {req.archive} at {url} (HTTP {exc.code}). The pin may be newer "
+                    "than the published builds, or the mirror lacks it: use --llvm system, --llvm PREFIX, or "
+                    "`tritonbuild llvm build` to build it from source."
+                ) from None
+            last = f"HTTP {exc.code}"
+        except (urllib.error.URLError, TimeoutError, ConnectionError, NetworkError, OSError) as exc:
+            part.unlink(missing_ok=True)
+            last = str(getattr(exc, "reason", exc))
+        log(f"download attempt {attempt}/{retries} of {url} failed: {last}")
+        if attempt < retries:
+            time.sleep(min(0.5 * 2 ** (attempt - 1), 5.0))
+    raise NetworkError(f"Could not download {url} after {retries} attempts ({last}). Check the network or "
+                       "the mirror (--llvm-mirror / TRITONBUILD_LLVM_MIRROR), or use --llvm system / PREFIX.")
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify(req: LLVMRequest, archive: Path, log: Callable[[str], None]) -> str:
+    actual = sha256_of(archive)
+    expected = req.sha256.get(req.suffix or "")
+    if expected:
+        if actual != expected:
+            archive.unlink(missing_ok=True)
+            raise UserError(
+                f"The downloaded {req.archive} does not match the pin's sha256 for {req.suffix}: expected "
+                f"{expected}, got {actual}. The file was deleted. Check the mirror; do not use this archive."
+            )
+        return actual
+    if not req.allow_unpinned:
+        archive.unlink(missing_ok=True)
+        raise UserError(
+            f"The pin has no sha256 for {req.archive} (cmake/llvm-hash.txt pins carry no checksums), so the "
+            "download cannot be verified. Pass --allow-unpinned to accept it (its sha256 is logged), or use "
+            "--llvm system / PREFIX."
+        )
+    log(f"accepted unpinned archive {req.archive} with sha256 {actual} (--allow-unpinned)")
+    return actual
+
+
+def check_members(tar: tarfile.TarFile, target: Path) -> list[tarfile.TarInfo]:
+    """Refuse absolute paths, '..', links that escape ``target``, and device/fifo entries."""
+    base = target.resolve()
+    members = tar.getmembers()
+    for m in members:
+        name = PurePosixPath(m.name)
+        problem = None
+        if name.is_absolute() or m.name.startswith("/"):
+            problem = "is an absolute path"
+        elif ".." in name.parts:
+            problem = "contains '..'"
+        elif m.ischr() or m.isblk() or m.isfifo() or m.isdev():
+            problem = "is a device or fifo"
+        elif m.issym():
+            dest = (base / name.parent / m.linkname).resolve()
+            if PurePosixPath(m.linkname).is_absolute() or not dest.is_relative_to(base):
+                problem = f"is a symlink escaping the archive ({m.linkname})"
+        elif m.islnk():
+            dest = (base / m.linkname).resolve()
+            if PurePosixPath(m.linkname).is_absolute() or ".." in PurePosixPath(m.linkname).parts \
+                    or not dest.is_relative_to(base):
+                problem = f"is a hardlink escaping the archive ({m.linkname})"
+        if problem:
+            raise UserError(f"Refusing to extract the LLVM archive: its entry {m.name!r} {problem}. The archive is "
+                            "not trustworthy; nothing was installed.")
+    return members
+
+
+def extract(archive: Path, staging: Path) -> Path:
+    """Extract into ``staging``; return the prefix (the single top-level dir holding bin/, or staging)."""
+    with tarfile.open(archive, "r:*") as tar:
+        members = check_members(tar, staging)
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(staging, members=members, filter="data")
+        else:  # pragma: no cover - Python without PEP 706 filters
+            tar.extractall(staging, members=members)
+    tops = list(staging.iterdir())
+    if len(tops) == 1 and tops[0].is_dir() and not (staging / "bin").exists():
+        return tops[0]
+    return staging
+
+
+def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, retries: int = 3) -> Path:
+    """Make the prebuilt LLVM for ``req`` available in the cache (download at most once) and return it."""
+    if req.offline:
+        raise UserError(f"Offline (TRITON_OFFLINE_BUILD/--offline): the prebuilt LLVM {req.archive} is not in the "
+                        f"cache ({cache.llvm_dir(req.cache_root)}). Fetch it on a connected machine or pass "
+                        "--llvm PREFIX.")
+    if not req.archive:
+        raise UserError("No prebuilt LLVM exists for this host (unknown platform suffix); set "
+                        "TRITON_LLVM_SYSTEM_SUFFIX, or use --llvm system / PREFIX / source.")
+    entry = cache.download_entry(req)
+    if cache.is_complete(entry):
+        return entry
+    log: Callable[[str], None] = (lambda m: console.print(f"[cyan]llvm:[/cyan] {m}")) if console else print
+    with cache.entry_lock(entry):
+        if cache.is_complete(entry):  # another process finished while we waited
+            return entry
+        downloads = cache.llvm_dir(req.cache_root) / ".downloads"
+        archive = downloads / f"{req.archive}.{os.getpid()}"
+        progress = _progress(console, req.archive)
+        try:
+            with progress as update:
+                fetch_archive(req, archive, retries=retries, timeout=timeout, progress=update, log=log)
+            digest = verify(req, archive, log)
+            staging = cache.staging_dir(entry)
+            try:
+                prefix = extract(archive, staging)
+                cache.commit(prefix, entry, {"llvm_hash": req.llvm_hash, "suffix": req.suffix,
+                                             "build_number": req.build_number, "sha256": digest,
+                                             "url": url_for(req), "provider": "download"})
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        finally:
+            archive.unlink(missing_ok=True)
+    log(f"LLVM {req.llvm_hash[:12]} ready at {entry}")
+    return entry
+
+
+class _progress:
+    """A rich progress bar for the transfer when on a terminal; a no-op otherwise."""
+
+    def __init__(self, console: Any, label: str) -> None:
+        self.console, self.label = console, label
+        self.bar: Any = None
+
+    def __enter__(self) -> Callable[[int, int | None], None]:
+        if self.console is None or not getattr(self.console, "is_terminal", False):
+            return lambda done, total: None
+        from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+        self.bar = Progress(BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=self.console,
+                            transient=True)
+        self.bar.start()
+        task = self.bar.add_task(self.label, total=None)
+
+        def update(done: int, total: int | None) -> None:
+            assert self.bar is not None
+            self.bar.update(task, completed=done, total=total)
+
+        return update
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()

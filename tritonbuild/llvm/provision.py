@@ -1,0 +1,56 @@
+"""Make the plan's LLVM exist before CMake runs: the providers, behind one small Protocol (edge)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from tritonbuild.llvm import cache, download, source_build
+from tritonbuild.llvm.cache import LLVMRequest
+from tritonbuild.plan import Plan
+
+
+class Provider(Protocol):
+    """Supplies the pinned LLVM into the cache and returns its prefix."""
+
+    def __call__(self, req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path: ...
+
+
+def _download(req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path:
+    timeout = float(env.get("TRITONBUILD_HTTP_TIMEOUT", "30"))
+    retries = int(env.get("TRITONBUILD_HTTP_RETRIES", "3"))
+    return download.provide(req, console=console, timeout=timeout, retries=retries)
+
+
+def _source(req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path:
+    import shutil
+
+    return source_build.provide(req, console, ccache=shutil.which("ccache"))
+
+
+PROVIDERS: dict[str, Provider] = {"download": _download, "source": _source}
+
+
+def request_from(plan: Plan, **overrides: Any) -> LLVMRequest:
+    s = plan.settings
+    req = LLVMRequest(
+        llvm_hash=plan.llvm.pinned_hash, build_number=plan.llvm.build_number, sha256=dict(plan.llvm.sha256),
+        suffix=plan.llvm.host_suffix, targets=plan.llvm.required_targets, cache_root=Path(plan.cache_root),
+        mirror=str(s["llvm_mirror"]["value"]), allow_unpinned=bool(s["allow_unpinned"]["value"]),
+        offline=plan.toolchain.offline, llvm_src=s["llvm_src"]["value"],
+        assertions=bool(s["llvm_assertions"]["value"]),
+    )
+    return dataclasses.replace(req, **overrides)
+
+
+def needs_provisioning(plan: Plan) -> bool:
+    return plan.llvm.strategy in PROVIDERS and not cache.is_complete(Path(plan.llvm.prefix or "/nonexistent"))
+
+
+def ensure(plan: Plan, console: Any, env: Mapping[str, str]) -> Path | None:
+    """Run the plan's provider when its LLVM is not in the cache yet."""
+    if not needs_provisioning(plan):
+        return None
+    return PROVIDERS[plan.llvm.strategy](request_from(plan), console, env)

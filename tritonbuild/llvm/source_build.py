@@ -1,0 +1,102 @@
+"""Build the pinned LLVM from source into the cache, with only the targets the plan needs (edge)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tritonbuild.errors import BuildFailed, UserError
+from tritonbuild.llvm import cache
+from tritonbuild.llvm.cache import LLVMRequest
+
+DEFAULT_LLVM_SRC = "https://github.com/llvm/llvm-project.git"
+PROJECTS = ("mlir", "lld")
+
+
+def configure_args(req: LLVMRequest, src: Path, build: Path, prefix: Path, ccache: str | None) -> list[str]:
+    args = [
+        "cmake", "-S", str(src / "llvm"), "-B", str(build), "-G", "Ninja",
+        f"-DCMAKE_BUILD_TYPE={req.build_type}",
+        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+        f"-DLLVM_ENABLE_PROJECTS={';'.join(PROJECTS)}",
+        f"-DLLVM_TARGETS_TO_BUILD={';'.join(req.targets)}",
+        f"-DLLVM_ENABLE_ASSERTIONS={'ON' if req.assertions else 'OFF'}",
+        "-DLLVM_INCLUDE_TESTS=OFF", "-DLLVM_INCLUDE_BENCHMARKS=OFF", "-DLLVM_INCLUDE_EXAMPLES=OFF",
+        "-DLLVM_INCLUDE_DOCS=OFF", "-DMLIR_INCLUDE_TESTS=OFF", "-DMLIR_INCLUDE_INTEGRATION_TESTS=OFF",
+        "-DLLD_INCLUDE_TESTS=OFF",
+        # llvm-config, mlir-tblgen and FileCheck are what Triton's build needs from the prefix
+        "-DLLVM_INSTALL_UTILS=ON", "-DLLVM_ENABLE_ZSTD=OFF", "-DLLVM_ENABLE_LIBXML2=OFF",
+    ]
+    if ccache:
+        args += [f"-DCMAKE_C_COMPILER_LAUNCHER={ccache}", f"-DCMAKE_CXX_COMPILER_LAUNCHER={ccache}"]
+    return args
+
+
+def checkout(req: LLVMRequest, console: Any) -> Path:
+    """Clone (or reuse) llvm-project from a URL or local path and check out exactly the pinned commit."""
+    import git
+
+    url = req.llvm_src or DEFAULT_LLVM_SRC
+    if req.offline and not Path(url).exists():
+        raise UserError(f"Offline: the LLVM source {url} is not a local path. Pass --llvm-src with a local "
+                        "llvm-project clone or mirror.")
+    dest = cache.llvm_dir(req.cache_root).parent / "llvm-src" / hashlib.sha256(url.encode()).hexdigest()[:16]
+    try:
+        repo = git.Repo(dest) if (dest / ".git").is_dir() else git.Repo.init(dest)
+        if "origin" not in [r.name for r in repo.remotes]:
+            repo.create_remote("origin", url)
+        try:
+            repo.commit(req.llvm_hash)
+        except (ValueError, git.BadName):
+            console.print(f"fetching {req.llvm_hash[:12]} from {url}")
+            try:
+                repo.git.fetch("--depth", "1", "origin", req.llvm_hash)
+            except git.GitCommandError:
+                repo.git.fetch("origin")  # servers that refuse fetching a commit by hash
+        repo.git.checkout("--force", "--detach", req.llvm_hash)
+    except git.GitCommandError as exc:
+        raise UserError(f"Could not check out LLVM {req.llvm_hash} from {url}: {exc.stderr.strip() or exc}. "
+                        "Check --llvm-src.") from None
+    if repo.head.commit.hexsha != req.llvm_hash:
+        raise UserError(f"{url} checked out {repo.head.commit.hexsha}, not the pinned {req.llvm_hash}.")
+    return dest
+
+
+def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Path:
+    from tritonbuild.build import run_logged
+    from tritonbuild.progress import Tracker
+
+    entry = cache.source_entry(req)
+    if cache.is_complete(entry):
+        console.print(f"LLVM {req.llvm_hash[:12]} ({', '.join(req.targets)}) is already in the cache: {entry}")
+        return entry
+    with cache.entry_lock(entry):
+        if cache.is_complete(entry):
+            return entry
+        src = checkout(req, console)
+        build = cache.llvm_dir(req.cache_root).parent / "llvm-build" / entry.name
+        staging = cache.staging_dir(entry)
+        log_path = build.parent / f"{entry.name}.log"
+        build.mkdir(parents=True, exist_ok=True)
+        tracker = Tracker()
+        try:
+            with open(log_path, "w") as log:
+                for argv, label in ((configure_args(req, src, build, staging, ccache), "configure LLVM"),
+                                    (["ninja", "-C", str(build), "install"], "build LLVM")):
+                    rc = run_logged(argv, cwd=build, env=dict(os.environ), log=log,
+                                    tracker=tracker, console=console, label=label)
+                    if rc != 0:
+                        raise BuildFailed(f"{label} failed (exit code {rc}); the LLVM build dir {build} is kept.",
+                                          log_path=str(log_path), tail=tracker.failure_tail())
+            cache.commit(staging, entry, {"llvm_hash": req.llvm_hash, "targets": list(req.targets),
+                                          "build_type": req.build_type, "assertions": req.assertions,
+                                          "projects": list(PROJECTS), "provider": "source",
+                                          "source": req.llvm_src or DEFAULT_LLVM_SRC})
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(build, ignore_errors=True)  # tens of GB for a real LLVM; the install is what we keep
+    console.print(f"LLVM {req.llvm_hash[:12]} built into {entry}")
+    return entry
