@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tritonbuild import __version__
+from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.plan import Plan
 from tritonbuild.progress import Tracker
@@ -292,9 +293,10 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
                             label=f"building {plan.wheel.name}")
             timings = tracker.finish()
             if rc != 0:
+                hint = explain(plan, tracker.errors)
                 raise BuildFailed(f"The build failed (exit code {rc}) in {tracker.phase}. The build dir "
-                                  f"{root} is kept for the next run.", log_path=str(log_path),
-                                  tail=tracker.failure_tail())
+                                  f"{root} is kept for the next run.{' ' + hint if hint else ''}",
+                                  log_path=str(log_path), tail=tracker.failure_tail())
             wheels = sorted(tmp_wheels.glob("*.whl"))
             if len(wheels) != 1:
                 raise BuildFailed(f"scikit-build-core finished but produced {len(wheels)} wheels.",

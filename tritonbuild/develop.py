@@ -22,6 +22,7 @@ from typing import Any
 
 from tritonbuild import editable
 from tritonbuild.build import build_env, link_compile_commands, lock, run_logged, write_shims
+from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.plan import VOLATILE_DEFINES, Plan
 from tritonbuild.progress import Tracker
@@ -160,8 +161,10 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
             rc = run_logged([ninja, "-C", str(build), f"-j{plan.toolchain.jobs}", *plan.cmake.build_targets],
                             cwd=build, env=run_env, log=log, tracker=tracker, console=console, label="build")
             if rc != 0:
+                hint = explain(plan, tracker.errors)
                 raise BuildFailed(f"The build failed (exit code {rc}); the build dir {build} is kept for the next "
-                                  "run.", log_path=str(log_path), tail=tracker.failure_tail())
+                                  f"run.{' ' + hint if hint else ''}", log_path=str(log_path),
+                                  tail=tracker.failure_tail())
         site = Path(site_packages(plan.python))
         installed = install_editable(plan, site)
         db = build / "compile_commands.json"
