@@ -18,6 +18,16 @@ if(NOT CMAKE_LIBRARY_OUTPUT_DIRECTORY)
   set(CMAKE_LIBRARY_OUTPUT_DIRECTORY "${TRITON_WHEEL_DIR}/_C")
 endif()
 
+# Reproducible wheels: no build machine directories in the objects (__FILE__, debug info).
+if(TRITONBUILD_REPRODUCIBLE)
+  add_compile_options("-ffile-prefix-map=${CMAKE_SOURCE_DIR}=/triton" "-ffile-prefix-map=${CMAKE_BINARY_DIR}=/build")
+  foreach(entry IN LISTS TRITONBUILD_BACKENDS)
+    string(REGEX REPLACE "^([^=]+)=(.*)$" "\\1" _name "${entry}")
+    string(REGEX REPLACE "^([^=]+)=(.*)$" "\\2" _path "${entry}")
+    add_compile_options("-ffile-prefix-map=${_path}=/backends/${_name}")
+  endforeach()
+endif()
+
 # Distribution LLVMs built as one shared libLLVM (LLVM_LINK_LLVM_DYLIB=ON, e.g. Debian's): MLIR's static
 # libraries link libLLVM.so while Triton links LLVM component archives too, so libtriton would carry two
 # copies of LLVM and abort at import ("Option ... registered more than once"). Point every static LLVM*

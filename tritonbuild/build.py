@@ -83,22 +83,35 @@ def _tool_version(path: str | None) -> str | None:
 
 
 def provenance(plan: Plan) -> dict[str, Any]:
-    """The wheel's ``triton/_build_info.json``: what was built, from what, with what."""
+    """The wheel's ``triton/_build_info.json``: what was built, from what, with what.
+
+    In reproducible mode it holds no directory of the build machine (the source, plugins and cache are
+    named, not located), so the same plan built elsewhere gives the same bytes.
+    """
     tc = plan.toolchain
+
+    def where(path: str) -> str:
+        if not plan.reproducible:
+            return path
+        if path.startswith(plan.source.root):
+            return "<source>" + path[len(plan.source.root):]
+        return next((f"<plugin:{b.name}>" for b in plan.backends if b.path == path), "<elsewhere>")
+
     return {
         "tritonbuild_version": __version__,
-        "plan_key": plan.key,
-        "source": {"root": plan.source.root, "commit": plan.source.commit, "dirty": plan.source.dirty,
+        "plan_key": None if plan.reproducible else plan.key,
+        "plan_fingerprint": plan.fingerprint,
+        "source": {"root": where(plan.source.root), "commit": plan.source.commit, "dirty": plan.source.dirty,
                    "version": plan.source.version, "generation": plan.source.generation},
-        "backends": [{"name": b.name, "origin": b.origin, "path": b.path, "commit": b.commit, "dirty": b.dirty}
-                     for b in plan.backends],
+        "backends": [{"name": b.name, "origin": b.origin, "path": where(b.path), "commit": b.commit,
+                      "dirty": b.dirty} for b in plan.backends],
         "backends_tuple": list(plan.backends_tuple),
         "llvm": {"prefix": plan.llvm.prefix, "version": plan.llvm.version, "pinned_hash": plan.llvm.pinned_hash,
                  "revision": plan.llvm.revision, "is_pinned": plan.llvm.is_pinned,
                  "shared_libllvm": plan.llvm.link_dylib},
         "toolchain": {"compiler": _tool_version(tc.cxx_compiler), "compiler_path": tc.cxx_compiler,
                       "linker": tc.linker, "build_type": tc.build_type, "proton": tc.proton},
-        "wheel": {"name": plan.wheel.name, "version": plan.wheel.version},
+        "wheel": {"name": plan.wheel.name, "version": plan.wheel.version, "reproducible": plan.reproducible},
     }
 
 
@@ -306,12 +319,14 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
         final = publish(wheels[0], Path(plan.wheel.out_dir))
         for note in link_compile_commands(plan):
             console.print(f"[cyan]note:[/cyan] {note}")
-        return BuildResult(
+        result = BuildResult(
             wheel=final, size=final.stat().st_size, sha256=sha256_of(final),
             seconds=round(time.monotonic() - started, 2), timings=timings,
-            ccache=ccache_delta(before, ccache_stats(plan)) if before else {},
+            ccache=ccache_delta(before, ccache_stats(plan)) if plan.toolchain.ccache else {},
             ninja_no_work=tracker.ninja_no_work, log=log_path,
         )
+        write_outputs(plan, result)
+        return result
     finally:
         shutil.rmtree(tmp_wheels, ignore_errors=True)
         lk.release()
@@ -330,7 +345,8 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
     t.add_row("time", f"{result.seconds:.1f} s  (" + ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
               + ")")
     if result.ccache:
-        t.add_row("ccache", f"{result.ccache['hits']} hits, {result.ccache['misses']} misses")
+        remote = f", {result.ccache['remote_hits']} from remote storage" if result.ccache.get("remote_hits") else ""
+        t.add_row("ccache", f"{result.ccache['hits']} hits, {result.ccache['misses']} misses{remote}")
     if result.ninja_no_work:
         t.add_row("ninja", "no work to do")
     t.add_row("log", str(result.log))
@@ -338,9 +354,22 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
 
 
 def result_dict(plan: Plan, result: BuildResult) -> dict[str, Any]:
+    """The build manifest: the wheel, its hash and size, timings, ccache figures, provenance and the plan."""
     return {
         "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
         "timings": result.timings, "ccache": result.ccache, "ninja_no_work": result.ninja_no_work,
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
+        "provenance": provenance(plan), "plan": plan.to_dict(),
     }
+
+
+def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
+    """``<wheel>.manifest.json`` next to the wheel, and ``SHA256SUMS`` over every wheel in the output dir."""
+    out = result.wheel.parent
+    manifest = out / (result.wheel.name.removesuffix(".whl") + ".manifest.json")
+    _write_if_changed(manifest, json.dumps(result_dict(plan, result), indent=2, sort_keys=True) + "\n")
+    sums = out / "SHA256SUMS"
+    lines = [f"{sha256_of(w)}  {w.name}\n" for w in sorted(out.glob("*.whl"))]
+    _write_if_changed(sums, "".join(lines))
+    return manifest, sums

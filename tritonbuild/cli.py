@@ -42,6 +42,11 @@ def plan_options(func: F) -> F:
         click.option("--cmake-arg", "cmake_args", multiple=True, help="Extra CMake argument (repeatable)."),
         click.option("--strict", is_flag=True, default=None, help="Refuse to add back required backends."),
         click.option("--wheel-name", help="Distribution name (env: TRITON_WHEEL_NAME)."),
+        click.option("--version-scheme", type=click.Choice(["setup", "git", "date", "date+git", "none"]),
+                     help="Version suffix scheme (default: setup, like Triton's setup.py)."),
+        click.option("--ccache-remote", help="ccache remote storage URL (redis://..., http://...)."),
+        click.option("--reproducible/--no-reproducible", default=None, help="Byte-identical wheels."),
+        click.option("--strip/--no-strip", default=None, help="Strip debug info from libtriton."),
         click.option("--version-suffix", help="Version suffix (env: TRITON_WHEEL_VERSION_SUFFIX)."),
         click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file."),
         click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs."),
@@ -54,8 +59,9 @@ def plan_options(func: F) -> F:
 
 
 _CLI_SETTINGS = ("source", "ref", "backends", "plugin_dirs", "llvm", "llvm_mirror", "allow_unpinned", "llvm_src",
-                 "llvm_assertions", "clang", "ccache", "jobs", "link_jobs", "build_type", "proton", "offline",
-                 "cmake_args", "strict", "wheel_name", "version_suffix")
+                 "llvm_assertions", "clang", "ccache", "ccache_remote", "jobs", "link_jobs", "build_type", "proton",
+                 "offline", "cmake_args", "strict", "wheel_name", "version_suffix", "version_scheme",
+                 "reproducible", "strip")
 
 
 def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
@@ -63,13 +69,16 @@ def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path |
 
     env = dict(os.environ) if env is None else env
     cwd = cwd or Path.cwd()
-    recipe, recipe_origin = recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe") else ({}, "recipe")
+    recipe, recipe_origin = (recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe")
+                             else (recipes.Recipe(), "recipe"))
     cli_values = {k: kw.get(k) for k in _CLI_SETTINGS}
-    s = settings.resolve_settings(cli_values, env, recipe, recipe_origin)
+    s = settings.resolve_settings(cli_values, env, recipe.settings(), recipe_origin)
     python = kw.get("python") or _active_python(env)
-    f = facts.gather(s, env, cwd, kw.get("cache_dir") or recipe.get("cache_dir"), python)
+    cache_dir = kw.get("cache_dir") or recipe.cache_dir
+    s = facts.clone_git_plugins(s, env, cache_dir)
+    f = facts.gather(s, env, cwd, cache_dir, python)
     plan = resolve.resolve_plan(s, f, env)
-    out_dir = kw.get("out") or recipe.get("out_dir")
+    out_dir = kw.get("out") or recipe.out_dir
     if out_dir:
         from dataclasses import replace
 
@@ -349,6 +358,51 @@ def status(cache_dir: str | None, as_json: bool) -> None:
         table.add_row(r["key"], r["source"] or "?", ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
                       r["last_build"] or "-", "\n".join(r["wheels"]) or "-")
     report.console().print(table)
+
+
+@cli.command()
+@click.argument("wheel", type=click.Path(exists=True, dir_okay=False))
+@click.option("--no-import", is_flag=True, help="Skip the fresh-venv import test.")
+@click.option("--python", "python", help="Interpreter for the import test (default: this one).")
+def verify(wheel: str, no_import: bool, python: str | None) -> None:
+    """Check a wheel: RECORD hashes, backends against its provenance, and an import in a fresh venv."""
+    from tritonbuild import report
+    from tritonbuild import verify as ver
+
+    checks = ver.verify(Path(wheel), python=python, import_test=not no_import)
+    out = report.console()
+    for name, ok, detail in checks:
+        out.print(f"{'[green]ok[/green]  ' if ok else '[red]FAIL[/red]'} {name}: {detail}")
+    if not all(ok for _, ok, _ in checks):
+        sys.exit(1)
+
+
+@cli.group()
+def recipes() -> None:
+    """Named build recipes (recipes/*.toml)."""
+
+
+@recipes.command(name="list")
+def recipes_list() -> None:
+    """List the recipes shipped with tritonbuild."""
+    from tritonbuild import recipes as rec
+    from tritonbuild.paths import recipes_dir
+
+    for name in rec.names_available():
+        r = rec.read(recipes_dir() / f"{name}.toml")
+        click.echo(f"{name:12} {r.description or ''}")
+
+
+@recipes.command(name="show")
+@click.argument("name")
+def recipes_show(name: str) -> None:
+    """Print a recipe (a name or a path) after validating it."""
+    from tritonbuild import recipes as rec
+
+    path = rec.find(name, Path.cwd())
+    rec.read(path)
+    click.echo(f"# {path}")
+    click.echo(path.read_text().rstrip())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -28,9 +28,28 @@ def source_root(s: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
     text = str(given)
     if gitinfo.is_git_url(text) and not Path(text).exists():
         return gitinfo.checkout_url(text, s["ref"].value, cache)
-    if s["ref"].value:
+    if s["ref"].value and not (s["ref"].origin.startswith("recipe") and not s["source"].origin.startswith("recipe")):
+        # a recipe's ref belongs to the recipe's source URL; it does not apply to a path given on top of it
         raise UserError("--ref only applies when --source is a git URL; check out the ref in your tree instead.")
     return absolute(text, cwd)
+
+
+def clone_git_plugins(s: Mapping[str, Resolved], env: Mapping[str, str], cache_dir: str | None
+                      ) -> dict[str, Resolved]:
+    """Replace ``git+URL@REF`` plugin specs with their checkouts in the source cache (clone once)."""
+    specs = list(s["plugin_dirs"].value)
+    if not any(str(p).startswith("git+") for p in specs):
+        return dict(s)
+    cache = paths.cache_root(env, cache_dir)
+    out = []
+    for spec in specs:
+        text = str(spec)
+        if text.startswith("git+"):
+            url, _, ref = text[4:].rpartition("@") if "@" in text[4:].split("/")[-1] else (text[4:], "", "")
+            out.append(str(gitinfo.checkout_url(url, ref or None, cache)))
+        else:
+            out.append(text)
+    return {**s, "plugin_dirs": Resolved(out, s["plugin_dirs"].origin)}
 
 
 def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
@@ -55,6 +74,8 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         path = absolute(raw, cwd)
         plugin_git[str(path)] = gitinfo.git_state(path) if path.is_dir() else None
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
+    pin_file = paths.data_dir() / "llvm-hash.txt"
+    default_pin = pin_file.read_text().strip() if pin_file.is_file() else None
     return Facts(
         source=source,
         host=host.gather(python),
@@ -66,4 +87,5 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         cmake_dir=str(paths.cmake_dir()),
         cache_root=str(cache),
         json_prefix=json_prefix,
+        default_pin=default_pin,
     )

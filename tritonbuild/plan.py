@@ -125,6 +125,9 @@ class Plan:
     cache_root: str
     settings: dict[str, dict[str, Any]]
     key: str
+    fingerprint: str = ""  # like key, with the source, cache and plugin directories left out
+    reproducible: bool = False
+    strip: bool = False
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()

@@ -34,7 +34,6 @@ from tritonbuild.settings import Resolved
 from tritonbuild.source import GitState, SourceInfo
 
 INSTALL_COMPONENT = "tritonbuild"
-REQUIRES_PYTHON = ">=3.10"
 GIB_PER_COMPILE_JOB = 2.5
 GIB_PER_LINK_JOB = 8.0
 
@@ -50,6 +49,7 @@ class Facts:
     cmake_dir: str  # tritonbuild's injected CMake code
     cache_root: str
     json_prefix: str | None = None
+    default_pin: str | None = None  # the LLVM pin of tritonbuild's default recipe (llvm-hash.txt)
     llvm_cached: tuple[LLVMInstall, ...] = ()  # probed cache entries at the pinned commit
 
 
@@ -81,7 +81,11 @@ def _plugin_origin(origin: str) -> str:
 
 def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[ToolchainPlan, list[str]]:
     host, notes = facts.host, []
-    if s["clang"].value:
+    clang = s["clang"].value
+    if clang == "auto":
+        clang = bool(host.tool("clang") and host.tool("clang++") and host.tool("ld.lld"))
+        notes.append(f"clang=auto: using {'clang+lld' if clang else 'the default compiler (clang/lld not found)'}")
+    if clang:
         cc, cxx, lld = host.tool("clang"), host.tool("clang++"), host.tool("ld.lld")
         if not (cc and cxx and lld):
             raise UserError(
@@ -251,15 +255,27 @@ def resolve_llvm(
     )
 
 
-def wheel_version(src: SourceInfo, suffix: str | None) -> str:
+def wheel_version(src: SourceInfo, suffix: str | None, scheme: str = "setup", epoch: int | None = None) -> str:
+    """Triton's version plus the scheme's suffix, then TRITON_WHEEL_VERSION_SUFFIX (setup.py's rule: a second
+    '+' becomes '-')."""
+    import time
+
     base = src.version or "0.0.0"
-    git_sfx = ""
-    if src.git and not (src.git.branch or "").startswith("release"):
-        git_sfx = f"+git{src.git.commit[:8]}"
+    git = f"+git{src.git.commit[:8]}" if src.git else ""
+    when = epoch if epoch is not None else (src.git.commit_time if src.git else None)
+    if scheme in ("date", "date+git"):
+        if when is None:
+            raise UserError(f"The version scheme {scheme!r} needs a date: build from a git checkout or set "
+                            "SOURCE_DATE_EPOCH.")
+        base += ".dev" + time.strftime("%Y%m%d", time.gmtime(when))
+    if scheme == "setup":
+        base += git if src.git and not (src.git.branch or "").startswith("release") else ""
+    elif scheme in ("git", "date+git"):
+        base += git
     env_sfx = suffix or ""
-    if "+" in git_sfx and "+" in env_sfx:
+    if "+" in base and "+" in env_sfx:
         env_sfx = env_sfx.replace("+", "-")
-    return base + git_sfx + env_sfx
+    return base + env_sfx
 
 
 def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str]) -> Plan:
@@ -329,7 +345,14 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     if src.git and src.git.dirty:
         warnings.append(f"the source {src.root} has uncommitted changes; the wheel records it as dirty")
 
+    if facts.default_pin and facts.default_pin != src.pin.llvm_hash:
+        notes.append(
+            f"the source pins LLVM {src.pin.short}; tritonbuild's default recipe pins {facts.default_pin[:8]} "
+            "(its llvm-hash.txt). The source's own pin is what counts for this build."
+        )
+
     # 6. CMake
+    epoch = _source_date_epoch(s, src, env)
     defines = _defines(s, facts, sel.names, plugins, toolchain, llvm)
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
@@ -338,6 +361,20 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
                       build_type=toolchain.build_type, targets=("triton",))
     build_dir = str(Path(facts.cache_root) / "build" / key)
     cmake_env: list[tuple[str, str]] = []
+    fingerprint = compute_key(
+        source_root="<source>", python=facts.host.python,
+        defines=tuple((k, _placeholders(v, src.root, facts.cache_root, plugins)) for k, v in defines),
+        extra_args=extra_args, build_type=toolchain.build_type, targets=("triton",))
+    if s["ccache_remote"].value:
+        if not toolchain.ccache:
+            raise UserError(f"A ccache remote ({s['ccache_remote'].origin}) needs ccache, which is off or not "
+                            "installed. Install ccache (Debian: ccache) or drop --ccache-remote.")
+        cmake_env.append(("CCACHE_REMOTE_STORAGE", str(s["ccache_remote"].value)))
+    if s["reproducible"].value:
+        if epoch is None:
+            raise UserError("A reproducible build needs SOURCE_DATE_EPOCH: build from a git checkout (its commit "
+                            "date is used) or set SOURCE_DATE_EPOCH.")
+        cmake_env.append(("SOURCE_DATE_EPOCH", str(epoch)))
     if toolchain.ccache:
         # One base dir above the source, the plugins and the build dirs: ccache rewrites paths under it
         # relative to the build dir, so a fresh build dir (same depth under a cache root) hits the cache.
@@ -374,8 +411,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
     wheel = WheelPlan(
         name=str(s["wheel_name"].value),
-        version=wheel_version(src, s["version_suffix"].value),
-        requires_python=REQUIRES_PYTHON,
+        version=wheel_version(src, s["version_suffix"].value, str(s["version_scheme"].value), epoch),
+        requires_python=str(s["requires_python"].value),
         entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
         scripts=scripts,
         out_dir=str(Path(facts.cwd) / "dist"),
@@ -401,10 +438,29 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         cache_root=facts.cache_root,
         settings=_settings_dict(s),
         key=key,
+        fingerprint=fingerprint,
+        reproducible=bool(s["reproducible"].value),
+        strip=bool(s["strip"].value),
         notes=tuple(notes),
         warnings=tuple(warnings),
         commands=commands,
     )
+
+
+def _source_date_epoch(s: Mapping[str, Resolved], src: SourceInfo, env: Mapping[str, str]) -> int | None:
+    given = env.get("SOURCE_DATE_EPOCH")
+    if given:
+        if not given.strip().isdigit():
+            raise UserError(f"SOURCE_DATE_EPOCH={given!r} must be a whole number of seconds since 1970.")
+        return int(given)
+    return src.git.commit_time if src.git else None
+
+
+def _placeholders(value: str, source: str, cache: str, plugins: tuple[Plugin, ...]) -> str:
+    """A define's value with machine-specific directories replaced, for the path-independent fingerprint."""
+    for p in plugins:
+        value = value.replace(p.path, f"<plugin:{p.name}>")
+    return value.replace(source, "<source>").replace(cache, "<cache>")
 
 
 def _defines(
@@ -446,6 +502,8 @@ def _defines(
         d["CMAKE_CXX_COMPILER_LAUNCHER"] = tc.ccache
     if tc.offline:
         d["TRITON_OFFLINE_BUILD"] = "ON"
+    if s["reproducible"].value:
+        d["TRITONBUILD_REPRODUCIBLE"] = "ON"  # the injected CMake adds -ffile-prefix-map for source and build
     if llvm.prefix:
         d["LLVM_SYSPATH"] = llvm.prefix
         d["LLVM_INCLUDE_DIRS"] = f"{llvm.prefix}/include"

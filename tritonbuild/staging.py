@@ -63,7 +63,10 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
         f"install.components = [{_s(plan.cmake.install_component)}]",
         "ninja.make-fallback = false",
         'logging.level = "INFO"',
+        f"wheel.reproducible = {'true' if plan.reproducible else 'false'}",
     ]
+    if plan.strip:
+        lines.append("install.strip = true")
     if editable:
         lines.append('editable.mode = "inplace"')
     lines += ["", "[tool.scikit-build.cmake.define]"]

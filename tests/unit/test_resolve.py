@@ -280,3 +280,50 @@ def test_source_strategy_keys_the_cache_by_hash_targets_and_type(tree) -> None:
     p = plan_for(tree(), {"llvm": "source", "backends": "nvidia;amd;spirv"})
     assert p.llvm.strategy == "source"
     assert p.llvm.prefix.endswith(f"/llvm/src-{H[:12]}-AMDGPU_NVPTX_SPIRV_X86-Release")
+
+
+def test_version_schemes(tree) -> None:
+    git = GitState(commit=H, dirty=False, branch="main", commit_time=1767225600)  # 2026-01-01
+    root = tree()
+    versions = {scheme: plan_for(root, {"version_scheme": scheme}, git=git).wheel.version
+                for scheme in ("setup", "git", "date", "date+git", "none")}
+    assert versions == {"setup": "3.6.0+git2eb709b9", "git": "3.6.0+git2eb709b9", "date": "3.6.0.dev20260101",
+                        "date+git": "3.6.0.dev20260101+git2eb709b9", "none": "3.6.0"}
+    dated = plan_for(root, {"version_scheme": "date"}, env={"SOURCE_DATE_EPOCH": "1780000000"}, git=git)
+    assert dated.wheel.version == "3.6.0.dev20260528"
+    with pytest.raises(UserError, match="needs a date"):
+        plan_for(tree("nogit"), {"version_scheme": "date"})
+
+
+def test_reproducible_needs_an_epoch_and_sets_it(tree) -> None:
+    with pytest.raises(UserError, match="SOURCE_DATE_EPOCH"):
+        plan_for(tree(), {"reproducible": True})
+    git = GitState(commit=H, dirty=False, branch="main", commit_time=1767225600)
+    p = plan_for(tree("r"), {"reproducible": True}, git=git)
+    assert dict(p.cmake.env)["SOURCE_DATE_EPOCH"] == "1767225600"
+    assert p.cmake.define("TRITONBUILD_REPRODUCIBLE") == "ON" and p.reproducible
+
+
+def test_fingerprint_ignores_where_the_tree_lives(tree) -> None:
+    a, b = plan_for(tree("a")), plan_for(tree("b"))
+    assert a.key != b.key and a.fingerprint == b.fingerprint
+    assert plan_for(tree("c"), {"backends": "nvidia;amd;cpu"}).fingerprint != a.fingerprint
+
+
+def test_ccache_remote(tree) -> None:
+    p = plan_for(tree(), {"ccache_remote": "redis://127.0.0.1:6379"})
+    assert dict(p.cmake.env)["CCACHE_REMOTE_STORAGE"] == "redis://127.0.0.1:6379"
+    with pytest.raises(UserError, match="needs ccache"):
+        plan_for(tree("b"), {"ccache_remote": "redis://x", "ccache": False})
+
+
+def test_default_recipe_pin_is_compared(tree) -> None:
+    root = tree(llvm_hash="1" * 40)
+    f = dataclasses.replace(facts(root), default_pin=H)
+    p = resolve_plan(resolve_settings({}, {}), f, {})
+    assert any("default recipe pins 2eb709b9" in n for n in p.notes)
+
+
+def test_clang_auto(tree) -> None:
+    p = plan_for(tree(), {"clang": "auto"})
+    assert p.toolchain.linker == "default" and any("clang=auto" in n for n in p.notes)

@@ -1,0 +1,147 @@
+"""Issue 6 acceptance: recipes, versions, reproducible wheels, manifests, verify, and a shared ccache."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import run_cli
+from tritonbuild import example
+
+DATE = "2026-01-29T21:43:54+00:00"
+
+
+def git_tree(path: Path) -> Path:
+    """The example tree as a git checkout with a fixed commit (same hash wherever it is made)."""
+    root = example.write_tree(path)
+    env = {**os.environ, "GIT_AUTHOR_DATE": DATE, "GIT_COMMITTER_DATE": DATE}
+    git = ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci"]
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "fixture"]):
+        subprocess.run([*git, *argv], cwd=root, env=env, check=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def nightly(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("nightly")
+    results = []
+    for side in ("one", "two"):
+        tree = git_tree(base / side / "src" / "triton")
+        proc = run_cli("build", "--recipe", "nightly", "--source", str(tree), "--json", "--cache-dir",
+                       str(base / side / "cache"), "--out", str(base / side / "dist"), cwd=base / side,
+                       env={"CCACHE_DIR": str(base / side / "ccache")})
+        results.append(json.loads(proc.stdout))
+    return {"base": base, "results": results}
+
+
+def test_nightly_wheel_is_versioned(nightly: dict) -> None:
+    wheel = Path(nightly["results"][0]["wheel"])
+    assert wheel.name.startswith("triton-3.6.0.dev20260129+git")
+    assert nightly["results"][0]["backends"] == ["nvidia", "amd"]
+
+
+def test_two_directories_give_byte_identical_wheels(nightly: dict) -> None:
+    one, two = (Path(r["wheel"]) for r in nightly["results"])
+    assert one.parent != two.parent and one.name == two.name
+    assert nightly["results"][0]["build_dir"] != nightly["results"][1]["build_dir"]
+    assert one.read_bytes() == two.read_bytes()
+    with zipfile.ZipFile(one) as zf:
+        info = json.loads(zf.read("triton/_build_info.json"))
+        stamps = {i.date_time for i in zf.infolist()}
+    assert info["source"]["root"] == "<source>" and info["plan_key"] is None
+    assert stamps == {(2026, 1, 29, 21, 43, 54)}
+
+
+def test_sha256sums_and_manifest(nightly: dict) -> None:
+    result = nightly["results"][0]
+    wheel = Path(result["wheel"])
+    sums = (wheel.parent / "SHA256SUMS").read_text().splitlines()
+    assert sums == [f"{result['sha256']}  {wheel.name}"]
+    manifest = json.loads((wheel.parent / (wheel.name[:-4] + ".manifest.json")).read_text())
+    assert manifest["sha256"] == result["sha256"] and manifest["size"] == wheel.stat().st_size
+    assert manifest["plan"]["settings"]["version_scheme"] == {"value": "date+git", "origin": "recipe nightly"}
+    assert set(manifest["timings"]) >= {"configure", "compile"} and "hits" in manifest["ccache"]
+    assert manifest["provenance"]["backends_tuple"] == ["nvidia", "amd", "proton"]
+
+
+def test_verify_passes_on_the_wheel_and_fails_when_tampered(nightly: dict, tmp_path: Path) -> None:
+    wheel = Path(nightly["results"][0]["wheel"])
+    ok = run_cli("verify", str(wheel), cwd=tmp_path)
+    assert "ok   import: fresh venv discovers amd, nvidia" in ok.stdout
+    tampered = tmp_path / wheel.name
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tampered, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "triton/backends/nvidia/driver.py":
+                data += b"\nprint('tampered')\n"
+            dst.writestr(item, data)
+    bad = run_cli("verify", str(tampered), "--no-import", cwd=tmp_path, check=False)
+    assert bad.returncode == 1
+    assert "triton/backends/nvidia/driver.py does not match its RECORD hash" in bad.stdout.replace("\n", " ")
+    missing = tmp_path / "missing" / wheel.name
+    missing.parent.mkdir()
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(missing, "w") as dst:
+        for item in src.infolist():
+            if not item.filename.startswith("triton/backends/amd/"):
+                dst.writestr(item, src.read(item))
+    bad = run_cli("verify", str(missing), "--no-import", cwd=tmp_path, check=False)
+    assert bad.returncode == 1 and "backend dirs ['nvidia'] differ" in bad.stdout.replace("\n", " ")
+
+
+def test_recipe_errors_exit_2(tmp_path: Path) -> None:
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('backend = "nvidia"\n')
+    proc = run_cli("plan", "--recipe", str(recipe), cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "Did you mean 'backends'" in proc.stderr.replace("\n", " ")
+    listing = run_cli("recipes", "list", cwd=tmp_path).stdout
+    assert all(name in listing for name in ("default", "dev", "nightly", "cpu", "spirv"))
+    assert "version_scheme" in run_cli("recipes", "show", "nightly", cwd=tmp_path).stdout
+
+
+# --- a shared compile cache in Redis -------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def redis(tmp_path: Path):
+    port = free_port()
+    proc = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind",
+                             "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    try:
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_remote_ccache_in_redis_gives_hits_to_an_empty_local_cache(redis: str, tmp_path: Path) -> None:
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    args = ["build", "--json", "--source", str(tree), "--ccache-remote", redis]
+    first = json.loads(run_cli(*args, "--cache-dir", str(tmp_path / "c1"), "--out", str(tmp_path / "d1"),
+                               cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "local1")}).stdout)
+    assert first["ccache"]["misses"] > 0
+    shutil.rmtree(tmp_path / "local1")
+    second = json.loads(run_cli(*args, "--cache-dir", str(tmp_path / "c2"), "--out", str(tmp_path / "d2"),
+                                cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "local2")}).stdout)
+    assert second["build_dir"] != first["build_dir"]
+    assert second["ccache"]["remote_hits"] >= first["ccache"]["misses"] * 0.9, second["ccache"]

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tritonbuild import recipes
+from tritonbuild.errors import UserError
+from tritonbuild.paths import recipes_dir
+from tritonbuild.settings import SPEC_BY_NAME
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_schema_file_is_generated_from_the_model() -> None:
+    committed = json.loads((ROOT / "recipes" / "recipe.schema.json").read_text())
+    assert committed == recipes.json_schema(), "run: python -m tritonbuild.recipes > recipes/recipe.schema.json"
+
+
+@pytest.mark.parametrize("name", ["default", "dev", "nightly", "cpu", "spirv"])
+def test_shipped_recipes_are_valid(name: str) -> None:
+    r = recipes.read(recipes_dir() / f"{name}.toml")
+    assert r.description
+    assert set(r.settings()) <= set(SPEC_BY_NAME)
+
+
+def test_every_recipe_setting_is_a_real_setting() -> None:
+    fields = set(recipes.FIELDS) - {"description", "plugins", "out_dir", "cache_dir"}
+    assert fields <= set(SPEC_BY_NAME)
+
+
+def test_unknown_key_suggests(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"unknown key 'backend'\. Did you mean 'backends'"):
+        recipes.parse({"backend": "nvidia"}, tmp_path / "r.toml")
+
+
+@pytest.mark.parametrize(("data", "match"), [
+    ({"jobs": "four"}, "jobs must be a positive whole number"),
+    ({"jobs": 0}, "jobs must be a positive whole number"),
+    ({"reproducible": "yes"}, "reproducible must be true or false"),
+    ({"version_scheme": "weekly"}, "one of 'setup'"),
+    ({"cmake_args": "-DX=1"}, "list of strings"),
+    ({"clang": "sometimes"}, "none of"),
+    ({"plugins": [{"url": "x"}]}, "plugin entry"),
+])
+def test_wrong_types(tmp_path: Path, data: dict, match: str) -> None:
+    with pytest.raises(UserError, match=match):
+        recipes.parse(data, tmp_path / "r.toml")
+
+
+def test_plugins_and_relative_source(tmp_path: Path) -> None:
+    r = recipes.parse({"tritonbuild": {"source": "../triton", "clang": "auto", "plugins": [
+        "shared", {"git": "https://example.com/p.git", "ref": "v1"}, {"path": "/abs/p"}]}},
+        tmp_path / "sub" / "r.toml")
+    assert r.source == str((tmp_path / "triton").resolve())
+    assert r.plugins == [str(tmp_path / "sub" / "shared"), "git+https://example.com/p.git@v1", "/abs/p"]
+    assert r.settings()["plugin_dirs"] == r.plugins and r.settings()["clang"] == "auto"
+
+
+def test_unknown_recipe_name_suggests(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="Did you mean 'nightly'"):
+        recipes.find("nightlyy", tmp_path)

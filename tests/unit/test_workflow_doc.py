@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+WORKFLOW = Path(__file__).resolve().parents[2] / "docs" / "nightly-workflow.yml"
+
+
+def test_nightly_workflow_example_is_valid() -> None:
+    doc = yaml.safe_load(WORKFLOW.read_text())
+    job = doc["jobs"]["wheels"]
+    matrix = job["strategy"]["matrix"]
+    assert len(matrix["python"]) >= 2 and len(matrix["backends"]) >= 2
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "tritonbuild build --recipe nightly" in runs and "tritonbuild verify" in runs
+    caches = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache")]
+    assert any(".tritonbuild/llvm" in s["with"]["path"] and "llvm" in s["with"]["key"] for s in caches)
+    assert True in doc or "on" in doc  # YAML 1.1 reads the bare key `on` as True
