@@ -67,7 +67,7 @@ def build_env(plan: Plan, env: Mapping[str, str]) -> dict[str, str]:
     """The environment scikit-build-core runs in: stray SKBUILD_*/CMAKE_* removed, the plan's added."""
     out = {k: v for k, v in env.items() if k not in stray_env(env)}
     out.update(dict(plan.cmake.env))
-    out["CMAKE_BUILD_PARALLEL_LEVEL"] = str(plan.toolchain.jobs)
+    out.pop("CMAKE_BUILD_PARALLEL_LEVEL", None)  # the plan's -j (build.tool-args) is the one that counts
     return out
 
 
@@ -213,6 +213,7 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
         task = bar.add_task(label, total=None)
         for line in proc.stdout:
             log.write(line)
+            log.flush()  # the log is what people tail -f during an hour-long build
             tracker.feed(line)
             if tracker.total:
                 bar.update(task, completed=tracker.done, total=tracker.total, description=f"{label}: {tracker.phase}")
