@@ -293,6 +293,16 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
                               strict=bool(s["strict"].value), where=s["backends"].origin)
     notes.extend(sel.notes)
 
+    for sub, users in src.missing_submodules:
+        needed_by = [u for u in users if u in sel.names]
+        if needed_by:
+            raise UserError(
+                f"The backend {', '.join(needed_by)} builds the git submodule {sub}, which is not checked out in "
+                f"{src.root} (it is empty). Run `git -C {src.root} submodule update --init {sub}`, or leave "
+                f"{', '.join(needed_by)} out of --backends."
+            )
+        notes.append(f"git submodule {sub} is not checked out (no selected backend uses it)")
+
     # 2. plugins
     origin = _plugin_origin(s["plugin_dirs"].origin)
     plugins, pnotes, pwarn = resolve_plugins(

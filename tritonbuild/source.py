@@ -47,6 +47,8 @@ class SourceInfo:
     tuple_limit: int
     tuple_limit_known: bool
     git: GitState | None = None
+    # git submodules declared in .gitmodules but not checked out, with the in-tree backends whose CMake uses them
+    missing_submodules: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def backend_names(self) -> tuple[str, ...]:
@@ -127,6 +129,13 @@ def parse_backend_includes(texts: Iterable[str]) -> set[str]:
     for text in texts:
         found.update(_THIRD_PARTY_INCLUDE.findall(text))
     return found
+
+
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(\S+)\s*$", re.M)
+
+
+def parse_gitmodules(text: str) -> tuple[str, ...]:
+    return tuple(_SUBMODULE_PATH.findall(text))
 
 
 # --- reading a tree ---------------------------------------------------------------------------------------
@@ -219,6 +228,15 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
     order = [*default, *names]  # report required backends in the source's own default order
     required = tuple(sorted((n for n in names if n in included), key=order.index))
     limit = parse_tuple_limit(_read(root / "python" / "src" / "main.cc"))
+    missing = []
+    for sub in parse_gitmodules(_read(root / ".gitmodules")):
+        path = root / sub
+        if path.is_dir() and any(path.iterdir()):
+            continue
+        users = tuple(b.name for b in backends
+                      if sub in _read(Path(b.path) / "CMakeLists.txt") or Path(sub).name in _read(
+                          Path(b.path) / "CMakeLists.txt"))
+        missing.append((sub, users))
     return SourceInfo(
         root=str(root),
         generation=generation,
@@ -232,4 +250,5 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         tuple_limit=limit if limit is not None else DEFAULT_TUPLE_LIMIT,
         tuple_limit_known=limit is not None,
         git=git,
+        missing_submodules=tuple(missing),
     )

@@ -327,3 +327,14 @@ def test_default_recipe_pin_is_compared(tree) -> None:
 def test_clang_auto(tree) -> None:
     p = plan_for(tree(), {"clang": "auto"})
     assert p.toolchain.linker == "default" and any("clang=auto" in n for n in p.notes)
+
+
+def test_selected_backend_needing_a_missing_submodule_is_an_error(tree) -> None:
+    root = tree()
+    (root / ".gitmodules").write_text('[submodule "sleef"]\n\tpath = third_party/sleef\n')
+    cml = root / "third_party" / "cpu" / "CMakeLists.txt"
+    cml.write_text(cml.read_text() + 'add_subdirectory("${CMAKE_SOURCE_DIR}/third_party/sleef" sleef)\n')
+    with pytest.raises(UserError, match="submodule update --init third_party/sleef"):
+        plan_for(root, {"backends": "cpu"})
+    p = plan_for(root, {"backends": "nvidia;amd"})
+    assert any("third_party/sleef is not checked out" in n for n in p.notes)

@@ -81,3 +81,14 @@ def test_corrupt_pin_names_the_file(tree) -> None:
     (root / "cmake" / "llvm-hash.txt").write_text("main\n")
     with pytest.raises(UserError, match=r"llvm-hash\.txt"):
         inspect_source(root)
+
+
+def test_missing_submodules_are_found_with_their_users(tree) -> None:
+    root = tree()
+    (root / ".gitmodules").write_text('[submodule "sleef"]\n\tpath = third_party/sleef\n\turl = https://x/sleef\n')
+    (root / "third_party" / "sleef").mkdir()
+    cml = root / "third_party" / "cpu" / "CMakeLists.txt"
+    cml.write_text(cml.read_text() + 'add_subdirectory("${CMAKE_SOURCE_DIR}/third_party/sleef" sleef)\n')
+    assert inspect_source(root).missing_submodules == (("third_party/sleef", ("cpu",)),)
+    (root / "third_party" / "sleef" / "CMakeLists.txt").write_text("# checked out\n")
+    assert inspect_source(root).missing_submodules == ()
