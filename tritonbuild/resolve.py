@@ -350,7 +350,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         warnings.append(
             f"LLVM {llvm.version} at {llvm.prefix} is not the pinned commit {llvm.pinned_hash[:12]} (it {what}); "
             "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
-            "will fail to compile"
+            f"will fail to compile. {_pinned_hint(llvm, src, sel.names)}"
         )
     if src.git and src.git.dirty:
         warnings.append(f"the source {src.root} has uncommitted changes; the wheel records it as dirty")
@@ -455,6 +455,20 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         warnings=tuple(warnings),
         commands=commands,
     )
+
+
+def _pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...]) -> str:
+    """How to get the pinned LLVM instead, given why the prebuilt download was not taken."""
+    why = dict(llvm.rejected).get("prebuilt download", "")
+    build = (f"`tritonbuild llvm build --source {src.root} --backends '{';'.join(names)}'` builds it (mlir and lld "
+             f"with {', '.join(llvm.required_targets)}; hours on 2 cores)")
+    if "offline" in why:
+        return f"For the pinned LLVM: `tritonbuild llvm fetch` on a connected machine, or {build}."
+    if "--allow-unpinned" in why:
+        return f"For the pinned LLVM: add --allow-unpinned to use Triton's prebuilt archive, or {build}."
+    if "only the host, NVPTX and AMDGPU" in why:
+        return f"No prebuilt LLVM has all these targets; for the pinned LLVM, {build}."
+    return f"For the pinned LLVM, {build}."
 
 
 def _source_date_epoch(s: Mapping[str, Resolved], src: SourceInfo, env: Mapping[str, str]) -> int | None:

@@ -338,3 +338,14 @@ def test_selected_backend_needing_a_missing_submodule_is_an_error(tree) -> None:
         plan_for(root, {"backends": "cpu"})
     p = plan_for(root, {"backends": "nvidia;amd"})
     assert any("third_party/sleef is not checked out" in n for n in p.notes)
+
+
+def test_not_pinned_warning_says_how_to_get_the_pinned_llvm(tree) -> None:
+    spirv = plan_for(tree("s"), {"backends": "spirv"})
+    warning = next(w for w in spirv.warnings if "not the pinned commit" in w)
+    assert "No prebuilt LLVM has all these targets" in warning and "tritonbuild llvm build" in warning
+    g2 = next(w for w in plan_for(tree("g")).warnings if "not the pinned commit" in w)
+    assert "--allow-unpinned" in g2
+    offline = next(w for w in plan_for(tree("o"), env={"TRITON_OFFLINE_BUILD": "1"}).warnings
+                   if "not the pinned commit" in w)
+    assert "tritonbuild llvm fetch` on a connected machine" in offline
