@@ -14,15 +14,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import best_of, table, tritonbuild
-from tritonbuild import example
+from bench.common import best_of, example_workspace, table, tritonbuild
 
 
 def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="tb-bench-"))
     try:
-        tree = example.write_tree(base / "src" / "triton")
-        plugin = example.write_plugin(base / "src" / "triton-shared", "triton_shared")
+        tree, plugin = example_workspace(base)
         env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1"}
         args = ["build", "--json", "--source", str(tree), "--backends", "nvidia;amd;spirv", "--plugin-dir",
                 str(plugin), "--out", str(base / "dist")]

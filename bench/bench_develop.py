@@ -17,15 +17,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import table, timed, tritonbuild
-from tritonbuild import example
+from bench.common import example_workspace, table, timed, tritonbuild
 
 
 def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="tb-bench-"))
     try:
-        tree = example.write_tree(base / "src" / "triton")
-        plugin = example.write_plugin(base / "src" / "triton-shared", "triton_shared")
+        tree, plugin = example_workspace(base)
         subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True)
         env = {"VIRTUAL_ENV": str(base / "venv"), "CCACHE_DIR": str(base / "ccache")}
         args = ["--source", str(tree), "--backends", "nvidia;amd", "--plugin-dir", str(plugin),

@@ -37,3 +37,12 @@ def table(rows: list[tuple[str, str]]) -> None:
     width = max(len(r[0]) for r in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
+
+
+def example_workspace(base: Path) -> tuple[Path, Path]:
+    """The example tree and a plugin under ``base`` (what every build benchmark measures)."""
+    from tritonbuild import example
+
+    tree = example.write_tree(base / "src" / "triton")
+    plugin = example.write_plugin(base / "src" / "triton-shared", "triton_shared")
+    return tree, plugin

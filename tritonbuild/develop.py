@@ -24,6 +24,7 @@ from tritonbuild import editable
 from tritonbuild.build import build_env, link_compile_commands, lock, run_logged, write_shims
 from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
+from tritonbuild.fileutil import write_if_changed
 from tritonbuild.plan import VOLATILE_DEFINES, Plan
 from tritonbuild.progress import Tracker
 
@@ -91,16 +92,6 @@ def site_packages(python: str) -> str:
     return out.stdout.strip()
 
 
-def _write(path: Path, text: str) -> bool:
-    if path.is_file() and path.read_text() == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return True
-
-
 def install_editable(plan: Plan, site: Path) -> bool:
     """Write the finder, the .pth and the dist-info; return whether anything changed."""
     name = plan.wheel.name.replace("-", "_").lower()
@@ -117,13 +108,13 @@ def install_editable(plan: Plan, site: Path) -> bool:
                 f"{site} already has {other.name} installed by {by}; it would shadow the editable build. Remove "
                 f"it first ({plan.python} -m pip uninstall {plan.wheel.name})."
             )
-    changed = _write(site / f"{editable.FINDER_MODULE}.py", editable.finder_module(plan, str(lib_dir(plan))))
-    changed |= _write(site / editable.PTH_NAME, editable.pth_file())
+    changed = write_if_changed(site / f"{editable.FINDER_MODULE}.py", editable.finder_module(plan, str(lib_dir(plan))))
+    changed |= write_if_changed(site / editable.PTH_NAME, editable.pth_file())
     files = editable.dist_info_files(plan)
     record = "".join(f"{ours}/{n},,\n" for n in sorted(files)) + f"{ours}/RECORD,,\n"
     record += f"{editable.FINDER_MODULE}.py,,\n{editable.PTH_NAME},,\n"
     for fname, text in {**files, "RECORD": record}.items():
-        changed |= _write(site / ours / fname, text)
+        changed |= write_if_changed(site / ours / fname, text)
     return changed
 
 
@@ -136,7 +127,7 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
     try:
         build = dev_dir(plan)
         build.mkdir(parents=True, exist_ok=True)
-        _write(Path(plan.cmake.build_dir) / "plan.json", plan.to_json() + "\n")  # for status and clean
+        write_if_changed(Path(plan.cmake.build_dir) / "plan.json", plan.to_json() + "\n")  # for status and clean
         ninja = ninja_program()
         argv = configure_argv(plan, ninja)
         action = configure_action(build, argv)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tarfile
@@ -14,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tritonbuild.errors import EnvironmentProblem, UserError
+from tritonbuild.fileutil import sha256_of
 from tritonbuild.llvm import cache
 from tritonbuild.llvm.cache import LLVMRequest
 
@@ -78,14 +78,6 @@ def fetch_archive(req: LLVMRequest, dest: Path, *, retries: int = 3, timeout: fl
             time.sleep(min(0.5 * 2 ** (attempt - 1), 5.0))
     raise NetworkError(f"Could not download {url} after {retries} attempts ({last}). Check the network or "
                        "the mirror (--llvm-mirror / TRITONBUILD_LLVM_MIRROR), or use --llvm system / PREFIX.")
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def verify(req: LLVMRequest, archive: Path, log: Callable[[str], None]) -> str:
