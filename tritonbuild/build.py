@@ -288,10 +288,11 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
             rc = run_logged([plan.python, "-u", "-c", _SKBUILD, str(tmp_wheels)], cwd=stage,
                             env=build_env(plan, env), log=log, tracker=tracker, console=console,
                             label=f"building {plan.wheel.name}")
+            failed_in = tracker.phase
             timings = tracker.finish()
             if rc != 0:
                 hint = explain(plan, tracker.errors)
-                raise BuildFailed(f"The build failed (exit code {rc}) in {tracker.phase}. The build dir "
+                raise BuildFailed(f"The build failed (exit code {rc}) in {failed_in}. The build dir "
                                   f"{root} is kept for the next run.{' ' + hint if hint else ''}",
                                   log_path=str(log_path), tail=tracker.failure_tail())
             wheels = sorted(tmp_wheels.glob("*.whl"))

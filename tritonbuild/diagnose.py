@@ -15,6 +15,7 @@ _API_MISMATCH = re.compile(
         "no member named", r"no matching (member )?function for call", r"too (many|few) arguments to function",
         "cannot convert", "was not declared in this scope", "use of undeclared identifier", "is deprecated",
         f"undefined reference to {_Q}(llvm|mlir)::", "unknown type name", "incomplete type",
+        "of abstract class type", "is abstract",
     ])
 )
 _MISSING_TARGET = re.compile(

@@ -26,3 +26,9 @@ def test_missing_llvm_target_is_named(tree) -> None:
     p = dataclasses.replace(p, llvm=dataclasses.replace(p.llvm, targets_built=("X86",)))
     hint = explain(p, ["libtriton.so: undefined reference to `LLVMInitializeNVPTXTargetInfo'"])
     assert hint is not None and "target NVPTX" in hint and "(it has: X86)" in hint
+
+
+def test_abstract_class_after_an_api_change_is_explained(tree) -> None:
+    line = ("DataFlowFramework.h:714:30: error: invalid new-expression of abstract class type "
+            "'mlir::triton::gpu::TaskIdBackwardPropagation'")
+    assert explain(plan_for(tree()), [line]) is not None
