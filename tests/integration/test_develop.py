@@ -166,3 +166,32 @@ def test_status_and_clean(developed: dict) -> None:
     assert not build_dir(dev).exists()
     assert not (dev["tree"] / "compile_commands.json").exists()
     assert (dev["tree"] / "CMakeLists.txt").exists()  # the user's files stay
+
+
+def test_ctrl_c_leaves_the_build_dir_usable(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(tmp_path / "venv")], check=True)
+    env = {**os.environ, "VIRTUAL_ENV": str(tmp_path / "venv"), "CCACHE_DISABLE": "1", "NO_COLOR": "1"}
+    args = [sys.executable, "-m", "tritonbuild", "develop", "--source", str(tree), "--cache-dir",
+            str(tmp_path / "cache"), "--no-ccache", "-j", "1"]
+    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    logs = list((tmp_path / "cache").glob("build/*/dev/develop.log"))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # wait until Ninja is compiling
+        logs = list((tmp_path / "cache").glob("build/*/dev/develop.log"))
+        if logs and "[1/" in logs[0].read_text():
+            break
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    again = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    out = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c",
+                          "from triton._C import libtriton; print(libtriton.ir.core_value())"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "42"

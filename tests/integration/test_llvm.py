@@ -266,3 +266,20 @@ def test_source_build_passes_exact_targets_and_projects_and_caches(tmp_path: Pat
                               "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path).stdout)
     assert plan["llvm"]["strategy"] == "cached" and plan["llvm"]["prefix"] == str(prefix)
     assert plan["llvm"]["version"] == "23.0.0git"
+
+
+def test_gc_removes_only_llvms_no_build_dir_uses(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    used, unused = cache / "llvm" / "llvm-aaaaaaaa-ubuntu-x64-1", cache / "llvm" / "src-bbbbbbbbbbbb-X86-Release"
+    for entry in (used, unused):
+        fake_prefix(entry)
+        (entry / "tritonbuild-llvm.json").write_text(json.dumps({"llvm_hash": "a" * 40}))
+    partial = cache / "llvm" / ".staging-other-123"  # someone else's download in progress: never touched
+    partial.mkdir()
+    plan_dir = cache / "build" / "0123456789abcdef"
+    plan_dir.mkdir(parents=True)
+    (plan_dir / "plan.json").write_text(json.dumps({"llvm": {"prefix": str(used)}}))
+    dry = run_cli("llvm", "gc", "--cache-dir", str(cache), "--dry-run", cwd=tmp_path).stdout
+    assert f"would remove {unused}" in dry and f"keep   {used}" in dry and unused.exists()
+    run_cli("llvm", "gc", "--cache-dir", str(cache), cwd=tmp_path)
+    assert used.exists() and not unused.exists() and partial.exists()
