@@ -102,6 +102,13 @@ function(_tritonbuild_finish)
           REGEX "/triton/_C/\\.keep$" EXCLUDE)
   # libtriton (install(FILES) keeps the build RPATH to the LLVM prefix when LLVM is a shared library)
   install(FILES "$<TARGET_FILE:triton>" DESTINATION triton/_C ${comp})
+  # `cmake --install --strip` (scikit-build-core's install.strip) only strips install(TARGETS): do it here.
+  if(CMAKE_STRIP)
+    install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+      execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-unneeded
+        \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/triton/_C/$<TARGET_FILE_NAME:triton>\")
+    endif()" ${comp})
+  endif()
   foreach(entry IN LISTS TRITONBUILD_BACKENDS)
     string(FIND "${entry}" "=" _eq)
     string(SUBSTRING "${entry}" 0 ${_eq} _name)

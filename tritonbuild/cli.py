@@ -47,6 +47,9 @@ def plan_options(func: F) -> F:
         click.option("--ccache-remote", help="ccache remote storage URL (redis://..., http://...)."),
         click.option("--reproducible/--no-reproducible", default=None, help="Byte-identical wheels."),
         click.option("--strip/--no-strip", default=None, help="Strip debug info from libtriton."),
+        click.option("--repair/--no-repair", default=None, help="manylinux repair with auditwheel."),
+        click.option("--repair-exclude", "repair_exclude", multiple=True,
+                     help="A library auditwheel must not graft (repeatable; default libcuda.so.1)."),
         click.option("--version-suffix", help="Version suffix (env: TRITON_WHEEL_VERSION_SUFFIX)."),
         click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file."),
         click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs."),
@@ -61,7 +64,7 @@ def plan_options(func: F) -> F:
 _CLI_SETTINGS = ("source", "ref", "backends", "plugin_dirs", "llvm", "llvm_mirror", "allow_unpinned", "llvm_src",
                  "llvm_assertions", "clang", "ccache", "ccache_remote", "jobs", "link_jobs", "build_type", "proton",
                  "offline", "cmake_args", "strict", "wheel_name", "version_suffix", "version_scheme",
-                 "reproducible", "strip")
+                 "reproducible", "strip", "repair", "repair_exclude")
 
 
 def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:

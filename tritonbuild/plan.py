@@ -128,6 +128,7 @@ class Plan:
     fingerprint: str = ""  # like key, with the source, cache and plugin directories left out
     reproducible: bool = False
     strip: bool = False
+    repair: tuple[str, ...] | None = None  # auditwheel repair with these --exclude names; None: no repair
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()

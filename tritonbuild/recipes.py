@@ -62,6 +62,8 @@ class Recipe:
     requires_python: str | None = None
     reproducible: bool | None = None
     strip: bool | None = None
+    repair: bool | None = None
+    repair_exclude: list[str] | None = None
     out_dir: str | None = None
     cache_dir: str | None = None
 

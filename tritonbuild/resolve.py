@@ -451,6 +451,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         fingerprint=fingerprint,
         reproducible=bool(s["reproducible"].value),
         strip=bool(s["strip"].value),
+        repair=tuple(s["repair_exclude"].value) if s["repair"].value else None,
         notes=tuple(notes),
         warnings=tuple(warnings),
         commands=commands,

@@ -145,3 +145,24 @@ def test_remote_ccache_in_redis_gives_hits_to_an_empty_local_cache(redis: str, t
                                 cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "local2")}).stdout)
     assert second["build_dir"] != first["build_dir"]
     assert second["ccache"]["remote_hits"] >= first["ccache"]["misses"] * 0.9, second["ccache"]
+
+
+def test_repair_grafts_libraries_and_the_result_imports(tmp_path: Path) -> None:
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    proc = run_cli("build", "--json", "--source", str(tree), "--repair", "--strip", "--cache-dir",
+                   str(tmp_path / "cache"), "--out", str(tmp_path / "dist"), cwd=tmp_path)
+    result = json.loads(proc.stdout)
+    wheel = Path(result["wheel"])
+    assert "manylinux" in wheel.name and result["repair"]["platform"].startswith("manylinux")
+    assert result["repair"]["size_after"] > result["repair"]["size_before"]
+    assert result["repair"]["excluded"] == ["libcuda.so.1"]
+    with zipfile.ZipFile(wheel) as zf:
+        grafted = [n for n in zf.namelist() if n.startswith("triton.libs/")]
+        lib = zf.read("triton/_C/libtriton.so")
+    assert any("libLLVM" in n for n in grafted)
+    (tmp_path / "libtriton.so").write_bytes(lib)
+    sections = subprocess.run(["readelf", "-S", str(tmp_path / "libtriton.so")], capture_output=True,
+                              text=True, check=True).stdout
+    assert ".symtab" not in sections  # --strip
+    ok = run_cli("verify", str(wheel), cwd=tmp_path)
+    assert "FAIL" not in ok.stdout
