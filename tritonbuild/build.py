@@ -48,7 +48,6 @@ class BuildResult:
     timings: dict[str, float]
     ccache: dict[str, int] = field(default_factory=dict)
     ninja_no_work: bool = False
-    reconfigured: bool = True
     log: Path | None = None
     repaired: dict[str, Any] = field(default_factory=dict)  # sizes before/after and the platform tag
 
