@@ -143,3 +143,14 @@ def test_compile_error_in_a_plugin_fails_cleanly(work: dict, tmp_path: Path) -> 
     assert "this plugin is broken on purpose" in err
     assert "full log:" in err and "build.log" in err
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_stray_skbuild_and_cmake_args_are_reported_not_applied(work: dict, first: dict) -> None:
+    env = {**work["env"], "SKBUILD_CMAKE_DEFINE": "TB_STRAY=1", "CMAKE_ARGS": "-DTB_STRAY_ARGS=1"}
+    proc = run_cli("build", "--json", *work["args"], "--cache-dir", str(work["base"] / "cacheA"), "--out",
+                   str(work["base"] / "dist"), cwd=work["base"], env=env)
+    err = proc.stderr.replace("\n", " ")
+    assert "ignoring SKBUILD_CMAKE_DEFINE='TB_STRAY=1'" in err and "ignoring CMAKE_ARGS=" in err
+    cache = (Path(first["build_dir"]) / "cmake" / "CMakeCache.txt").read_text()
+    assert "TB_STRAY" not in cache
+    assert json.loads(proc.stdout)["ninja_no_work"] is True

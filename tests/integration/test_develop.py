@@ -195,3 +195,14 @@ def test_ctrl_c_leaves_the_build_dir_usable(tmp_path: Path) -> None:
                           "from triton._C import libtriton; print(libtriton.ir.core_value())"],
                          cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "42"
+
+
+def test_unit_tests_need_a_ut_build_and_then_run_with_ctest(developed: dict) -> None:
+    dev = developed
+    develop(dev)  # the module's plan: TRITON_BUILD_UT=OFF
+    proc = run_cli("test", "unit", *dev["args"], cwd=dev["base"], env=dev["env"], check=False)
+    assert proc.returncode == 2 and "TRITON_BUILD_UT=ON" in proc.stderr.replace("\n", " ")
+    ut = [*dev["args"], "--cmake-arg=-DTRITON_BUILD_UT=ON"]
+    run_cli("develop", *ut, cwd=dev["base"], env=dev["env"])
+    proc = run_cli("test", "unit", *ut, cwd=dev["base"], env=dev["env"], check=False)
+    assert proc.returncode == 0 and "100% tests passed" in proc.stdout, proc.stdout + proc.stderr
