@@ -27,7 +27,7 @@ def print_plan(plan: Plan, out: Console) -> None:
     src, llvm, tc = plan.source, plan.llvm, plan.toolchain
     head = Table(title=f"tritonbuild plan {plan.key}", show_header=False, title_justify="left")
     head.add_column(style="bold")
-    head.add_column()
+    head.add_column(overflow="fold")
     commit = f"{src.commit[:12]}{' (dirty)' if src.dirty else ''}" if src.commit else "not a git checkout"
     head.add_row("source", f"{src.root}  [{src.generation}, Triton {src.version or '?'}, {commit}]")
     head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} -> {plan.wheel.out_dir}")
@@ -49,7 +49,7 @@ def print_plan(plan: Plan, out: Console) -> None:
 
     table = Table(title="backends", title_justify="left")
     for col in ("name", "origin", "path", "llvm targets", "commit", "triton pin"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # wrap paths and names instead of cutting them
     for b in plan.backends:
         pin = "-"
         if b.triton_pin:
