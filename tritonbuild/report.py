@@ -47,9 +47,11 @@ def print_plan(plan: Plan, out: Console) -> None:
     head.add_row("build dir", plan.cmake.build_dir)
     out.print(head)
 
-    table = Table(title="backends", title_justify="left")
-    for col in ("name", "origin", "path", "llvm targets", "commit", "triton pin"):
-        table.add_column(col, overflow="fold")  # wrap paths and names instead of cutting them
+    table = Table(title="backends", title_justify="left", expand=True)
+    # the path gets the room; everything wraps instead of being cut
+    for col, ratio in (("name", 2), ("origin", 2), ("path", 5), ("llvm targets", 2), ("commit", 2),
+                       ("triton pin", 2)):
+        table.add_column(col, overflow="fold", ratio=ratio)
     for b in plan.backends:
         pin = "-"
         if b.triton_pin:
