@@ -24,6 +24,7 @@ from tritonbuild import __version__
 from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of, write_if_changed
+from tritonbuild.host import tool_version
 from tritonbuild.plan import Plan
 from tritonbuild.progress import Tracker
 from tritonbuild.staging import cmake_build_dir, pyproject, staging_dir
@@ -64,17 +65,6 @@ def build_env(plan: Plan, env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def _tool_version(path: str | None) -> str | None:
-    if not path:
-        return None
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = (out.stdout or out.stderr).strip().splitlines()
-    return lines[0] if lines else None
-
-
 def provenance(plan: Plan) -> dict[str, Any]:
     """The wheel's ``triton/_build_info.json``: what was built, from what, with what.
 
@@ -102,7 +92,7 @@ def provenance(plan: Plan) -> dict[str, Any]:
         "llvm": {"prefix": plan.llvm.prefix, "version": plan.llvm.version, "pinned_hash": plan.llvm.pinned_hash,
                  "revision": plan.llvm.revision, "is_pinned": plan.llvm.is_pinned,
                  "shared_libllvm": plan.llvm.link_dylib},
-        "toolchain": {"compiler": _tool_version(tc.cxx_compiler), "compiler_path": tc.cxx_compiler,
+        "toolchain": {"compiler": tool_version(tc.cxx_compiler), "compiler_path": tc.cxx_compiler,
                       "linker": tc.linker, "build_type": tc.build_type, "proton": tc.proton},
         "wheel": {"name": plan.wheel.name, "version": plan.wheel.version, "reproducible": plan.reproducible},
     }

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from tritonbuild.host import HostFacts
+from tritonbuild.host import HostFacts, tool_version
 from tritonbuild.llvm.probe import LLVMInstall
 from tritonbuild.llvm.requirement import check
 from tritonbuild.resolve import default_jobs, default_link_jobs
 
 Row = tuple[str, str, str]
-
-
-def _version(tool: str) -> str:
-    try:
-        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return "?"
-    lines = (out.stdout or out.stderr).strip().splitlines()
-    return lines[0] if lines else "?"
 
 
 def rows(host: HostFacts, llvms: list[LLVMInstall], core_targets: tuple[str, ...]) -> list[Row]:
@@ -28,7 +18,7 @@ def rows(host: HostFacts, llvms: list[LLVMInstall], core_targets: tuple[str, ...
                        ("clang", False), ("clang++", False), ("ld.lld", False), ("git", False), ("ptxas", False)):
         path = host.tool(name)
         if path:
-            out.append((name, "ok", f"{path}: {_version(path)}"))
+            out.append((name, "ok", f"{path}: {tool_version(path) or '?'}"))
         else:
             out.append((name, "missing" if need else "warn", "not found"))
     for inst in llvms:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import shutil
@@ -72,6 +73,19 @@ def _which_versioned(name: str) -> str | None:
         if found:
             return found
     return None
+
+
+@functools.cache
+def tool_version(path: str | None) -> str | None:
+    """The first line ``PATH --version`` prints (cached: a build asks for the compiler's more than once)."""
+    if not path:
+        return None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (out.stdout or out.stderr).strip().splitlines()
+    return lines[0] if lines else None
 
 
 def pybind11_dir(python: str) -> str | None:
