@@ -61,10 +61,11 @@ def plan_options(func: F) -> F:
     return func
 
 
-_CLI_SETTINGS = ("source", "ref", "backends", "plugin_dirs", "llvm", "llvm_mirror", "allow_unpinned", "llvm_src",
-                 "llvm_assertions", "clang", "ccache", "ccache_remote", "jobs", "link_jobs", "build_type", "proton",
-                 "offline", "cmake_args", "strict", "wheel_name", "version_suffix", "version_scheme",
-                 "reproducible", "strip", "repair", "repair_exclude")
+def _cli_settings() -> tuple[str, ...]:
+    """The settings that have a command-line flag (settings.SPECS is the one list of them)."""
+    from tritonbuild.settings import SPECS
+
+    return tuple(spec.name for spec in SPECS if spec.flag)
 
 
 def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
@@ -74,7 +75,7 @@ def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path |
     cwd = cwd or Path.cwd()
     recipe, recipe_origin = (recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe")
                              else (recipes.Recipe(), "recipe"))
-    cli_values = {k: kw.get(k) for k in _CLI_SETTINGS}
+    cli_values = {k: kw.get(k) for k in _cli_settings()}
     s = settings.resolve_settings(cli_values, env, recipe.settings(), recipe_origin)
     python = kw.get("python") or _active_python(env)
     cache_dir = kw.get("cache_dir") or recipe.cache_dir
