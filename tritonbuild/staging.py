@@ -65,8 +65,8 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
         'logging.level = "INFO"',
         f"wheel.reproducible = {'true' if plan.reproducible else 'false'}",
     ]
-    if plan.strip:
-        lines.append("install.strip = true")
+    # Always explicit: scikit-build-core strips by default, which would make --no-strip a lie.
+    lines.append(f"install.strip = {'true' if plan.strip else 'false'}")
     if editable:
         lines.append('editable.mode = "inplace"')
     lines += ["", "[tool.scikit-build.cmake.define]"]

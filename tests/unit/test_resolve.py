@@ -233,6 +233,9 @@ def test_staging_pyproject(tree, plugin) -> None:
     assert sk["wheel"]["packages"] == [] and sk["minimum-version"] == "0.10"
     assert sk["cmake"]["define"] == dict(p.cmake.defines)
     assert data["project"]["scripts"]["proton"] == "triton.profiler.proton:main"
+    assert sk["install"]["strip"] is False  # explicit: scikit-build-core would strip by default
+    stripped = plan_for(tree("t2"), {"strip": True})
+    assert tomllib.loads(pyproject(stripped))["tool"]["scikit-build"]["install"]["strip"] is True
 
 
 def g3_with_sha(tree, name: str = "g3") -> Path:
