@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
-from tritonbuild.plan import Plan
+from tritonbuild.plan import BackendPlan, Plan
 
 # What a C++ API change between two LLVM commits looks like from gcc and clang (gcc quotes with U+2018/9).
 _Q = "['\u2018\u2019`]?"
@@ -23,14 +25,59 @@ _MISSING_TARGET = re.compile(
 )
 
 
+# gcc/clang diagnostics name the file first; with CCACHE_BASEDIR the path is relative to the CMake build dir.
+_DIAG_PATH = re.compile(r"^(?:In file included from )?([^\s:]+\.(?:cpp|cc|cxx|c|h|hpp|inc|td)):\d+")
+_FAILED_OBJECT = re.compile(r"^FAILED:(?: \[code=\d+\])? (\S+)")
+
+
+def _inside(path: str, root: str) -> bool:
+    return PurePosixPath(path) == PurePosixPath(root) or PurePosixPath(root) in PurePosixPath(path).parents
+
+
+def blamed_plugins(plan: Plan, errors: Sequence[str]) -> list[BackendPlan]:
+    """The plugins whose own files (or whose objects in third_party/<name>/) the errors name."""
+    cmake_dir = os.path.join(plan.cmake.build_dir, "cmake")
+    found: list[BackendPlan] = []
+    for plugin in (b for b in plan.backends if b.origin == "plugin"):
+        for line in errors:
+            line = line.strip()
+            m = _DIAG_PATH.match(line)
+            if m and _inside(os.path.normpath(os.path.join(cmake_dir, m.group(1))), plugin.path):
+                found.append(plugin)
+                break
+            m = _FAILED_OBJECT.match(line)
+            if m and m.group(1).startswith(f"third_party/{plugin.name}/"):
+                found.append(plugin)
+                break
+    return found
+
+
+def _plugin_hint(plan: Plan, plugin: BackendPlan) -> str:
+    where = f"The failing code is in the plugin {plugin.name!r} ({plugin.path}), not in Triton"
+    if plugin.pin_matches_source is False and plugin.triton_pin:
+        source = (plan.source.commit or "?")[:12]
+        return (f"{where}: it pins Triton {plugin.triton_pin[:12]} (its triton-hash.txt) but the source is at "
+                f"{source}, so it was written against another Triton C++ API. Build it with the Triton it pins "
+                f"(--source <Triton git URL or checkout> --ref {plugin.triton_pin[:12]}) or port the plugin to "
+                "this Triton.")
+    return f"{where}; fix the plugin (the compiler's messages are above)."
+
+
 def explain(plan: Plan, errors: Sequence[str]) -> str | None:
     text = "\n".join(errors)
     m = _MISSING_TARGET.search(text)
     if m:
         return (f"libtriton references LLVM target {m.group(2)}, which the LLVM at {plan.llvm.prefix} was built "
                 f"without (it has: {' '.join(plan.llvm.targets_built) or 'unknown'}). Use an LLVM with that target.")
-    if plan.llvm.is_pinned is True or not _API_MISMATCH.search(text):
-        return None
+    plugins = blamed_plugins(plan, errors)
+    hints = [_plugin_hint(plan, p) for p in plugins]
+    plugin_pin_wrong = any(p.pin_matches_source is False for p in plugins)
+    if plan.llvm.is_pinned is not True and _API_MISMATCH.search(text) and not plugin_pin_wrong:
+        hints.append(_llvm_hint(plan))
+    return " ".join(hints) or None
+
+
+def _llvm_hint(plan: Plan) -> str:
     return (
         f"The source pins LLVM {plan.llvm.pinned_hash[:12]} but this build uses LLVM {plan.llvm.version or '?'} at "
         f"{plan.llvm.prefix}, which is not that commit; errors like these usually mean an LLVM/MLIR C++ API changed "

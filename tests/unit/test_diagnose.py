@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 from tests.unit.test_resolve import llvm, plan_for
 from tritonbuild.diagnose import explain
+from tritonbuild.source import GitState
 
 OVERRIDE = ("AxisInfo.cpp:147:8: error: 'void AxisInfoAnalysis::visitNonControlFlowArguments(...)' marked "
             "'override', but does not override")
@@ -32,3 +34,26 @@ def test_abstract_class_after_an_api_change_is_explained(tree) -> None:
     line = ("DataFlowFramework.h:714:30: error: invalid new-expression of abstract class type "
             "'mlir::triton::gpu::TaskIdBackwardPropagation'")
     assert explain(plan_for(tree()), [line]) is not None
+
+
+def test_errors_in_a_plugin_name_the_plugin(tree, plugin) -> None:
+    plug = plugin("triton-shared", "triton_shared")
+    p = plan_for(tree(), {"plugin_dirs": (str(plug),)})
+    # With CCACHE_BASEDIR, gcc names the file relative to the CMake build dir.
+    rel = os.path.relpath(plug / "lib" / "Plugin.cpp", os.path.join(p.cmake.build_dir, "cmake"))
+    hint = explain(p, [f"{rel}:3:2: error: 'getOperands' has no member named 'foo'"])
+    assert hint is not None and hint.startswith(f"The failing code is in the plugin 'triton_shared' ({plug})")
+    assert "pins Triton" not in hint and "pins LLVM" in hint  # pin unknown: the LLVM mismatch may be the cause
+    failed = explain(p, ["FAILED: [code=1] third_party/triton_shared/lib/CMakeFiles/x.dir/Plugin.cpp.o"])
+    assert failed is not None and "'triton_shared'" in failed
+    core = explain(p, [f"{os.path.relpath(tree('b') / 'lib' / 'Core.cpp', p.cmake.build_dir)}:1:1: error: x"])
+    assert core is None
+
+
+def test_plugin_pinned_to_another_triton_is_blamed_on_the_pin(tree, plugin) -> None:
+    plug = plugin("triton-shared", "triton_shared", triton_hash="e44bd1c83c1c3e8deac7c4f02683cfb3cc395c8b")
+    git = GitState(commit="d8da7c9985d1c6d0f7b7f0a6c2b1e0f9a8b7c6d5", dirty=False)
+    p = plan_for(tree(), {"plugin_dirs": (str(plug),)}, git=git)
+    hint = explain(p, [f"{plug}/lib/Plugin.cpp:10:5: error: no matching function for call to 'foo'"])
+    assert hint is not None and "pins Triton e44bd1c83c1c" in hint and "source is at d8da7c9985d1" in hint
+    assert "--ref e44bd1c83c1c" in hint and "pins LLVM" not in hint
