@@ -74,6 +74,9 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         path = absolute(raw, cwd)
         plugin_git[str(path)] = gitinfo.git_state(path) if path.is_dir() else None
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
+    cuda_roots = [env[k] for k in ("CUDA_HOME", "CUDA_PATH") if env.get(k)] + ["/usr/local/cuda"]
+    cuda_include = next((str(Path(r) / "include") for r in cuda_roots if (Path(r) / "include" / "cuda.h").is_file()),
+                        None)
     pin_file = paths.data_dir() / "llvm-hash.txt"
     default_pin = pin_file.read_text().strip() if pin_file.is_file() else None
     return Facts(
@@ -88,4 +91,5 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         cache_root=str(cache),
         json_prefix=json_prefix,
         default_pin=default_pin,
+        cuda_include=cuda_include,
     )

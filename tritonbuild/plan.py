@@ -60,6 +60,7 @@ class LLVMPlan:
     host_suffix: str | None
     archive: str | None
     required_targets: tuple[str, ...]
+    needs_lld: bool  # the source or a selected backend runs find_package(LLD)
     strategy: str  # "prefix", "cached", "download", "source", "system" or "none" (auto picks one)
     found_by: str | None
     prefix: str | None

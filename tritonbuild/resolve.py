@@ -51,6 +51,7 @@ class Facts:
     json_prefix: str | None = None
     default_pin: str | None = None  # the LLVM pin of tritonbuild's default recipe (llvm-hash.txt)
     llvm_cached: tuple[LLVMInstall, ...] = ()  # probed cache entries at the pinned commit
+    cuda_include: str | None = None  # a CUDA toolkit include dir with cuda.h (CUDA_HOME, CUDA_PATH, /usr/local/cuda)
 
 
 def shim_dir(cache_root: str, name: str, path: str) -> str:
@@ -170,7 +171,7 @@ def _download_blocker(
 
 
 def resolve_llvm(
-    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str]
+    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str], need_lld: bool = True
 ) -> LLVMPlan:
     """auto: an explicit prefix, else a cached LLVM at the pinned commit, else the prebuilt download, else a
     system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run."""
@@ -185,16 +186,17 @@ def resolve_llvm(
     if choice not in ("auto", "system", "download", "source"):
         inst = facts.llvm_explicit
         assert inst is not None, "facts.gather probes an explicit LLVM prefix"
-        why = check(inst, targets)
+        why = check(inst, targets, need_lld)
         if why:
             raise UserError(
                 f"The LLVM at {inst.prefix} (from {s['llvm'].origin}) cannot build this plan: {why}. Point "
-                "--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR and LLD, or run `tritonbuild llvm status`."
+                f"--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR{' and LLD' if need_lld else ''}, or run "
+                "`tritonbuild llvm status`."
             )
         chosen, strategy = inst, "prefix"
     if chosen is None and choice == "auto":
         for inst in facts.llvm_cached:
-            why = check(inst, targets)
+            why = check(inst, targets, need_lld)
             if why:
                 rejected.append((inst.prefix, why))
             else:
@@ -218,7 +220,7 @@ def resolve_llvm(
                                               assertions=bool(s["llvm_assertions"].value))))
     if chosen is None and strategy == "none" and choice in ("auto", "system"):
         for inst in facts.llvm_system:
-            why = check(inst, targets)
+            why = check(inst, targets, need_lld)
             if why:
                 rejected.append((inst.prefix, why))
                 continue
@@ -242,6 +244,7 @@ def resolve_llvm(
         host_suffix=suffix,
         archive=pin.archive_name(suffix) if suffix else None,
         required_targets=targets,
+        needs_lld=need_lld,
         strategy=strategy,
         found_by=chosen.found_by if chosen else (strategy if prefix else None),
         prefix=prefix,
@@ -303,6 +306,18 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
             )
         notes.append(f"git submodule {sub} is not checked out (no selected backend uses it)")
 
+    if "nvidia" in sel.names and src.nvidia_missing_headers:
+        headers = ", ".join(f"backend/include/{h}" for h in src.nvidia_missing_headers)
+        if facts.cuda_include is None:
+            raise UserError(
+                f"This source's nvidia backend includes {headers}, which Triton's setup.py downloads into "
+                f"third_party/nvidia/backend/include (from NVIDIA's CUDA packages, online only); the tree does not "
+                "have it and no CUDA toolkit headers were found. Install the CUDA toolkit headers and set CUDA_HOME "
+                "(its include/ must hold cuda.h), or leave nvidia out of --backends if the source allows it."
+            )
+        notes.append(f"nvidia: {headers} taken from {facts.cuda_include} (setup.py would download it); it is "
+                     "compiled against and installed into the wheel's backends/nvidia/include")
+
     # 2. plugins
     origin = _plugin_origin(s["plugin_dirs"].origin)
     plugins, pnotes, pwarn = resolve_plugins(
@@ -342,7 +357,9 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     for p in plugins:
         wanted.extend(p.llvm_targets)
     targets = expand_targets(wanted, machine)
-    llvm = resolve_llvm(s, facts, targets, env)
+    need_lld = (src.core_finds_lld or any(src.backend(n).finds_lld for n in sel.names)
+                or any(p.finds_lld for p in plugins))
+    llvm = resolve_llvm(s, facts, targets, env, need_lld)
     if llvm.problem:
         warnings.append(llvm.problem)
     elif llvm.is_pinned is not True:
@@ -546,6 +563,9 @@ def _defines(
     ptxas = s["ptxas"].value or facts.host.tool("ptxas")
     if ptxas and "nvidia" in names:
         d["TRITON_PTXAS_PATH"] = str(ptxas)
+    if "nvidia" in names and src.nvidia_missing_headers and facts.cuda_include:
+        d["TRITONBUILD_CUDA_INCLUDE"] = facts.cuda_include
+        d["TRITONBUILD_CUDA_HEADERS"] = ";".join(src.nvidia_missing_headers)
     if tc.proton:
         cupti = _cupti_include(s, src)
         if cupti:

@@ -31,6 +31,7 @@ class InTreeBackend:
     path: str
     language: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
+    finds_lld: bool = False  # its CMakeLists.txt runs find_package(LLD): upstream's amd backend does
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,10 @@ class SourceInfo:
     git: GitState | None = None
     # git submodules declared in .gitmodules but not checked out, with the in-tree backends whose CMake uses them
     missing_submodules: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    core_finds_lld: bool = False  # the top-level CMakeLists.txt itself runs find_package(LLD)
+    # CUDA headers the nvidia backend includes as "backend/include/<name>" that are not in the tree: 2024
+    # trees expect setup.py to have downloaded them into third_party/nvidia/backend/include.
+    nvidia_missing_headers: tuple[str, ...] = ()
 
     @property
     def backend_names(self) -> tuple[str, ...]:
@@ -124,11 +129,33 @@ def parse_proton_in_tuple(cmakelists: str) -> str:
 _THIRD_PARTY_INCLUDE = re.compile(r'#\s*include\s*[<"]third_party/([A-Za-z0-9_]+)/')
 
 
+_BACKEND_INCLUDE = re.compile(r'#\s*include\s*[<"]backend/include/([\w./-]+)[">]')
+
+
+def nvidia_missing_headers(nvidia: Path) -> tuple[str, ...]:
+    """Headers the nvidia backend's C++ includes from its backend/include dir that the tree lacks."""
+    wanted: set[str] = set()
+    if nvidia.is_dir():
+        for path in nvidia.rglob("*"):
+            if path.suffix in _CORE_SUFFIXES and path.is_file() and "backend" not in path.relative_to(nvidia).parts:
+                wanted.update(_BACKEND_INCLUDE.findall(_read(path)))
+    return tuple(sorted(n for n in wanted if not (nvidia / "backend" / "include" / n).is_file()))
+
+
 def parse_backend_includes(texts: Iterable[str]) -> set[str]:
     found: set[str] = set()
     for text in texts:
         found.update(_THIRD_PARTY_INCLUDE.findall(text))
     return found
+
+
+_FIND_LLD = re.compile(r"^[^#\n]*\bfind_package\s*\(\s*LLD\b", re.I | re.M)
+
+
+def finds_lld(cmakelists: str) -> bool:
+    """Whether a CMakeLists.txt looks for LLD. Upstream's amd backend does (it links lldELF); older trees
+    and the other backends never need LLD, so an LLVM without it can build them."""
+    return bool(_FIND_LLD.search(cmakelists))
 
 
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(\S+)\s*$", re.M)
@@ -194,7 +221,8 @@ def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
             if (backend / "compiler.py").is_file() and (backend / "driver.py").is_file():
                 out.append(
                     InTreeBackend(
-                        name=d.name, path=str(d), language=_subdirs(d / "language"), tools=_subdirs(d / "tools")
+                        name=d.name, path=str(d), language=_subdirs(d / "language"), tools=_subdirs(d / "tools"),
+                        finds_lld=finds_lld(_read(d / "CMakeLists.txt")),
                     )
                 )
     return tuple(out)
@@ -228,6 +256,7 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
     order = [*default, *names]  # report required backends in the source's own default order
     required = tuple(sorted((n for n in names if n in included), key=order.index))
     limit = parse_tuple_limit(_read(root / "python" / "src" / "main.cc"))
+    top_cmake = _read(root / "CMakeLists.txt")
     missing = []
     for sub in parse_gitmodules(_read(root / ".gitmodules")):
         path = root / sub
@@ -246,9 +275,11 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         default_backends=default or names,
         required_backends=required,
         has_proton=(root / "third_party" / "proton").is_dir(),
-        proton_in_tuple=parse_proton_in_tuple(_read(root / "CMakeLists.txt")),
+        proton_in_tuple=parse_proton_in_tuple(top_cmake),
         tuple_limit=limit if limit is not None else DEFAULT_TUPLE_LIMIT,
         tuple_limit_known=limit is not None,
         git=git,
         missing_submodules=tuple(missing),
+        core_finds_lld=finds_lld(top_cmake),
+        nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
     )

@@ -55,8 +55,18 @@ def test_wheel_layout(first: dict) -> None:
     assert {"triton/_C/libtriton.so", "triton/FileCheck", "triton/_build_info.json",
             "triton/language/extra/cuda/__init__.py", "triton/language/extra/hip/__init__.py",
             "triton/language/extra/triton_dash_plugin/__init__.py", "triton/tools/extra/spirvdis/__init__.py",
-            "triton/profiler/__init__.py", "triton/profiler/hooks/__init__.py"} <= files
+            "triton/profiler/__init__.py", "triton/profiler/hooks/__init__.py", "triton/_C/libproton.so"} <= files
+    assert not any("TritonCPURuntime" in f or "tbmath" in f for f in files)  # cpu not selected
     assert first["backends_tuple"] == ["nvidia", "amd", "spirv", "proton", "triton_dash_plugin"]
+
+
+def test_libraries_keep_their_symbols_without_strip(first: dict, tmp_path: Path) -> None:
+    with zipfile.ZipFile(first["wheel"]) as zf:
+        zf.extractall(tmp_path, ["triton/_C/libtriton.so", "triton/_C/libproton.so"])
+    for lib in ("libtriton.so", "libproton.so"):
+        sections = subprocess.run(["readelf", "-S", str(tmp_path / "triton" / "_C" / lib)], capture_output=True,
+                                  text=True, check=True).stdout
+        assert ".symtab" in sections, lib  # --strip is off by default (scikit-build-core strips unless told)
 
 
 def test_wheel_installs_and_imports_in_a_fresh_venv(work: dict, first: dict, tmp_path: Path) -> None:
@@ -71,8 +81,10 @@ from triton._C import libtriton
 eps = sorted(ep.name for ep in md.entry_points(group="triton.backends"))
 subs = sorted(n for n in dir(libtriton) if not n.startswith("_"))
 info = {n: b.compiler(None).native_info() for n, b in backends.items()}
+import triton.profiler
 print(json.dumps({"file": triton.__file__, "eps": eps, "subs": subs, "info": info,
-                  "core": libtriton.ir.core_value(), "dialects": libtriton.ir.available_dialects()}))
+                  "core": libtriton.ir.core_value(), "dialects": libtriton.ir.available_dialects(),
+                  "proton": json.loads(triton.profiler.runtime_info())}))
 """
     out = subprocess.run([py, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     data = json.loads(out.stdout)
@@ -84,6 +96,7 @@ print(json.dumps({"file": triton.__file__, "eps": eps, "subs": subs, "info": inf
     assert "SPIR-V" in data["info"]["spirv"]
     assert data["info"]["triton_dash_plugin"] == "triton_dash_plugin:1"
     assert data["core"] == 42 and data["dialects"] >= 1
+    assert data["proton"] == {"cupti": 1}  # libproton.so, a companion library of libtriton
 
 
 def test_provenance_matches_the_plan(work: dict, first: dict) -> None:
@@ -121,15 +134,29 @@ def test_fresh_build_dir_with_warm_ccache_hits(work: dict, first: dict) -> None:
     assert hits + misses > 0 and hits / (hits + misses) >= 0.9, fresh["ccache"]
 
 
-def test_cpu_selection_has_exactly_the_request_plus_required(work: dict, first: dict) -> None:
+def test_cpu_selection_has_exactly_the_request_plus_required(work: dict, first: dict, tmp_path: Path) -> None:
     proc = run_cli("build", "--json", "--source", str(work["tree"]), "--backends", "cpu", "--cache-dir",
                    str(work["base"] / "cacheA"), "--out", str(work["base"] / "dist-cpu"), cwd=work["base"],
                    env=work["env"])
     result = json.loads(proc.stdout)
     assert result["backends"] == ["cpu", "nvidia", "amd"]
     assert "added back nvidia, amd" in proc.stderr.replace("\n", " ")
-    dirs = {p.split("/")[2] for p in record(result["wheel"]) if p.startswith("triton/backends/") and p.count("/") > 2}
+    files = record(result["wheel"])
+    dirs = {p.split("/")[2] for p in files if p.startswith("triton/backends/") and p.count("/") > 2}
     assert dirs == {"cpu", "nvidia", "amd"}
+    # triton-cpu's shape: kernels link -lTritonCPURuntime and a versioned math library from triton/_C;
+    # a wheel has no symlinks, so the linker and SONAME names are real files.
+    libs = {"libTritonCPURuntime.so", "libtbmath.so", "libtbmath.so.3", "libtbmath.so.3.6.0"}
+    assert {f"triton/_C/{n}" for n in libs} <= set(files)
+    with zipfile.ZipFile(result["wheel"]) as zf:
+        zf.extractall(tmp_path, [f"triton/_C/{n}" for n in libs])
+    code = ("import ctypes, sys; d = sys.argv[1]; m = ctypes.CDLL(d + '/libtbmath.so.3'); "
+            "m.tbmath_twice.restype = ctypes.c_double; "
+            "print(m.tbmath_twice(ctypes.c_double(2.5)), ctypes.CDLL(d + '/libTritonCPURuntime.so')"
+            ".triton_cpu_runtime_abi())")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "triton" / "_C")], capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["5.0", "1"]
 
 
 def test_compile_error_in_a_plugin_fails_cleanly(work: dict, tmp_path: Path) -> None:
@@ -141,6 +168,7 @@ def test_compile_error_in_a_plugin_fails_cleanly(work: dict, tmp_path: Path) -> 
     assert proc.returncode == 1, proc.stderr
     err = proc.stderr.replace("\n", " ")
     assert "this plugin is broken on purpose" in err
+    assert "The failing code is in the plugin 'broken'" in err  # ccache makes gcc print relative paths
     assert "full log:" in err and "build.log" in err
     assert not out.exists() or not any(out.iterdir())
 
@@ -154,3 +182,25 @@ def test_stray_skbuild_and_cmake_args_are_reported_not_applied(work: dict, first
     cache = (Path(first["build_dir"]) / "cmake" / "CMakeCache.txt").read_text()
     assert "TB_STRAY" not in cache
     assert json.loads(proc.stdout)["ninja_no_work"] is True
+
+
+def test_2024_tree_gets_cuda_headers_from_the_toolkit_not_the_source(work: dict, tmp_path: Path) -> None:
+    # 2024 (G1) trees compile the nvidia backend against backend/include/cuda.h, which their setup.py
+    # downloads into the source tree; tritonbuild takes it from CUDA_HOME without touching the source.
+    tree = example.write_tree(tmp_path / "triton-g1", generation="G1", backends=("nvidia",))
+    cuda = tmp_path / "cuda" / "include"
+    cuda.mkdir(parents=True)
+    (cuda / "cuda.h").write_text("#pragma once\n#define CUDA_VERSION 12040\n")
+    before = sorted(str(p) for p in tree.rglob("*"))
+    proc = run_cli("build", "--json", "--source", str(tree), "--backends", "nvidia", "--no-proton", "--cache-dir",
+                   str(tmp_path / "cache"), "--out", str(tmp_path / "dist"), cwd=tmp_path,
+                   env={**work["env"], "CUDA_HOME": str(tmp_path / "cuda")})
+    result = json.loads(proc.stdout)
+    assert sorted(str(p) for p in tree.rglob("*") if "compile_commands" not in str(p)) == before
+    with zipfile.ZipFile(result["wheel"]) as zf:
+        assert zf.read("triton/backends/nvidia/include/cuda.h") == (cuda / "cuda.h").read_bytes()
+        zf.extractall(tmp_path / "x")
+    code = "from triton._C import libtriton; print(libtriton.nvidia.CUDA_VERSION)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "x", capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "12040"

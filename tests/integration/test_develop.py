@@ -72,6 +72,11 @@ def test_entry_points_and_discovery_in_the_env(developed: dict) -> None:
     assert out == "['amd', 'nvidia', 'triton_shared']"
 
 
+def test_companion_library_is_built_and_importable(developed: dict) -> None:
+    # proton's libproton.so is not part of libtriton; develop builds it with `triton` into triton._C.
+    assert py(developed, "import json, triton.profiler as p; print(json.loads(p.runtime_info())['cupti'])") == "1"
+
+
 def test_noop_develop_does_not_configure_or_rewrite(developed: dict) -> None:
     dev = developed
     develop(dev)

@@ -37,10 +37,11 @@ def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
 
 
 def facts(root: Path, *, host: HostFacts = HOST, system: tuple[LLVMInstall, ...] = (llvm(),),
-          explicit: LLVMInstall | None = None, git: GitState | None = None) -> Facts:
+          explicit: LLVMInstall | None = None, git: GitState | None = None,
+          cuda_include: str | None = "/usr/local/cuda/include") -> Facts:
     return Facts(source=inspect_source(root, git), host=host, llvm_explicit=explicit, llvm_system=system,
                  plugin_git={}, cwd=str(root.parent), cmake_dir="/tb/cmake", cache_root=str(root.parent / "cache"),
-                 json_prefix="/usr")
+                 json_prefix="/usr", cuda_include=cuda_include)
 
 
 def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw: object):
@@ -118,6 +119,42 @@ def test_second_system_llvm_is_used_when_first_lacks_mlir(tree) -> None:
     p = plan_for(tree(), system=(llvm("/usr/lib/llvm-14", has_mlir=False), llvm()))
     assert p.llvm.prefix == "/usr/lib/llvm-22"
     assert "/usr/lib/llvm-14" in dict(p.llvm.rejected)
+
+
+def test_lld_is_needed_only_by_backends_that_find_it(tree, plugin) -> None:
+    # Real trees: only third_party/amd runs find_package(LLD); a 2024 triton-cpu tree never does.
+    no_lld = llvm("/usr/lib/llvm-19", has_lld=False, version="19.1.7")
+    root = tree(backends=("nvidia", "amd", "cpu"), required=False)
+    cpu = plan_for(root, {"backends": "cpu;nvidia"}, system=(no_lld,))
+    assert cpu.llvm.prefix == "/usr/lib/llvm-19" and cpu.llvm.needs_lld is False
+    amd = plan_for(root, {"backends": "amd"}, system=(no_lld, llvm()))
+    assert amd.llvm.prefix == "/usr/lib/llvm-22" and amd.llvm.needs_lld is True
+    assert "liblld-NN-dev" in dict(amd.llvm.rejected)["/usr/lib/llvm-19"]
+    with pytest.raises(UserError, match=r"no LLD CMake package.*with MLIR and LLD"):
+        plan_for(root, {"backends": "amd"}, env={"LLVM_SYSPATH": "/usr/lib/llvm-19"}, explicit=no_lld)
+    finder = plugin("lld-plugin")
+    cmake = finder / "CMakeLists.txt"
+    cmake.write_text("find_package(LLD REQUIRED CONFIG)\n" + cmake.read_text())
+    with_plugin = plan_for(root, {"backends": "cpu;nvidia", "plugin_dirs": [str(finder)]}, system=(no_lld, llvm()))
+    assert with_plugin.llvm.needs_lld is True and with_plugin.llvm.prefix == "/usr/lib/llvm-22"
+
+
+def test_missing_mlir_names_the_debian_conflict(tree) -> None:
+    p = plan_for(tree(), system=(llvm("/usr/lib/llvm-19", has_mlir=False),))
+    assert "cannot be installed together" in dict(p.llvm.rejected)["/usr/lib/llvm-19"]
+
+
+def test_cuda_headers_of_a_2024_tree_come_from_the_toolkit(tree) -> None:
+    g1 = tree("g1", generation="G1")
+    p = plan_for(g1, {"backends": "nvidia"})
+    assert p.cmake.define("TRITONBUILD_CUDA_INCLUDE") == "/usr/local/cuda/include"
+    assert p.cmake.define("TRITONBUILD_CUDA_HEADERS") == "cuda.h"
+    assert any("backend/include/cuda.h taken from /usr/local/cuda/include" in n for n in p.notes)
+    no_nvidia = plan_for(tree("g1n", generation="G1", required=False), {"backends": "amd"})
+    assert no_nvidia.cmake.define("TRITONBUILD_CUDA_INCLUDE") is None
+    with pytest.raises(UserError, match=r"includes backend/include/cuda\.h, which Triton's setup\.py downloads"):
+        plan_for(g1, {"backends": "nvidia"}, cuda_include=None)
+    assert plan_for(tree("g2"), cuda_include=None).cmake.define("TRITONBUILD_CUDA_INCLUDE") is None
 
 
 def test_explicit_broken_llvm_is_an_error(tree) -> None:

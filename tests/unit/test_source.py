@@ -6,6 +6,7 @@ import pytest
 
 from tritonbuild.errors import UserError
 from tritonbuild.source import (
+    finds_lld,
     inspect_source,
     parse_proton_in_tuple,
     parse_setup_backends,
@@ -30,6 +31,28 @@ def test_proton_in_tuple() -> None:
     assert parse_proton_in_tuple(when) == "when-built"
     assert parse_proton_in_tuple("if(TRITON_BUILD_PROTON)\nendif()\n") == "never"
     assert parse_proton_in_tuple('# list(APPEND TRITON_PLUGIN_NAMES "proton")\n') == "never"
+
+
+def test_finds_lld() -> None:
+    assert finds_lld('if(TRITON_BUILD_PYTHON_MODULE)\n  find_package(LLD REQUIRED CONFIG PATHS "${LLD_DIR}")\nendif()')
+    assert finds_lld("FIND_PACKAGE( LLD CONFIG)")
+    assert not finds_lld("# find_package(LLD REQUIRED)\nset(LLD_DIR ${LLVM_LIBRARY_DIR}/cmake/lld)")
+    assert not finds_lld("find_package(LLDB)")
+
+
+def test_inspect_reads_which_cmake_finds_lld(tree) -> None:
+    info = inspect_source(tree())
+    assert {b.name: b.finds_lld for b in info.backends} == {"amd": True, "cpu": False, "nvidia": False,
+                                                             "spirv": False}
+    assert info.core_finds_lld is False
+
+
+def test_g1_nvidia_needs_cuda_headers_setup_py_would_download(tree) -> None:
+    assert inspect_source(tree("g1", generation="G1")).nvidia_missing_headers == ("cuda.h",)
+    assert inspect_source(tree("g2")).nvidia_missing_headers == ()
+    g1 = tree("g1b", generation="G1")
+    (g1 / "third_party" / "nvidia" / "backend" / "include" / "cuda.h").write_text("#define CUDA_VERSION 1\n")
+    assert inspect_source(g1).nvidia_missing_headers == ()  # as left by an online setup.py run
 
 
 def test_setup_backends_and_version() -> None:

@@ -34,12 +34,25 @@ class BackendSpec:
     gpu: str
     llvm_target: str  # "host" picks the machine's target in CMake
     lookup: str
+    extra_cmake: str = ""
+
+
+# Like triton's amd backend: the only user of LLD (find_package(LLD) in its own CMakeLists.txt).
+_AMD_CMAKE = """if(TRITON_BUILD_PYTHON_MODULE)
+  find_package(LLD REQUIRED CONFIG PATHS "${LLD_DIR}" NO_DEFAULT_PATH)
+endif()"""
+
+# Like triton-cpu: companion shared libraries next to libtriton, one from a nested project.
+_CPU_CMAKE = """if(TRITON_BUILD_PYTHON_MODULE)
+  add_library(TritonCPURuntime SHARED ${CMAKE_CURRENT_SOURCE_DIR}/runtime/cpu_runtime.cpp)
+  add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/runtime/mathlib mathlib)
+endif()"""
 
 
 BACKENDS: dict[str, BackendSpec] = {
     "nvidia": BackendSpec("NVIDIA", "cuda", "NVPTX", "nvptx64"),
-    "amd": BackendSpec("AMD", "hip", "AMDGPU", "amdgcn"),
-    "cpu": BackendSpec("CPU", "cpu", "host", ""),
+    "amd": BackendSpec("AMD", "hip", "AMDGPU", "amdgcn", _AMD_CMAKE),
+    "cpu": BackendSpec("CPU", "cpu", "host", "", _CPU_CMAKE),
     "spirv": BackendSpec("SPIRV", "spirv", "SPIRV", "spirv64"),
 }
 
@@ -183,7 +196,15 @@ def write_tree(
         select = _HOST_SELECT if spec.llvm_target == "host" else (
             f"set(TB_LLVM_TARGET {spec.llvm_target})\nset(TB_LOOKUP {spec.lookup})")
         _render_dir(BACKEND_TEMPLATE, dest / "third_party" / name,
-                    {"NAME": name, "CLASS": spec.cls, "GPU": spec.gpu, "TARGET_SELECT": select})
+                    {"NAME": name, "CLASS": spec.cls, "GPU": spec.gpu, "TARGET_SELECT": select,
+                     "EXTRA_CMAKE": spec.extra_cmake})
+    if generation == "G1" and "nvidia" in backends:
+        # 2024 trees: the nvidia backend compiles against CUDA headers that setup.py downloads into the tree's
+        # third_party/nvidia/backend/include; the tree itself does not have them.
+        cc = dest / "third_party" / "nvidia" / "triton_nvidia.cc"
+        value = 'm.attr("VALUE") = 1;'
+        text = cc.read_text().replace(value, value + '\n  m.attr("CUDA_VERSION") = CUDA_VERSION;')
+        cc.write_text('#include "backend/include/cuda.h"\n' + text)
     if not proton:
         shutil.rmtree(dest / "third_party" / "proton")
     need_nvidia = required and "nvidia" in backends

@@ -30,13 +30,15 @@ def host_suffix(host: HostFacts, env: Mapping[str, str]) -> str | None:
     return "ubuntu-x64"
 
 
-def check(install: LLVMInstall, targets: Sequence[str]) -> str | None:
-    """Why this LLVM cannot build the plan, or None when it can."""
+def check(install: LLVMInstall, targets: Sequence[str], need_lld: bool = True) -> str | None:
+    """Why this LLVM cannot build the plan, or None when it can. LLD is needed only when the source or a
+    selected backend runs find_package(LLD) (upstream's amd backend)."""
     if not install.runs:
         return install.error or "llvm-config does not run"
     if not install.has_mlir:
-        return "it has no MLIR CMake package (lib/cmake/mlir/MLIRConfig.cmake); install MLIR (e.g. libmlir-NN-dev)"
-    if not install.has_lld:
+        return ("it has no MLIR CMake package (lib/cmake/mlir/MLIRConfig.cmake); install MLIR (e.g. "
+                "libmlir-NN-dev; Debian's libmlir-NN-dev of two LLVM versions cannot be installed together)")
+    if need_lld and not install.has_lld:
         return "it has no LLD CMake package (lib/cmake/lld/LLDConfig.cmake); install LLD (e.g. liblld-NN-dev)"
     if not install.mlir_tblgen_runs:
         return "its mlir-tblgen is missing or does not run (e.g. install mlir-NN-tools)"

@@ -1,0 +1,1 @@
+double tbmath_twice(double x) { return 2.0 * x; }
