@@ -36,7 +36,7 @@ def plan_options(func: F) -> F:
         click.option("--ccache/--no-ccache", default=None, help="Use ccache (default: when found)."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs."),
         click.option("--link-jobs", type=click.IntRange(min=1), help="Parallel link jobs."),
-        click.option("--build-type", help="CMake build type (default Release)."),
+        click.option("--build-type", help="CMake build type (default TritonRelBuildWithAsserts, like setup.py)."),
         click.option("--proton/--no-proton", default=None, help="Build the proton profiler."),
         click.option("--offline", is_flag=True, default=None, help="Never touch the network."),
         click.option("--cmake-arg", "cmake_args", multiple=True, help="Extra CMake argument (repeatable)."),

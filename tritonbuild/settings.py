@@ -136,8 +136,9 @@ SPECS: tuple[Spec, ...] = (
           "parallel compile jobs (default: min(cores, total GiB / 2.5))"),
     _spec("link_jobs", None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
           "parallel link jobs (default: min(jobs, total GiB / 8), at least 1)"),
-    _spec("build_type", "Release", "--build-type", None,
-          "CMake build type (Release, Debug, RelWithDebInfo, TritonRelBuildWithAsserts, TritonBuildWithO1)",
+    _spec("build_type", "TritonRelBuildWithAsserts", "--build-type", None,
+          "CMake build type; the default is setup.py's (-O2 -g, assertions on). Release, Debug, RelWithDebInfo, "
+          "TritonBuildWithO1",
           extra=(_build_type,), extra_names=tuple(n for n, _ in BUILD_TYPE_ENV)),
     _spec("proton", None, "--proton/--no-proton", {"TRITON_BUILD_PROTON": env_bool},
           "build the proton profiler (default: on when the source has it and CUPTI headers are found)"),

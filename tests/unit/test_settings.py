@@ -9,7 +9,7 @@ from tritonbuild.settings import SPECS, resolve_settings
 def test_defaults_everywhere_with_empty_inputs() -> None:
     s = resolve_settings({}, {})
     assert {k: v.origin for k, v in s.items()} == {spec.name: "default" for spec in SPECS}
-    assert s["llvm"].value == "auto" and s["build_type"].value == "Release"
+    assert s["llvm"].value == "auto" and s["build_type"].value == "TritonRelBuildWithAsserts"
 
 
 def test_precedence_default_recipe_env_cli() -> None:
