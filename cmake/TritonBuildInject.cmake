@@ -31,11 +31,23 @@ endif()
 # 2024 trees' nvidia backend includes "backend/include/cuda.h", which their setup.py downloads into the source
 # tree. tritonbuild copies the named headers from a CUDA toolkit into the build dir instead (the source stays
 # untouched), puts that dir last on the include path, and installs the headers where setup.py would have.
+# backend/include is a link to the whole CUDA include dir: CUDA's headers include their neighbours (crt/...).
 if(TRITONBUILD_CUDA_INCLUDE AND TRITONBUILD_CUDA_HEADERS)
   set(_tb_cuda_overlay "${CMAKE_BINARY_DIR}/tritonbuild-include")
-  foreach(h IN LISTS TRITONBUILD_CUDA_HEADERS)
-    configure_file("${TRITONBUILD_CUDA_INCLUDE}/${h}" "${_tb_cuda_overlay}/backend/include/${h}" COPYONLY)
-  endforeach()
+  set(_tb_link "${_tb_cuda_overlay}/backend/include")
+  file(MAKE_DIRECTORY "${_tb_cuda_overlay}/backend")
+  set(_tb_current "")
+  if(IS_SYMLINK "${_tb_link}")
+    file(READ_SYMLINK "${_tb_link}" _tb_current)
+  endif()
+  if(NOT _tb_current STREQUAL TRITONBUILD_CUDA_INCLUDE)
+    if(IS_SYMLINK "${_tb_link}")
+      file(REMOVE "${_tb_link}")  # the link only, never the CUDA headers behind it
+    elseif(EXISTS "${_tb_link}")
+      file(REMOVE_RECURSE "${_tb_link}")  # a copy left by an older tritonbuild
+    endif()
+    file(CREATE_LINK "${TRITONBUILD_CUDA_INCLUDE}" "${_tb_link}" SYMBOLIC)
+  endif()
   include_directories(AFTER "${_tb_cuda_overlay}")
 endif()
 
@@ -227,7 +239,12 @@ function(_tritonbuild_finish)
     _tritonbuild_install_backend("${_name}" "${_path}")
   endforeach()
   if(_tb_cuda_overlay)
-    install(DIRECTORY "${_tb_cuda_overlay}/backend/include/" DESTINATION triton/backends/nvidia/include ${comp})
+    foreach(h IN LISTS TRITONBUILD_CUDA_HEADERS)
+      install(FILES "${TRITONBUILD_CUDA_INCLUDE}/${h}" DESTINATION triton/backends/nvidia/include ${comp})
+    endforeach()
+    if(IS_DIRECTORY "${TRITONBUILD_CUDA_INCLUDE}/crt")
+      install(DIRECTORY "${TRITONBUILD_CUDA_INCLUDE}/crt/" DESTINATION triton/backends/nvidia/include/crt ${comp})
+    endif()
   endif()
   if(TRITON_BUILD_PROTON AND IS_DIRECTORY "${CMAKE_SOURCE_DIR}/third_party/proton/proton")
     install(DIRECTORY "${CMAKE_SOURCE_DIR}/third_party/proton/proton/" DESTINATION triton/profiler ${comp}

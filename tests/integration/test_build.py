@@ -190,7 +190,11 @@ def test_2024_tree_gets_cuda_headers_from_the_toolkit_not_the_source(work: dict,
     tree = example.write_tree(tmp_path / "triton-g1", generation="G1", backends=("nvidia",))
     cuda = tmp_path / "cuda" / "include"
     cuda.mkdir(parents=True)
-    (cuda / "cuda.h").write_text("#pragma once\n#define CUDA_VERSION 12040\n")
+    (cuda / "crt").mkdir()
+    (cuda / "crt" / "host_defines.h").write_text("#pragma once\n#define TB_CUDA_MINOR 40\n")
+    # like CUDA's own headers, cuda.h includes a neighbour relative to itself
+    (cuda / "cuda.h").write_text(
+        '#pragma once\n#include "crt/host_defines.h"\n#define CUDA_VERSION (12000 + TB_CUDA_MINOR)\n')
     before = sorted(str(p) for p in tree.rglob("*"))
     proc = run_cli("build", "--json", "--source", str(tree), "--backends", "nvidia", "--no-proton", "--cache-dir",
                    str(tmp_path / "cache"), "--out", str(tmp_path / "dist"), cwd=tmp_path,
@@ -199,6 +203,7 @@ def test_2024_tree_gets_cuda_headers_from_the_toolkit_not_the_source(work: dict,
     assert sorted(str(p) for p in tree.rglob("*") if "compile_commands" not in str(p)) == before
     with zipfile.ZipFile(result["wheel"]) as zf:
         assert zf.read("triton/backends/nvidia/include/cuda.h") == (cuda / "cuda.h").read_bytes()
+        assert "triton/backends/nvidia/include/crt/host_defines.h" in zf.namelist()
         zf.extractall(tmp_path / "x")
     code = "from triton._C import libtriton; print(libtriton.nvidia.CUDA_VERSION)"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "x", capture_output=True, text=True,
