@@ -195,13 +195,25 @@ function(_tritonbuild_finish)
     return()
   endif()
   set(comp COMPONENT ${TRITONBUILD_INSTALL_COMPONENT})
+  # language/tools extras that setup.py links or copies in from backends are left out; extras that are part
+  # of the package itself (2024 trees keep language/extra/{cuda,hip,cpu} in python/triton) are kept.
+  set(_tb_extra_excludes "")
+  foreach(kind language tools)
+    file(GLOB _entries LIST_DIRECTORIES true "${CMAKE_SOURCE_DIR}/python/triton/${kind}/extra/*")
+    foreach(e IN LISTS _entries)
+      get_filename_component(_n "${e}" NAME)
+      file(GLOB _providers LIST_DIRECTORIES true "${CMAKE_SOURCE_DIR}/third_party/*/${kind}/${_n}")
+      if(IS_SYMLINK "${e}" OR _providers)
+        list(APPEND _tb_extra_excludes REGEX "/triton/${kind}/extra/${_n}$" EXCLUDE)
+      endif()
+    endforeach()
+  endforeach()
   # The Python package, without what setup.py-based builds leave behind in the source tree (symlinked
   # backends and extras, an in-tree libtriton, FileCheck, a linked profiler).
   install(DIRECTORY "${CMAKE_SOURCE_DIR}/python/triton/" DESTINATION triton ${comp}
           PATTERN "__pycache__" EXCLUDE
           REGEX "/triton/backends/[^/.]+$" EXCLUDE
-          REGEX "/triton/language/extra/[^/.]+$" EXCLUDE
-          REGEX "/triton/tools/extra/[^/.]+$" EXCLUDE
+          ${_tb_extra_excludes}
           REGEX "/triton/profiler$" EXCLUDE
           REGEX "/triton/FileCheck$" EXCLUDE
           REGEX "/triton/_C/[^/]*\\.(so|pyd|dylib)$" EXCLUDE

@@ -198,6 +198,11 @@ def write_tree(
         _render_dir(BACKEND_TEMPLATE, dest / "third_party" / name,
                     {"NAME": name, "CLASS": spec.cls, "GPU": spec.gpu, "TARGET_SELECT": select,
                      "EXTRA_CMAKE": spec.extra_cmake})
+    if generation == "G1":
+        # 2024 trees keep the language extras in the core package (python/triton/language/extra/<x>).
+        for name in backends:
+            for lang in sorted((dest / "third_party" / name / "language").glob("*")):
+                shutil.move(str(lang), dest / "python" / "triton" / "language" / "extra" / lang.name)
     if generation == "G1" and "nvidia" in backends:
         # 2024 trees: the nvidia backend compiles against CUDA headers that setup.py downloads into the tree's
         # third_party/nvidia/backend/include; the tree itself does not have them.
