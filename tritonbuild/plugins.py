@@ -19,7 +19,7 @@ from pathlib import Path
 from tritonbuild.backends import split_list
 from tritonbuild.errors import UserError
 from tritonbuild.pins import same_commit
-from tritonbuild.source import GitState, _subdirs, finds_lld
+from tritonbuild.source import GitState, _read, _subdirs, finds_lld
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -84,8 +84,6 @@ def read_plugin(path: Path, given_as: str) -> Plugin:
     targets = tuple(split_list(targets_file.read_text().replace("\n", ";"))) if targets_file.is_file() else ()
     pin_file = path / "triton-hash.txt"
     pin = pin_file.read_text().strip() or None if pin_file.is_file() else None
-    cmake_file = path / "CMakeLists.txt"
-    cmake_text = cmake_file.read_text(encoding="utf-8", errors="replace") if cmake_file.is_file() else ""
     return Plugin(
         name=name,
         path=str(path),
@@ -94,7 +92,7 @@ def read_plugin(path: Path, given_as: str) -> Plugin:
         language=_subdirs(path / "language"),
         tools=_subdirs(path / "tools"),
         llvm_targets=targets,
-        finds_lld=finds_lld(cmake_text),
+        finds_lld=finds_lld(_read(path / "CMakeLists.txt")),
         triton_pin=pin,
     )
 
