@@ -20,6 +20,11 @@ _API_MISMATCH = re.compile(
         "of abstract class type", "is abstract",
     ])
 )
+# A header of LLVM's own tree that this LLVM does not have: it was moved or removed (LLVM 22.1 moved
+# llvm/Passes/PassPlugin.h to llvm/Plugins/), so the code was written for another LLVM.
+_MISSING_LLVM_HEADER = re.compile(
+    rf"fatal error: {_Q}((?:llvm|llvm-c|mlir|mlir-c|lld)/[\w/.+-]+\.(?:h|inc|def)){_Q}: No such file or directory"
+)
 _MISSING_TARGET = re.compile(
     r"undefined (reference|symbol).*LLVMInitialize(\w+?)(Target|AsmPrinter|TargetInfo|TargetMC)"
 )
@@ -71,8 +76,14 @@ def explain(plan: Plan, errors: Sequence[str]) -> str | None:
                 f"without (it has: {' '.join(plan.llvm.targets_built) or 'unknown'}). Use an LLVM with that target.")
     plugins = blamed_plugins(plan, errors)
     hints = [_plugin_hint(plan, p) for p in plugins]
-    plugin_pin_wrong = any(p.pin_matches_source is False for p in plugins)
-    if plan.llvm.is_pinned is not True and _API_MISMATCH.search(text) and not plugin_pin_wrong:
+    header = _MISSING_LLVM_HEADER.search(text)
+    if plan.llvm.is_pinned is not True and header:
+        # Whoever's code it is, this LLVM lacks a header of its own: the Triton pin alone cannot fix that.
+        hints.append(f"{header.group(1)} is a header of LLVM's own tree that LLVM {plan.llvm.version or '?'} at "
+                     f"{plan.llvm.prefix} does not have (moved or removed), so the code was written for another "
+                     f"LLVM. {_llvm_hint(plan)}")
+    elif plan.llvm.is_pinned is not True and _API_MISMATCH.search(text) and not any(
+            p.pin_matches_source is False for p in plugins):
         hints.append(_llvm_hint(plan))
     return " ".join(hints) or None
 

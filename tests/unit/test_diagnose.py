@@ -57,3 +57,22 @@ def test_plugin_pinned_to_another_triton_is_blamed_on_the_pin(tree, plugin) -> N
     hint = explain(p, [f"{plug}/lib/Plugin.cpp:10:5: error: no matching function for call to 'foo'"])
     assert hint is not None and "pins Triton e44bd1c83c1c" in hint and "source is at d8da7c9985d1" in hint
     assert "--ref e44bd1c83c1c" in hint and "pins LLVM" not in hint
+
+
+def test_a_moved_llvm_header_is_named_even_when_the_plugin_pin_differs(tree, plugin) -> None:
+    # microsoft/triton-shared 1c203ca on Triton d8da7c998 and Debian's LLVM 22.1.8: its sanitizer includes the
+    # header LLVM 22.1 moved, so both the Triton pin and the LLVM matter.
+    plug = plugin("triton-shared", "triton_shared", triton_hash="e44bd1c83c1c3e8deac7c4f02683cfb3cc395c8b")
+    git = GitState(commit="d8da7c9985d1c6d0f7b7f0a6c2b1e0f9a8b7c6d5", dirty=False)
+    p = plan_for(tree(), {"plugin_dirs": (str(plug),)}, git=git)
+    line = (f"{plug}/lib/Sanitizer/SanitizerAttributes.cpp:2:10: fatal error: llvm/Passes/PassPlugin.h: No such "
+            "file or directory")
+    hint = explain(p, [line])
+    assert hint is not None and "--ref e44bd1c83c1c" in hint
+    assert "llvm/Passes/PassPlugin.h is a header of LLVM's own tree that LLVM 22.1.8" in hint
+    assert "pins LLVM 2eb709b95d8f" in hint
+    core = explain(plan_for(tree("b")), ["python/src/llvm.cc:2:10: fatal error: \u2018mlir/IR/Gone.h\u2019: No "
+                                         "such file or directory"])
+    assert core is not None and core.startswith("mlir/IR/Gone.h is a header of LLVM's own tree")
+    own = explain(plan_for(tree("c")), ["lib/X.cpp:1:10: fatal error: triton/Foo.h: No such file or directory"])
+    assert own is None  # a missing header of Triton's own is no LLVM matter
