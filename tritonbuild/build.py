@@ -256,25 +256,28 @@ def publish(wheel: Path, out_dir: Path) -> Path:
     return final
 
 
+def place_link(link: Path, target: Path) -> str | None:
+    """Point the symlink ``link`` at ``target`` (atomically); a regular file there is the user's and is left
+    alone, with a note saying so."""
+    if link.exists() and not link.is_symlink():
+        return f"{link} is a regular file, left alone (the build's is {target})"
+    if link.is_symlink() and Path(os.readlink(link)) == target:
+        return None
+    tmp = link.with_name(f".{link.name}.tritonbuild")
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(target)
+    os.replace(tmp, link)
+    return None
+
+
 def link_compile_commands(plan: Plan, db: Path | None = None) -> list[str]:
     """Symlink compile_commands.json into the source root and each plugin root; never replace a user's file."""
     db = db or cmake_build_dir(plan) / "compile_commands.json"
-    notes: list[str] = []
     if not db.is_file():
-        return notes
+        return []
     roots = [plan.source.root] + [b.path for b in plan.backends if b.origin == "plugin"]
-    for root in roots:
-        link = Path(root) / "compile_commands.json"
-        if link.is_symlink() or not link.exists():
-            if link.is_symlink() and Path(os.readlink(link)) == db:
-                continue
-            tmp = link.with_name(".compile_commands.json.tritonbuild")
-            tmp.unlink(missing_ok=True)
-            tmp.symlink_to(db)
-            os.replace(tmp, link)
-        else:
-            notes.append(f"{link} is a regular file, left alone (the build's is {db})")
-    return notes
+    notes = [place_link(Path(root) / "compile_commands.json", db) for root in roots]
+    return [n for n in notes if n]
 
 
 def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild import editable
-from tritonbuild.build import build_env, link_compile_commands, lock, run_logged, write_shims
+from tritonbuild.build import build_env, link_compile_commands, lock, place_link, run_logged, write_shims
 from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.fileutil import write_if_changed
@@ -48,6 +48,34 @@ def dev_dir(plan: Plan) -> Path:
 def lib_dir(plan: Plan) -> Path:
     """Where Ninja links libtriton.so (the injected CMake's default CMAKE_LIBRARY_OUTPUT_DIRECTORY)."""
     return dev_dir(plan) / "tritonbuild-stage" / "triton" / "_C"
+
+
+def source_lib_dir(plan: Plan) -> Path:
+    return Path(plan.source.root) / "python" / "triton" / "_C"
+
+
+def _is_companion(name: str) -> bool:
+    return name.startswith("lib") and name.split(".")[0] != "libtriton" and (".so" in name or name.endswith(".dylib"))
+
+
+def link_companion_libraries(plan: Plan) -> list[str]:
+    """Symlink the companion libraries Ninja linked next to libtriton (triton-cpu's libTritonCPURuntime.so,
+    proton's libproton.so, ...) into the source's ``python/triton/_C``; return notes.
+
+    A driver such as triton-cpu's finds them through ``importlib.resources.files(triton) / "_C"``, which in an
+    editable install is the source tree; setup.py's own editable install builds them right there (the trees
+    git-ignore ``python/triton/_C/*.so``). libtriton itself is not linked: the finder maps ``triton._C`` to the
+    build dir. Links of ours to libraries no longer built are removed; a regular file is left alone."""
+    built, dest = lib_dir(plan), source_lib_dir(plan)
+    names = sorted(p.name for p in built.iterdir() if _is_companion(p.name)) if built.is_dir() else []
+    if dest.is_dir():
+        for link in dest.iterdir():
+            if link.is_symlink() and Path(os.readlink(link)).parent == built and link.name not in names:
+                link.unlink()
+    if names:
+        dest.mkdir(parents=True, exist_ok=True)
+    notes = [place_link(dest / n, built / n) for n in names]
+    return [n for n in notes if n]
 
 
 def ninja_program() -> str:
@@ -159,7 +187,7 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
         site = Path(site_packages(plan.python))
         installed = install_editable(plan, site)
         db = build / "compile_commands.json"
-        for note in link_compile_commands(plan, db):
+        for note in link_compile_commands(plan, db) + link_companion_libraries(plan):
             console.print(f"[cyan]note:[/cyan] {note}")
         return DevelopResult(configured=action, ninja_no_work=tracker.ninja_no_work, installed=installed,
                              site=str(site), seconds=round(time.monotonic() - started, 3), log=log_path)

@@ -9,6 +9,9 @@ site-packages:
   to theirs: Python edits are live, a rebuilt libtriton is picked up on the next import, and nothing points
   through the LLVM cache symlink;
 - ``<name>-<version>.dist-info`` with the ``triton.backends`` entry points, so discovery works as installed.
+
+The only links into the source tree are ``develop``'s: ``compile_commands.json`` and the companion libraries in
+``python/triton/_C`` (drivers find those through ``importlib.resources.files(triton)``, which is the source).
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ def build_dirs(root: Path) -> list[dict[str, Any]]:
 
 
 def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> int:
-    """Remove build dirs (and the compile_commands.json links into them); return the bytes freed."""
+    """Remove build dirs (and the compile_commands.json and library links into them); return the bytes
+    freed."""
     freed = 0
     for d in dirs:
         freed += dir_size(d)
@@ -56,9 +57,13 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> int:
             roots = [plan["source"]["root"]] + [b["path"] for b in plan["backends"] if b["origin"] == "plugin"]
         except (OSError, ValueError, KeyError):
             roots = []
-        for root in roots:
-            link = Path(root) / "compile_commands.json"
-            if link.is_symlink() and str(d) in os.readlink(link):
+        links = [Path(root) / "compile_commands.json" for root in roots]
+        lib_dir = Path(roots[0], "python", "triton", "_C") if roots else None
+        if lib_dir and lib_dir.is_dir():  # develop's companion-library links
+            links += [p for p in lib_dir.iterdir() if p.is_symlink()]
+        real = d.resolve()
+        for link in links:
+            if link.is_symlink() and Path(os.readlink(link)).resolve().is_relative_to(real):
                 link.unlink()
         shutil.rmtree(d)
     return freed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -75,6 +76,23 @@ def test_entry_points_and_discovery_in_the_env(developed: dict) -> None:
 def test_companion_library_is_built_and_importable(developed: dict) -> None:
     # proton's libproton.so is not part of libtriton; develop builds it with `triton` into triton._C.
     assert py(developed, "import json, triton.profiler as p; print(json.loads(p.runtime_info())['cupti'])") == "1"
+
+
+def test_companion_libraries_are_where_the_trees_drivers_look(developed: dict) -> None:
+    # triton-cpu's driver links -lTritonCPURuntime from importlib.resources.files(triton) / "_C"; in an editable
+    # install that is the source tree, so develop links the companion libraries (not libtriton) there.
+    dev = developed
+    src_c = dev["tree"] / "python" / "triton" / "_C"
+    built = build_dir(dev) / "tritonbuild-stage" / "triton" / "_C"
+    stale = src_c / "libgone.so"
+    stale.symlink_to(built / "libgone.so")  # a library an earlier develop built and this one no longer does
+    develop(dev)
+    assert not stale.is_symlink()
+    link = src_c / "libproton.so"
+    assert link.is_symlink() and Path(os.readlink(link)) == built / "libproton.so"
+    code = ("import ctypes, importlib.resources, triton; d = importlib.resources.files(triton) / '_C'; "
+            "ctypes.CDLL(str(d / 'libproton.so')); print(sorted(p.name for p in d.iterdir()))")
+    assert py(dev, code) == "['.keep', 'libproton.so']"
 
 
 def test_noop_develop_does_not_configure_or_rewrite(developed: dict) -> None:
@@ -170,6 +188,7 @@ def test_status_and_clean(developed: dict) -> None:
     assert "1 build dir(s), freed" in out
     assert not build_dir(dev).exists()
     assert not (dev["tree"] / "compile_commands.json").exists()
+    assert sorted(p.name for p in (dev["tree"] / "python" / "triton" / "_C").iterdir()) == [".keep"]
     assert (dev["tree"] / "CMakeLists.txt").exists()  # the user's files stay
 
 
