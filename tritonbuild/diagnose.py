@@ -25,6 +25,12 @@ _API_MISMATCH = re.compile(
 _MISSING_LLVM_HEADER = re.compile(
     rf"fatal error: {_Q}((?:llvm|llvm-c|mlir|mlir-c|lld)/[\w/.+-]+\.(?:h|inc|def)){_Q}: No such file or directory"
 )
+# The LLVM/MLIR symbol an API-change error names (gcc: "no matching function for call to
+# 'mlir::tensor::ExtractSliceOp::inferResultType(...)'").
+_LLVM_SYMBOL = re.compile(
+    r"(?:no matching (?:member )?function for call to|has no member named|is not a member of|no member named"
+    rf"|was not declared in this scope|marked {_Q}override{_Q}, but does not override) ?{_Q}((?:mlir|llvm)::[\w:]+)"
+)
 _MISSING_TARGET = re.compile(
     r"undefined (reference|symbol).*LLVMInitialize(\w+?)(Target|AsmPrinter|TargetInfo|TargetMC)"
 )
@@ -82,9 +88,14 @@ def explain(plan: Plan, errors: Sequence[str]) -> str | None:
         hints.append(f"{header.group(1)} is a header of LLVM's own tree that LLVM {plan.llvm.version or '?'} at "
                      f"{plan.llvm.prefix} does not have (moved or removed), so the code was written for another "
                      f"LLVM. {_llvm_hint(plan)}")
-    elif plan.llvm.is_pinned is not True and _API_MISMATCH.search(text) and not any(
-            p.pin_matches_source is False for p in plugins):
-        hints.append(_llvm_hint(plan))
+    elif plan.llvm.is_pinned is not True and _API_MISMATCH.search(text):
+        symbol = _LLVM_SYMBOL.search(text)
+        if not any(p.pin_matches_source is False for p in plugins):
+            hints.append(_llvm_hint(plan))
+        elif symbol:  # the plugin's Triton pin comes with its own LLVM pin, and this is an LLVM API
+            hints.append(f"The compiler names {symbol.group(1)}, an LLVM/MLIR API: with the Triton it pins, the "
+                         "plugin also needs that Triton's LLVM (its cmake/llvm-hash.txt), not LLVM "
+                         f"{plan.llvm.version or '?'} at {plan.llvm.prefix}.")
     return " ".join(hints) or None
 
 

@@ -76,3 +76,17 @@ def test_a_moved_llvm_header_is_named_even_when_the_plugin_pin_differs(tree, plu
     assert core is not None and core.startswith("mlir/IR/Gone.h is a header of LLVM's own tree")
     own = explain(plan_for(tree("c")), ["lib/X.cpp:1:10: fatal error: triton/Foo.h: No such file or directory"])
     assert own is None  # a missing header of Triton's own is no LLVM matter
+
+
+def test_a_plugin_on_another_triton_failing_on_an_mlir_api_needs_that_tritons_llvm(tree, plugin) -> None:
+    # triton-shared 1c203ca's MaskAnalysis.cpp over Triton d8da7c998 and LLVM 22.1.8 (the MLIR API changed).
+    plug = plugin("triton-shared", "triton_shared", triton_hash="e44bd1c83c1c3e8deac7c4f02683cfb3cc395c8b")
+    git = GitState(commit="d8da7c9985d1c6d0f7b7f0a6c2b1e0f9a8b7c6d5", dirty=False)
+    p = plan_for(tree(), {"plugin_dirs": (str(plug),)}, git=git)
+    line = (f"{plug}/lib/Analysis/MaskAnalysis.cpp:68:57: error: no matching function for call to "
+            "\u2018mlir::tensor::ExtractSliceOp::inferResultType(mlir::RankedTensorType&, ...)\u2019")
+    hint = explain(p, [line])
+    assert hint is not None and "--ref e44bd1c83c1c" in hint
+    assert "names mlir::tensor::ExtractSliceOp::inferResultType, an LLVM/MLIR API" in hint and "22.1.8" in hint
+    triton_api = explain(p, [f"{plug}/lib/A.cpp:1:1: error: no matching function for call to \u2018getFoo()\u2019"])
+    assert triton_api is not None and "LLVM/MLIR API" not in triton_api  # a Triton API: the pin hint alone
