@@ -30,6 +30,7 @@ _MISSING_LLVM_HEADER = re.compile(
 _LLVM_SYMBOL = re.compile(
     r"(?:no matching (?:member )?function for call to|has no member named|is not a member of|no member named"
     rf"|was not declared in this scope|marked {_Q}override{_Q}, but does not override) ?{_Q}((?:mlir|llvm)::[\w:]+)"
+    r"|(GEN_PASS_CLASSES) is deprecated"  # MLIR's tablegen'd pass bases, an #error in LLVM 22's Passes.h.inc
 )
 _MISSING_TARGET = re.compile(
     r"undefined (reference|symbol).*LLVMInitialize(\w+?)(Target|AsmPrinter|TargetInfo|TargetMC)"
@@ -93,9 +94,9 @@ def explain(plan: Plan, errors: Sequence[str]) -> str | None:
         if not any(p.pin_matches_source is False for p in plugins):
             hints.append(_llvm_hint(plan))
         elif symbol:  # the plugin's Triton pin comes with its own LLVM pin, and this is an LLVM API
-            hints.append(f"The compiler names {symbol.group(1)}, an LLVM/MLIR API: with the Triton it pins, the "
-                         "plugin also needs that Triton's LLVM (its cmake/llvm-hash.txt), not LLVM "
-                         f"{plan.llvm.version or '?'} at {plan.llvm.prefix}.")
+            hints.append(f"The compiler names {symbol.group(1) or symbol.group(2)}, an LLVM/MLIR API: with the "
+                         "Triton it pins, the plugin also needs that Triton's LLVM (its cmake/llvm-hash.txt), not "
+                         f"LLVM {plan.llvm.version or '?'} at {plan.llvm.prefix}.")
     return " ".join(hints) or None
 
 

@@ -88,5 +88,9 @@ def test_a_plugin_on_another_triton_failing_on_an_mlir_api_needs_that_tritons_ll
     hint = explain(p, [line])
     assert hint is not None and "--ref e44bd1c83c1c" in hint
     assert "names mlir::tensor::ExtractSliceOp::inferResultType, an LLVM/MLIR API" in hint and "22.1.8" in hint
+    gen = explain(p, ["FAILED: [code=1] third_party/triton_shared/lib/Conversion/CMakeFiles/x.dir/Pass.cpp.o",
+                      "third_party/triton_shared/include/Passes.h.inc:2:2: error: #error \"GEN_PASS_CLASSES is "
+                      "deprecated; use per-pass macros\""])
+    assert gen is not None and "names GEN_PASS_CLASSES, an LLVM/MLIR API" in gen
     triton_api = explain(p, [f"{plug}/lib/A.cpp:1:1: error: no matching function for call to \u2018getFoo()\u2019"])
     assert triton_api is not None and "LLVM/MLIR API" not in triton_api  # a Triton API: the pin hint alone
