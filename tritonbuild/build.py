@@ -260,7 +260,7 @@ def place_link(link: Path, target: Path) -> str | None:
     """Point the symlink ``link`` at ``target`` (atomically); a regular file there is the user's and is left
     alone, with a note saying so."""
     if link.exists() and not link.is_symlink():
-        return f"{link} is a regular file, left alone (the build's is {target})"
+        return f"{link} is not a link, left alone (the build's is {target})"
     if link.is_symlink() and Path(os.readlink(link)) == target:
         return None
     tmp = link.with_name(f".{link.name}.tritonbuild")

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import sysconfig
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.fileutil import write_if_changed
 from tritonbuild.plan import VOLATILE_DEFINES, Plan
 from tritonbuild.progress import Tracker
+from tritonbuild.source import discovers_backends_by_directory
 
 STAMP = ".tritonbuild-configure.json"
 
@@ -50,32 +51,41 @@ def lib_dir(plan: Plan) -> Path:
     return dev_dir(plan) / "tritonbuild-stage" / "triton" / "_C"
 
 
-def source_lib_dir(plan: Plan) -> Path:
-    return Path(plan.source.root) / "python" / "triton" / "_C"
+def _is_library(name: str) -> bool:
+    return name.startswith("lib") and (".so" in name or name.endswith(".dylib"))
 
 
-def _is_companion(name: str) -> bool:
-    return name.startswith("lib") and name.split(".")[0] != "libtriton" and (".so" in name or name.endswith(".dylib"))
-
-
-def link_companion_libraries(plan: Plan) -> list[str]:
-    """Symlink the companion libraries Ninja linked next to libtriton (triton-cpu's libTritonCPURuntime.so,
-    proton's libproton.so, ...) into the source's ``python/triton/_C``; return notes.
-
-    A driver such as triton-cpu's finds them through ``importlib.resources.files(triton) / "_C"``, which in an
-    editable install is the source tree; setup.py's own editable install builds them right there (the trees
-    git-ignore ``python/triton/_C/*.so``). libtriton itself is not linked: the finder maps ``triton._C`` to the
-    build dir. Links of ours to libraries no longer built are removed; a regular file is left alone."""
-    built, dest = lib_dir(plan), source_lib_dir(plan)
-    names = sorted(p.name for p in built.iterdir() if _is_companion(p.name)) if built.is_dir() else []
+def _link_set(dest: Path, wanted: dict[str, Path], ours: Callable[[Path], bool]) -> list[str]:
+    """Make ``dest/<name>`` links to ``wanted[name]``; drop links ``ours(target)`` claims that are no longer
+    wanted; leave regular files alone (returned as notes)."""
     if dest.is_dir():
         for link in dest.iterdir():
-            if link.is_symlink() and Path(os.readlink(link)).parent == built and link.name not in names:
+            if link.is_symlink() and link.name not in wanted and ours(Path(os.readlink(link))):
                 link.unlink()
-    if names:
+    if wanted:
         dest.mkdir(parents=True, exist_ok=True)
-    notes = [place_link(dest / n, built / n) for n in names]
+    notes = [place_link(dest / name, target) for name, target in sorted(wanted.items())]
     return [n for n in notes if n]
+
+
+def link_into_source(plan: Plan) -> list[str]:
+    """Link what a tree's own Python code looks for inside its package dir, which in an editable install is
+    the source tree; return notes. setup.py's own editable install builds or links the same things there, and
+    the trees git-ignore them.
+
+    - Every library Ninja linked into the build's ``triton/_C`` into the source's ``python/triton/_C``:
+      ``triton_key()`` hashes ``_C/libtriton.so`` there, and triton-cpu's driver links libTritonCPURuntime from
+      ``importlib.resources.files(triton) / "_C"``. (The finder still maps ``triton._C`` to the build dir.)
+    - For 2024 trees that discover backends by listing ``triton/backends``, each backend's ``backend/`` dir.
+    """
+    built = lib_dir(plan)
+    libs = {p.name: built / p.name for p in built.iterdir() if _is_library(p.name)} if built.is_dir() else {}
+    py = Path(plan.source.root) / "python" / "triton"
+    notes = _link_set(py / "_C", libs, lambda t: t.parent == built)
+    if discovers_backends_by_directory(Path(plan.source.root)):
+        dirs = {b.name: Path(b.path) / "backend" for b in plan.backends}
+        notes += _link_set(py / "backends", dirs, lambda t: t.name == "backend")
+    return notes
 
 
 def ninja_program() -> str:
@@ -187,7 +197,7 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
         site = Path(site_packages(plan.python))
         installed = install_editable(plan, site)
         db = build / "compile_commands.json"
-        for note in link_compile_commands(plan, db) + link_companion_libraries(plan):
+        for note in link_compile_commands(plan, db) + link_into_source(plan):
             console.print(f"[cyan]note:[/cyan] {note}")
         return DevelopResult(configured=action, ninja_no_work=tracker.ninja_no_work, installed=installed,
                              site=str(site), seconds=round(time.monotonic() - started, 3), log=log_path)

@@ -171,6 +171,13 @@ _CORE_DIRS = ("lib", "include", "python/src", "bin")
 _CORE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".c", ".inc"}
 
 
+def discovers_backends_by_directory(root: Path) -> bool:
+    """2024 trees list the directories of the ``triton/backends`` package instead of reading entry points, so
+    an editable install needs each backend linked in there (setup.py's develop does the same)."""
+    text = _read(root / "python" / "triton" / "backends" / "__init__.py")
+    return bool(text) and "entry_points(" not in text and "listdir" in text
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")

@@ -188,13 +188,7 @@ def test_2024_tree_gets_cuda_headers_from_the_toolkit_not_the_source(work: dict,
     # 2024 (G1) trees compile the nvidia backend against backend/include/cuda.h, which their setup.py
     # downloads into the source tree; tritonbuild takes it from CUDA_HOME without touching the source.
     tree = example.write_tree(tmp_path / "triton-g1", generation="G1", backends=("nvidia",))
-    cuda = tmp_path / "cuda" / "include"
-    cuda.mkdir(parents=True)
-    (cuda / "crt").mkdir()
-    (cuda / "crt" / "host_defines.h").write_text("#pragma once\n#define TB_CUDA_MINOR 40\n")
-    # like CUDA's own headers, cuda.h includes a neighbour relative to itself
-    (cuda / "cuda.h").write_text(
-        '#pragma once\n#include "crt/host_defines.h"\n#define CUDA_VERSION (12000 + TB_CUDA_MINOR)\n')
+    cuda = example.write_cuda_stub(tmp_path / "cuda") / "include"
     before = sorted(str(p) for p in tree.rglob("*"))
     proc = run_cli("build", "--json", "--source", str(tree), "--backends", "nvidia", "--no-proton", "--cache-dir",
                    str(tmp_path / "cache"), "--out", str(tmp_path / "dist"), cwd=tmp_path,

@@ -78,9 +78,10 @@ def test_companion_library_is_built_and_importable(developed: dict) -> None:
     assert py(developed, "import json, triton.profiler as p; print(json.loads(p.runtime_info())['cupti'])") == "1"
 
 
-def test_companion_libraries_are_where_the_trees_drivers_look(developed: dict) -> None:
-    # triton-cpu's driver links -lTritonCPURuntime from importlib.resources.files(triton) / "_C"; in an editable
-    # install that is the source tree, so develop links the companion libraries (not libtriton) there.
+def test_libraries_are_where_the_trees_own_code_looks(developed: dict) -> None:
+    # triton_key() hashes <triton>/_C/libtriton.so and triton-cpu's driver links -lTritonCPURuntime from
+    # importlib.resources.files(triton) / "_C"; in an editable install that is the source tree, so develop links
+    # the built libraries there.
     dev = developed
     src_c = dev["tree"] / "python" / "triton" / "_C"
     built = build_dir(dev) / "tritonbuild-stage" / "triton" / "_C"
@@ -88,11 +89,35 @@ def test_companion_libraries_are_where_the_trees_drivers_look(developed: dict) -
     stale.symlink_to(built / "libgone.so")  # a library an earlier develop built and this one no longer does
     develop(dev)
     assert not stale.is_symlink()
-    link = src_c / "libproton.so"
-    assert link.is_symlink() and Path(os.readlink(link)) == built / "libproton.so"
+    for name in ("libproton.so", "libtriton.so"):
+        link = src_c / name
+        assert link.is_symlink() and Path(os.readlink(link)) == built / name
     code = ("import ctypes, importlib.resources, triton; d = importlib.resources.files(triton) / '_C'; "
             "ctypes.CDLL(str(d / 'libproton.so')); print(sorted(p.name for p in d.iterdir()))")
-    assert py(dev, code) == "['.keep', 'libproton.so']"
+    assert py(dev, code) == "['.keep', 'libproton.so', 'libtriton.so']"
+    assert not (dev["tree"] / "python" / "triton" / "backends" / "nvidia").exists()  # entry points suffice
+
+
+def test_2024_tree_that_lists_backend_dirs_finds_its_backends(tmp_path: Path) -> None:
+    # 2024 trees discover backends with os.listdir(triton/backends); setup.py's develop links them in there.
+    tree = example.write_tree(tmp_path / "triton-g1", generation="G1", backends=("nvidia", "amd"))
+    backends_dir = tree / "python" / "triton" / "backends"
+    user = backends_dir / "amd"
+    user.mkdir()  # a directory of the user's own is left alone
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
+    env = {"VIRTUAL_ENV": str(tmp_path / "venv"), "CCACHE_DIR": str(tmp_path / "ccache"),
+           "CUDA_HOME": str(example.write_cuda_stub(tmp_path / "cuda"))}
+    proc = run_cli("develop", "--source", str(tree), "--backends", "nvidia;amd", "--no-proton", "--cache-dir",
+                   str(tmp_path / "cache"), cwd=tmp_path, env=env)
+    squashed = "".join((proc.stdout + proc.stderr).split())  # rich wraps long paths anywhere
+    assert "".join(f"{user} is not a link, left alone".split()) in squashed
+    link = backends_dir / "nvidia"
+    assert link.is_symlink() and Path(os.readlink(link)) == tree / "third_party" / "nvidia" / "backend"
+    out = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c",
+                          "from triton.backends import backends; print(sorted(backends))"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "['amd', 'nvidia']"  # the user's amd dir stays; the finder maps triton.backends.amd anyway
+    assert user.is_dir() and not user.is_symlink() and not any(user.iterdir())
 
 
 def test_noop_develop_does_not_configure_or_rewrite(developed: dict) -> None:

@@ -135,6 +135,13 @@ setup(name=os.environ.get("TRITON_WHEEL_NAME", "triton"), version=TRITON_VERSION
 '''
 
 
+_DIRECTORY_DISCOVERY = """\
+    root = os.path.dirname(__file__)
+    names = [n for n in os.listdir(root) if os.path.isdir(os.path.join(root, n)) and not n.startswith("__")]
+    values = {n: f"triton.backends.{n}" for n in names}
+"""
+
+
 def _for_each(limit: int) -> str:
     lines = ["#define FOR_EACH_1(MACRO, X) MACRO(X)"]
     for n in range(2, limit + 1):
@@ -167,6 +174,17 @@ def _render_dir(template: Path, dest: Path, values: dict[str, str]) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)
         _substitute(target, values)
+
+
+def write_cuda_stub(dest: Path) -> Path:
+    """A CUDA_HOME with the two headers a 2024 nvidia backend compiles against (cuda.h includes a neighbour
+    relative to itself, like the real one); CUDA_VERSION is 12040."""
+    include = dest / "include"
+    (include / "crt").mkdir(parents=True, exist_ok=True)
+    (include / "crt" / "host_defines.h").write_text("#pragma once\n#define TB_CUDA_MINOR 40\n")
+    (include / "cuda.h").write_text(
+        '#pragma once\n#include "crt/host_defines.h"\n#define CUDA_VERSION (12000 + TB_CUDA_MINOR)\n')
+    return dest
 
 
 def write_tree(
@@ -203,6 +221,14 @@ def write_tree(
         for name in backends:
             for lang in sorted((dest / "third_party" / name / "language").glob("*")):
                 shutil.move(str(lang), dest / "python" / "triton" / "language" / "extra" / lang.name)
+    if generation == "G1":
+        # 2024 trees discover backends by listing triton/backends, not through entry points.
+        init = dest / "python" / "triton" / "backends" / "__init__.py"
+        text = init.read_text()
+        start, end = text.index("    if os.environ.get(\"TRITON_BACKENDS_IN_TREE\""), text.index("    for name, value")
+        text = text[:start] + _DIRECTORY_DISCOVERY + text[end:]
+        text = text.replace("from importlib.metadata import entry_points\n", "")
+        init.write_text(text.replace(text.splitlines()[0], '"""Backend discovery: the directories of this package."""'))
     if generation == "G1" and "nvidia" in backends:
         # 2024 trees: the nvidia backend compiles against CUDA headers that setup.py downloads into the tree's
         # third_party/nvidia/backend/include; the tree itself does not have them.
