@@ -257,8 +257,8 @@ def publish(wheel: Path, out_dir: Path) -> Path:
 
 
 def place_link(link: Path, target: Path) -> str | None:
-    """Point the symlink ``link`` at ``target`` (atomically); a regular file there is the user's and is left
-    alone, with a note saying so."""
+    """Point the symlink ``link`` at ``target`` (atomically); anything there that is not a link is the user's
+    and is left alone, with a note saying so."""
     if link.exists() and not link.is_symlink():
         return f"{link} is not a link, left alone (the build's is {target})"
     if link.is_symlink() and Path(os.readlink(link)) == target:

@@ -57,7 +57,7 @@ def _is_library(name: str) -> bool:
 
 def _link_set(dest: Path, wanted: dict[str, Path], ours: Callable[[Path], bool]) -> list[str]:
     """Make ``dest/<name>`` links to ``wanted[name]``; drop links ``ours(target)`` claims that are no longer
-    wanted; leave regular files alone (returned as notes)."""
+    wanted; leave what is not a link alone (returned as notes)."""
     if dest.is_dir():
         for link in dest.iterdir():
             if link.is_symlink() and link.name not in wanted and ours(Path(os.readlink(link))):

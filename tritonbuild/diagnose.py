@@ -83,13 +83,15 @@ def explain(plan: Plan, errors: Sequence[str]) -> str | None:
                 f"without (it has: {' '.join(plan.llvm.targets_built) or 'unknown'}). Use an LLVM with that target.")
     plugins = blamed_plugins(plan, errors)
     hints = [_plugin_hint(plan, p) for p in plugins]
+    if plan.llvm.is_pinned is True:
+        return " ".join(hints) or None
     header = _MISSING_LLVM_HEADER.search(text)
-    if plan.llvm.is_pinned is not True and header:
+    if header:
         # Whoever's code it is, this LLVM lacks a header of its own: the Triton pin alone cannot fix that.
         hints.append(f"{header.group(1)} is a header of LLVM's own tree that LLVM {plan.llvm.version or '?'} at "
                      f"{plan.llvm.prefix} does not have (moved or removed), so the code was written for another "
                      f"LLVM. {_llvm_hint(plan)}")
-    elif plan.llvm.is_pinned is not True and _API_MISMATCH.search(text):
+    elif _API_MISMATCH.search(text):
         symbol = _LLVM_SYMBOL.search(text)
         if not any(p.pin_matches_source is False for p in plugins):
             hints.append(_llvm_hint(plan))

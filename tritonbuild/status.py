@@ -59,7 +59,7 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> int:
             roots = []
         links = [Path(root) / "compile_commands.json" for root in roots]
         lib_dir = Path(roots[0], "python", "triton", "_C") if roots else None
-        if lib_dir and lib_dir.is_dir():  # develop's companion-library links
+        if lib_dir and lib_dir.is_dir():  # develop's library links
             links += [p for p in lib_dir.iterdir() if p.is_symlink()]
         real = d.resolve()
         for link in links:

@@ -50,10 +50,15 @@ def test_errors_in_a_plugin_name_the_plugin(tree, plugin) -> None:
     assert core is None
 
 
-def test_plugin_pinned_to_another_triton_is_blamed_on_the_pin(tree, plugin) -> None:
+def shared_over_d8(tree, plugin):
+    """triton-shared 1c203ca (pins Triton e44bd1c) as a plugin over a source at d8da7c998: the pins differ."""
     plug = plugin("triton-shared", "triton_shared", triton_hash="e44bd1c83c1c3e8deac7c4f02683cfb3cc395c8b")
     git = GitState(commit="d8da7c9985d1c6d0f7b7f0a6c2b1e0f9a8b7c6d5", dirty=False)
-    p = plan_for(tree(), {"plugin_dirs": (str(plug),)}, git=git)
+    return plug, plan_for(tree(), {"plugin_dirs": (str(plug),)}, git=git)
+
+
+def test_plugin_pinned_to_another_triton_is_blamed_on_the_pin(tree, plugin) -> None:
+    plug, p = shared_over_d8(tree, plugin)
     hint = explain(p, [f"{plug}/lib/Plugin.cpp:10:5: error: no matching function for call to 'foo'"])
     assert hint is not None and "pins Triton e44bd1c83c1c" in hint and "source is at d8da7c9985d1" in hint
     assert "--ref e44bd1c83c1c" in hint and "pins LLVM" not in hint
@@ -62,9 +67,7 @@ def test_plugin_pinned_to_another_triton_is_blamed_on_the_pin(tree, plugin) -> N
 def test_a_moved_llvm_header_is_named_even_when_the_plugin_pin_differs(tree, plugin) -> None:
     # microsoft/triton-shared 1c203ca on Triton d8da7c998 and Debian's LLVM 22.1.8: its sanitizer includes the
     # header LLVM 22.1 moved, so both the Triton pin and the LLVM matter.
-    plug = plugin("triton-shared", "triton_shared", triton_hash="e44bd1c83c1c3e8deac7c4f02683cfb3cc395c8b")
-    git = GitState(commit="d8da7c9985d1c6d0f7b7f0a6c2b1e0f9a8b7c6d5", dirty=False)
-    p = plan_for(tree(), {"plugin_dirs": (str(plug),)}, git=git)
+    plug, p = shared_over_d8(tree, plugin)
     line = (f"{plug}/lib/Sanitizer/SanitizerAttributes.cpp:2:10: fatal error: llvm/Passes/PassPlugin.h: No such "
             "file or directory")
     hint = explain(p, [line])
@@ -80,9 +83,7 @@ def test_a_moved_llvm_header_is_named_even_when_the_plugin_pin_differs(tree, plu
 
 def test_a_plugin_on_another_triton_failing_on_an_mlir_api_needs_that_tritons_llvm(tree, plugin) -> None:
     # triton-shared 1c203ca's MaskAnalysis.cpp over Triton d8da7c998 and LLVM 22.1.8 (the MLIR API changed).
-    plug = plugin("triton-shared", "triton_shared", triton_hash="e44bd1c83c1c3e8deac7c4f02683cfb3cc395c8b")
-    git = GitState(commit="d8da7c9985d1c6d0f7b7f0a6c2b1e0f9a8b7c6d5", dirty=False)
-    p = plan_for(tree(), {"plugin_dirs": (str(plug),)}, git=git)
+    plug, p = shared_over_d8(tree, plugin)
     line = (f"{plug}/lib/Analysis/MaskAnalysis.cpp:68:57: error: no matching function for call to "
             "\u2018mlir::tensor::ExtractSliceOp::inferResultType(mlir::RankedTensorType&, ...)\u2019")
     hint = explain(p, [line])

@@ -221,7 +221,6 @@ def write_tree(
         for name in backends:
             for lang in sorted((dest / "third_party" / name / "language").glob("*")):
                 shutil.move(str(lang), dest / "python" / "triton" / "language" / "extra" / lang.name)
-    if generation == "G1":
         # 2024 trees discover backends by listing triton/backends, not through entry points.
         init = dest / "python" / "triton" / "backends" / "__init__.py"
         text = init.read_text()
