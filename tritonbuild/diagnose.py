@@ -68,7 +68,7 @@ def _plugin_hint(plan: Plan, plugin: BackendPlan) -> str:
     where = f"The failing code is in the plugin {plugin.name!r} ({plugin.path}), not in Triton"
     if plugin.pin_matches_source is False and plugin.triton_pin:
         source = (plan.source.commit or "?")[:12]
-        return (f"{where}: it pins Triton {plugin.triton_pin[:12]} (its triton-hash.txt) but the source is at "
+        return (f"{where}: it pins Triton {plugin.triton_pin[:12]} ({plugin.triton_pin_from}) but the source is at "
                 f"{source}, so it was written against another Triton C++ API. Build it with the Triton it pins "
                 f"(--source <Triton git URL or checkout> --ref {plugin.triton_pin[:12]}) or port the plugin to "
                 "this Triton.")

@@ -40,7 +40,19 @@ def git_state(path: Path) -> GitState | None:
         dirty=bool(status),
         branch=branch if branch and branch != "HEAD" else None,
         commit_time=int(when) if when and when.isdigit() else None,
+        submodules=submodules(_git(path, "ls-tree", "HEAD") or ""),
     )
+
+
+def submodules(ls_tree: str) -> tuple[tuple[str, str], ...]:
+    """The gitlinks (mode 160000) of ``git ls-tree`` output: ``(path, commit)``."""
+    found = []
+    for line in ls_tree.splitlines():
+        meta, _, name = line.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[0] == "160000" and parts[1] == "commit":
+            found.append((name, parts[2]))
+    return tuple(found)
 
 
 _URL = re.compile(r"^(https?://|git@|ssh://|git://|file://)|\.git$")

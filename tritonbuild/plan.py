@@ -48,6 +48,7 @@ class BackendPlan:
     name_from: str | None = None  # plugins: "name.conf" or "directory name"
     given_as: str | None = None  # plugins: "--plugin-dir", "env TRITON_PLUGIN_DIRS", ...
     triton_pin: str | None = None
+    triton_pin_from: str | None = None  # plugins: "triton-hash.txt" or "its triton submodule"
     pin_matches_source: bool | None = None
 
 

@@ -3,7 +3,8 @@
 A plugin is a directory with ``backend/compiler.py``, ``backend/driver.py`` and ``backend/name.conf`` (one
 line: the plugin's name). Without name.conf the name is derived from the directory's last component:
 dashes and dots become underscores (``triton-shared`` -> ``triton_shared``), and the result must be a C and
-Python identifier. The plugin's own Triton pin is ``triton-hash.txt`` at its root; the LLVM targets it
+Python identifier. The plugin's own Triton pin is ``triton-hash.txt`` at its root, or, in plugins older
+than that file (triton-shared before 2025), the commit of its git submodule ``triton``; the LLVM targets it
 needs beyond Triton's core may be listed in ``backend/llvm-targets.txt`` (``;``/``,``/newline separated).
 """
 
@@ -35,6 +36,7 @@ class Plugin:
     llvm_targets: tuple[str, ...] = ()
     finds_lld: bool = False
     triton_pin: str | None = None
+    triton_pin_from: str | None = None  # "triton-hash.txt" or "its triton submodule"
     git: GitState | None = None
     pin_matches_source: bool | None = None
 
@@ -94,7 +96,18 @@ def read_plugin(path: Path, given_as: str) -> Plugin:
         llvm_targets=targets,
         finds_lld=finds_lld(_read(path / "CMakeLists.txt")),
         triton_pin=pin,
+        triton_pin_from="triton-hash.txt" if pin else None,
     )
+
+
+def submodule_pin(plugin: Plugin, git: GitState | None) -> Plugin:
+    """A plugin without triton-hash.txt whose repository has the submodule ``triton`` pins that commit."""
+    if plugin.triton_pin or git is None:
+        return plugin
+    commit = dict(git.submodules).get("triton")
+    if commit is None:
+        return plugin
+    return dataclasses.replace(plugin, triton_pin=commit, triton_pin_from="its triton submodule")
 
 
 def resolve_plugins(
@@ -140,11 +153,12 @@ def resolve_plugins(
                 "tritonbuild passes this name to it explicitly."
             )
         git = (git_states or {}).get(str(path))
+        plugin = submodule_pin(plugin, git)
         matches = same_commit(plugin.triton_pin, source_commit)
         if matches is False:
             warnings.append(
                 f"plugin {plugin.name!r} pins Triton {plugin.triton_pin[:12] if plugin.triton_pin else ''} "
-                f"(its triton-hash.txt) but the source is at {source_commit[:12] if source_commit else '?'}: "
+                f"({plugin.triton_pin_from}) but the source is at {source_commit[:12] if source_commit else '?'}: "
                 "it may not compile against this source"
             )
         plugins.append(dataclasses.replace(plugin, git=git, pin_matches_source=matches))

@@ -430,7 +430,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
                        llvm_targets=expand_targets(p.llvm_targets, machine),
                        commit=p.git.commit if p.git else None, dirty=p.git.dirty if p.git else None,
                        name_from=p.name_from, given_as=p.given_as, triton_pin=p.triton_pin,
-                       pin_matches_source=p.pin_matches_source)
+                       triton_pin_from=p.triton_pin_from, pin_matches_source=p.pin_matches_source)
            for p in plugins]
     )
     scripts: tuple[tuple[str, str], ...] = ()

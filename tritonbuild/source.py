@@ -23,6 +23,9 @@ class GitState:
     dirty: bool
     branch: str | None = None
     commit_time: int | None = None  # unix time of the commit (for SOURCE_DATE_EPOCH)
+    # top-level submodules as committed in HEAD: (path, commit). A plugin older than triton-hash.txt
+    # (triton-shared before 2025) pins its Triton as the submodule ``triton``.
+    submodules: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

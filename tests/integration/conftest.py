@@ -30,6 +30,17 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, check: boo
     return proc
 
 
+def git_commit(root: Path, message: str = "fixture", env: dict[str, str] | None = None,
+               init: bool = True) -> str:
+    """Commit everything under ``root`` (a new repository unless ``init`` is false); return the commit."""
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    full_env = {**os.environ, **(env or {})}
+    for argv in ([["init", "-q", "-b", "main"]] if init else []) + [["add", "-A"], ["commit", "-qm", message]]:
+        subprocess.run([*git, *argv], cwd=root, env=full_env, check=True)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def plan_json(*args: str, cwd: Path, env: dict[str, str] | None = None) -> dict:
     return json.loads(run_cli("plan", "--json", *args, cwd=cwd, env=env).stdout)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import plan_json, run_cli
+from tests.integration.conftest import git_commit, plan_json, run_cli
 
 
 def snapshot(root: Path) -> dict[str, float]:
@@ -99,11 +99,8 @@ def test_source_from_git_url_is_cloned_once_and_reused(tree, tmp_path: Path) -> 
     import subprocess
 
     root = tree("upstream")
-    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*git, "commit", "-qm", "x"], cwd=root, check=True)
-    subprocess.run([*git, "tag", "v1"], cwd=root, check=True)
+    git_commit(root)
+    subprocess.run(["git", "tag", "v1"], cwd=root, check=True)
     url = f"file://{root}"
     cache = tmp_path / "cache"
     data = plan_json("--source", url, "--ref", "v1", "--cache-dir", str(cache), cwd=tmp_path)
@@ -113,6 +110,40 @@ def test_source_from_git_url_is_cloned_once_and_reused(tree, tmp_path: Path) -> 
     marker.write_text("same clone")
     again = plan_json("--source", url, "--ref", "v1", "--cache-dir", str(cache), cwd=tmp_path)
     assert again["source"]["root"] == str(clone) and marker.exists()
+
+
+def test_plugin_pinned_by_its_triton_submodule(tree, plugin, tmp_path: Path) -> None:
+    """triton-shared before 2025 had no triton-hash.txt: its git submodule ``triton`` is the pin."""
+    import subprocess
+
+    source_commit = git_commit(tree())
+    plug = plugin("triton-shared", "triton_shared")
+    (plug / "CMakeLists.txt").write_text("# plugin\n")
+    (plug / "triton").mkdir()  # an uninitialised submodule is an empty directory
+
+    def pin_to(commit: str) -> dict:
+        subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"160000,{commit},triton"], cwd=plug,
+                       check=True)
+        git_commit(plug, f"pin {commit[:8]}", init=False)
+        return plan_json("--source", str(tmp_path / "triton"), "--backends", "nvidia;amd", "--plugin-dir",
+                         str(plug), "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path)
+
+    git_commit(plug)
+    data = pin_to(source_commit)
+    entry = data["backends"][2]
+    assert (entry["triton_pin"], entry["triton_pin_from"], entry["pin_matches_source"]) == \
+        (source_commit, "its triton submodule", True)
+    assert not any("pins Triton" in w for w in data["warnings"])
+    other = "0123456789abcdef0123456789abcdef01234567"
+    data = pin_to(other)
+    assert data["backends"][2]["pin_matches_source"] is False
+    assert any(f"pins Triton {other[:12]} (its triton submodule) but the source is at {source_commit[:12]}" in w
+               for w in data["warnings"])
+    (plug / "triton-hash.txt").write_text(source_commit + "\n")  # the newer file wins over the submodule
+    git_commit(plug, "add triton-hash.txt", init=False)
+    entry = plan_json("--source", str(tmp_path / "triton"), "--plugin-dir", str(plug), "--cache-dir",
+                      str(tmp_path / "cache"), cwd=tmp_path)["backends"][-1]
+    assert (entry["triton_pin_from"], entry["pin_matches_source"]) == ("triton-hash.txt", True)
 
 
 def test_backends_command(tree, plugin, tmp_path: Path) -> None:

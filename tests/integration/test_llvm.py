@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import run_cli
+from tests.integration.conftest import git_commit, run_cli
 from tests.integration.llvm_fixtures import Server, fake_prefix, make_archive
 from tritonbuild import example
 
@@ -235,12 +235,7 @@ def make_llvm_repo(path: Path) -> str:
     (llvm / "FileCheck").write_text("#!/bin/sh\nexit 0\n")
     for name in ("LLVMConfig.cmake", "MLIRConfig.cmake", "LLDConfig.cmake"):
         (llvm / name).write_text("# fake\n")
-    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=path, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=path, check=True)
-    subprocess.run([*git, "commit", "-qm", "fake llvm-project"], cwd=path, check=True)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return git_commit(path, "fake llvm-project")
 
 
 def test_source_build_passes_exact_targets_and_projects_and_caches(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import run_cli
+from tests.integration.conftest import git_commit, run_cli
 from tritonbuild import example
 
 DATE = "2026-01-29T21:43:54+00:00"
@@ -22,10 +21,7 @@ DATE = "2026-01-29T21:43:54+00:00"
 def git_tree(path: Path) -> Path:
     """The example tree as a git checkout with a fixed commit (same hash wherever it is made)."""
     root = example.write_tree(path)
-    env = {**os.environ, "GIT_AUTHOR_DATE": DATE, "GIT_COMMITTER_DATE": DATE}
-    git = ["git", "-c", "user.email=ci@example.com", "-c", "user.name=ci"]
-    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "fixture"]):
-        subprocess.run([*git, *argv], cwd=root, env=env, check=True)
+    git_commit(root, env={"GIT_AUTHOR_DATE": DATE, "GIT_COMMITTER_DATE": DATE})
     return root
 
 

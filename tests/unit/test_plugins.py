@@ -5,7 +5,9 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.errors import UserError
+from tritonbuild.gitinfo import submodules
 from tritonbuild.plugins import derive_name, is_identifier, resolve_plugins
+from tritonbuild.source import GitState
 
 IN_TREE = ("nvidia", "amd")
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"
@@ -104,6 +106,27 @@ def test_triton_pin_matches_or_warns(plugin, tmp_path: Path) -> None:
     assert "pins Triton 2eb709b95d8f" in warnings[0]
     plugins, _, _ = resolve([p], tmp_path, commit=None)
     assert plugins[0].pin_matches_source is None
+
+
+def test_triton_submodule_is_the_pin_without_triton_hash_txt(plugin, tmp_path: Path) -> None:
+    p = plugin("old-shared", "triton_shared")
+    git = {str(p): GitState(commit="a" * 40, dirty=False, submodules=(("docs", "b" * 40), ("triton", H)))}
+    found, _, warnings = resolve_plugins([(str(p), "--plugin-dir")], cwd=tmp_path, in_tree=IN_TREE,
+                                         source_commit="f" * 40, git_states=git)
+    assert (found[0].triton_pin, found[0].triton_pin_from, found[0].pin_matches_source) == \
+        (H, "its triton submodule", False)
+    assert "(its triton submodule) but the source is at ffffffffffff" in warnings[0]
+    (p / "triton-hash.txt").write_text("f" * 40)
+    found, _, warnings = resolve_plugins([(str(p), "--plugin-dir")], cwd=tmp_path, in_tree=IN_TREE,
+                                         source_commit="f" * 40, git_states=git)
+    assert (found[0].triton_pin_from, found[0].pin_matches_source, warnings) == ("triton-hash.txt", True, [])
+
+
+def test_submodules_of_ls_tree_output() -> None:
+    out = (f"100644 blob {'1' * 40}\tCMakeLists.txt\n040000 tree {'2' * 40}\tbackend\n"
+           f"160000 commit {H}\ttriton\n160000 commit {'3' * 40}\tthird party/x\n")
+    assert submodules(out) == (("triton", H), ("third party/x", "3" * 40))
+    assert submodules("") == ()
 
 
 def test_declared_llvm_targets(plugin, tmp_path: Path) -> None:
