@@ -95,7 +95,8 @@ function(_tritonbuild_install_backend name path)
     if(IS_DIRECTORY "${path}/${kind}")
       file(GLOB _extras LIST_DIRECTORIES true "${path}/${kind}/*")
       foreach(extra IN LISTS _extras)
-        if(IS_DIRECTORY "${extra}")
+        # a dir CMake builds (triton-shared's tools/triton-shared-opt) is C++ source, not package data
+        if(IS_DIRECTORY "${extra}" AND NOT EXISTS "${extra}/CMakeLists.txt")
           get_filename_component(_x "${extra}" NAME)
           install(DIRECTORY "${extra}/" DESTINATION "triton/${kind}/extra/${_x}" ${comp}
                   PATTERN "__pycache__" EXCLUDE)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -51,6 +51,7 @@ class BuildResult:
     ninja_no_work: bool = False
     log: Path | None = None
     repaired: dict[str, Any] = field(default_factory=dict)  # sizes before/after and the platform tag
+    targets: dict[str, str | None] = field(default_factory=dict)  # --target name -> its output in the build dir
 
 
 def stray_env(env: Mapping[str, str]) -> list[str]:
@@ -270,6 +271,25 @@ def place_link(link: Path, target: Path) -> str | None:
     return None
 
 
+def target_outputs(build: Path, targets: Sequence[str]) -> dict[str, str | None]:
+    """Where each extra target's output is in the build dir: an executable named like the target (Triton's
+    and LLVM's add_*_executable put it in the directory of its CMakeLists.txt) or ``lib<target>.{so,a}``;
+    the shallowest wins. None when not found (a custom or phony target)."""
+    wanted = {t: {t, f"lib{t}.so", f"lib{t}.a"} for t in targets}
+    found: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(build):
+        dirnames[:] = sorted(d for d in dirnames if d != "CMakeFiles")
+        for t, names in wanted.items():
+            for name in sorted(names.intersection(filenames)):
+                path = Path(dirpath) / name
+                exe = name == t
+                if exe and not os.access(path, os.X_OK):
+                    continue
+                if t not in found or len(path.parts) < len(found[t].parts):
+                    found[t] = path
+    return {t: str(found[t]) if t in found else None for t in targets}
+
+
 def link_compile_commands(plan: Plan, db: Path | None = None) -> list[str]:
     """Symlink compile_commands.json into the source root and each plugin root; never replace a user's file."""
     db = db or cmake_build_dir(plan) / "compile_commands.json"
@@ -328,6 +348,7 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
             seconds=round(time.monotonic() - started, 2), timings=timings,
             ccache=ccache_delta(before, ccache_stats(plan)) if plan.toolchain.ccache else {},
             ninja_no_work=tracker.ninja_no_work, log=log_path, repaired=repaired,
+            targets=target_outputs(cmake_build_dir(plan), plan.cmake.build_targets[1:]),
         )
         write_outputs(plan, result)
         return result
@@ -357,6 +378,8 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
         r = result.repaired
         t.add_row("repair", f"{r['size_before'] / 2**20:.1f} MiB -> {r['size_after'] / 2**20:.1f} MiB "
                             f"({r['platform']}; not grafted: {', '.join(r['excluded']) or 'none'})")
+    for name, path in result.targets.items():
+        t.add_row(f"target {name}", path or "built (no file of that name in the build dir)")
     t.add_row("log", str(result.log))
     console.print(t)
 
@@ -366,7 +389,7 @@ def result_dict(plan: Plan, result: BuildResult) -> dict[str, Any]:
     return {
         "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
         "timings": result.timings, "ccache": result.ccache, "ninja_no_work": result.ninja_no_work,
-        "repair": result.repaired,
+        "repair": result.repaired, "targets": result.targets,
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "provenance": provenance(plan), "plan": plan.to_dict(),

@@ -40,6 +40,8 @@ def plan_options(func: F) -> F:
         click.option("--proton/--no-proton", default=None, help="Build the proton profiler."),
         click.option("--offline", is_flag=True, default=None, help="Never touch the network."),
         click.option("--cmake-arg", "cmake_args", multiple=True, help="Extra CMake argument (repeatable)."),
+        click.option("--target", "targets", multiple=True,
+                     help="Also build this CMake target (repeatable), e.g. triton-opt; it stays in the build dir."),
         click.option("--strict", is_flag=True, default=None, help="Refuse to add back required backends."),
         click.option("--wheel-name", help="Distribution name (env: TRITON_WHEEL_NAME)."),
         click.option("--version-scheme", type=click.Choice(["setup", "git", "date", "date+git", "none"]),
@@ -290,6 +292,8 @@ def develop(**kw: Any) -> None:
     ninja = "ninja: no work" if r.ninja_no_work else "rebuilt"
     installed = "editable install updated" if r.installed else "editable install unchanged"
     console.print(f"develop {p.key}: {what}, {ninja}, {installed} in {r.site} ({r.seconds:.2f} s; log {r.log})")
+    for name, path in r.targets.items():
+        console.print(f"target {name}: {path or 'built (no file of that name in the build dir)'}")
 
 
 def _active_python(env: dict[str, str]) -> str:

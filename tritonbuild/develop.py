@@ -16,12 +16,20 @@ import sys
 import sysconfig
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tritonbuild import editable
-from tritonbuild.build import build_env, link_compile_commands, lock, place_link, run_logged, write_shims
+from tritonbuild.build import (
+    build_env,
+    link_compile_commands,
+    lock,
+    place_link,
+    run_logged,
+    target_outputs,
+    write_shims,
+)
 from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.fileutil import write_if_changed
@@ -40,6 +48,7 @@ class DevelopResult:
     site: str
     seconds: float
     log: Path
+    targets: dict[str, str | None] = field(default_factory=dict)  # --target name -> its output
 
 
 def dev_dir(plan: Plan) -> Path:
@@ -200,6 +209,7 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
         for note in link_compile_commands(plan, db) + link_into_source(plan):
             console.print(f"[cyan]note:[/cyan] {note}")
         return DevelopResult(configured=action, ninja_no_work=tracker.ninja_no_work, installed=installed,
-                             site=str(site), seconds=round(time.monotonic() - started, 3), log=log_path)
+                             site=str(site), seconds=round(time.monotonic() - started, 3), log=log_path,
+                             targets=target_outputs(build, plan.cmake.build_targets[1:]))
     finally:
         lk.release()

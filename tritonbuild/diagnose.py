@@ -32,6 +32,7 @@ _LLVM_SYMBOL = re.compile(
     rf"|was not declared in this scope|marked {_Q}override{_Q}, but does not override) ?{_Q}((?:mlir|llvm)::[\w:]+)"
     r"|(GEN_PASS_CLASSES) is deprecated"  # MLIR's tablegen'd pass bases, an #error in LLVM 22's Passes.h.inc
 )
+_UNKNOWN_TARGET = re.compile(r"ninja: error: unknown target '([^']+)'")
 _MISSING_TARGET = re.compile(
     r"undefined (reference|symbol).*LLVMInitialize(\w+?)(Target|AsmPrinter|TargetInfo|TargetMC)"
 )
@@ -77,6 +78,11 @@ def _plugin_hint(plan: Plan, plugin: BackendPlan) -> str:
 
 def explain(plan: Plan, errors: Sequence[str]) -> str | None:
     text = "\n".join(errors)
+    unknown = _UNKNOWN_TARGET.search(text)
+    if unknown:
+        return (f"{unknown.group(1)!r} (from --target or the recipe's targets) is not a target of this build: "
+                f"`ninja -C <build dir> -t targets all` lists them (tools are e.g. triton-opt, and a plugin's "
+                "tool exists only when the plugin is part of the build). Fix or drop the name.")
     m = _MISSING_TARGET.search(text)
     if m:
         return (f"libtriton references LLVM target {m.group(2)}, which the LLVM at {plan.llvm.prefix} was built "

@@ -20,7 +20,7 @@ from pathlib import Path
 from tritonbuild.backends import split_list
 from tritonbuild.errors import UserError
 from tritonbuild.pins import same_commit
-from tritonbuild.source import GitState, _read, _subdirs, finds_lld
+from tritonbuild.source import GitState, _read, finds_lld, package_extras
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -91,8 +91,8 @@ def read_plugin(path: Path, given_as: str) -> Plugin:
         path=str(path),
         name_from=name_from,
         given_as=given_as,
-        language=_subdirs(path / "language"),
-        tools=_subdirs(path / "tools"),
+        language=package_extras(path / "language"),
+        tools=package_extras(path / "tools"),
         llvm_targets=targets,
         finds_lld=finds_lld(_read(path / "CMakeLists.txt")),
         triton_pin=pin,

@@ -55,6 +55,7 @@ class Recipe:
     proton: bool | None = None
     offline: bool | None = None
     cmake_args: list[str] | None = None
+    targets: list[str] | None = None
     strict: bool | None = None
     wheel_name: str | None = None
     version_suffix: str | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import sys
 from collections.abc import Mapping
@@ -384,6 +385,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
     extra_args = tuple(str(a) for a in s["cmake_args"].value)
+    build_targets = ("triton", *extra_targets(s["targets"]))
     key = compute_key(source_root=src.root, python=facts.host.python, defines=defines, extra_args=extra_args,
                       build_type=toolchain.build_type, targets=("triton",))
     build_dir = str(Path(facts.cache_root) / "build" / key)
@@ -413,7 +415,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         generator="Ninja",
         defines=defines,
         extra_args=extra_args,
-        build_targets=("triton",),
+        build_targets=build_targets,
         install_component=INSTALL_COMPONENT,
         env=tuple(cmake_env),
         plugin_shims=shims,
@@ -487,6 +489,24 @@ def _pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...]) -> str
     if "only the host, NVPTX and AMDGPU" in why:
         return f"No prebuilt LLVM has all these targets; for the pinned LLVM, {build}."
     return f"For the pinned LLVM, {build}."
+
+
+_TARGET_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def extra_targets(given: Resolved) -> tuple[str, ...]:
+    """CMake targets to build besides ``triton`` (each once, in the order given). They do not change the build
+    dir: adding ``--target triton-opt`` to a dev build reuses its configured tree."""
+    out: list[str] = []
+    for raw in given.value:
+        name = str(raw).strip()
+        if not _TARGET_NAME.fullmatch(name):
+            raise UserError(f"The CMake target {raw!r} (from {given.origin}) is not a target name: CMake targets "
+                            "are letters, digits and _ . + -. Give one name per --target, e.g. --target "
+                            "triton-opt --target triton-shared-opt.")
+        if name != "triton" and name not in out:
+            out.append(name)
+    return tuple(out)
 
 
 def _source_date_epoch(s: Mapping[str, Resolved], src: SourceInfo, env: Mapping[str, str]) -> int | None:

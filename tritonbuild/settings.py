@@ -146,6 +146,9 @@ SPECS: tuple[Spec, ...] = (
           "never touch the network; fail listing what is missing"),
     _spec("cmake_args", [], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
           "extra CMake arguments appended to the configure command"),
+    _spec("targets", [], "--target", None,
+          "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
+          "they stay in the build dir, the wheel does not change"),
     _spec("strict", False, "--strict", None, "refuse to add back backends the source cannot drop"),
     _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str}, "distribution name of the wheel"),
     _spec("version_suffix", None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},

@@ -216,10 +216,14 @@ def read_pin(root: Path) -> LLVMPin:
     )
 
 
-def _subdirs(path: Path) -> tuple[str, ...]:
+def package_extras(path: Path) -> tuple[str, ...]:
+    """A backend's ``language/<x>`` or ``tools/<x>`` dirs that go into the package as ``triton.<kind>.extra.<x>``.
+    A dir with a CMakeLists.txt is C++ that CMake builds (triton-shared's tools/triton-shared-opt), not
+    package data, and is left out (setup.py would copy its sources into the wheel)."""
     if not path.is_dir():
         return ()
-    return tuple(sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))))
+    return tuple(sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+                        and not (p / "CMakeLists.txt").is_file()))
 
 
 def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
@@ -231,7 +235,8 @@ def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
             if (backend / "compiler.py").is_file() and (backend / "driver.py").is_file():
                 out.append(
                     InTreeBackend(
-                        name=d.name, path=str(d), language=_subdirs(d / "language"), tools=_subdirs(d / "tools"),
+                        name=d.name, path=str(d), language=package_extras(d / "language"),
+                        tools=package_extras(d / "tools"),
                         finds_lld=finds_lld(_read(d / "CMakeLists.txt")),
                     )
                 )

@@ -57,6 +57,7 @@ def test_wheel_layout(first: dict) -> None:
             "triton/language/extra/triton_dash_plugin/__init__.py", "triton/tools/extra/spirvdis/__init__.py",
             "triton/profiler/__init__.py", "triton/profiler/hooks/__init__.py", "triton/_C/libproton.so"} <= files
     assert not any("TritonCPURuntime" in f or "tbmath" in f for f in files)  # cpu not selected
+    assert not any("-opt" in f for f in files)  # the plugin's C++ tool (its sources, its binary) stays out
     assert first["backends_tuple"] == ["nvidia", "amd", "spirv", "proton", "triton_dash_plugin"]
 
 
@@ -118,6 +119,23 @@ def test_compile_commands_are_linked_into_source_and_plugin(work: dict, first: d
         entries = json.loads(link.read_text())
     files = {e["file"] for e in entries}
     assert any("triton-dash-plugin/lib/Plugin.cpp" in f for f in files)
+
+
+def test_extra_targets_are_built_in_the_build_dir_not_the_wheel(work: dict, first: dict) -> None:
+    # like `--target triton-shared-opt`: a plugin's tool that its CPU backend runs, outside the wheel
+    tool = "triton_dash_plugin-opt"
+    proc, result = build(work, "--target", tool, "--target", "triton-opt", "--target", tool)
+    assert result["build_dir"] == first["build_dir"], "extra targets reuse the configured build dir"
+    assert list(result["targets"]) == [tool, "triton-opt"]
+    cmake_dir = Path(first["build_dir"]) / "cmake"
+    assert result["targets"][tool] == str(cmake_dir / "third_party" / "triton_dash_plugin" / "tools" / tool / tool)
+    assert result["targets"]["triton-opt"] == str(cmake_dir / "bin" / "triton-opt")
+    out = subprocess.run([result["targets"][tool]], capture_output=True, text=True, check=True).stdout
+    assert out == f"{tool} 42\n"
+    assert record(result["wheel"]) == record(first["wheel"])
+    proc, _ = build(work, "--target", "no-such-tool", check=False)
+    err = proc.stderr.replace("\n", " ")
+    assert proc.returncode == 1 and "'no-such-tool' (from --target or the recipe's targets) is not a target" in err
 
 
 def test_same_plan_again_is_a_noop_with_an_equivalent_wheel(work: dict, first: dict) -> None:

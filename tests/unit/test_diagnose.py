@@ -23,6 +23,12 @@ def test_no_hint_for_a_pinned_llvm_or_an_ordinary_error(tree) -> None:
     assert explain(plan_for(tree("b")), ["Plugin.cpp:3:2: error: #error this plugin is broken"]) is None
 
 
+def test_unknown_extra_target_is_named(tree) -> None:
+    hint = explain(plan_for(tree(), {"targets": ("triton-shard-opt",)}),
+                   ["ninja: error: unknown target 'triton-shard-opt'"])
+    assert hint is not None and hint.startswith("'triton-shard-opt' (from --target or the recipe's targets) is not")
+
+
 def test_missing_llvm_target_is_named(tree) -> None:
     p = plan_for(tree())
     p = dataclasses.replace(p, llvm=dataclasses.replace(p.llvm, targets_built=("X86",)))

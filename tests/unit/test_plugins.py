@@ -129,6 +129,14 @@ def test_submodules_of_ls_tree_output() -> None:
     assert submodules("") == ()
 
 
+def test_a_tool_cmake_builds_is_not_a_package_extra(plugin, tmp_path: Path) -> None:
+    p = plugin("shared", "triton_shared")
+    (p / "tools" / "pyhelper").mkdir()  # a Python tools extra, like nvidia's tools/cuda
+    assert (p / "tools" / "triton_shared-opt" / "CMakeLists.txt").is_file()  # like triton-shared-opt
+    plugins, _, _ = resolve([p], tmp_path)
+    assert plugins[0].tools == ("pyhelper",)
+
+
 def test_declared_llvm_targets(plugin, tmp_path: Path) -> None:
     p = plugin("spv", llvm_targets=("SPIRV",))
     plugins, _, _ = resolve([p], tmp_path)

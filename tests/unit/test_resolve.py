@@ -389,3 +389,13 @@ def test_not_pinned_warning_says_how_to_get_the_pinned_llvm(tree) -> None:
     offline = next(w for w in plan_for(tree("o"), env={"TRITON_OFFLINE_BUILD": "1"}).warnings
                    if "not the pinned commit" in w)
     assert "tritonbuild llvm fetch` on a connected machine" in offline
+
+
+def test_extra_targets_are_built_in_the_same_build_dir(tree) -> None:
+    root = tree()
+    plain = plan_for(root)
+    more = plan_for(root, {"targets": ("triton-opt", "triton", "triton-shared-opt", "triton-opt")})
+    assert more.cmake.build_targets == ("triton", "triton-opt", "triton-shared-opt")
+    assert more.key == plain.key and more.cmake.build_dir == plain.cmake.build_dir
+    with pytest.raises(UserError, match=r"The CMake target 'triton-opt triton-shared-opt' \(from cli --target\)"):
+        plan_for(root, {"targets": ("triton-opt triton-shared-opt",)})
