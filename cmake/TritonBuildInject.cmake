@@ -28,6 +28,13 @@ if(TRITONBUILD_REPRODUCIBLE)
   endforeach()
 endif()
 
+# An LLVM that is not the pinned commit deprecates APIs the source still uses, and Triton builds with -Werror.
+# A compile option comes after CMAKE_CXX_FLAGS on the command line, so it outlives -Werror; and mid-2024
+# trees reset CMAKE_CXX_FLAGS from CMAKE_C_FLAGS, which would drop a flag passed in CMAKE_CXX_FLAGS.
+if(TRITONBUILD_DEPRECATED_NOT_ERROR)
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-Wno-error=deprecated-declarations>")
+endif()
+
 # 2024 trees' nvidia backend includes "backend/include/cuda.h", which their setup.py downloads into the source
 # tree. tritonbuild copies the named headers from a CUDA toolkit into the build dir instead (the source stays
 # untouched), puts that dir last on the include path, and installs the headers where setup.py would have.

@@ -573,7 +573,7 @@ def _defines(
         # the injected CMake applies the fix only when the LLVM says LLVM_LINK_LLVM_DYLIB
         d["TRITONBUILD_LLVM_DYLIB_FIX"] = "ON"
         if llvm.is_pinned is not True:
-            d["CMAKE_CXX_FLAGS"] = "-Wno-error=deprecated-declarations"
+            d["TRITONBUILD_DEPRECATED_NOT_ERROR"] = "ON"  # -Wno-error=deprecated-declarations, see the CMake
     json_prefix = s["json_syspath"].value or facts.json_prefix
     if json_prefix:
         d["JSON_SYSPATH"] = str(json_prefix)

@@ -246,6 +246,8 @@ def write_tree(
         "CORE_INCLUDES": '#include "third_party/nvidia/include/NVIDIAAttrs.h"' if need_nvidia else "",
         "IR_INCLUDES": '#include "third_party/amd/include/AMDAttrs.h"' if need_amd else "",
         "VERSION": version,
+        # mid-2024 upstream (a51de76) built the C++ flags from the C flags, dropping CMAKE_CXX_FLAGS given to it
+        "CXX_FLAGS_BASE": "${CMAKE_C_FLAGS}" if generation == "G1" else "${CMAKE_CXX_FLAGS}",
     }
     for rel in ("CMakeLists.txt", "python/src/main.cc", "lib/Core.cpp", "python/src/ir.cc",
                 "python/triton/__init__.py"):
