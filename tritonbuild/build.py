@@ -361,8 +361,8 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
     from rich.table import Table
 
     t = Table(title="built", show_header=False, title_justify="left")
-    t.add_column(style="bold")
-    t.add_column()
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column(overflow="fold")  # paths are copied from CI logs: never cut them
     t.add_row("wheel", str(result.wheel))
     t.add_row("size", f"{result.size / 2**20:.1f} MiB")
     t.add_row("sha256", result.sha256)

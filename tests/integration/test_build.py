@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -124,12 +125,17 @@ def test_compile_commands_are_linked_into_source_and_plugin(work: dict, first: d
 def test_extra_targets_are_built_in_the_build_dir_not_the_wheel(work: dict, first: dict) -> None:
     # like `--target triton-shared-opt`: a plugin's tool that its CPU backend runs, outside the wheel
     tool = "triton_dash_plugin-opt"
-    proc, result = build(work, "--target", tool, "--target", "triton-opt", "--target", tool)
+    proc = run_cli("build", "--json", *work["args"], "--cache-dir", str(work["base"] / "cacheA"), "--out",
+                   str(work["base"] / "dist"), "--target", tool, "--target", "triton-opt", "--target", tool,
+                   cwd=work["base"], env={**work["env"], "COLUMNS": "80"})
+    result = json.loads(proc.stdout)
     assert result["build_dir"] == first["build_dir"], "extra targets reuse the configured build dir"
     assert list(result["targets"]) == [tool, "triton-opt"]
     cmake_dir = Path(first["build_dir"]) / "cmake"
     assert result["targets"][tool] == str(cmake_dir / "third_party" / "triton_dash_plugin" / "tools" / tool / tool)
     assert result["targets"]["triton-opt"] == str(cmake_dir / "bin" / "triton-opt")
+    summary = re.sub(r"[\s\u2502]", "", proc.stderr)  # an 80-column summary folds long paths, never cuts them
+    assert result["targets"][tool] in summary and result["wheel"] in summary
     out = subprocess.run([result["targets"][tool]], capture_output=True, text=True, check=True).stdout
     assert out == f"{tool} 42\n"
     assert record(result["wheel"]) == record(first["wheel"])
