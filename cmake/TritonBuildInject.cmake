@@ -263,6 +263,15 @@ function(_tritonbuild_finish)
       install(DIRECTORY "${TRITONBUILD_CUDA_INCLUDE}/crt/" DESTINATION triton/backends/nvidia/include/crt ${comp})
     endif()
   endif()
+  # ptxas, cuobjdump, nvdisasm where the nvidia backend looks without TRITON_<TOOL>_PATH (setup.py copies
+  # them into backends/nvidia/bin); "name=path" entries, paths already resolved to the binaries.
+  foreach(entry IN LISTS TRITONBUILD_NVIDIA_TOOLS)
+    string(FIND "${entry}" "=" _eq)
+    string(SUBSTRING "${entry}" 0 ${_eq} _tool)
+    math(EXPR _start "${_eq} + 1")
+    string(SUBSTRING "${entry}" ${_start} -1 _tool_path)
+    install(PROGRAMS "${_tool_path}" DESTINATION triton/backends/nvidia/bin RENAME "${_tool}" ${comp})
+  endforeach()
   if(TRITON_BUILD_PROTON AND IS_DIRECTORY "${CMAKE_SOURCE_DIR}/third_party/proton/proton")
     install(DIRECTORY "${CMAKE_SOURCE_DIR}/third_party/proton/proton/" DESTINATION triton/profiler ${comp}
             PATTERN "__pycache__" EXCLUDE)

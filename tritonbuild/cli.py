@@ -42,6 +42,8 @@ def plan_options(func: F) -> F:
         click.option("--cmake-arg", "cmake_args", multiple=True, help="Extra CMake argument (repeatable)."),
         click.option("--target", "targets", multiple=True,
                      help="Also build this CMake target (repeatable), e.g. triton-opt; it stays in the build dir."),
+        click.option("--bundle-nvidia-tools/--no-bundle-nvidia-tools", default=None,
+                     help="Copy ptxas, cuobjdump, nvdisasm into the wheel's nvidia backend (default: when found)."),
         click.option("--strict", is_flag=True, default=None, help="Refuse to add back required backends."),
         click.option("--wheel-name", help="Distribution name (env: TRITON_WHEEL_NAME)."),
         click.option("--version-scheme", type=click.Choice(["setup", "git", "date", "date+git", "none"]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -77,6 +78,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     cuda_roots = [env[k] for k in ("CUDA_HOME", "CUDA_PATH") if env.get(k)] + ["/usr/local/cuda"]
     cuda_include = next((str(Path(r) / "include") for r in cuda_roots if (Path(r) / "include" / "cuda.h").is_file()),
                         None)
+    nvidia_tools = find_nvidia_tools(env, cuda_roots)
     pin_file = paths.data_dir() / "llvm-hash.txt"
     default_pin = pin_file.read_text().strip() if pin_file.is_file() else None
     return Facts(
@@ -92,4 +94,36 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         json_prefix=json_prefix,
         default_pin=default_pin,
         cuda_include=cuda_include,
+        nvidia_tools=nvidia_tools,
     )
+
+
+NVIDIA_TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def find_nvidia_tools(env: Mapping[str, str], cuda_roots: list[str]) -> tuple[tuple[str, str, str], ...]:
+    """The NVIDIA tools setup.py puts into backends/nvidia/bin: ``(name, real path, found by)``. Triton's
+    ``TRITON_<NAME>_PATH`` wins; else a real binary (not a wrapper script, which would not work on another
+    machine) from the CUDA roots or PATH. Symlinks are resolved: the wheel gets the file itself."""
+    found = []
+    for name in NVIDIA_TOOLS:
+        var = f"TRITON_{name.upper()}_PATH"
+        if env.get(var):
+            given = Path(env[var])
+            if given.is_file():
+                found.append((name, str(given.resolve()), f"env {var}"))
+            continue
+        on_path = shutil.which(name, path=env.get("PATH"))
+        for cand in [*(Path(r) / "bin" / name for r in cuda_roots), *([Path(on_path)] if on_path else [])]:
+            if cand.is_file() and _is_elf(cand.resolve()):
+                found.append((name, str(cand.resolve()), str(cand)))
+                break
+    return tuple(found)

@@ -56,6 +56,7 @@ class Recipe:
     offline: bool | None = None
     cmake_args: list[str] | None = None
     targets: list[str] | None = None
+    bundle_nvidia_tools: bool | None = None
     strict: bool | None = None
     wheel_name: str | None = None
     version_suffix: str | None = None

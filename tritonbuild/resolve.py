@@ -53,6 +53,7 @@ class Facts:
     default_pin: str | None = None  # the LLVM pin of tritonbuild's default recipe (llvm-hash.txt)
     llvm_cached: tuple[LLVMInstall, ...] = ()  # probed cache entries at the pinned commit
     cuda_include: str | None = None  # a CUDA toolkit include dir with cuda.h (CUDA_HOME, CUDA_PATH, /usr/local/cuda)
+    nvidia_tools: tuple[tuple[str, str, str], ...] = ()  # (ptxas|cuobjdump|nvdisasm, real binary, found by)
 
 
 def shim_dir(cache_root: str, name: str, path: str) -> str:
@@ -318,6 +319,16 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
             )
         notes.append(f"nvidia: {headers} taken from {facts.cuda_include} (setup.py would download it); it is "
                      "compiled against and installed into the wheel's backends/nvidia/include")
+    if "nvidia" in sel.names and s["bundle_nvidia_tools"].value:
+        tools = nvidia_bundle(s, facts, sel.names)
+        if tools:
+            notes.append("nvidia: " + ", ".join(f"{n} from {p}" + (f" ({how})" if how.startswith("env") else "")
+                                                for n, p, how in tools)
+                         + " copied into the wheel's backends/nvidia/bin, as setup.py does")
+        if not any(n == "ptxas" for n, _, _ in tools):
+            notes.append("nvidia: no ptxas binary found to bundle (TRITON_PTXAS_PATH, CUDA_HOME/bin, "
+                         "/usr/local/cuda/bin, PATH; wrapper scripts do not count): the wheel compiles to PTX, and "
+                         "needs TRITON_PTXAS_PATH at run time for cubins. Set TRITON_PTXAS_PATH to bundle one.")
 
     # 2. plugins
     origin = _plugin_origin(s["plugin_dirs"].origin)
@@ -491,6 +502,14 @@ def _pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...]) -> str
     return f"For the pinned LLVM, {build}."
 
 
+def nvidia_bundle(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """The NVIDIA tools to copy into the wheel's backends/nvidia/bin, where the nvidia backend looks when
+    TRITON_PTXAS_PATH (etc.) is not set, as setup.py does."""
+    if "nvidia" not in names or not s["bundle_nvidia_tools"].value:
+        return ()
+    return facts.nvidia_tools
+
+
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
@@ -583,6 +602,9 @@ def _defines(
     ptxas = s["ptxas"].value or facts.host.tool("ptxas")
     if ptxas and "nvidia" in names:
         d["TRITON_PTXAS_PATH"] = str(ptxas)
+    bundled = nvidia_bundle(s, facts, names)
+    if bundled:
+        d["TRITONBUILD_NVIDIA_TOOLS"] = ";".join(f"{name}={path}" for name, path, _ in bundled)
     if "nvidia" in names and src.nvidia_missing_headers and facts.cuda_include:
         d["TRITONBUILD_CUDA_INCLUDE"] = facts.cuda_include
         d["TRITONBUILD_CUDA_HEADERS"] = ";".join(src.nvidia_missing_headers)

@@ -166,7 +166,11 @@ SPECS: tuple[Spec, ...] = (
     _spec("ccache_remote", None, "--ccache-remote", {"TRITONBUILD_CCACHE_REMOTE": _str},
           "ccache remote storage shared by build machines (redis://host:port, http://host/path)"),
     _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)"),
-    _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str}, "ptxas to bundle (default: on PATH or CUDA's)"),
+    _spec("bundle_nvidia_tools", True, "--bundle-nvidia-tools/--no-bundle-nvidia-tools", None,
+          "copy ptxas, cuobjdump and nvdisasm (TRITON_<TOOL>_PATH, else a CUDA toolkit's) into backends/nvidia/bin, "
+          "as setup.py does"),
+    _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str},
+          "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)"),
     _spec("cupti_include", None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str}, "CUPTI headers for proton"),
 )
 SPEC_BY_NAME = {s.name: s for s in SPECS}

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -24,7 +25,10 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("build")
     tree = example.write_tree(base / "src" / "triton")
     plug = example.write_plugin(base / "src" / "triton-dash-plugin", "triton_dash_plugin", name_conf=False)
-    env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1"}
+    ptxas = base / "cuda" / "bin" / "ptxas"  # a small real binary stands in for CUDA's 38 MB ptxas
+    ptxas.parent.mkdir(parents=True)
+    shutil.copy(shutil.which("true") or "/bin/true", ptxas)
+    env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1", "TRITON_PTXAS_PATH": str(ptxas)}
     args = ["--source", str(tree), "--backends", BACKENDS, "--plugin-dir", str(plug)]
     return {"base": base, "tree": tree, "plugin": plug, "env": env, "args": args}
 
@@ -59,6 +63,8 @@ def test_wheel_layout(first: dict) -> None:
             "triton/profiler/__init__.py", "triton/profiler/hooks/__init__.py", "triton/_C/libproton.so"} <= files
     assert not any("TritonCPURuntime" in f or "tbmath" in f for f in files)  # cpu not selected
     assert not any("-opt" in f for f in files)  # the plugin's C++ tool (its sources, its binary) stays out
+    with zipfile.ZipFile(first["wheel"]) as zf:  # ptxas where the nvidia backend looks, executable, as setup.py
+        assert zf.getinfo("triton/backends/nvidia/bin/ptxas").external_attr >> 16 & 0o111 == 0o111
     assert first["backends_tuple"] == ["nvidia", "amd", "spirv", "proton", "triton_dash_plugin"]
 
 

@@ -38,10 +38,11 @@ def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
 
 def facts(root: Path, *, host: HostFacts = HOST, system: tuple[LLVMInstall, ...] = (llvm(),),
           explicit: LLVMInstall | None = None, git: GitState | None = None,
-          cuda_include: str | None = "/usr/local/cuda/include") -> Facts:
+          cuda_include: str | None = "/usr/local/cuda/include",
+          nvidia_tools: tuple[tuple[str, str, str], ...] = ()) -> Facts:
     return Facts(source=inspect_source(root, git), host=host, llvm_explicit=explicit, llvm_system=system,
                  plugin_git={}, cwd=str(root.parent), cmake_dir="/tb/cmake", cache_root=str(root.parent / "cache"),
-                 json_prefix="/usr", cuda_include=cuda_include)
+                 json_prefix="/usr", cuda_include=cuda_include, nvidia_tools=nvidia_tools)
 
 
 def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw: object):
@@ -400,3 +401,20 @@ def test_extra_targets_are_built_in_the_same_build_dir(tree) -> None:
     assert more.key == plain.key and more.cmake.build_dir == plain.cmake.build_dir
     with pytest.raises(UserError, match=r"The CMake target 'triton-opt triton-shared-opt' \(from cli --target\)"):
         plan_for(root, {"targets": ("triton-opt triton-shared-opt",)})
+
+
+def test_nvidia_tools_are_bundled_like_setup_py(tree) -> None:
+    root = tree()
+    tools = (("ptxas", "/opt/cuda-13.0/bin/ptxas", "/usr/local/cuda/bin/ptxas"),
+             ("nvdisasm", "/opt/nvdisasm", "env TRITON_NVDISASM_PATH"))
+    p = plan_for(root, nvidia_tools=tools)
+    assert p.cmake.define("TRITONBUILD_NVIDIA_TOOLS") == "ptxas=/opt/cuda-13.0/bin/ptxas;nvdisasm=/opt/nvdisasm"
+    note = next(n for n in p.notes if "backends/nvidia/bin" in n)
+    assert "ptxas from /opt/cuda-13.0/bin/ptxas, nvdisasm from /opt/nvdisasm (env TRITON_NVDISASM_PATH)" in note
+    off = plan_for(root, {"bundle_nvidia_tools": False}, nvidia_tools=tools)
+    assert off.cmake.define("TRITONBUILD_NVIDIA_TOOLS") is None and not any("nvidia/bin" in n for n in off.notes)
+    cpu_only = plan_for(tree(name="cpu-only", required=False, backends=("cpu",), proton=False),
+                        {"backends": "cpu"}, nvidia_tools=tools)
+    assert cpu_only.cmake.define("TRITONBUILD_NVIDIA_TOOLS") is None
+    none = plan_for(root)
+    assert any("no ptxas binary found to bundle" in n for n in none.notes)
