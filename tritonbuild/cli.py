@@ -157,11 +157,10 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     cwd = Path.cwd()
     root = facts.source_root(s, cwd, paths.cache_root(env, cache_dir))
     info = src_mod.inspect_source(root, gitinfo.git_state(root))
-    dirs = [(p, "plugin") for p in s["plugin_dirs"].value]
-    git_states = {str(path): gitinfo.git_state(path) for path in (plugins.absolute(p, cwd) for p, _ in dirs)}
     found, _notes, warnings = plugins.resolve_plugins(
-        dirs, cwd=cwd, in_tree=info.backend_names, source_commit=info.git.commit if info.git else None,
-        git_states=git_states)
+        [(p, "plugin") for p in s["plugin_dirs"].value], cwd=cwd, in_tree=info.backend_names,
+        source_commit=info.git.commit if info.git else None,
+        git_states=facts.plugin_git_states(s["plugin_dirs"].value, cwd))
     rows = report.backends_rows(info, found)
     if as_json:
         click.echo(json.dumps({

@@ -10,8 +10,9 @@ site-packages:
   through the LLVM cache symlink;
 - ``<name>-<version>.dist-info`` with the ``triton.backends`` entry points, so discovery works as installed.
 
-The only links into the source tree are ``develop``'s: ``compile_commands.json`` and the companion libraries in
-``python/triton/_C`` (drivers find those through ``importlib.resources.files(triton)``, which is the source).
+The only links into the source tree are ``develop``'s: ``compile_commands.json``, the built libraries in
+``python/triton/_C`` (drivers find those through ``importlib.resources.files(triton)``, which is the source)
+and, for 2024 trees that list ``triton/backends``, each backend's dir there.
 """
 
 from __future__ import annotations

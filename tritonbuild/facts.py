@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tritonbuild import gitinfo, host, paths
@@ -13,7 +13,7 @@ from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.plugins import absolute
 from tritonbuild.resolve import Facts
 from tritonbuild.settings import Resolved
-from tritonbuild.source import inspect_source, looks_like_triton
+from tritonbuild.source import GitState, inspect_source, looks_like_triton
 
 
 def source_root(s: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
@@ -70,10 +70,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         for entry in llvm_cache.entries(cache)
         if llvm_cache.read_marker(entry).get("llvm_hash") == source.pin.llvm_hash
     ) if not explicit else ()
-    plugin_git = {}
-    for raw in s["plugin_dirs"].value:
-        path = absolute(raw, cwd)
-        plugin_git[str(path)] = gitinfo.git_state(path) if path.is_dir() else None
+    plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     cuda_roots = [env[k] for k in ("CUDA_HOME", "CUDA_PATH") if env.get(k)] + ["/usr/local/cuda"]
     cuda_include = next((str(Path(r) / "include") for r in cuda_roots if (Path(r) / "include" / "cuda.h").is_file()),
@@ -96,6 +93,12 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         cuda_include=cuda_include,
         nvidia_tools=nvidia_tools,
     )
+
+
+def plugin_git_states(dirs: Sequence[str], cwd: Path) -> dict[str, GitState | None]:
+    """Git facts of each plugin dir (its commit, and the ``triton`` submodule that older plugins pin)."""
+    return {str(path): gitinfo.git_state(path) if path.is_dir() else None
+            for path in (absolute(raw, cwd) for raw in dirs)}
 
 
 NVIDIA_TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
@@ -123,7 +126,8 @@ def find_nvidia_tools(env: Mapping[str, str], cuda_roots: list[str]) -> tuple[tu
             continue
         on_path = shutil.which(name, path=env.get("PATH"))
         for cand in [*(Path(r) / "bin" / name for r in cuda_roots), *([Path(on_path)] if on_path else [])]:
-            if cand.is_file() and _is_elf(cand.resolve()):
-                found.append((name, str(cand.resolve()), str(cand)))
+            real = cand.resolve()
+            if real.is_file() and _is_elf(real):
+                found.append((name, str(real), str(cand)))
                 break
     return tuple(found)

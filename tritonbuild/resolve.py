@@ -319,8 +319,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
             )
         notes.append(f"nvidia: {headers} taken from {facts.cuda_include} (setup.py would download it); it is "
                      "compiled against and installed into the wheel's backends/nvidia/include")
-    if "nvidia" in sel.names and s["bundle_nvidia_tools"].value:
-        tools = nvidia_bundle(s, facts, sel.names)
+    tools = nvidia_bundle(s, facts, sel.names)
+    if tools is not None:
         if tools:
             notes.append("nvidia: " + ", ".join(f"{n} from {p}" + (f" ({how})" if how.startswith("env") else "")
                                                 for n, p, how in tools)
@@ -502,11 +502,13 @@ def _pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...]) -> str
     return f"For the pinned LLVM, {build}."
 
 
-def nvidia_bundle(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+def nvidia_bundle(s: Mapping[str, Resolved], facts: Facts,
+                  names: tuple[str, ...]) -> tuple[tuple[str, str, str], ...] | None:
     """The NVIDIA tools to copy into the wheel's backends/nvidia/bin, where the nvidia backend looks when
-    TRITON_PTXAS_PATH (etc.) is not set, as setup.py does."""
+    TRITON_PTXAS_PATH (etc.) is not set, as setup.py does; None when nothing is to be bundled (no nvidia, or
+    --no-bundle-nvidia-tools), () when bundling but none was found."""
     if "nvidia" not in names or not s["bundle_nvidia_tools"].value:
-        return ()
+        return None
     return facts.nvidia_tools
 
 
