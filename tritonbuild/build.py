@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 import zipfile
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild import __version__
+from tritonbuild import __version__, proc
 from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of, write_if_changed
@@ -144,11 +143,7 @@ def lock(plan: Plan) -> Any:
 def ccache_stats(plan: Plan) -> dict[str, int]:
     if not plan.toolchain.ccache:
         return {}
-    try:
-        out = subprocess.run([plan.toolchain.ccache, "--print-stats"], capture_output=True, text=True, timeout=30,
-                             check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
+    out = proc.run([plan.toolchain.ccache, "--print-stats"], timeout=30)
     stats: dict[str, int] = {}
     for line in out.stdout.splitlines():
         key, _, value = line.partition("\t")
@@ -179,14 +174,13 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
 
     log.write(f"$ cd {cwd} && {' '.join(argv)}\n")
     log.flush()
-    proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, bufsize=1, errors="replace")
-    assert proc.stdout is not None
+    child = proc.start(argv, cwd=cwd, env=env)
+    assert child.stdout is not None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(label, total=None)
-        for line in proc.stdout:
+        for line in child.stdout:
             log.write(line)
             log.flush()  # the log is what people tail -f during an hour-long build
             tracker.feed(line)
@@ -194,7 +188,7 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
                 bar.update(task, completed=tracker.done, total=tracker.total, description=f"{label}: {tracker.phase}")
             else:
                 bar.update(task, description=f"{label}: {tracker.phase}")
-        rc = proc.wait()
+        rc = child.wait()
     log.flush()
     return rc
 
@@ -208,17 +202,16 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str]) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(target)
     code = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
-    proc = subprocess.run([plan.python, "-c", code], cwd=target.parent, env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
-    log.write(f"$ smoke test: {plan.python} -c {code!r}\n{proc.stdout}{proc.stderr}\n")
+    res = proc.run([plan.python, "-c", code], cwd=target.parent, env=env, timeout=300)
+    log.write(f"$ smoke test: {plan.python} -c {code!r}\n{res.stdout}{res.stderr}\n")
     shutil.rmtree(target, ignore_errors=True)
-    if proc.returncode != 0:
-        detail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
+    if not res.ok:
+        detail = res.output.splitlines()[-8:]
         hint = ""
-        if "registered more than once" in (proc.stderr or ""):
+        if "registered more than once" in res.stderr:
             hint = (" libtriton carries two copies of LLVM (a shared libLLVM plus static LLVM libraries); "
                     "tritonbuild's LLVM_LINK_LLVM_DYLIB fix was not applied to this build.")
-        raise BuildFailed(f"The built wheel does not import (exit code {proc.returncode}).{hint} The wheel was "
+        raise BuildFailed(f"The built wheel does not import (exit code {res.returncode}).{hint} The wheel was "
                           "not written to the output dir.", tail="\n".join(detail))
 
 
@@ -233,12 +226,12 @@ def repair(plan: Plan, wheel: Path, log: IO[str], log_path: Path) -> tuple[Path,
     argv = [sys.executable, "-m", "auditwheel", "repair", "-w", str(out)]
     for name in plan.repair or ():
         argv += ["--exclude", name]
-    proc = subprocess.run([*argv, str(wheel)], capture_output=True, text=True, check=False)
-    log.write(f"$ {' '.join(argv)} {wheel}\n{proc.stdout}{proc.stderr}")
+    res = proc.run([*argv, str(wheel)])
+    log.write(f"$ {' '.join(argv)} {wheel}\n{res.stdout}{res.stderr}")
     repaired = sorted(out.glob("*.whl"))
-    if proc.returncode != 0 or len(repaired) != 1:
+    if not res.ok or len(repaired) != 1:
         raise BuildFailed("auditwheel repair failed; the wheel was not written to the output dir.",
-                          log_path=str(log_path), tail=(proc.stderr or proc.stdout).strip()[-2000:])
+                          log_path=str(log_path), tail=res.output[-2000:])
     return repaired[0], {"size_before": wheel.stat().st_size, "size_after": repaired[0].stat().st_size,
                          "platform": repaired[0].name.rsplit("-", 1)[-1].removesuffix(".whl"),
                          "excluded": list(plan.repair or ())}

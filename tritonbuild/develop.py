@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import sysconfig
 import time
@@ -34,6 +33,7 @@ from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.fileutil import write_if_changed
 from tritonbuild.plan import VOLATILE_DEFINES, Plan
+from tritonbuild.proc import run, tool
 from tritonbuild.progress import Tracker
 from tritonbuild.source import discovers_backends_by_directory
 
@@ -98,9 +98,10 @@ def link_into_source(plan: Plan) -> list[str]:
 
 
 def ninja_program() -> str:
-    found = shutil.which("ninja")
+    found = tool("ninja")
     if not found:
-        raise EnvironmentProblem("couldn't find ninja in PATH; install it (pip install ninja, or ninja-build).")
+        raise EnvironmentProblem("couldn't find ninja next to this Python or on PATH; install it (pip install "
+                                 "ninja, or ninja-build).")
     return found
 
 
@@ -134,8 +135,10 @@ def site_packages(python: str) -> str:
     # A venv's python is a symlink to the base interpreter: compare the paths as given, not resolved.
     if os.path.abspath(python) == os.path.abspath(sys.executable):  # noqa: PTH100 (resolve() follows the link)
         return sysconfig.get_paths()["purelib"]
-    out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                         capture_output=True, text=True, check=True, timeout=60)
+    out = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], timeout=60)
+    if not out.ok:
+        raise UserError(f"Cannot ask {python} for its site-packages ({out.output or out.returncode}). Pass --python "
+                        "with a working interpreter.")
     return out.stdout.strip()
 
 

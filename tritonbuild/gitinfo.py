@@ -5,23 +5,16 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 from tritonbuild.errors import UserError
+from tritonbuild.proc import run
 from tritonbuild.source import GitState
 
 
 def _git(path: Path, *args: str) -> str | None:
-    if shutil.which("git") is None:
-        return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(path), *args], capture_output=True, text=True, check=False, timeout=30
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    proc = run(["git", "-C", str(path), *args], timeout=30)
+    return proc.stdout.strip() if proc.ok else None
 
 
 def git_state(path: Path) -> GitState | None:

@@ -6,11 +6,12 @@ import functools
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tritonbuild.proc import run
 
 TOOLS = ("cmake", "ninja", "ccache", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld", "lld", "git",
          "ptxas")
@@ -80,9 +81,8 @@ def tool_version(path: str | None) -> str | None:
     """The first line ``PATH --version`` prints (cached: a build asks for the compiler's more than once)."""
     if not path:
         return None
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    out = run([path, "--version"], timeout=30)
+    if out.returncode in (124, 127):
         return None
     lines = (out.stdout or out.stderr).strip().splitlines()
     return lines[0] if lines else None
@@ -103,14 +103,8 @@ def pybind11_dir(python: str) -> str | None:
 
 
 def _pybind11_of(python: str) -> str | None:
-    try:
-        out = subprocess.run(
-            [python, "-c", "import pybind11; print(pybind11.get_cmake_dir())"],
-            capture_output=True, text=True, check=True, timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
+    out = run([python, "-c", "import pybind11; print(pybind11.get_cmake_dir())"], timeout=60)
+    return out.stdout.strip() or None if out.ok else None
 
 
 def gather(python: str | None = None) -> HostFacts:

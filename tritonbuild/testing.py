@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tritonbuild import proc
 from tritonbuild.develop import dev_dir, ninja_program
 from tritonbuild.errors import UserError
 from tritonbuild.plan import Plan
 
 
 def _ninja_targets(build: Path) -> set[str]:
-    out = subprocess.run([ninja_program(), "-C", str(build), "-t", "targets", "all"], capture_output=True,
-                         text=True, check=False)
+    out = proc.run([ninja_program(), "-C", str(build), "-t", "targets", "all"])
     return {line.split(":")[0] for line in out.stdout.splitlines()}
 
 
 def _ninja(build: Path, targets: list[str], jobs: int) -> None:
-    rc = subprocess.run([ninja_program(), "-C", str(build), f"-j{jobs}", *targets], check=False).returncode
+    rc = proc.run([ninja_program(), "-C", str(build), f"-j{jobs}", *targets], capture=False).returncode
     if rc != 0:
         raise UserError(f"Building the test dependencies ({' '.join(targets) or 'all'}) failed in {build}.")
 
@@ -39,12 +36,10 @@ def run(plan: Plan, suite: str, extra: list[str], console: Any) -> int:
         targets = _ninja_targets(build)
         tools = sorted(t for t in targets if t.startswith("triton-") and "/" not in t and "." not in t)
         _ninja(build, tools, plan.toolchain.jobs)
-        lit = shutil.which("lit") or str(Path(sys.executable).parent / "lit")
-        argv = [lit, "-v", str(build / "test"), *extra]
+        argv = ["lit", "-v", str(build / "test"), *extra]
     elif suite == "unit":
         _ninja(build, [], plan.toolchain.jobs)
-        listing = subprocess.run(["ctest", "--test-dir", str(build), "-N"], capture_output=True, text=True,
-                                 check=False)
+        listing = proc.run(["ctest", "--test-dir", str(build), "-N"])
         if "Total Tests: 0" in listing.stdout:
             raise UserError("This build has no C++ unit tests: the wheel plan sets TRITON_BUILD_UT=OFF. Run "
                             "`tritonbuild develop --cmake-arg=-DTRITON_BUILD_UT=ON` (a separate build dir) and "
@@ -54,4 +49,4 @@ def run(plan: Plan, suite: str, extra: list[str], console: Any) -> int:
         tests = Path(plan.source.root) / "python" / "test"
         argv = [plan.python, "-m", "pytest", str(tests), *extra]
     console.print(f"$ {' '.join(argv)}")
-    return subprocess.run(argv, env=env, check=False).returncode
+    return proc.run(argv, env=env, capture=False).returncode

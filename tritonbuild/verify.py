@@ -8,11 +8,12 @@ import csv
 import hashlib
 import io
 import json
-import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+from tritonbuild.proc import run
 
 Check = tuple[str, bool, str]
 
@@ -68,15 +69,14 @@ def _import_check(wheel: Path, python: str, expected: list[str]) -> Check:
         steps = [[python, "-m", "venv", str(venv)],
                  [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)]]
         for argv in steps:
-            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-            if proc.returncode != 0:
-                return ("import", False, f"{' '.join(argv[:3])} failed: {proc.stderr.strip()[-300:]}")
+            res = run(argv)
+            if not res.ok:
+                return ("import", False, f"{' '.join(argv[:3])} failed: {res.stderr.strip()[-300:]}")
         code = "import json, triton; from triton.backends import backends; print(json.dumps(sorted(backends)))"
-        proc = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp, capture_output=True, text=True,
-                              check=False)
-        if proc.returncode != 0:
-            return ("import", False, (proc.stderr.strip().splitlines() or ["no output"])[-1])
-        found = json.loads(proc.stdout.strip().splitlines()[-1])
+        res = run([str(venv / "bin" / "python"), "-c", code], cwd=tmp)
+        if not res.ok:
+            return ("import", False, (res.stderr.strip().splitlines() or ["no output"])[-1])
+        found = json.loads(res.stdout.strip().splitlines()[-1])
         return ("import", found == expected, f"fresh venv discovers {', '.join(found)}")
 
 

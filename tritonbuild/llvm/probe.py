@@ -5,9 +5,10 @@ from __future__ import annotations
 import glob
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from tritonbuild.proc import run
 
 MARKER = "tritonbuild-llvm.json"  # written by tritonbuild's own providers next to an LLVM they installed
 
@@ -29,13 +30,9 @@ class LLVMInstall:
 
 
 def _run(argv: list[str]) -> tuple[bool, str]:
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, str(exc)
-    if proc.returncode != 0:
-        return False, (proc.stderr or proc.stdout).strip().splitlines()[-1:][0] if (proc.stderr or proc.stdout) \
-            else f"exit code {proc.returncode}"
+    proc = run(argv, timeout=60)
+    if not proc.ok:
+        return False, proc.output.splitlines()[-1] if proc.output else f"exit code {proc.returncode}"
     return True, proc.stdout.strip()
 
 
