@@ -51,6 +51,7 @@ class BuildResult:
     log: Path | None = None
     repaired: dict[str, Any] = field(default_factory=dict)  # sizes before/after and the platform tag
     targets: dict[str, str | None] = field(default_factory=dict)  # --target name -> its output in the build dir
+    bundled: dict[str, Any] = field(default_factory=dict)  # tritonbuild.bundle's report: copied/dropped/run paths
 
 
 def stray_env(env: Mapping[str, str]) -> list[str]:
@@ -91,10 +92,11 @@ def provenance(plan: Plan) -> dict[str, Any]:
         "backends_tuple": list(plan.backends_tuple),
         "llvm": {"prefix": plan.llvm.prefix, "version": plan.llvm.version, "pinned_hash": plan.llvm.pinned_hash,
                  "revision": plan.llvm.revision, "is_pinned": plan.llvm.is_pinned,
-                 "shared_libllvm": plan.llvm.link_dylib},
+                 "shared_libllvm": plan.llvm.link_dylib, "link": plan.llvm.link},
         "toolchain": {"compiler": tool_version(tc.cxx_compiler), "compiler_path": tc.cxx_compiler,
                       "linker": tc.linker, "build_type": tc.build_type, "proton": tc.proton},
-        "wheel": {"name": plan.wheel.name, "version": plan.wheel.version, "reproducible": plan.reproducible},
+        "wheel": {"name": plan.wheel.name, "version": plan.wheel.version, "reproducible": plan.reproducible,
+                  "self_contained": plan.wheel.bundle_libs, "system_libs": list(plan.wheel.system_libs)},
     }
 
 
@@ -310,6 +312,7 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
         shutil.rmtree(tmp_wheels, ignore_errors=True)
         tmp_wheels.mkdir()
         log_path = root / "build.log"
+        (root / "bundle.json").unlink(missing_ok=True)  # the install step writes it afresh
         before = ccache_stats(plan)
         tracker = Tracker()
         with open(log_path, "w") as log:
@@ -342,12 +345,33 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
             ccache=ccache_delta(before, ccache_stats(plan)) if plan.toolchain.ccache else {},
             ninja_no_work=tracker.ninja_no_work, log=log_path, repaired=repaired,
             targets=target_outputs(cmake_build_dir(plan), plan.cmake.build_targets[1:]),
+            bundled=_read_json(root / "bundle.json"),
         )
         write_outputs(plan, result)
         return result
     finally:
         shutil.rmtree(tmp_wheels, ignore_errors=True)
         lk.release()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def bundle_line(plan: Plan, bundled: Mapping[str, Any]) -> str:
+    """One line on how the wheel was made self-contained (for the summary)."""
+    if not plan.wheel.bundle_libs:
+        return "off (--no-bundle-libs): the wheel needs what this machine's libraries need"
+    libs = bundled.get("bundled", [])
+    size = sum(int(b.get("size", 0)) for b in libs) / 2**20
+    copied = (f"{len(libs)} copied into triton/_C ({size:.1f} MiB): {', '.join(b['name'] for b in libs)}"
+              if libs else "nothing to copy")
+    dropped = len(bundled.get("dropped", []))
+    return f"LLVM linked {plan.llvm.link}; {copied}" + (f"; {dropped} unused needed entries dropped" if dropped else "")
 
 
 def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
@@ -367,6 +391,7 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
         t.add_row("ccache", f"{result.ccache['hits']} hits, {result.ccache['misses']} misses{remote}")
     if result.ninja_no_work:
         t.add_row("ninja", "no work to do")
+    t.add_row("libraries", bundle_line(plan, result.bundled))
     if result.repaired:
         r = result.repaired
         t.add_row("repair", f"{r['size_before'] / 2**20:.1f} MiB -> {r['size_after'] / 2**20:.1f} MiB "
@@ -382,7 +407,7 @@ def result_dict(plan: Plan, result: BuildResult) -> dict[str, Any]:
     return {
         "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
         "timings": result.timings, "ccache": result.ccache, "ninja_no_work": result.ninja_no_work,
-        "repair": result.repaired, "targets": result.targets,
+        "repair": result.repaired, "targets": result.targets, "bundled": result.bundled,
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "provenance": provenance(plan), "plan": plan.to_dict(),

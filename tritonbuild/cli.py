@@ -53,7 +53,12 @@ def plan_options(func: F) -> F:
         click.option("--strip/--no-strip", default=None, help="Strip debug info from libtriton."),
         click.option("--repair/--no-repair", default=None, help="manylinux repair with auditwheel."),
         click.option("--repair-exclude", "repair_exclude", multiple=True,
-                     help="A library auditwheel must not graft (repeatable; default libcuda.so.1)."),
+                     help="A library the user's system provides: never bundled or grafted (repeatable; default "
+                          "libcuda.so.1)."),
+        click.option("--llvm-link", type=click.Choice(["auto", "static", "shared"]),
+                     help="How libtriton links a shared-libLLVM LLVM (default auto: static for wheels when possible)."),
+        click.option("--bundle-libs/--no-bundle-libs", default=None,
+                     help="Copy needed non-system libraries into the wheel (default: on)."),
         click.option("--version-suffix", help="Version suffix (env: TRITON_WHEEL_VERSION_SUFFIX)."),
         click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file."),
         click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs."),
@@ -72,7 +77,8 @@ def _cli_settings() -> tuple[str, ...]:
     return tuple(spec.name for spec in SPECS if spec.flag)
 
 
-def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
+def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path | None = None, *,
+              editable: bool = False) -> Any:
     from tritonbuild import facts, recipes, resolve, settings
 
     env = dict(os.environ) if env is None else env
@@ -85,7 +91,7 @@ def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path |
     cache_dir = kw.get("cache_dir") or recipe.cache_dir
     s = facts.clone_git_plugins(s, env, cache_dir)
     f = facts.gather(s, env, cwd, cache_dir, python)
-    plan = resolve.resolve_plan(s, f, env)
+    plan = resolve.resolve_plan(s, f, env, editable=editable)
     out_dir = kw.get("out") or recipe.out_dir
     if out_dir:
         from dataclasses import replace
@@ -94,20 +100,20 @@ def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path |
     return plan
 
 
-def provisioned_plan(kw: dict[str, Any], console: Any) -> Any:
+def provisioned_plan(kw: dict[str, Any], console: Any, *, editable: bool = False) -> Any:
     """The plan, with its LLVM made available first. If an ``auto`` download fails on the network, say so and
     fall back to the system LLVM (a new plan: a different LLVM is a different build dir)."""
     from tritonbuild.llvm import provision
     from tritonbuild.llvm.download import NetworkError
 
-    p = make_plan(kw)
+    p = make_plan(kw, editable=editable)
     try:
         provision.ensure(p, console, dict(os.environ))
     except NetworkError as exc:
         if p.settings["llvm"]["value"] != "auto":
             raise
         console.print(f"[yellow]warning:[/yellow] {exc} Falling back to a system LLVM (not the pinned commit).")
-        p = make_plan({**kw, "llvm": "system"})
+        p = make_plan({**kw, "llvm": "system"}, editable=editable)
     return p
 
 
@@ -285,7 +291,7 @@ def develop(**kw: Any) -> None:
     from tritonbuild import report
 
     console = report.console()
-    p = provisioned_plan(kw, console)
+    p = provisioned_plan(kw, console, editable=True)
     for w in p.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     r = dev.develop(p, console)

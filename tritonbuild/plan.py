@@ -14,7 +14,9 @@ from typing import Any
 SCHEMA_VERSION = 1
 
 # Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
-VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS"})
+# The packaging defines only change the link of libtriton and the install step, never an object file.
+VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS", "TRITONBUILD_LLVM_LINK",
+                              "TRITONBUILD_BUNDLE_PYTHON", "TRITONBUILD_BUNDLE_SEARCH", "TRITONBUILD_SYSTEM_LIBS"})
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class LLVMPlan:
     is_pinned: bool | None  # None: this LLVM does not record its commit
     problem: str | None  # why no usable LLVM was chosen, and what to run
     rejected: tuple[tuple[str, str], ...] = ()  # (prefix, reason) of candidates not taken
+    static_libs: bool = True  # the LLVM has its component archives (prebuilt and source-built ones are static)
+    link: str = "static"  # how libtriton links LLVM: "static", or "shared" (a libLLVM.so the wheel must carry)
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,8 @@ class WheelPlan:
     entry_points: tuple[tuple[str, str], ...]
     scripts: tuple[tuple[str, str], ...]
     out_dir: str
+    bundle_libs: bool = True  # copy needed non-system shared libraries into triton/_C ($ORIGIN run paths)
+    system_libs: tuple[str, ...] = ()  # besides the manylinux allow-list: libraries the user's system provides
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tritonbuild import __version__
+from tritonbuild import __version__, linkage
 from tritonbuild.backends import BACKEND_LLVM_TARGETS, CORE_LLVM_TARGETS, expand_targets, select_backends
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
@@ -253,6 +253,7 @@ def resolve_llvm(
         version=chosen.version if chosen else None,
         targets_built=chosen.targets_built if chosen else (),
         link_dylib=chosen.link_dylib if chosen else False,
+        static_libs=chosen.static_libs if chosen else True,
         revision=chosen.revision if chosen else (pin.llvm_hash if prefix else None),
         is_pinned=pinned,
         problem=problem,
@@ -283,7 +284,8 @@ def wheel_version(src: SourceInfo, suffix: str | None, scheme: str = "setup", ep
     return base + env_sfx
 
 
-def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str]) -> Plan:
+def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], *,
+                 editable: bool = False) -> Plan:
     src = facts.source
     notes: list[str] = []
     warnings: list[str] = []
@@ -383,6 +385,9 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         )
     if src.git and src.git.dirty:
         warnings.append(f"the source {src.root} has uncommitted changes; the wheel records it as dirty")
+    link, link_why = linkage.llvm_link(s, llvm, editable=editable)
+    llvm = replace(llvm, link=link)
+    notes.extend(linkage.notes(s, llvm, link, link_why))
 
     if facts.default_pin and facts.default_pin != src.pin.llvm_hash:
         notes.append(
@@ -392,7 +397,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
 
     # 6. CMake
     epoch = _source_date_epoch(s, src, env)
-    defines = _defines(s, facts, sel.names, plugins, toolchain, llvm)
+    defines = tuple(sorted({**dict(_defines(s, facts, sel.names, plugins, toolchain, llvm)),
+                            **linkage.defines(s, llvm, link)}.items()))
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
     extra_args = tuple(str(a) for a in s["cmake_args"].value)
@@ -456,6 +462,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
         scripts=scripts,
         out_dir=str(Path(facts.cwd) / "dist"),
+        bundle_libs=bool(s["bundle_libs"].value),
+        system_libs=tuple(str(n) for n in s["repair_exclude"].value),
     )
     commands = _commands(cmake, toolchain)
     return Plan(

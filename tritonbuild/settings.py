@@ -162,7 +162,13 @@ SPECS: tuple[Spec, ...] = (
     _spec("repair", False, "--repair/--no-repair", {"TRITONBUILD_REPAIR": env_bool},
           "manylinux repair with auditwheel (grafts needed libraries into the wheel)"),
     _spec("repair_exclude", ["libcuda.so.1"], "--repair-exclude", None,
-          "libraries auditwheel must not graft (they come from the system, like the CUDA driver)"),
+          "libraries the user's system provides (like the CUDA driver): never bundled, never grafted by auditwheel"),
+    _spec("llvm_link", "auto", "--llvm-link", {"TRITONBUILD_LLVM_LINK": _str},
+          "how libtriton links a shared-libLLVM LLVM (Debian's): auto (static for wheels when its static libraries "
+          "are installed, shared for develop), static, shared"),
+    _spec("bundle_libs", True, "--bundle-libs/--no-bundle-libs", {"TRITONBUILD_BUNDLE_LIBS": env_bool},
+          "self-contained wheels: copy needed libraries from outside the manylinux allow-list into triton/_C "
+          "($ORIGIN run paths) and drop needed entries nothing uses"),
     _spec("ccache_remote", None, "--ccache-remote", {"TRITONBUILD_CCACHE_REMOTE": _str},
           "ccache remote storage shared by build machines (redis://host:port, http://host/path)"),
     _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)"),

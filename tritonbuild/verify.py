@@ -1,4 +1,5 @@
-"""``tritonbuild verify WHEEL``: RECORD hashes, backend set against provenance, import in a fresh venv (edge)."""
+"""``tritonbuild verify WHEEL``: RECORD hashes, backend set against provenance, the ELF libraries' needs, and an
+import in a fresh venv with the build's LLVM hidden (edge)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import csv
 import hashlib
 import io
 import json
+import os
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
-from tritonbuild.proc import run
+from tritonbuild import elf
+from tritonbuild.proc import run, tool
 
 Check = tuple[str, bool, str]
 
@@ -63,28 +67,108 @@ def _backend_checks(zf: zipfile.ZipFile) -> tuple[list[Check], list[str]]:
     return [("backends", ok, detail)], recorded
 
 
-def _import_check(wheel: Path, python: str, expected: list[str]) -> Check:
-    with tempfile.TemporaryDirectory(prefix="tritonbuild-verify-") as tmp:
-        venv = Path(tmp) / "venv"
-        steps = [[python, "-m", "venv", str(venv)],
-                 [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)]]
-        for argv in steps:
-            res = run(argv)
-            if not res.ok:
-                return ("import", False, f"{' '.join(argv[:3])} failed: {res.stderr.strip()[-300:]}")
-        code = "import json, triton; from triton.backends import backends; print(json.dumps(sorted(backends)))"
-        res = run([str(venv / "bin" / "python"), "-c", code], cwd=tmp)
+def _elf_check(zf: zipfile.ZipFile, tmp: Path, system_libs: frozenset[str]) -> Check:
+    """Every library an ELF file of the wheel needs is on the allow-list or inside the wheel, reachable through
+    the file's own $ORIGIN run path; run paths naming build-machine dirs are reported too."""
+    root = tmp / "elf"
+    members = [n for n in zf.namelist() if not n.endswith("/") and not n.endswith(".py")]
+    zf.extractall(root, members)
+    problems, leaks, count = [], [], 0
+    for path in elf.elf_files(root):
+        info = elf.read(path)
+        if info is None:
+            continue
+        count += 1
+        rel = path.relative_to(root).as_posix()
+        inside = [e for e in info.runpath if e.startswith(("$ORIGIN", "${ORIGIN}"))]
+        leaks += [f"{rel} run path {e}" for e in info.runpath if e not in inside]
+        own = elf.ElfFile(info.path, info.soname, info.needed, tuple(inside))
+        for name in info.needed:
+            if name not in system_libs and elf.locate(name, own, (), ()) is None:
+                problems.append(f"{rel} needs {name}")
+    if problems:
+        return ("libraries", False, f"needed from outside the wheel and the manylinux allow-list: "
+                f"{'; '.join(problems[:8])}{' ...' if len(problems) > 8 else ''} (build with --bundle-libs)")
+    extra = f"; build-machine run paths left: {'; '.join(leaks[:3])}" if leaks else ""
+    return ("libraries", True, f"{count} ELF files need only the wheel and the manylinux allow-list{extra}")
+
+
+def hidden_paths(prefix: str | None) -> list[str]:
+    """What to hide from the import test: the build's LLVM prefix, and the files its lib/ links point to outside
+    it (Debian's /usr/lib/llvm-22/lib/libLLVM.so.22.1 is a link into /usr/lib/x86_64-linux-gnu)."""
+    if not prefix or not Path(prefix).is_dir():
+        return []
+    root = Path(prefix).resolve()
+    out = [str(root)]
+    for lib in sorted((root / "lib").glob("lib*.so*")):
+        real = lib.resolve()
+        if real.is_file() and not real.is_relative_to(root) and str(real) not in out:
+            out.append(str(real))
+    return out
+
+
+def _hiding(argv: list[str], hide: list[str], tmp: Path) -> tuple[list[str], str | None]:
+    """``argv`` run in a private mount namespace with an empty dir (or file) mounted over each hidden path; or the
+    reason that cannot be done here (no unshare, no permission)."""
+    if not hide:
+        return argv, "no LLVM prefix recorded in the wheel"
+    unshare = tool("unshare")
+    if unshare is None:
+        return argv, "unshare (util-linux) is not installed"
+    (tmp / "empty-dir").mkdir(exist_ok=True)
+    (tmp / "empty-file").touch()
+    mounts = " && ".join(
+        f"mount --bind {tmp / ('empty-dir' if Path(h).is_dir() else 'empty-file')} '{h}'" for h in hide)
+    flags = ["--mount"] if hasattr(os, "geteuid") and os.geteuid() == 0 else ["--mount", "--map-root-user"]
+    probe = run([unshare, *flags, "sh", "-c", mounts + " && true"])
+    if not probe.ok:
+        why = (probe.output.splitlines() or [f"exit code {probe.returncode}"])[-1]
+        return argv, f"cannot mount over the LLVM prefix here ({why})"
+    script = mounts + ' && exec "$@"'
+    return [unshare, *flags, "sh", "-c", script, "sh", *argv], None
+
+
+def _import_check(wheel: Path, python: str, expected: list[str], hide: list[str], tmp_root: Path) -> list[Check]:
+    venv = tmp_root / "venv"
+    steps = [[python, "-m", "venv", str(venv)],
+             [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)]]
+    for argv in steps:
+        res = run(argv)
         if not res.ok:
-            return ("import", False, (res.stderr.strip().splitlines() or ["no output"])[-1])
+            return [("import", False, f"{' '.join(argv[:3])} failed: {res.stderr.strip()[-300:]}")]
+    code = "import json, triton; from triton.backends import backends; print(json.dumps(sorted(backends)))"
+    argv, why_not = _hiding([str(venv / "bin" / "python"), "-c", code], hide, tmp_root)
+    res = run(argv, cwd=tmp_root)
+    hidden = f" with {hide[0]} hidden" if why_not is None else ""
+    checks: list[Check] = []
+    if not res.ok:
+        checks.append(("import", False, f"fresh venv{hidden}: " + (res.stderr.strip().splitlines() or
+                                                                   ["no output"])[-1]))
+    else:
         found = json.loads(res.stdout.strip().splitlines()[-1])
-        return ("import", found == expected, f"fresh venv discovers {', '.join(found)}")
+        checks.append(("import", found == expected, f"fresh venv{hidden} discovers {', '.join(found)}"))
+    if why_not:
+        checks.append(("hidden-llvm", True, f"skipped: {why_not}"))
+    return checks
 
 
 def verify(wheel: Path, *, python: str | None = None, import_test: bool = True) -> list[Check]:
-    with zipfile.ZipFile(wheel) as zf:
+    with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(prefix="tritonbuild-verify-") as tmp:
         checks = _record_checks(zf)
         backend_checks, expected = _backend_checks(zf)
         checks += backend_checks
-    if import_test:
-        checks.append(_import_check(wheel, python or sys.executable, expected))
+        info = _provenance(zf)
+        system = elf.SYSTEM_LIBS | frozenset(info.get("wheel", {}).get("system_libs", ()))
+        checks.append(_elf_check(zf, Path(tmp), system))
+        if import_test:
+            hide = hidden_paths(info.get("llvm", {}).get("prefix"))
+            checks += _import_check(wheel, python or sys.executable, expected, hide, Path(tmp))
     return checks
+
+
+def _provenance(zf: zipfile.ZipFile) -> dict[str, Any]:
+    try:
+        data = json.loads(zf.read("triton/_build_info.json"))
+    except (KeyError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -25,6 +25,7 @@ class LLVMInstall:
     mlir_tblgen_runs: bool = False
     has_filecheck: bool = False
     link_dylib: bool = False
+    static_libs: bool = False  # lib/ has the LLVM and MLIR component archives (libtriton can link LLVM statically)
     revision: str | None = None
     found_by: str = ""  # how the prefix was found: "--llvm", "LLVM_SYSPATH", "PATH llvm-config", ...
 
@@ -76,6 +77,7 @@ def probe(prefix: Path, found_by: str = "") -> LLVMInstall:
         mlir_tblgen_runs=tblgen_ok,
         has_filecheck=(prefix / "bin" / "FileCheck").is_file(),
         link_dylib=link_dylib,
+        static_libs=all((prefix / "lib" / f"lib{n}.a").is_file() for n in ("LLVMSupport", "LLVMCore", "MLIRIR")),
         revision=_revision(prefix),
         found_by=found_by,
     )
