@@ -235,3 +235,47 @@ def test_2024_tree_gets_cuda_headers_from_the_toolkit_not_the_source(work: dict,
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "x", capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "12040"
+
+
+def elf_facts(wheel: str, member: str, tmp: Path):
+    from tritonbuild import elf
+
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extract(member, tmp)
+    return elf.read(tmp / member)
+
+
+def test_wheel_links_llvm_statically_and_carries_what_it_needs(work: dict, first: dict, tmp_path: Path) -> None:
+    # Debian's LLVM is one shared libLLVM; the wheel must still import where /usr/lib/llvm-22 does not exist
+    lib = elf_facts(first["wheel"], "triton/_C/libtriton.so", tmp_path)
+    assert not any(n.startswith("libLLVM") for n in lib.needed), lib.needed
+    assert lib.runpath == ("$ORIGIN",)
+    files = set(record(first["wheel"]))
+    for bundled in first["bundled"]["bundled"]:  # what libtriton uses from outside the allow-list (libzstd)
+        assert f"triton/_C/{bundled['name']}" in files
+    filecheck = elf_facts(first["wheel"], "triton/FileCheck", tmp_path)
+    assert "libz3.so.4" not in filecheck.needed  # Debian's FileCheck lists libz3 but uses none of it
+    assert {"file": "triton/FileCheck", "name": "libz3.so.4"} in first["bundled"]["dropped"]
+    proc = run_cli("verify", first["wheel"], cwd=tmp_path)
+    out = " ".join(proc.stdout.split())
+    assert "ok libraries:" in out and "need only the wheel and the manylinux allow-list" in out
+    assert "with /usr/lib/llvm-22 hidden discovers amd, nvidia, spirv, triton_dash_plugin" in out, out
+
+
+def test_a_shared_libllvm_is_carried_and_verify_catches_a_wheel_without_it(work: dict, first: dict,
+                                                                           tmp_path: Path) -> None:
+    _, bare = build(work, "--llvm-link", "shared", "--no-bundle-libs", out="dist-bare")
+    assert bare["build_dir"] == first["build_dir"]  # a packaging choice: same objects, only a relink
+    lib = elf_facts(bare["wheel"], "triton/_C/libtriton.so", tmp_path / "bare")
+    assert "libLLVM.so.22.1" in lib.needed
+    proc = run_cli("verify", bare["wheel"], cwd=tmp_path, check=False)
+    out = " ".join(proc.stdout.split())
+    assert proc.returncode == 1
+    assert "FAIL libraries" in out and "triton/_C/libtriton.so needs libLLVM.so.22.1" in out
+    assert "FAIL import: fresh venv with /usr/lib/llvm-22 hidden" in out  # the build machine hid the gap
+    _, carried = build(work, "--llvm-link", "shared", out="dist-carried")
+    files = set(record(carried["wheel"]))
+    assert {"triton/_C/libLLVM.so.22.1", "triton/_C/libz3.so.4"} <= files
+    assert elf_facts(carried["wheel"], "triton/_C/libLLVM.so.22.1", tmp_path / "c").runpath == ("$ORIGIN",)
+    proc = run_cli("verify", carried["wheel"], cwd=tmp_path)
+    assert "with /usr/lib/llvm-22 hidden discovers" in " ".join(proc.stdout.split())
