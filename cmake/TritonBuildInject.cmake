@@ -44,27 +44,34 @@ if(TRITONBUILD_DEPRECATED_NOT_ERROR)
   add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-Wno-error=deprecated-declarations>")
 endif()
 
-# 2024 trees' nvidia backend includes "backend/include/cuda.h", which their setup.py downloads into the source
-# tree. tritonbuild copies the named headers from a CUDA toolkit into the build dir instead (the source stays
-# untouched), puts that dir last on the include path, and installs the headers where setup.py would have.
-# backend/include is a link to the whole CUDA include dir: CUDA's headers include their neighbours (crt/...).
-if(TRITONBUILD_CUDA_INCLUDE AND TRITONBUILD_CUDA_HEADERS)
-  set(_tb_cuda_overlay "${CMAKE_BINARY_DIR}/tritonbuild-include")
-  set(_tb_link "${_tb_cuda_overlay}/backend/include")
-  file(MAKE_DIRECTORY "${_tb_cuda_overlay}/backend")
-  set(_tb_current "")
-  if(IS_SYMLINK "${_tb_link}")
-    file(READ_SYMLINK "${_tb_link}" _tb_current)
+# NVIDIA files that setup.py downloads into third_party/nvidia/backend (CUDA and CUPTI headers, CUPTI libraries):
+# tritonbuild stages them in <build dir>/tritonbuild-nvidia (mirroring the wheel's backends/nvidia) and installs
+# that dir. 2024 trees' nvidia C++ includes "backend/include/cuda.h": those compile against the staged include
+# dir through a link placed last on the include path; the source stays untouched. Proton compiles against it
+# too when no toolkit dir holds CUPTI and CUDA headers together (setup.py puts them in one dir).
+if(TRITONBUILD_NVIDIA_STAGE)
+  get_filename_component(_tb_nvidia_stage "${CMAKE_BINARY_DIR}/../tritonbuild-nvidia" ABSOLUTE)
+  if(TRITONBUILD_CUPTI_FROM_STAGE)
+    set(CUPTI_INCLUDE_DIR "${_tb_nvidia_stage}/include" CACHE PATH "CUPTI headers (staged by tritonbuild)" FORCE)
   endif()
-  if(NOT _tb_current STREQUAL TRITONBUILD_CUDA_INCLUDE)
+  if(TRITONBUILD_CUDA_HEADERS)
+    set(_tb_cuda_overlay "${CMAKE_BINARY_DIR}/tritonbuild-include")
+    set(_tb_link "${_tb_cuda_overlay}/backend/include")
+    file(MAKE_DIRECTORY "${_tb_cuda_overlay}/backend")
+    set(_tb_current "")
     if(IS_SYMLINK "${_tb_link}")
-      file(REMOVE "${_tb_link}")  # the link only, never the CUDA headers behind it
-    elseif(EXISTS "${_tb_link}")
-      file(REMOVE_RECURSE "${_tb_link}")  # a copy left by an older tritonbuild
+      file(READ_SYMLINK "${_tb_link}" _tb_current)
     endif()
-    file(CREATE_LINK "${TRITONBUILD_CUDA_INCLUDE}" "${_tb_link}" SYMBOLIC)
+    if(NOT _tb_current STREQUAL "${_tb_nvidia_stage}/include")
+      if(IS_SYMLINK "${_tb_link}")
+        file(REMOVE "${_tb_link}")  # the link only, never the headers behind it
+      elseif(EXISTS "${_tb_link}")
+        file(REMOVE_RECURSE "${_tb_link}")  # a copy left by an older tritonbuild
+      endif()
+      file(CREATE_LINK "${_tb_nvidia_stage}/include" "${_tb_link}" SYMBOLIC)
+    endif()
+    include_directories(AFTER "${_tb_cuda_overlay}")
   endif()
-  include_directories(AFTER "${_tb_cuda_overlay}")
 endif()
 
 # Distribution LLVMs built as one shared libLLVM (LLVM_LINK_LLVM_DYLIB=ON, e.g. Debian's): MLIR's static
@@ -343,13 +350,8 @@ function(_tritonbuild_finish)
     _tritonbuild_companion_dest(${t} _dest)
     _tritonbuild_install_library(${t} "${_dest}")
   endforeach()
-  if(_tb_cuda_overlay)
-    foreach(h IN LISTS TRITONBUILD_CUDA_HEADERS)
-      install(FILES "${TRITONBUILD_CUDA_INCLUDE}/${h}" DESTINATION triton/backends/nvidia/include ${comp})
-    endforeach()
-    if(IS_DIRECTORY "${TRITONBUILD_CUDA_INCLUDE}/crt")
-      install(DIRECTORY "${TRITONBUILD_CUDA_INCLUDE}/crt/" DESTINATION triton/backends/nvidia/include/crt ${comp})
-    endif()
+  if(_tb_nvidia_stage AND IS_DIRECTORY "${_tb_nvidia_stage}")
+    install(DIRECTORY "${_tb_nvidia_stage}/" DESTINATION triton/backends/nvidia USE_SOURCE_PERMISSIONS ${comp})
   endif()
   # ptxas, cuobjdump, nvdisasm where the nvidia backend looks without TRITON_<TOOL>_PATH (setup.py copies
   # them into backends/nvidia/bin); "name=path" entries, paths already resolved to the binaries.

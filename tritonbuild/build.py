@@ -14,7 +14,7 @@ import shutil
 import sys
 import time
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -114,9 +114,12 @@ def write_shims(plan: Plan) -> None:
         )
 
 
-def prepare(plan: Plan, *, editable: bool = False) -> Path:
+def prepare(plan: Plan, *, editable: bool = False, log: Callable[[str], None] = print) -> Path:
     """Write everything the build reads from the build dir; unchanged files are left untouched."""
+    from tritonbuild.nvidia.stage import stage as stage_nvidia
+
     root = Path(plan.cmake.build_dir)
+    stage_nvidia(plan, log)
     stage = staging_dir(plan)
     stage.mkdir(parents=True, exist_ok=True)
     write_shims(plan)
@@ -308,7 +311,7 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
     tmp_wheels = root / "wheel-tmp"
     started = time.monotonic()
     try:
-        stage = prepare(plan)
+        stage = prepare(plan, log=lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
         shutil.rmtree(tmp_wheels, ignore_errors=True)
         tmp_wheels.mkdir()
         log_path = root / "build.log"

@@ -103,8 +103,8 @@ def make_plan(kw: dict[str, Any], env: dict[str, str] | None = None, cwd: Path |
 def provisioned_plan(kw: dict[str, Any], console: Any, *, editable: bool = False) -> Any:
     """The plan, with its LLVM made available first. If an ``auto`` download fails on the network, say so and
     fall back to the system LLVM (a new plan: a different LLVM is a different build dir)."""
+    from tritonbuild.http import NetworkError
     from tritonbuild.llvm import provision
-    from tritonbuild.llvm.download import NetworkError
 
     p = make_plan(kw, editable=editable)
     try:

@@ -32,6 +32,7 @@ from tritonbuild.build import (
 from tritonbuild.diagnose import explain
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.fileutil import write_if_changed
+from tritonbuild.nvidia.stage import stage as stage_nvidia
 from tritonbuild.plan import VOLATILE_DEFINES, Plan
 from tritonbuild.proc import run, tool
 from tritonbuild.progress import Tracker
@@ -185,6 +186,7 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
         tracker = Tracker()
         run_env = build_env(plan, env)
         with open(log_path, "w") as log:
+            stage_nvidia(plan, lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
             if action != "no":
                 write_shims(plan)
                 if action == "clean":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -10,10 +9,15 @@ from tritonbuild import gitinfo, host, paths
 from tritonbuild.errors import UserError
 from tritonbuild.llvm import cache as llvm_cache
 from tritonbuild.llvm.probe import probe, system_prefixes
+from tritonbuild.nvidia import discover as nvidia_discover
 from tritonbuild.plugins import absolute
 from tritonbuild.resolve import Facts
 from tritonbuild.settings import Resolved
 from tritonbuild.source import GitState, inspect_source, looks_like_triton
+
+# The settings that say where NVIDIA's files are, by the Triton variable they stand for.
+NVIDIA_SETTINGS = {"cudart_path": "TRITON_CUDART_PATH", "cudacrt_path": "TRITON_CUDACRT_PATH",
+                   "cupti_include": "TRITON_CUPTI_INCLUDE_PATH", "cupti_lib": "TRITON_CUPTI_LIB_PATH"}
 
 
 def source_root(s: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
@@ -72,10 +76,8 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     ) if not explicit else ()
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
-    cuda_roots = [env[k] for k in ("CUDA_HOME", "CUDA_PATH") if env.get(k)] + ["/usr/local/cuda"]
-    cuda_include = next((str(Path(r) / "include") for r in cuda_roots if (Path(r) / "include" / "cuda.h").is_file()),
-                        None)
-    nvidia_tools = find_nvidia_tools(env, cuda_roots)
+    nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
+    nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)
     pin_file = paths.data_dir() / "llvm-hash.txt"
     default_pin = pin_file.read_text().strip() if pin_file.is_file() else None
     return Facts(
@@ -90,8 +92,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         cache_root=str(cache),
         json_prefix=json_prefix,
         default_pin=default_pin,
-        cuda_include=cuda_include,
-        nvidia_tools=nvidia_tools,
+        nvidia=nv,
     )
 
 
@@ -99,35 +100,3 @@ def plugin_git_states(dirs: Sequence[str], cwd: Path) -> dict[str, GitState | No
     """Git facts of each plugin dir (its commit, and the ``triton`` submodule that older plugins pin)."""
     return {str(path): gitinfo.git_state(path) if path.is_dir() else None
             for path in (absolute(raw, cwd) for raw in dirs)}
-
-
-NVIDIA_TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
-
-
-def _is_elf(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"\x7fELF"
-    except OSError:
-        return False
-
-
-def find_nvidia_tools(env: Mapping[str, str], cuda_roots: list[str]) -> tuple[tuple[str, str, str], ...]:
-    """The NVIDIA tools setup.py puts into backends/nvidia/bin: ``(name, real path, found by)``. Triton's
-    ``TRITON_<NAME>_PATH`` wins; else a real binary (not a wrapper script, which would not work on another
-    machine) from the CUDA roots or PATH. Symlinks are resolved: the wheel gets the file itself."""
-    found = []
-    for name in NVIDIA_TOOLS:
-        var = f"TRITON_{name.upper()}_PATH"
-        if env.get(var):
-            given = Path(env[var])
-            if given.is_file():
-                found.append((name, str(given.resolve()), f"env {var}"))
-            continue
-        on_path = shutil.which(name, path=env.get("PATH"))
-        for cand in [*(Path(r) / "bin" / name for r in cuda_roots), *([Path(on_path)] if on_path else [])]:
-            real = cand.resolve()
-            if real.is_file() and _is_elf(real):
-                found.append((name, str(real), str(cand)))
-                break
-    return tuple(found)

@@ -79,6 +79,20 @@ class LLVMPlan:
 
 
 @dataclass(frozen=True)
+class NvidiaPart:
+    """Files the nvidia backend needs next to libtriton (setup.py downloads them into the source tree)."""
+
+    name: str  # "cuda-headers", "cupti-headers", "cupti-libs"
+    dest: str  # under triton/backends/nvidia: "include", "lib/cupti"
+    dirs: tuple[str, ...]  # where the files are on this machine (a wheel's: its unpacked dir in the cache)
+    found_by: str  # "env TRITON_CUDART_PATH", "CUDA toolkit /usr/local/cuda", "PyPI nvidia-cuda-runtime==..."
+    why: str
+    roots: tuple[str, ...] = ()  # headers: the names the backend includes (the closure is installed)
+    files: tuple[tuple[str, str], ...] = ()  # (dir, path in it) known now; empty while a wheel is to fetch
+    wheels: tuple[str, ...] = ()  # PyPI specs to download when the build runs
+
+
+@dataclass(frozen=True)
 class ToolchainPlan:
     c_compiler: str | None
     cxx_compiler: str | None
@@ -140,6 +154,7 @@ class Plan:
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
+    nvidia: tuple[NvidiaPart, ...] = ()
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -11,15 +11,17 @@ import re
 import shlex
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tritonbuild import __version__, linkage
+from tritonbuild import __version__, linkage, proton
 from tritonbuild.backends import BACKEND_LLVM_TARGETS, CORE_LLVM_TARGETS, expand_targets, select_backends
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
 from tritonbuild.llvm.probe import LLVMInstall
 from tritonbuild.llvm.requirement import check, host_suffix, is_pinned
+from tritonbuild.nvidia import choose
+from tritonbuild.nvidia.discover import NvidiaFacts
 from tritonbuild.plan import (
     BackendPlan,
     CMakePlan,
@@ -52,8 +54,7 @@ class Facts:
     json_prefix: str | None = None
     default_pin: str | None = None  # the LLVM pin of tritonbuild's default recipe (llvm-hash.txt)
     llvm_cached: tuple[LLVMInstall, ...] = ()  # probed cache entries at the pinned commit
-    cuda_include: str | None = None  # a CUDA toolkit include dir with cuda.h (CUDA_HOME, CUDA_PATH, /usr/local/cuda)
-    nvidia_tools: tuple[tuple[str, str, str], ...] = ()  # (ptxas|cuobjdump|nvdisasm, real binary, found by)
+    nvidia: NvidiaFacts = field(default_factory=NvidiaFacts)  # CUDA headers, CUPTI, NVIDIA tools on this machine
 
 
 def shim_dir(cache_root: str, name: str, path: str) -> str:
@@ -122,12 +123,12 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
             "--proton / TRITON_BUILD_PROTON."
         )
     if proton is None:
-        proton = src.has_proton and _cupti_include(s, src) is not None
+        proton = src.has_proton and choose.cupti_available(facts.nvidia, bool(s["offline"].value))
         if src.has_proton and not proton:
-            notes.append(
-                "proton is off: no CUPTI headers found (set TRITON_CUPTI_INCLUDE_PATH or pass --proton to "
-                "force it)"
-            )
+            cupti = facts.nvidia.sources.get("cupti")
+            why = f"{cupti.wheel} from PyPI is not cached and the build is offline" if cupti else "none found"
+            notes.append(f"proton is off: no CUPTI headers ({why}; set TRITON_CUPTI_INCLUDE_PATH or CUDA_HOME, or "
+                         "build once online)")
     return (
         ToolchainPlan(
             c_compiler=cc,
@@ -142,14 +143,6 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
         ),
         notes,
     )
-
-
-def _cupti_include(s: Mapping[str, Resolved], src: SourceInfo) -> str | None:
-    given = s["cupti_include"].value
-    if given:
-        return str(given)
-    default = Path(src.root) / "third_party" / "nvidia" / "backend" / "include"
-    return str(default) if (default / "cupti.h").is_file() else None
 
 
 def _download_blocker(
@@ -310,28 +303,6 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
             )
         notes.append(f"git submodule {sub} is not checked out (no selected backend uses it)")
 
-    if "nvidia" in sel.names and src.nvidia_missing_headers:
-        headers = ", ".join(f"backend/include/{h}" for h in src.nvidia_missing_headers)
-        if facts.cuda_include is None:
-            raise UserError(
-                f"This source's nvidia backend includes {headers}, which Triton's setup.py downloads into "
-                f"third_party/nvidia/backend/include (from NVIDIA's CUDA packages, online only); the tree does not "
-                "have it and no CUDA toolkit headers were found. Install the CUDA toolkit headers and set CUDA_HOME "
-                "(its include/ must hold cuda.h), or leave nvidia out of --backends if the source allows it."
-            )
-        notes.append(f"nvidia: {headers} taken from {facts.cuda_include} (setup.py would download it); it is "
-                     "compiled against and installed into the wheel's backends/nvidia/include")
-    tools = nvidia_bundle(s, facts, sel.names)
-    if tools is not None:
-        if tools:
-            notes.append("nvidia: " + ", ".join(f"{n} from {p}" + (f" ({how})" if how.startswith("env") else "")
-                                                for n, p, how in tools)
-                         + " copied into the wheel's backends/nvidia/bin, as setup.py does")
-        if not any(n == "ptxas" for n, _, _ in tools):
-            notes.append("nvidia: no ptxas binary found to bundle (TRITON_PTXAS_PATH, CUDA_HOME/bin, "
-                         "/usr/local/cuda/bin, PATH; wrapper scripts do not count): the wheel compiles to PTX, and "
-                         "needs TRITON_PTXAS_PATH at run time for cubins. Set TRITON_PTXAS_PATH to bundle one.")
-
     # 2. plugins
     origin = _plugin_origin(s["plugin_dirs"].origin)
     plugins, pnotes, pwarn = resolve_plugins(
@@ -347,6 +318,10 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     # 3. toolchain (proton decides the tuple)
     toolchain, tnotes = resolve_toolchain(s, facts)
     notes.extend(tnotes)
+    nv = choose.resolve(facts.nvidia, names=sel.names, proton=toolchain.proton, offline=toolchain.offline,
+                        bundle_tools=bool(s["bundle_nvidia_tools"].value), compile_headers=src.nvidia_missing_headers)
+    notes.extend(nv.notes)
+    warnings.extend(nv.warnings)
 
     # 4. the backends tuple and its limit
     proton_in = src.proton_in_tuple == "always" or (src.proton_in_tuple == "when-built" and toolchain.proton)
@@ -398,7 +373,9 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     # 6. CMake
     epoch = _source_date_epoch(s, src, env)
     defines = tuple(sorted({**dict(_defines(s, facts, sel.names, plugins, toolchain, llvm)),
-                            **linkage.defines(s, llvm, link)}.items()))
+                            **linkage.defines(s, llvm, link), **nv.defines}.items()))
+    if toolchain.proton:
+        proton.preflight(src.proton_requires, dict(defines))
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
     extra_args = tuple(str(a) for a in s["cmake_args"].value)
@@ -493,6 +470,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         notes=tuple(notes),
         warnings=tuple(warnings),
         commands=commands,
+        nvidia=nv.parts,
     )
 
 
@@ -508,16 +486,6 @@ def _pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...]) -> str
     if "only the host, NVPTX and AMDGPU" in why:
         return f"No prebuilt LLVM has all these targets; for the pinned LLVM, {build}."
     return f"For the pinned LLVM, {build}."
-
-
-def nvidia_bundle(s: Mapping[str, Resolved], facts: Facts,
-                  names: tuple[str, ...]) -> tuple[tuple[str, str, str], ...] | None:
-    """The NVIDIA tools to copy into the wheel's backends/nvidia/bin, where the nvidia backend looks when
-    TRITON_PTXAS_PATH (etc.) is not set, as setup.py does; None when nothing is to be bundled (no nvidia, or
-    --no-bundle-nvidia-tools), () when bundling but none was found."""
-    if "nvidia" not in names or not s["bundle_nvidia_tools"].value:
-        return None
-    return facts.nvidia_tools
 
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
@@ -612,16 +580,10 @@ def _defines(
     ptxas = s["ptxas"].value or facts.host.tool("ptxas")
     if ptxas and "nvidia" in names:
         d["TRITON_PTXAS_PATH"] = str(ptxas)
-    bundled = nvidia_bundle(s, facts, names)
-    if bundled:
-        d["TRITONBUILD_NVIDIA_TOOLS"] = ";".join(f"{name}={path}" for name, path, _ in bundled)
-    if "nvidia" in names and src.nvidia_missing_headers and facts.cuda_include:
-        d["TRITONBUILD_CUDA_INCLUDE"] = facts.cuda_include
-        d["TRITONBUILD_CUDA_HEADERS"] = ";".join(src.nvidia_missing_headers)
     if tc.proton:
-        cupti = _cupti_include(s, src)
-        if cupti:
-            d["CUPTI_INCLUDE_DIR"] = cupti
+        roctracer = proton.roctracer_include(s["roctracer_include"].value, src.root)
+        if roctracer:
+            d["ROCTRACER_INCLUDE_DIR"] = roctracer
     if src.generation == "G3":
         d["TRITON_CACHE_PATH"] = str(Path(facts.cache_root) / "triton-cache")
         d["TRITON_VERSION"] = src.version or "0.0.0"

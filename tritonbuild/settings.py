@@ -177,7 +177,21 @@ SPECS: tuple[Spec, ...] = (
           "as setup.py does"),
     _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str},
           "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)"),
-    _spec("cupti_include", None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str}, "CUPTI headers for proton"),
+    _spec("cupti_include", None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str},
+          "CUPTI headers for proton (default: a CUDA toolkit's, else NVIDIA's CUPTI wheel at the tree's pin)"),
+    _spec("cupti_lib", None, None, {"TRITON_CUPTI_LIB_PATH": _str},
+          "CUPTI libraries copied into backends/nvidia/lib/cupti (default: a toolkit's, else the CUPTI wheel's)"),
+    _spec("cudart_path", None, None, {"TRITON_CUDART_PATH": _str},
+          "CUDA runtime headers (cuda.h) for backends/nvidia/include (default: a toolkit's, else the PyPI wheel's)"),
+    _spec("cudacrt_path", None, None, {"TRITON_CUDACRT_PATH": _str}, "CUDA CRT headers (an include dir with crt/)"),
+    _spec("ptxas_blackwell", None, None, {"TRITON_PTXAS_BLACKWELL_PATH": _str},
+          "ptxas for sm_100+ bundled as backends/nvidia/bin/ptxas-blackwell, for trees that look for it "
+          "(default: a second CUDA toolkit's ptxas)"),
+    _spec("roctracer_include", None, None, {"TRITON_ROCTRACER_INCLUDE_PATH": _str},
+          "roctracer headers for proton (default: the amd backend's third_party/amd/backend/include)"),
+    _spec("pypi_index", "https://pypi.org/simple", None,
+          {"TRITONBUILD_PYPI_INDEX": _str, "PIP_INDEX_URL": _str},
+          "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files"),
 )
 SPEC_BY_NAME = {s.name: s for s in SPECS}
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tritonbuild.errors import UserError
 from tritonbuild.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
+from tritonbuild.proton import required_variables
 
 # Upstream's tuple macro took 4 entries until 2025-08 and 5 since.
 DEFAULT_TUPLE_LIMIT = 5
@@ -57,6 +58,7 @@ class SourceInfo:
     # CUDA headers the nvidia backend includes as "backend/include/<name>" that are not in the tree: 2024
     # trees expect setup.py to have downloaded them into third_party/nvidia/backend/include.
     nvidia_missing_headers: tuple[str, ...] = ()
+    proton_requires: tuple[str, ...] = ()  # variables third_party/proton/CMakeLists.txt stops without
 
     @property
     def backend_names(self) -> tuple[str, ...]:
@@ -297,4 +299,5 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         missing_submodules=tuple(missing),
         core_finds_lld=finds_lld(top_cmake),
         nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
+        proton_requires=required_variables(_read(root / "third_party" / "proton" / "CMakeLists.txt")),
     )

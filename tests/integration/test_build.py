@@ -28,7 +28,9 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> dict:
     ptxas = base / "cuda" / "bin" / "ptxas"  # a small real binary stands in for CUDA's 38 MB ptxas
     ptxas.parent.mkdir(parents=True)
     shutil.copy(shutil.which("true") or "/bin/true", ptxas)
-    env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1", "TRITON_PTXAS_PATH": str(ptxas)}
+    cuda = example.write_cuda_stub(base / "cuda-toolkit")  # a toolkit's shape: the wheel takes what it needs
+    env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1", "TRITON_PTXAS_PATH": str(ptxas),
+           "CUDA_HOME": str(cuda)}
     args = ["--source", str(tree), "--backends", BACKENDS, "--plugin-dir", str(plug)]
     return {"base": base, "tree": tree, "plugin": plug, "env": env, "args": args}
 
@@ -65,6 +67,13 @@ def test_wheel_layout(first: dict) -> None:
     assert not any("-opt" in f for f in files)  # the plugin's C++ tool (its sources, its binary) stays out
     with zipfile.ZipFile(first["wheel"]) as zf:  # ptxas where the nvidia backend looks, executable, as setup.py
         assert zf.getinfo("triton/backends/nvidia/bin/ptxas").external_attr >> 16 & 0o111 == 0o111
+    # what setup.py downloads into backends/nvidia, taken from the toolkit: the headers the driver compiles
+    # against (and what they include), CUPTI's headers and libraries, nothing else of the toolkit
+    nv = "triton/backends/nvidia/"
+    assert {f"{nv}include/cuda.h", f"{nv}include/crt/host_defines.h", f"{nv}include/cupti.h",
+            f"{nv}include/cupti_version.h", f"{nv}lib/cupti/libcupti.so", f"{nv}lib/cupti/libcupti.so.12",
+            f"{nv}lib/cupti/libnvperf_host.so"} <= files
+    assert not any("cublas" in f for f in files)
     assert first["backends_tuple"] == ["nvidia", "amd", "spirv", "proton", "triton_dash_plugin"]
 
 
@@ -104,7 +113,14 @@ print(json.dumps({"file": triton.__file__, "eps": eps, "subs": subs, "info": inf
     assert "SPIR-V" in data["info"]["spirv"]
     assert data["info"]["triton_dash_plugin"] == "triton_dash_plugin:1"
     assert data["core"] == 42 and data["dialects"] >= 1
-    assert data["proton"] == {"cupti": 1}  # libproton.so, a companion library of libtriton
+    assert data["proton"] == {"cupti": 130001, "roctracer": 4}  # libproton.so, built against the toolkit's CUPTI
+    # the nvidia driver compiles its launcher against backends/nvidia/include when a kernel first runs
+    nvidia = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / \
+        "triton" / "backends" / "nvidia"
+    obj = tmp_path / "driver.o"
+    subprocess.run(["gcc", "-c", str(nvidia / "driver.c"), "-I", str(nvidia / "include"), "-o", str(obj)],
+                   check=True)
+    assert obj.is_file()
 
 
 def test_provenance_matches_the_plan(work: dict, first: dict) -> None:

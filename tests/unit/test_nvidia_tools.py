@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonbuild.facts import find_nvidia_tools
+from tritonbuild.nvidia.discover import find_tools as find_nvidia_tools
 
 
 def _tool(path: Path, elf: bool) -> Path:

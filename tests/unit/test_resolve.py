@@ -9,6 +9,7 @@ import tomllib
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
 from tritonbuild.llvm.probe import LLVMInstall
+from tritonbuild.nvidia.discover import NvidiaFacts, Source, driver_headers
 from tritonbuild.resolve import Facts, default_jobs, default_link_jobs, resolve_plan
 from tritonbuild.settings import resolve_settings
 from tritonbuild.source import GitState, inspect_source
@@ -36,13 +37,28 @@ def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
     return LLVMInstall(**base)  # type: ignore[arg-type]
 
 
+def nvidia_facts(root: Path, cuda_include: str | None, tools: tuple[tuple[str, str, str], ...] = (),
+                 **kw: object) -> NvidiaFacts:
+    """What discover.gather would say for a toolkit whose include/ is ``cuda_include`` (None: no CUDA at all)."""
+    src = inspect_source(root)
+    headers = driver_headers(root / "third_party" / "nvidia", src.nvidia_missing_headers)
+    found = {c: Source(c, (cuda_include,), "CUDA toolkit /usr/local/cuda") for c in ("cudart", "cupti", "cupti-lib")}
+    base: dict[str, object] = {
+        "driver_headers": headers, "sources": found if cuda_include else {}, "tools": tools,
+        "header_files": tuple((cuda_include, h) for h in headers) if cuda_include else None,
+        "cupti_header_files": ((cuda_include, "cupti.h"),) if cuda_include else None,
+        "cupti_lib_files": ((cuda_include, "libcupti.so"),) if cuda_include else None}
+    base.update(kw)
+    return NvidiaFacts(**base)  # type: ignore[arg-type]
+
+
 def facts(root: Path, *, host: HostFacts = HOST, system: tuple[LLVMInstall, ...] = (llvm(),),
           explicit: LLVMInstall | None = None, git: GitState | None = None,
           cuda_include: str | None = "/usr/local/cuda/include",
-          nvidia_tools: tuple[tuple[str, str, str], ...] = ()) -> Facts:
+          nvidia_tools: tuple[tuple[str, str, str], ...] = (), nvidia: NvidiaFacts | None = None) -> Facts:
     return Facts(source=inspect_source(root, git), host=host, llvm_explicit=explicit, llvm_system=system,
                  plugin_git={}, cwd=str(root.parent), cmake_dir="/tb/cmake", cache_root=str(root.parent / "cache"),
-                 json_prefix="/usr", cuda_include=cuda_include, nvidia_tools=nvidia_tools)
+                 json_prefix="/usr", nvidia=nvidia or nvidia_facts(root, cuda_include, nvidia_tools))
 
 
 def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw: object):
@@ -147,15 +163,17 @@ def test_missing_mlir_names_the_debian_conflict(tree) -> None:
 
 def test_cuda_headers_of_a_2024_tree_come_from_the_toolkit(tree) -> None:
     g1 = tree("g1", generation="G1")
-    p = plan_for(g1, {"backends": "nvidia"})
-    assert p.cmake.define("TRITONBUILD_CUDA_INCLUDE") == "/usr/local/cuda/include"
+    p = plan_for(g1, {"backends": "nvidia", "proton": False})
+    assert p.cmake.define("TRITONBUILD_NVIDIA_STAGE") == "ON"  # compiled against the staged copy
     assert p.cmake.define("TRITONBUILD_CUDA_HEADERS") == "cuda.h"
-    assert any("backend/include/cuda.h taken from /usr/local/cuda/include" in n for n in p.notes)
-    no_nvidia = plan_for(tree("g1n", generation="G1", required=False), {"backends": "amd"})
-    assert no_nvidia.cmake.define("TRITONBUILD_CUDA_INCLUDE") is None
-    with pytest.raises(UserError, match=r"includes backend/include/cuda\.h, which Triton's setup\.py downloads"):
-        plan_for(g1, {"backends": "nvidia"}, cuda_include=None)
-    assert plan_for(tree("g2"), cuda_include=None).cmake.define("TRITONBUILD_CUDA_INCLUDE") is None
+    part = next(n for n in p.nvidia if n.name == "cuda-headers")
+    assert part.dest == "include" and part.files == (("/usr/local/cuda/include", "cuda.h"),)
+    assert any("cuda-headers: 1 files from CUDA toolkit /usr/local/cuda into backends/nvidia/include" in n
+               for n in p.notes)
+    no_nvidia = plan_for(tree("g1n", generation="G1", required=False), {"backends": "amd", "proton": False})
+    assert no_nvidia.cmake.define("TRITONBUILD_CUDA_HEADERS") is None and no_nvidia.nvidia == ()
+    with pytest.raises(UserError, match=r"includes cuda\.h from backend/include, which Triton's setup\.py downloads"):
+        plan_for(g1, {"backends": "nvidia", "proton": False}, cuda_include=None)
 
 
 def test_explicit_broken_llvm_is_an_error(tree) -> None:
@@ -220,10 +238,13 @@ def test_jobs_and_link_jobs_from_env(tree) -> None:
 
 def test_proton_auto_off_without_cupti(tree) -> None:
     root = tree()
-    (root / "third_party/nvidia/backend/include/cupti.h").unlink()
-    p = plan_for(root)
+    p = plan_for(root, cuda_include=None)
     assert p.toolchain.proton is False and p.cmake.define("TRITON_BUILD_PROTON") == "OFF"
     assert any("no CUPTI headers" in n for n in p.notes)
+    on = plan_for(root)  # a toolkit with cupti.h: on by default, like setup.py and official wheels
+    assert on.toolchain.proton is True and on.cmake.define("CUPTI_INCLUDE_DIR") == "/usr/local/cuda/include"
+    assert on.cmake.define("ROCTRACER_INCLUDE_DIR") == str(root / "third_party/amd/backend/include")
+    assert on.cmake.define("JSON_INCLUDE_DIR") == "/usr/include"
     with pytest.raises(UserError, match="no third_party/proton"):
         plan_for(tree("noproton", proton=False), {"proton": True})
 

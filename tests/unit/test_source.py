@@ -51,6 +51,7 @@ def test_g1_nvidia_needs_cuda_headers_setup_py_would_download(tree) -> None:
     assert inspect_source(tree("g1", generation="G1")).nvidia_missing_headers == ("cuda.h",)
     assert inspect_source(tree("g2")).nvidia_missing_headers == ()
     g1 = tree("g1b", generation="G1")
+    (g1 / "third_party" / "nvidia" / "backend" / "include").mkdir()
     (g1 / "third_party" / "nvidia" / "backend" / "include" / "cuda.h").write_text("#define CUDA_VERSION 1\n")
     assert inspect_source(g1).nvidia_missing_headers == ()  # as left by an online setup.py run
 

@@ -176,14 +176,25 @@ def _render_dir(template: Path, dest: Path, values: dict[str, str]) -> None:
         _substitute(target, values)
 
 
-def write_cuda_stub(dest: Path) -> Path:
-    """A CUDA_HOME with the two headers a 2024 nvidia backend compiles against (cuda.h includes a neighbour
-    relative to itself, like the real one); CUDA_VERSION is 12040."""
+def write_cuda_stub(dest: Path, *, cupti: bool = True) -> Path:
+    """A CUDA_HOME shaped like a toolkit: cuda.h (including a neighbour relative to itself, like the real one;
+    CUDA_VERSION 12040), a header nothing includes, and with ``cupti`` CUPTI's headers (cupti.h includes
+    cuda.h) and libraries (libcupti.so -> libcupti.so.12, libnvperf_host.so)."""
     include = dest / "include"
     (include / "crt").mkdir(parents=True, exist_ok=True)
     (include / "crt" / "host_defines.h").write_text("#pragma once\n#define TB_CUDA_MINOR 40\n")
     (include / "cuda.h").write_text(
         '#pragma once\n#include "crt/host_defines.h"\n#define CUDA_VERSION (12000 + TB_CUDA_MINOR)\n')
+    (include / "cublas_v2.h").write_text("#pragma once\n/* a toolkit header the backend never includes */\n")
+    if cupti:
+        (include / "cupti.h").write_text('#pragma once\n#include <cuda.h>\n#include "cupti_version.h"\n')
+        (include / "cupti_version.h").write_text("#pragma once\n#define CUPTI_API_VERSION 130001\n")
+        lib = dest / "lib64"
+        lib.mkdir(exist_ok=True)
+        (lib / "libcupti.so.12").write_bytes(b"stand-in for libcupti\n")
+        (lib / "libcupti.so").symlink_to("libcupti.so.12")
+        (lib / "libnvperf_host.so").write_bytes(b"stand-in for libnvperf_host\n")
+        (lib / "libcublas.so.12").write_bytes(b"not a CUPTI library\n")
     return dest
 
 
@@ -269,6 +280,9 @@ def write_tree(
              "sha256sum": {"ubuntu-x64": "0" * 64, "almalinux-x64": "1" * 64}}, indent=2) + "\n")
     else:
         (dest / "cmake" / "llvm-hash.txt").write_text(llvm_hash + "\n")
+    if generation == "G1":  # 2024 trees pinned one NVIDIA version for every component
+        (dest / "cmake" / "nvidia-toolchain-version.json").unlink()
+        (dest / "cmake" / "nvidia-toolchain-version.txt").write_text("12.4.99\n")
     return dest
 
 

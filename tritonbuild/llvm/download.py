@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import tarfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tritonbuild.errors import EnvironmentProblem, UserError
+from tritonbuild import http
+from tritonbuild.errors import UserError
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.llvm import cache
 from tritonbuild.llvm.cache import LLVMRequest
@@ -22,30 +20,9 @@ DEFAULT_MIRROR = "https://oaitriton.blob.core.windows.net/public/llvm-builds"
 PREBUILT_TARGETS = frozenset({"NVPTX", "AMDGPU", "X86", "AArch64"})
 
 
-class NetworkError(EnvironmentProblem):
-    """The archive could not be fetched (after retries): a network problem, not a bad archive."""
-
-
 def url_for(req: LLVMRequest) -> str:
     assert req.archive
     return f"{req.mirror.rstrip('/')}/{req.archive}"
-
-
-def _stream(url: str, part: Path, timeout: float, progress: Callable[[int, int | None], None]) -> None:
-    request = urllib.request.Request(url, headers={"User-Agent": "tritonbuild"})
-    with urllib.request.urlopen(request, timeout=timeout) as resp, open(part, "wb") as out:
-        length = resp.headers.get("Content-Length")
-        total = int(length) if length and length.isdigit() else None
-        done = 0
-        while True:
-            chunk = resp.read(1 << 20)
-            if not chunk:
-                break
-            out.write(chunk)
-            done += len(chunk)
-            progress(done, total)
-        if total is not None and done != total:
-            raise NetworkError(f"truncated transfer: got {done} of {total} bytes")
 
 
 def fetch_archive(req: LLVMRequest, dest: Path, *, retries: int = 3, timeout: float = 30.0,
@@ -53,31 +30,16 @@ def fetch_archive(req: LLVMRequest, dest: Path, *, retries: int = 3, timeout: fl
                   ) -> Path:
     """Stream the archive to ``dest.part`` with bounded retries, then rename it to ``dest``."""
     url = url_for(req)
-    part = dest.with_name(dest.name + ".part")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    last = ""
-    for attempt in range(1, retries + 1):
-        try:
-            _stream(url, part, timeout, progress or (lambda d, t: None))
-            part.rename(dest)
-            return dest
-        except urllib.error.HTTPError as exc:
-            part.unlink(missing_ok=True)
-            if exc.code in (404, 409, 403):
-                raise UserError(
-                    f"There is no prebuilt LLVM {req.archive} at {url} (HTTP {exc.code}). The pin may be newer "
-                    "than the published builds, or the mirror lacks it: use --llvm system, --llvm PREFIX, or "
-                    "`tritonbuild llvm build` to build it from source."
-                ) from None
-            last = f"HTTP {exc.code}"
-        except (urllib.error.URLError, TimeoutError, ConnectionError, NetworkError, OSError) as exc:
-            part.unlink(missing_ok=True)
-            last = str(getattr(exc, "reason", exc))
-        log(f"download attempt {attempt}/{retries} of {url} failed: {last}")
-        if attempt < retries:
-            time.sleep(min(0.5 * 2 ** (attempt - 1), 5.0))
-    raise NetworkError(f"Could not download {url} after {retries} attempts ({last}). Check the network or "
-                       "the mirror (--llvm-mirror / TRITONBUILD_LLVM_MIRROR), or use --llvm system / PREFIX.")
+    try:
+        return http.fetch(url, dest, retries=retries, timeout=timeout, progress=progress, log=log,
+                          hint="Check the network or the mirror (--llvm-mirror / TRITONBUILD_LLVM_MIRROR), or use "
+                               "--llvm system / PREFIX.")
+    except http.NotFound as exc:
+        raise UserError(
+            f"There is no prebuilt LLVM {req.archive} at {url} (HTTP {exc.code}). The pin may be newer "
+            "than the published builds, or the mirror lacks it: use --llvm system, --llvm PREFIX, or "
+            "`tritonbuild llvm build` to build it from source."
+        ) from None
 
 
 def verify(req: LLVMRequest, archive: Path, log: Callable[[str], None]) -> str:

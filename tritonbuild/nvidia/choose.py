@@ -1,0 +1,146 @@
+"""Which NVIDIA files this plan installs, and from where (pure: facts + the plan's choices -> parts)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tritonbuild.nvidia.discover import NvidiaFacts, Source
+from tritonbuild.plan import NvidiaPart
+
+
+@dataclass
+class Choice:
+    parts: list[NvidiaPart] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # each a sentence: what is missing and how to supply it
+    cupti_staged: bool = False  # proton compiles against the staged include dir (no self-sufficient CUPTI dir)
+    cupti_dir: str | None = None  # else this dir (a toolkit's include/ with cupti.h and cuda.h)
+
+
+def _usable(src: Source | None, offline: bool) -> bool:
+    return src is not None and (src.cached or not offline)
+
+
+def cupti_available(nv: NvidiaFacts, offline: bool) -> bool:
+    """Whether proton's CUPTI headers can be had (decides proton's default)."""
+    return _usable(nv.sources.get("cupti"), offline)
+
+
+def _missing(what: str, var: str, src: Source | None, spec_hint: str | None) -> str:
+    where = (f"{src.wheel} from PyPI is not in the cache and the build is offline" if src and src.wheel
+             else f"no {what} found")
+    online = f", or build once online (tritonbuild fetches {spec_hint} from PyPI)" if spec_hint else ""
+    return (f"{where}: set {var}, or CUDA_HOME to a CUDA toolkit that has them{online}")
+
+
+def _part(name: str, dest: str, sources: list[Source], why: str, roots: tuple[str, ...],
+          files: tuple[tuple[str, str], ...] | None) -> NvidiaPart:
+    return NvidiaPart(
+        name=name, dest=dest, dirs=tuple(d for s in sources for d in s.dirs),
+        found_by="; ".join(dict.fromkeys(s.found_by for s in sources)), why=why, roots=roots,
+        files=files or (), wheels=tuple(dict.fromkeys(s.wheel for s in sources if s.wheel and not s.cached)))
+
+
+def choose(nv: NvidiaFacts, *, nvidia: bool, proton: bool, offline: bool) -> Choice:
+    c = Choice()
+    src = nv.sources
+    if nvidia and nv.driver_headers:
+        cudart = src.get("cudart")
+        if not _usable(cudart, offline):
+            ref = cudart.wheel if cudart else None
+            c.problems.append(
+                f"The nvidia backend compiles against {', '.join(nv.driver_headers)} (backends/nvidia/include) when "
+                f"it launches a kernel, and the wheel must carry them; "
+                + _missing("CUDA headers", "TRITON_CUDART_PATH", cudart, ref or "the CUDA runtime headers"))
+        else:
+            assert cudart is not None
+            feeds = [cudart] + ([src["cudacrt"]] if "cudacrt" in src and _usable(src["cudacrt"], offline) else [])
+            c.parts.append(_part("cuda-headers", "include", feeds,
+                                 "the nvidia driver compiles its launcher against them at run time", nv.driver_headers,
+                                 nv.header_files))
+    if proton:
+        cupti = src.get("cupti")
+        if not _usable(cupti, offline):
+            c.problems.append("Proton needs the CUPTI headers (CUPTI_INCLUDE_DIR); "
+                              + _missing("CUPTI headers", "TRITON_CUPTI_INCLUDE_PATH", cupti,
+                                         cupti.wheel if cupti else None))
+        else:
+            assert cupti is not None
+            feeds = [cupti] + [src[k] for k in ("cudart", "cudacrt") if k in src and _usable(src[k], offline)]
+            self_sufficient = cupti.cached and not cupti.wheel and nv.cupti_header_files is not None and all(
+                d == cupti.dirs[0] for d, _ in nv.cupti_header_files)
+            c.cupti_staged = not self_sufficient
+            c.cupti_dir = cupti.dirs[0] if self_sufficient else None
+            if nvidia:
+                c.parts.append(_part("cupti-headers", "include", feeds,
+                                     "proton is compiled against them; setup.py ships them too", ("cupti.h",),
+                                     nv.cupti_header_files))
+        lib = src.get("cupti-lib")
+        if nvidia and _usable(lib, offline):
+            assert lib is not None
+            c.parts.append(_part("cupti-libs", "lib/cupti", [lib],
+                                 "proton loads libcupti.so from backends/nvidia/lib/cupti (TRITON_CUPTI_LIB_PATH)", (),
+                                 nv.cupti_lib_files))
+        elif nvidia:
+            c.notes.append("proton: no CUPTI libraries found to bundle (TRITON_CUPTI_LIB_PATH, a CUDA toolkit's "
+                           "lib64, PyPI); proton will need TRITON_CUPTI_LIB_PATH at run time")
+    for part in c.parts:
+        what = f"{len(part.files)} files" if part.files else "files"
+        fetch = f" (downloads {', '.join(part.wheels)} when the build runs)" if part.wheels else ""
+        c.notes.append(f"nvidia: {part.name}: {what} from {part.found_by} into backends/nvidia/{part.dest}{fetch}")
+    return c
+
+
+@dataclass
+class Resolution:
+    parts: tuple[NvidiaPart, ...] = ()
+    defines: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    tools: tuple[tuple[str, str, str], ...] | None = None  # None: not bundling; (): bundling but none found
+
+
+def resolve(nv: NvidiaFacts, *, names: tuple[str, ...], proton: bool, offline: bool, bundle_tools: bool,
+            compile_headers: tuple[str, ...]) -> Resolution:
+    """The plan's NVIDIA files. ``compile_headers``: what 2024 trees' C++ includes as backend/include/<x>: without
+    them the build cannot compile, so their absence is an error; missing run-time headers are a warning (the
+    wheel builds, but cannot launch kernels on NVIDIA GPUs)."""
+    from tritonbuild.errors import UserError
+
+    nvidia = "nvidia" in names
+    c = choose(nv, nvidia=nvidia, proton=proton, offline=offline)
+    r = Resolution(parts=tuple(c.parts), notes=list(c.notes))
+    for problem in c.problems:
+        if nvidia and compile_headers and "nvidia backend" in problem:
+            raise UserError(f"This source's nvidia backend includes {', '.join(compile_headers)} from "
+                            "backend/include, which Triton's setup.py downloads into the source tree; "
+                            f"{problem.split('; ', 1)[1]}. Or leave nvidia out of --backends if the source allows it.")
+        if "Proton" in problem:
+            raise UserError(f"{problem}. Or build without proton (--no-proton).")
+        r.warnings.append(f"{problem}. Until then the wheel cannot launch kernels on NVIDIA GPUs.")
+    if r.parts:
+        r.defines["TRITONBUILD_NVIDIA_STAGE"] = "ON"  # the injected CMake installs <build>/tritonbuild-nvidia
+    if nvidia and compile_headers and r.parts:
+        r.defines["TRITONBUILD_CUDA_HEADERS"] = ";".join(compile_headers)  # compiled against the staged copy
+    if proton:
+        if c.cupti_dir:
+            r.defines["CUPTI_INCLUDE_DIR"] = c.cupti_dir
+        elif c.cupti_staged:
+            r.defines["TRITONBUILD_CUPTI_FROM_STAGE"] = "ON"
+            r.notes.append("proton: compiled against the staged CUPTI + CUDA headers (<build dir>/tritonbuild-nvidia/"
+                           "include), as setup.py puts them together in backend/include")
+    if nvidia and bundle_tools:
+        r.tools = nv.tools
+        if nv.tools:
+            r.defines["TRITONBUILD_NVIDIA_TOOLS"] = ";".join(f"{n}={p}" for n, p, _ in nv.tools)
+            r.notes.append("nvidia: " + ", ".join(f"{n} from {p}" + (f" ({how})" if how.startswith(("env", "a "))
+                                                                       else "") for n, p, how in nv.tools)
+                           + " copied into the wheel's backends/nvidia/bin, as setup.py does")
+        if not any(n == "ptxas" for n, _, _ in nv.tools):
+            r.notes.append("nvidia: no ptxas binary found to bundle (TRITON_PTXAS_PATH, CUDA_HOME/bin, "
+                           "/usr/local/cuda/bin, PATH; wrapper scripts do not count): the wheel compiles to PTX, and "
+                           "needs TRITON_PTXAS_PATH at run time for cubins. Set TRITON_PTXAS_PATH to bundle one.")
+        if nv.wants_ptxas_blackwell and not any(n == "ptxas-blackwell" for n, _, _ in nv.tools):
+            r.notes.append("nvidia: this tree looks for bin/ptxas-blackwell (sm_100+); none bundled (set "
+                           "TRITON_PTXAS_BLACKWELL_PATH, or install a second CUDA toolkit)")
+    return r

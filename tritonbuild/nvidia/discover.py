@@ -1,0 +1,253 @@
+"""Find what the nvidia backend needs on this machine (edge: reads the tree, CUDA toolkits and the cache).
+
+Order, as setup.py's own: Triton's ``TRITON_*_PATH`` variable, else a CUDA toolkit (``CUDA_HOME``, ``CUDA_PATH``,
+``/usr/local/cuda``, then other ``/usr/local/cuda-*``), else NVIDIA's wheel on PyPI at the version the tree pins
+(already unpacked in the cache, or to download when the build runs).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tritonbuild.nvidia.parts import CUPTI_LIBS, ENV, embedded_includes, includes, parse_versions, pypi_wheel
+
+TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
+_CUDA_NAME = re.compile(r"^(cuda|cupti|driver_|vector_types|crt/|nv|generated_)")
+
+Files = tuple[tuple[str, str], ...]  # (directory, path relative to it)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one component comes from."""
+
+    component: str  # cudart, cudacrt, cupti, cupti-lib
+    dirs: tuple[str, ...]  # where its files are (a wheel's: where it is, or will be, unpacked in the cache)
+    found_by: str  # "env TRITON_CUDART_PATH", "CUDA toolkit /usr/local/cuda-13.0", "PyPI nvidia-cuda-...==..."
+    wheel: str | None = None  # the PyPI spec when it comes from a wheel
+    cached: bool = True  # False: a wheel still to download
+
+
+@dataclass(frozen=True)
+class NvidiaFacts:
+    versions: dict[str, str] = field(default_factory=dict)  # the tree's pins per component
+    driver_headers: tuple[str, ...] = ()  # CUDA headers the nvidia driver compiles against at run time
+    wants_ptxas_blackwell: bool = False  # the tree's nvidia backend looks for bin/ptxas-blackwell
+    sources: dict[str, Source] = field(default_factory=dict)  # per component, the first found
+    header_files: Files | None = None  # closure of driver_headers (None: a source is not unpacked yet)
+    cupti_header_files: Files | None = None  # closure of cupti.h
+    cupti_lib_files: Files | None = None
+    tools: tuple[tuple[str, str, str], ...] = ()  # (name, real binary, found by)
+    toolkit: str | None = None  # the CUDA toolkit root the headers come from, if one
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def cuda_roots(env: Mapping[str, str]) -> list[str]:
+    """CUDA toolkit roots, each once (links resolved): CUDA_HOME/CUDA_PATH when set (the user said which CUDA),
+    else /usr/local/cuda and the other /usr/local/cuda-X.Y, newest first."""
+    given = [env[k] for k in ("CUDA_HOME", "CUDA_PATH") if env.get(k)]
+    if given:
+        return [r for r in dict.fromkeys(given) if Path(r).is_dir()]
+    given = ["/usr/local/cuda"]
+    others = sorted((str(p) for p in Path("/usr/local").glob("cuda-*") if p.is_dir()), key=_version_key,
+                    reverse=True)
+    out: list[str] = []
+    for root in [*given, *others]:
+        if Path(root).is_dir() and str(Path(root).resolve()) not in (str(Path(o).resolve()) for o in out):
+            out.append(root)
+    return out
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    m = re.search(r"cuda-(\d+)\.(\d+)", path)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def find_tools(env: Mapping[str, str], roots: Sequence[str]) -> tuple[tuple[str, str, str], ...]:
+    """The NVIDIA tools setup.py puts into backends/nvidia/bin: ``(name, real path, found by)``. Triton's
+    ``TRITON_<NAME>_PATH`` wins; else a real binary (not a wrapper script, which would not work on another
+    machine) from the CUDA roots or PATH. Symlinks are resolved: the wheel gets the file itself."""
+    found = []
+    for name in TOOLS:
+        var = f"TRITON_{name.upper()}_PATH"
+        if env.get(var):
+            given = Path(env[var])
+            if given.is_file():
+                found.append((name, str(given.resolve()), f"env {var}"))
+            continue
+        on_path = shutil.which(name, path=env.get("PATH"))
+        for cand in [*(Path(r) / "bin" / name for r in roots), *([Path(on_path)] if on_path else [])]:
+            real = cand.resolve()
+            if real.is_file() and _is_elf(real):
+                found.append((name, str(real), str(cand)))
+                break
+    return tuple(found)
+
+
+def ptxas_blackwell(env: Mapping[str, str], roots: Sequence[str], ptxas: str | None) -> tuple[str, str] | None:
+    """``(binary, found by)``: TRITON_PTXAS_BLACKWELL_PATH, else the ptxas of a second CUDA toolkit (another
+    one than the ptxas bundled as bin/ptxas), newest first."""
+    given = env.get("TRITON_PTXAS_BLACKWELL_PATH")
+    if given:
+        return (str(Path(given).resolve()), "env TRITON_PTXAS_BLACKWELL_PATH") if Path(given).is_file() else None
+    for root in roots:
+        cand = (Path(root) / "bin" / "ptxas").resolve()
+        if cand.is_file() and _is_elf(cand) and str(cand) != ptxas:
+            return str(cand), f"a second CUDA toolkit ({root})"
+    return None
+
+
+def closure(roots: Iterable[str], dirs: Sequence[str]) -> tuple[Files, tuple[str, ...]]:
+    """The headers ``roots`` include, transitively, found in ``dirs`` (quoted includes first next to the
+    including file); returns the files and the roots found nowhere. Includes outside ``dirs`` (the C library)
+    are not followed."""
+    found: dict[str, tuple[str, str]] = {}  # real path -> (dir, rel)
+    missing: list[str] = []
+
+    def locate(name: str, near: Path | None) -> tuple[str, str] | None:
+        if near is not None:
+            cand = near / name
+            for d in dirs:
+                if cand.is_file() and cand.resolve().is_relative_to(Path(d).resolve()):
+                    return d, str(cand.resolve().relative_to(Path(d).resolve()))
+        for d in dirs:
+            if (Path(d) / name).is_file():
+                return d, name
+        return None
+
+    queue: list[tuple[str, Path | None, bool]] = [(r, None, True) for r in roots]
+    while queue:
+        name, near, is_root = queue.pop(0)
+        hit = locate(name, near)
+        if hit is None:
+            if is_root:
+                missing.append(name)
+            continue
+        path = (Path(hit[0]) / hit[1]).resolve()
+        if str(path) in found:
+            continue
+        found[str(path)] = hit
+        text = path.read_text(errors="replace")
+        queue += [(inc, path.parent if kind == '"' else None, False) for kind, inc in includes(text)]
+    return tuple(sorted(found.values(), key=lambda f: f[1])), tuple(missing)
+
+
+def lib_files(dirs: Sequence[str]) -> Files:
+    """The CUPTI shared libraries in ``dirs``, under every name they have there (a wheel holds no links)."""
+    out: list[tuple[str, str]] = []
+    for d in dirs:
+        for path in sorted(Path(d).glob("lib*.so*")):
+            if path.name.split(".so")[0] in CUPTI_LIBS and path.resolve().is_file():
+                out.append((d, path.name))
+    return tuple(out)
+
+
+def driver_headers(nvidia: Path, missing_2024: Sequence[str]) -> tuple[str, ...]:
+    """The CUDA headers the nvidia backend compiles against from backend/include: its driver's C sources and the
+    launcher C embedded in driver.py (cuda.h), plus what 2024 trees' C++ includes as backend/include/<x>."""
+    names: set[str] = set(missing_2024)
+    backend = nvidia / "backend"
+    for path in sorted(backend.glob("*")):
+        if path.suffix in (".c", ".h", ".cc", ".cpp") and path.is_file():
+            names.update(n for _, n in includes(path.read_text(errors="replace")))
+        elif path.suffix == ".py" and path.is_file():
+            names.update(embedded_includes(path.read_text(errors="replace")))
+    return tuple(sorted(n for n in names if _CUDA_NAME.match(n) and not (backend / n).is_file()
+                        and not (backend / "include" / n).is_file()))
+
+
+def _toolkit_dirs(root: str) -> dict[str, list[str]]:
+    r = Path(root)
+    out: dict[str, list[str]] = {}
+    if (r / "include" / "cuda.h").is_file():
+        out["cudart"] = [str(r / "include")]
+    if (r / "include" / "crt").is_dir():
+        out["cudacrt"] = [str(r / "include")]
+    for inc in (r / "include", r / "extras" / "CUPTI" / "include"):
+        if (inc / "cupti.h").is_file():
+            out["cupti"] = [str(inc)]
+            break
+    for lib in (r / "extras" / "CUPTI" / "lib64", r / "lib64", r / "lib"):
+        if any(lib.glob("libcupti.so*")):
+            out["cupti-lib"] = [str(lib)]
+            break
+    return out
+
+
+def find_sources(settings: Mapping[str, str | None], roots: Sequence[str], versions: Mapping[str, str],
+                 cache_root: Path) -> tuple[dict[str, Source], str | None]:
+    """Per component, where its files come from (env variable > toolkit > PyPI wheel); the toolkit root used."""
+    sources: dict[str, Source] = {}
+    toolkit = None
+    kits = [(root, _toolkit_dirs(root)) for root in roots]
+    for comp, var in ENV.items():
+        given = settings.get(var)
+        if given:
+            sources[comp] = Source(comp, (given,), f"env {var}")
+            continue
+        kit = next(((root, dirs[comp]) for root, dirs in kits if comp in dirs), None)
+        if kit:
+            sources[comp] = Source(comp, tuple(kit[1]), f"CUDA toolkit {kit[0]}")
+            toolkit = toolkit or kit[0]
+            continue
+        ref = pypi_wheel(comp, versions.get("cupti" if comp.startswith("cupti") else comp))
+        if ref:
+            unpacked = cache_root / "nvidia" / f"{ref.project}-{ref.version}"
+            sources[comp] = Source(comp, (str(unpacked / ref.subdir),), f"PyPI {ref.spec}", wheel=ref.spec,
+                                   cached=(unpacked / ".complete").is_file())
+    return sources, toolkit
+
+
+def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[str, str], cache_root: Path,
+           missing_2024: Sequence[str] = ()) -> NvidiaFacts:
+    nvidia = source_root / "third_party" / "nvidia"
+    if not nvidia.is_dir():
+        return NvidiaFacts()
+    cmake = source_root / "cmake"
+    versions = parse_versions(
+        (cmake / "nvidia-toolchain-version.json").read_text() if (cmake / "nvidia-toolchain-version.json").is_file()
+        else None,
+        (cmake / "nvidia-toolchain-version.txt").read_text() if (cmake / "nvidia-toolchain-version.txt").is_file()
+        else None)
+    roots = cuda_roots(env)
+    sources, toolkit = find_sources(settings, roots, versions, cache_root)
+    headers = driver_headers(nvidia, missing_2024)
+    header_dirs = [d for c in ("cudart", "cudacrt", "cupti") if c in sources for d in sources[c].dirs]
+    unpacked = all(s.cached for s in sources.values())
+    tools = find_tools(env, roots)
+    ptxas = next((p for n, p, _ in tools if n == "ptxas"), None)
+    blackwell_wanted = _mentions(source_root, "ptxas-blackwell", "ptxas_blackwell")
+    blackwell = ptxas_blackwell(env, roots, ptxas) if blackwell_wanted else None
+    if blackwell:
+        tools = (*tools, ("ptxas-blackwell", *blackwell))
+    return NvidiaFacts(
+        versions=dict(versions),
+        driver_headers=headers,
+        wants_ptxas_blackwell=blackwell_wanted,
+        sources=sources,
+        header_files=closure(headers, header_dirs)[0] if unpacked else None,
+        cupti_header_files=closure(["cupti.h"], header_dirs)[0] if unpacked and "cupti" in sources else None,
+        cupti_lib_files=lib_files(sources["cupti-lib"].dirs) if "cupti-lib" in sources and
+        sources["cupti-lib"].cached else None,
+        tools=tools,
+        toolkit=toolkit,
+    )
+
+
+def _mentions(root: Path, *words: str) -> bool:
+    for rel in ("third_party/nvidia/backend/compiler.py", "python/triton/knobs.py"):
+        path = root / rel
+        if path.is_file() and any(w in path.read_text(errors="replace") for w in words):
+            return True
+    return False

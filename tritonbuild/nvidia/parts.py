@@ -1,0 +1,77 @@
+"""Pure facts about NVIDIA's redistributables: version pins, PyPI wheels, header includes."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+# What setup.py downloads for each component, and the Triton variable that replaces the download.
+ENV = {
+    "cudart": "TRITON_CUDART_PATH",  # CUDA runtime headers (cuda.h): an include dir
+    "cudacrt": "TRITON_CUDACRT_PATH",  # CUDA CRT headers (crt/host_defines.h ...): an include dir holding crt/
+    "cupti": "TRITON_CUPTI_INCLUDE_PATH",  # CUPTI headers: an include dir with cupti.h
+    "cupti-lib": "TRITON_CUPTI_LIB_PATH",  # CUPTI libraries: a dir with libcupti.so
+}
+# The CUPTI libraries proton and its profilers load (official wheels ship them in backends/nvidia/lib/cupti).
+CUPTI_LIBS = ("libcupti", "libnvperf_host", "libnvperf_target", "libpcsamplingutil", "libcheckpoint")
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+# C source embedded in the nvidia backend's Python (the launcher template) includes headers too.
+_EMBEDDED_INCLUDE = re.compile(r'#include\s*\\?[<"]([\w./-]+)\\?[>"]')
+
+
+def includes(text: str) -> list[tuple[str, str]]:
+    """``(kind, name)`` of each ``#include`` line: kind is ``"`` or ``<``."""
+    return [(m.group(1), m.group(2).strip()) for m in _INCLUDE.finditer(text)]
+
+
+def embedded_includes(text: str) -> set[str]:
+    """Header names a Python file's embedded C source includes (``#include \\"cuda.h\\"``)."""
+    return set(_EMBEDDED_INCLUDE.findall(text))
+
+
+def parse_versions(json_text: str | None, txt_text: str | None) -> dict[str, str]:
+    """The tree's NVIDIA pins: ``cmake/nvidia-toolchain-version.json`` (since 2024-09: one version per
+    component) or ``cmake/nvidia-toolchain-version.txt`` (2024: one version for all)."""
+    if json_text:
+        try:
+            data = json.loads(json_text)
+        except ValueError:
+            data = {}
+        if isinstance(data, dict):
+            return {str(k): str(v) for k, v in data.items() if isinstance(v, str)}
+    if txt_text and re.fullmatch(r"\d+\.\d+(\.\d+)*", txt_text.strip()):
+        v = txt_text.strip()
+        return dict.fromkeys(("ptxas", "cuobjdump", "nvdisasm", "cudacrt", "cudart", "cupti"), v)
+    return {}
+
+
+@dataclass(frozen=True)
+class WheelRef:
+    """An NVIDIA wheel on PyPI that carries the same files as setup.py's download."""
+
+    project: str
+    version: str
+    subdir: str  # the directory inside the wheel that corresponds to setup.py's download
+
+    @property
+    def spec(self) -> str:
+        return f"{self.project}=={self.version}"
+
+
+def pypi_wheel(component: str, version: str | None) -> WheelRef | None:
+    """The wheel for ``component`` (cudart, cudacrt, cupti, cupti-lib) at ``version``: CUDA 13 wheels are
+    ``nvidia-cuda-<x>`` with files under ``nvidia/cu13``; CUDA 12 ones ``nvidia-cuda-<x>-cu12`` under
+    ``nvidia/cuda_<x>`` (CRT headers are in nvcc's wheel before 13)."""
+    if not version or not re.fullmatch(r"\d+\.\d+(\.\d+)*", version):
+        return None
+    major = int(version.split(".")[0])
+    sub = "lib" if component == "cupti-lib" else "include"
+    if major >= 13:
+        project = {"cudart": "runtime", "cudacrt": "crt", "cupti": "cupti", "cupti-lib": "cupti"}[component]
+        return WheelRef(f"nvidia-cuda-{project}", version, f"nvidia/cu{major}/{sub}")
+    if major == 12:
+        project = {"cudart": "runtime", "cudacrt": "nvcc", "cupti": "cupti", "cupti-lib": "cupti"}[component]
+        return WheelRef(f"nvidia-cuda-{project}-cu12", version, f"nvidia/cuda_{project}/{sub}")
+    return None

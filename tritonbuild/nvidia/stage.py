@@ -1,0 +1,73 @@
+"""Put the plan's NVIDIA files into the build dir for the install step (edge: may download, copies files).
+
+``<build dir>/tritonbuild-nvidia/`` mirrors the wheel's ``triton/backends/nvidia/`` (``include/``,
+``lib/cupti/``); the injected CMake installs it, compiles 2024 trees against its ``include/`` and, when no
+toolkit dir has CUPTI and CUDA headers together, proton too. Unchanged files are left alone (no-op builds stay
+no-ops) and files no longer planned are removed.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from tritonbuild.nvidia import pypi
+from tritonbuild.nvidia.discover import closure, lib_files
+from tritonbuild.nvidia.parts import WheelRef
+from tritonbuild.plan import NvidiaPart, Plan
+
+STAGE = "tritonbuild-nvidia"
+
+
+def stage_dir(plan: Plan) -> Path:
+    return Path(plan.cmake.build_dir) / STAGE
+
+
+def _files(part: NvidiaPart) -> tuple[tuple[str, str], ...]:
+    if part.files:
+        return part.files
+    if part.roots:
+        return closure(part.roots, part.dirs)[0]
+    return lib_files(part.dirs)
+
+
+def _sync(root: Path, wanted: dict[str, Path]) -> None:
+    for rel, src in sorted(wanted.items()):
+        dest = root / rel
+        st = src.stat()
+        if dest.is_file() and dest.stat().st_size == st.st_size and dest.stat().st_mtime_ns == st.st_mtime_ns:
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest)
+    for path in sorted(root.rglob("*"), reverse=True):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and rel not in wanted:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+
+def stage(plan: Plan, log: Callable[[str], None] = print) -> dict[str, int]:
+    """Fetch the wheels the plan still needs, then mirror its NVIDIA files into the build dir; returns the
+    number of files per part."""
+    root = stage_dir(plan)
+    if not plan.nvidia:
+        shutil.rmtree(root, ignore_errors=True)
+        return {}
+    index = str(plan.settings.get("pypi_index", {}).get("value") or pypi.DEFAULT_INDEX)
+    for spec in dict.fromkeys(w for part in plan.nvidia for w in part.wheels):
+        project, _, version = spec.partition("==")
+        pypi.provide(WheelRef(project, version, ""), Path(plan.cache_root), index=index, machine=platform.machine(),
+                     offline=plan.toolchain.offline, log=log)
+    wanted: dict[str, Path] = {}
+    counts: dict[str, int] = {}
+    for part in plan.nvidia:
+        files = _files(part)
+        counts[part.name] = len(files)
+        for directory, rel in files:
+            wanted.setdefault(f"{part.dest}/{rel}", Path(directory) / rel)
+    root.mkdir(parents=True, exist_ok=True)
+    _sync(root, wanted)
+    return counts
