@@ -215,7 +215,8 @@ function(_tritonbuild_install_backend name path)
   endforeach()
 endfunction()
 
-# Shared libraries that backends and proton build next to libtriton: Triton's setup.py builds every target
+# Shared libraries that backends and proton build next to libtriton, and those the tree places into the package
+# itself (LIBRARY_OUTPUT_DIRECTORY under TRITON_WHEEL_DIR: triton/instrumentation): Triton's setup.py builds every target
 # with CMAKE_LIBRARY_OUTPUT_DIRECTORY=triton/_C, so e.g. triton-cpu's libTritonCPURuntime.so (linked into
 # each CPU kernel) and libsleef.so, and proton's libproton.so (imported as triton._C.libproton) land in the
 # wheel. tritonbuild builds only `triton`, so it makes `triton` depend on them and installs them too.
@@ -246,6 +247,15 @@ function(_tritonbuild_companion_libraries roots out)
     if(NOT _type MATCHES "^(SHARED|MODULE)_LIBRARY$" OR _skip)
       continue()
     endif()
+    # a library the tree itself puts into the package (test/lib/Instrumentation -> triton/instrumentation)
+    get_target_property(_outdir ${t} LIBRARY_OUTPUT_DIRECTORY)
+    if(_outdir)
+      cmake_path(IS_PREFIX TRITON_WHEEL_DIR "${_outdir}" NORMALIZE _into_package)
+      if(_into_package)
+        list(APPEND _found ${t})
+        continue()
+      endif()
+    endif()
     get_target_property(_dir ${t} SOURCE_DIR)
     foreach(root IN LISTS roots)
       cmake_path(IS_PREFIX root "${_dir}" NORMALIZE _inside)
@@ -264,6 +274,7 @@ function(_tritonbuild_companion_dest t out)
   set(_dest triton/_C)
   get_target_property(_outdir ${t} LIBRARY_OUTPUT_DIRECTORY)
   if(_outdir)
+    cmake_path(NORMAL_PATH _outdir)
     cmake_path(IS_PREFIX TRITON_WHEEL_DIR "${_outdir}" NORMALIZE _inside)
     if(_inside)
       cmake_path(RELATIVE_PATH _outdir BASE_DIRECTORY "${TRITON_WHEEL_DIR}" OUTPUT_VARIABLE _rel)

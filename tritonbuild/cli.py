@@ -423,6 +423,7 @@ def recipes_show(name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import tritonbuild.compare_cli  # registers `compare`
     import tritonbuild.llvm_cli  # noqa: F401  (registers the `llvm` command group)
 
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])

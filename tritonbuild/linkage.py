@@ -29,18 +29,20 @@ def llvm_link(s: Mapping[str, Resolved], llvm: LLVMPlan, *, editable: bool) -> t
                         "(static for wheels when the LLVM has its static libraries), static or shared.")
     if not llvm.link_dylib:
         return "static", "this LLVM is built as static libraries"
+    missing = ", ".join(llvm.static_missing) or "libLLVMSupport.a, libMLIRIR.a"
     if value == "static" and not llvm.static_libs:
         raise UserError(
             f"--llvm-link static (from {given.origin}) needs LLVM's and MLIR's static libraries, but {llvm.prefix}/lib "
-            "has no libLLVMSupport.a/libMLIRIR.a. Install them (Debian: llvm-NN-dev and libmlir-NN-dev ship them), or "
-            "use --llvm-link shared: the wheel then carries libLLVM.so.")
+            f"lacks {missing}. Install them (Debian: llvm-NN-dev, libmlir-NN-dev and libpolly-NN-dev ship them), "
+            "or use --llvm-link shared: the wheel then carries libLLVM.so.")
     if value != "auto":
         return value, f"{given.origin}"
     if editable:
         return "shared", "develop links the shared libLLVM (quick relinks; nothing leaves this machine)"
     if llvm.static_libs:
         return "static", "the LLVM ships its static libraries, so the wheel needs no libLLVM.so (like official wheels)"
-    return "shared", "this LLVM has no static libraries; the wheel carries libLLVM.so"
+    return "shared", (f"a static link would need {missing}, which {llvm.prefix}/lib lacks (Debian: libpolly-NN-dev "
+                      "for libPolly.a); the wheel carries libLLVM.so instead")
 
 
 def defines(s: Mapping[str, Resolved], llvm: LLVMPlan, link: str) -> dict[str, str]:

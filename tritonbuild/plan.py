@@ -75,6 +75,7 @@ class LLVMPlan:
     problem: str | None  # why no usable LLVM was chosen, and what to run
     rejected: tuple[tuple[str, str], ...] = ()  # (prefix, reason) of candidates not taken
     static_libs: bool = True  # the LLVM has its component archives (prebuilt and source-built ones are static)
+    static_missing: tuple[str, ...] = ()  # what a static link would still need
     link: str = "static"  # how libtriton links LLVM: "static", or "shared" (a libLLVM.so the wheel must carry)
 
 

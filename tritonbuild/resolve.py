@@ -247,6 +247,7 @@ def resolve_llvm(
         targets_built=chosen.targets_built if chosen else (),
         link_dylib=chosen.link_dylib if chosen else False,
         static_libs=chosen.static_libs if chosen else True,
+        static_missing=chosen.static_missing if chosen else (),
         revision=chosen.revision if chosen else (pin.llvm_hash if prefix else None),
         is_pinned=pinned,
         problem=problem,

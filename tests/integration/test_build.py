@@ -74,6 +74,7 @@ def test_wheel_layout(first: dict) -> None:
             f"{nv}include/cupti_version.h", f"{nv}lib/cupti/libcupti.so", f"{nv}lib/cupti/libcupti.so.12",
             f"{nv}lib/cupti/libnvperf_host.so"} <= files
     assert not any("cublas" in f for f in files)
+    assert "triton/instrumentation/libTBInstrumentation.so" in files  # the tree puts it into the package
     assert first["backends_tuple"] == ["nvidia", "amd", "spirv", "proton", "triton_dash_plugin"]
 
 

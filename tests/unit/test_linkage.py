@@ -51,3 +51,24 @@ def test_bundling_defines_are_always_given_and_do_not_change_the_build_dir(tree)
     assert on.key == off.key  # only the link and the install step differ: same objects, same build dir
     assert on.wheel.bundle_libs and not off.wheel.bundle_libs
     assert any("--no-bundle-libs" in n for n in off.notes)
+
+
+def test_probe_names_the_archives_a_static_link_lacks(tmp_path) -> None:
+    from tritonbuild.llvm.probe import _static_missing
+
+    lib = tmp_path / "lib"
+    (lib / "cmake" / "llvm").mkdir(parents=True)
+    for name in ("libLLVMSupport.a", "libLLVMCore.a", "libMLIRIR.a"):
+        (lib / name).write_bytes(b"!<arch>\n")
+    assert _static_missing(tmp_path) == ()
+    # Debian's LLVM links Polly in: LLVMExtensions and LLVMLTO reference its plugin, so libPolly.a is needed
+    (lib / "cmake" / "llvm" / "LLVMExports.cmake").write_text("add_library(Polly STATIC IMPORTED)\n")
+    assert _static_missing(tmp_path) == ("libPolly.a", "libPollyISL.a")
+
+
+def test_auto_falls_back_to_shared_naming_what_is_missing(tree) -> None:
+    p = plan_for(tree(), system=(llvm(static_libs=False, static_missing=("libPolly.a",)),))
+    assert p.llvm.link == "shared"
+    assert any("would need libPolly.a" in n and "libpolly-NN-dev" in n for n in p.notes)
+    with pytest.raises(UserError, match=r"lacks libPolly\.a"):
+        plan_for(tree("t2"), {"llvm_link": "static"}, system=(llvm(static_libs=False, static_missing=("libPolly.a",)),))

@@ -26,6 +26,7 @@ class LLVMInstall:
     has_filecheck: bool = False
     link_dylib: bool = False
     static_libs: bool = False  # lib/ has the LLVM and MLIR component archives (libtriton can link LLVM statically)
+    static_missing: tuple[str, ...] = ()  # archives a static link needs that lib/ lacks (libPolly.a)
     revision: str | None = None
     found_by: str = ""  # how the prefix was found: "--llvm", "LLVM_SYSPATH", "PATH llvm-config", ...
 
@@ -49,6 +50,18 @@ def _revision(prefix: Path) -> str | None:
         if m:
             return m.group(1)
     return None
+
+
+def _static_missing(prefix: Path) -> tuple[str, ...]:
+    """The archives a static LLVM link needs that this prefix lacks. Besides the component archives: an LLVM built
+    with Polly linked in (Debian's) has LLVMExtensions and LLVMLTO reference Polly's plugin, so libPolly.a and
+    libPollyISL.a are needed too (Debian: libpolly-NN-dev)."""
+    lib = prefix / "lib"
+    wanted = ["libLLVMSupport.a", "libLLVMCore.a", "libMLIRIR.a"]
+    exports = lib / "cmake" / "llvm" / "LLVMExports.cmake"
+    if exports.is_file() and "add_library(Polly STATIC IMPORTED)" in exports.read_text(errors="replace"):
+        wanted += ["libPolly.a", "libPollyISL.a"]
+    return tuple(n for n in wanted if not (lib / n).is_file())
 
 
 def probe(prefix: Path, found_by: str = "") -> LLVMInstall:
@@ -77,7 +90,8 @@ def probe(prefix: Path, found_by: str = "") -> LLVMInstall:
         mlir_tblgen_runs=tblgen_ok,
         has_filecheck=(prefix / "bin" / "FileCheck").is_file(),
         link_dylib=link_dylib,
-        static_libs=all((prefix / "lib" / f"lib{n}.a").is_file() for n in ("LLVMSupport", "LLVMCore", "MLIRIR")),
+        static_libs=not _static_missing(prefix),
+        static_missing=_static_missing(prefix),
         revision=_revision(prefix),
         found_by=found_by,
     )

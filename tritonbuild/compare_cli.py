@@ -1,0 +1,72 @@
+"""``tritonbuild compare A.whl B.whl [--allow FILE] [--json]``: the report of ``tritonbuild.compare``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tritonbuild.cli import cli
+
+
+@cli.command()
+@click.argument("a", type=click.Path(exists=True, dir_okay=False))
+@click.argument("b", type=click.Path(exists=True, dir_okay=False))
+@click.option("--allow", "allow", type=click.Path(exists=True, dir_okay=False),
+              help="Accepted differences: lines of '<kind> <glob>  # reason'.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(a: str, b: str, allow: str | None, as_json: bool) -> None:
+    """Compare two wheels (yours and the official one): files, metadata, entry points, backends, ELF needs.
+
+    Exit code 1 when a difference is not accepted by --allow.
+    """
+    from tritonbuild import compare as cmp
+
+    result = cmp.compare(Path(a), Path(b), Path(allow) if allow else None)
+    if as_json:
+        click.echo(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        _print(result)
+    if result["unaccepted"]:
+        sys.exit(1)
+
+
+def _print(r: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from tritonbuild import report
+
+    out = report.console()
+    s = r["sizes"]
+    out.print(f"A {r['a']}: {s['a_files']} files, {s['a_bytes'] / 2**20:.1f} MiB")
+    out.print(f"B {r['b']}: {s['b_files']} files, {s['b_bytes'] / 2**20:.1f} MiB")
+    for side in ("a", "b"):
+        groups = r[f"only_{side}_by_dir"]
+        if groups:
+            out.print(f"only in {side.upper()}: " + ", ".join(f"{d}/ ({n})" for d, n in groups.items()))
+    t = Table(title="differences", title_justify="left")
+    for col in ("kind", "key", "A", "B", "accepted by"):
+        t.add_column(col, overflow="fold")
+    for d in r["differences"]:
+        t.add_row(d["kind"], d["key"], d["a"], d["b"], d["allowed_by"] or "[red]not accepted[/red]")
+    out.print(t)
+    e = Table(title="ELF files (needed libraries, undefined symbols)", title_justify="left")
+    for col in ("file", "A", "B"):
+        e.add_column(col, overflow="fold")
+    for name, sides in r["elf"].items():
+        cells = [f"{', '.join(x['needed'])} ({x['undefined']} undefined)" if x else "-" for x in (sides["a"],
+                                                                                             sides["b"])]
+        e.add_row(name, *cells)
+    out.print(e)
+    big = Table(title="big files (MiB)", title_justify="left")
+    for col in ("file", "A", "B"):
+        big.add_column(col, overflow="fold")
+    for f in r["big_files"]:
+        big.add_row(f["file"], *(f"{f[x] / 2**20:.1f}" if f[x] is not None else "-" for x in ("a", "b")))
+    out.print(big)
+    verdict = "[green]no unaccepted differences[/green]" if not r["unaccepted"] else \
+        f"[red]{r['unaccepted']} differences not accepted[/red]"
+    out.print(verdict)
