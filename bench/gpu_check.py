@@ -212,7 +212,7 @@ def _launch(fn, grid, *args, **kw):  # type: ignore[no-untyped-def]
     return compiled, round(time.perf_counter() - start, 3)
 
 
-def run_on_gpu() -> dict[str, object]:
+def run_on_gpu(profile: bool = False) -> dict[str, object]:
     cuda = Cuda()
     torch = install_torch_standin(cuda)
     triton, add_kernel, erf_kernel, matmul_kernel = kernels()
@@ -253,16 +253,39 @@ def run_on_gpu() -> dict[str, object]:
             err = max(err, abs(got[i * nn + j] - sum(map(operator.mul, row, cols[j]))))
     out["matmul_fp16"] = {"shape": [m, nn, k], "max_abs_err": err, "first_launch_s": first,
                           **_ptx_facts(compiled.asm["ptx"])}
+    if profile:
+        out["proton"] = _profile(add_kernel, triton, x, y, z, n)
     return out
+
+
+def _profile(add_kernel, triton, x, y, z, n) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Proton with CUPTI from the wheel's backends/nvidia/lib/cupti: profile the vector add, read the profile."""
+    import triton.profiler as proton
+
+    base = Path(tempfile.mkdtemp()) / "gpu_check"
+    proton.start(str(base), backend="cupti")
+    for _ in range(3):
+        add_kernel[(triton.cdiv(n, 1024),)](x, y, z, n, BLOCK=1024)
+    proton.finalize()
+    written = sorted(str(p) for p in base.parent.glob("gpu_check*"))
+    data = json.loads(Path(written[0]).read_text()) if written else None
+    names = []
+    stack = [data[0]] if isinstance(data, list) and data else []
+    while stack:
+        node = stack.pop()
+        names.append(node.get("frame", {}).get("name"))
+        stack.extend(node.get("children", []))
+    return {"profile": [Path(w).name for w in written], "frames": sorted({str(nm) for nm in names if nm})}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--compile-only", action="store_true", help="compile for sm_90a without a GPU")
     ap.add_argument("--out", type=Path, help="also write the JSON here")
+    ap.add_argument("--proton", action="store_true", help="also profile the vector add with proton (CUPTI)")
     ns = ap.parse_args()
     with tempfile.TemporaryDirectory():
-        result = compile_only() if ns.compile_only else run_on_gpu()
+        result = compile_only() if ns.compile_only else run_on_gpu(ns.proton)
     text = json.dumps(result, indent=2)
     print(text)
     if ns.out:
