@@ -26,7 +26,7 @@ from tritonbuild.fileutil import sha256_of, write_if_changed
 from tritonbuild.host import tool_version
 from tritonbuild.plan import Plan
 from tritonbuild.progress import Tracker
-from tritonbuild.staging import cmake_build_dir, pyproject, staging_dir
+from tritonbuild.staging import cmake_build_dir, license_files, pyproject, staging_dir
 
 STRAY_ENV_PREFIXES = ("SKBUILD_",)
 STRAY_ENV_NAMES = ("CMAKE_ARGS", "CMAKE_GENERATOR", "CMAKE_TOOLCHAIN_FILE", "CMAKE_BUILD_TYPE")
@@ -125,6 +125,8 @@ def prepare(plan: Plan, *, editable: bool = False, log: Callable[[str], None] = 
     write_shims(plan)
     write_if_changed(root / "plan.json", plan.to_json() + "\n")
     write_if_changed(root / "build_info.json", json.dumps(provenance(plan), indent=2, sort_keys=True) + "\n")
+    for name in license_files(plan):
+        write_if_changed(stage / name, (Path(plan.source.root) / name).read_text(errors="replace"))
     write_if_changed(stage / "pyproject.toml", pyproject(plan, editable=editable))
     return stage
 

@@ -4,8 +4,8 @@ one (edge: reads the wheels; the diff itself is pure).
 Differences (each a ``kind`` and a ``key``, so an allow-list can accept them with a reason):
 ``only-a``/``only-b`` (a file), ``metadata`` (Name, Version, Requires-Python, Requires-Dist), ``entry-point``
 (``group:name``), ``backend`` (a ``triton/backends/<name>``), ``needed`` (``file:library``: an ELF file in
-both wheels needs a library in one only). Big files and each ELF's needed libraries and undefined-symbol count
-are shown too, as information.
+both wheels needs a library from outside the manylinux allow-list in one only). Big files and each ELF's needed
+libraries and undefined-symbol count are shown too, as information.
 
 Allow-list file: one rule per line, ``<kind> <glob>``, then optionally ``# reason``; blank lines and lines
 starting with ``#`` are ignored. Example: ``only-b triton/backends/nvidia/lib/cupti/*_static.a  # static libs``.
@@ -130,7 +130,9 @@ def differences(a: WheelFacts, b: WheelFacts) -> list[Diff]:
     for name in sorted(a.backends ^ b.backends):
         out.append(Diff("backend", name, "yes" if name in a.backends else "", "yes" if name in b.backends else ""))
     for path in sorted(set(a.elves) & set(b.elves)):
-        na, nb = set(a.elves[path].needed), set(b.elves[path].needed)
+        # allow-listed libraries (libdl, libpthread: part of libc since glibc 2.34) differ by toolchain only
+        na = set(a.elves[path].needed) - elf.SYSTEM_LIBS
+        nb = set(b.elves[path].needed) - elf.SYSTEM_LIBS
         out += [Diff("needed", f"{path}:{lib}", "yes" if lib in na else "", "yes" if lib in nb else "")
                 for lib in sorted(na ^ nb)]
     return out

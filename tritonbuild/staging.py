@@ -28,6 +28,15 @@ def cmake_build_dir(plan: Plan) -> Path:
     return Path(plan.cmake.build_dir) / "cmake"
 
 
+LICENSE_NAMES = ("LICENSE", "LICENSE.txt", "LICENSE.md")
+
+
+def license_files(plan: Plan) -> tuple[str, ...]:
+    """The source's license file, which the wheel carries in its dist-info (``licenses/LICENSE``), as setuptools
+    wheels do. ``build`` copies it next to the staging pyproject (license files are relative to it)."""
+    return tuple(n for n in LICENSE_NAMES if (Path(plan.source.root) / n).is_file())[:1]
+
+
 def pyproject(plan: Plan, *, editable: bool = False) -> str:
     stage = staging_dir(plan)
     rel_source = os.path.relpath(plan.cmake.source_dir, stage)
@@ -54,7 +63,7 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
         f"minimum-version = {_s(SKBUILD_MINIMUM_VERSION)}",
         f"build-dir = {_s(str(cmake_build_dir(plan)))}",
         "wheel.packages = []",
-        "wheel.license-files = []",
+        f"wheel.license-files = [{', '.join(_s(n) for n in license_files(plan))}]",
         f"cmake.source-dir = {_s(rel_source)}",
         f"cmake.build-type = {_s(plan.toolchain.build_type)}",
         f"cmake.args = [{', '.join(_s(a) for a in ('-G', plan.cmake.generator, *plan.cmake.extra_args))}]",

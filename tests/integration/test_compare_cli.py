@@ -1,0 +1,40 @@
+"""`tritonbuild compare` through the CLI on wheels with real ELF files: needed libraries and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import zipfile
+from pathlib import Path
+
+from tests.integration.conftest import run_cli
+from tests.unit.test_compare import BASE, wheel
+
+
+def lib(tmp: Path, name: str, *link: str) -> bytes:
+    src = tmp / f"{name}.c"
+    src.write_text("int f(void);\nint g(void) { return 1; }\n" if link else "int f(void) { return 0; }\n")
+    out = tmp / f"{name}.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(out), str(src), f"-L{tmp}", *link], check=True)
+    return out.read_bytes()
+
+
+def test_compare_reports_elf_needs_and_exits_by_the_allow_list(tmp_path: Path) -> None:
+    lib(tmp_path, "libdep")
+    with_dep = lib(tmp_path, "withdep", "-Wl,--no-as-needed", "-ldep")
+    plain = lib(tmp_path, "plain")
+    a = wheel(tmp_path / "a.whl", {**BASE, "triton/_C/libtriton.so": with_dep})
+    b = wheel(tmp_path / "b.whl", {**BASE, "triton/_C/libtriton.so": plain})
+    proc = run_cli("compare", str(a), str(b), "--json", cwd=tmp_path, check=False)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert [(d["kind"], d["key"]) for d in report["differences"]] == [("needed", "triton/_C/libtriton.so:libdep.so")]
+    assert "libdep.so" in report["elf"]["triton/_C/libtriton.so"]["a"]["needed"]
+    allow = tmp_path / "allow"
+    allow.write_text("needed triton/_C/libtriton.so:libdep.so  # bundled next to libtriton\n")
+    ok = run_cli("compare", str(a), str(b), "--allow", str(allow), cwd=tmp_path)
+    assert "no unaccepted differences" in ok.stdout and "bundled next to libtriton" in ok.stdout
+    with zipfile.ZipFile(a) as zf:
+        assert zf.read("triton/_C/libtriton.so")[:4] == b"\x7fELF"
+    bad = run_cli("compare", str(a), str(tmp_path / "missing.whl"), cwd=tmp_path, check=False)
+    assert bad.returncode == 2
