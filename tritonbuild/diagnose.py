@@ -32,6 +32,11 @@ _LLVM_SYMBOL = re.compile(
     rf"|was not declared in this scope|marked {_Q}override{_Q}, but does not override) ?{_Q}((?:mlir|llvm)::[\w:]+)"
     r"|(GEN_PASS_CLASSES) is deprecated"  # MLIR's tablegen'd pass bases, an #error in LLVM 22's Passes.h.inc
 )
+# A compiler or linker the kernel killed (the OOM killer sends SIGKILL): gcc/clang report the signal, Ninja
+# the exit code 137 (128 + 9).
+_KILLED = re.compile(r"Killed signal terminated program|terminated with signal 9|\[code=137\]|"
+                     r"internal compiler error: Killed|clang.*: error: unable to execute command: Killed")
+_KILLED_LINK = re.compile(r"(ld|lld|collect2)[^\n]*(terminated with signal 9|Killed)|FAILED: \[code=137\] \S+\.so\b")
 _UNKNOWN_TARGET = re.compile(r"ninja: error: unknown target '([^']+)'")
 _MISSING_TARGET = re.compile(
     r"undefined (reference|symbol).*LLVMInitialize(\w+?)(Target|AsmPrinter|TargetInfo|TargetMC)"
@@ -76,8 +81,26 @@ def _plugin_hint(plan: Plan, plugin: BackendPlan) -> str:
     return f"{where}; fix the plugin (the compiler's messages are above)."
 
 
+def memory_hint(plan: Plan, text: str) -> str | None:
+    """A compile or link killed by the kernel: say it is memory, what ran at once, and what would fit."""
+    if not _KILLED.search(text):
+        return None
+    tc = plan.toolchain
+    link = bool(_KILLED_LINK.search(text))
+    what = "a link" if link else "a compiler"
+    fit_jobs = max(1, tc.jobs // 2)
+    fit_links = 1 if link else tc.link_jobs
+    ram = f"{tc.mem_total_gib:.0f} GiB" if tc.mem_total_gib else "this machine's memory"
+    return (f"The kernel killed {what} (signal 9): the build ran out of memory with -j{tc.jobs} compile and "
+            f"{tc.link_jobs} link jobs on {ram}. Run again with fewer at once, e.g. `-j {fit_jobs} --link-jobs "
+            f"{fit_links}` (MAX_JOBS / TRITON_PARALLEL_LINK_JOBS); finished objects are kept.")
+
+
 def explain(plan: Plan, errors: Sequence[str]) -> str | None:
     text = "\n".join(errors)
+    oom = memory_hint(plan, text)
+    if oom:
+        return oom
     unknown = _UNKNOWN_TARGET.search(text)
     if unknown:
         return (f"{unknown.group(1)!r} (from --target or the recipe's targets) is not a target of this build: "

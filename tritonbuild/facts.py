@@ -69,11 +69,11 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     if llvm_choice not in ("auto", "system", "download", "source"):
         explicit = probe(absolute(llvm_choice, cwd), found_by=s["llvm"].origin)
     system = () if explicit else tuple(probe(Path(p), found_by=how) for p, how in system_prefixes())
-    cached = tuple(
-        probe(entry, found_by="tritonbuild cache")
-        for entry in llvm_cache.entries(cache)
-        if llvm_cache.read_marker(entry).get("llvm_hash") == source.pin.llvm_hash
-    ) if not explicit else ()
+    pin = source.pin
+    at_pin = [e for e in llvm_cache.entries(cache) if llvm_cache.read_marker(e).get("llvm_hash") == pin.llvm_hash]
+    stale = tuple((str(e), why) for e in at_pin if (why := llvm_cache.pin_conflict(e, dict(pin.sha256))))
+    cached = tuple(probe(e, found_by="tritonbuild cache") for e in at_pin
+                   if str(e) not in dict(stale)) if not explicit else ()
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
@@ -86,6 +86,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         llvm_explicit=explicit,
         llvm_system=system,
         llvm_cached=cached,
+        llvm_stale=stale if not explicit else (),
         plugin_git=plugin_git,
         cwd=str(cwd),
         cmake_dir=str(paths.cmake_dir()),

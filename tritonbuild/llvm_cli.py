@@ -47,7 +47,7 @@ def status(as_json: bool, **kw: Any) -> None:
               + (" (sha256 pinned)" if p.llvm.host_suffix in p.llvm.sha256 else " (no sha256 in the pin)"))
     out.print(f"targets needed: {' '.join(p.llvm.required_targets)}")
     if p.llvm.prefix:
-        ready = p.llvm.strategy not in ("download", "source") or cache.is_complete(Path(p.llvm.prefix))
+        ready = p.llvm.strategy not in ("download", "source") or cache.current(Path(p.llvm.prefix), p.llvm.sha256)
         state = "" if ready else " (not in the cache yet: `build` will fetch/build it)"
         out.print(f"[green]build would use:[/green] {p.llvm.prefix} via {p.llvm.strategy}{state}; pinned commit: "
                   f"{ {True: 'yes', False: 'no', None: 'unknown'}[p.llvm.is_pinned] }")
@@ -99,7 +99,7 @@ def path(**kw: Any) -> None:
     p = make_plan(kw)
     if not p.llvm.prefix:
         raise UserError(p.llvm.problem or "No LLVM would be used.")
-    if p.llvm.strategy in ("download", "source") and not cache.is_complete(Path(p.llvm.prefix)):
+    if p.llvm.strategy in ("download", "source") and not cache.current(Path(p.llvm.prefix), p.llvm.sha256):
         raise UserError(f"The plan's LLVM ({p.llvm.strategy}) is not in the cache yet: run `tritonbuild llvm "
                         f"{'fetch' if p.llvm.strategy == 'download' else 'build'}` first.")
     click.echo(p.llvm.prefix)

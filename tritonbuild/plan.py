@@ -104,6 +104,7 @@ class ToolchainPlan:
     build_type: str
     proton: bool
     offline: bool
+    mem_total_gib: float = 0.0  # this host's memory, for the out-of-memory hint
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ class Facts:
     json_prefix: str | None = None
     default_pin: str | None = None  # the LLVM pin of tritonbuild's default recipe (llvm-hash.txt)
     llvm_cached: tuple[LLVMInstall, ...] = ()  # probed cache entries at the pinned commit
+    llvm_stale: tuple[tuple[str, str], ...] = ()  # cache entries at the pin whose sha256 the pin contradicts
     nvidia: NvidiaFacts = field(default_factory=NvidiaFacts)  # CUDA headers, CUPTI, NVIDIA tools on this machine
 
 
@@ -140,6 +141,7 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
             build_type=str(s["build_type"].value),
             proton=bool(proton),
             offline=bool(s["offline"].value),
+            mem_total_gib=host.mem_total_gib,
         ),
         notes,
     )
@@ -165,8 +167,29 @@ def _download_blocker(
     return None
 
 
+def _download_refusal(short: str, blocker: str, targets: tuple[str, ...], users: Mapping[str, tuple[str, ...]],
+                      root: str) -> str:
+    """Why the prebuilt cannot serve, and what to do instead: for missing targets, which backends need them, the
+    prebuilt for the others, or a source build with all of them."""
+    from tritonbuild.llvm.download import PREBUILT_TARGETS
+
+    extra = [t for t in targets if t not in PREBUILT_TARGETS]
+    if not extra:
+        return (f"--llvm download cannot supply LLVM {short}: {blocker}. Use --llvm system, --llvm source or "
+                "--llvm PREFIX.")
+    needing = [n for n, ts in users.items() if set(ts) & set(extra)]
+    others = ";".join(n for n in users if n not in needing)
+    fetch = (f"`tritonbuild llvm fetch --source {root} --backends '{others}'` fetches the prebuilt for the other "
+             "backends; " if others else "")
+    who = ", ".join(needing) or "this plan"
+    return (f"The prebuilt LLVM {short} holds only the host, NVPTX and AMDGPU targets, and {who} also needs "
+            f"{', '.join(extra)}. {fetch}`tritonbuild llvm build --source {root} --backends '{';'.join(users)}'` "
+            "builds the pinned LLVM with every target this plan needs (hours on 2 cores).")
+
+
 def resolve_llvm(
-    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str], need_lld: bool = True
+    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str], need_lld: bool = True,
+    users: Mapping[str, tuple[str, ...]] | None = None,
 ) -> LLVMPlan:
     """auto: an explicit prefix, else a cached LLVM at the pinned commit, else the prebuilt download, else a
     system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run."""
@@ -190,6 +213,7 @@ def resolve_llvm(
             )
         chosen, strategy = inst, "prefix"
     if chosen is None and choice == "auto":
+        rejected.extend(facts.llvm_stale)
         for inst in facts.llvm_cached:
             why = check(inst, targets, need_lld)
             if why:
@@ -203,8 +227,7 @@ def resolve_llvm(
             strategy, pinned = "download", True
             prefix = str(req_root / "llvm" / pin.archive_name(suffix or "").removesuffix(".tar.gz"))
         elif choice == "download":
-            raise UserError(f"--llvm download cannot supply LLVM {pin.short}: {blocker}. Use --llvm system, "
-                            "--llvm source or --llvm PREFIX.")
+            raise UserError(_download_refusal(pin.short, blocker, targets, users or {}, facts.source.root))
         else:
             rejected.append(("prebuilt download", blocker))
     if choice == "source":
@@ -349,7 +372,9 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     targets = expand_targets(wanted, machine)
     need_lld = (src.core_finds_lld or any(src.backend(n).finds_lld for n in sel.names)
                 or any(p.finds_lld for p in plugins))
-    llvm = resolve_llvm(s, facts, targets, env, need_lld)
+    target_users = {n: expand_targets(BACKEND_LLVM_TARGETS.get(n, ()), machine) for n in sel.names}
+    target_users.update({p.name: expand_targets(p.llvm_targets, machine) for p in plugins})
+    llvm = resolve_llvm(s, facts, targets, env, need_lld, target_users)
     if llvm.problem:
         warnings.append(llvm.problem)
     elif llvm.is_pinned is not True:

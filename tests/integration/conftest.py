@@ -40,6 +40,11 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, check: boo
     return proc
 
 
+def flat(text: str) -> str:
+    """Console text with rich's line wrapping undone (wrap points depend on path lengths)."""
+    return " ".join(text.split())
+
+
 def git_commit(root: Path, message: str = "fixture", env: dict[str, str] | None = None,
                init: bool = True) -> str:
     """Commit everything under ``root`` (a new repository unless ``init`` is false); return the commit."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import git_commit, plan_json, run_cli
+from tests.integration.conftest import flat, git_commit, plan_json, run_cli
 
 
 def snapshot(root: Path) -> dict[str, float]:
@@ -79,14 +79,14 @@ def test_bad_input_exits_2_with_one_paragraph(tree, tmp_path: Path, args: list[s
     root = tree()
     proc = run_cli("plan", "--source", str(root), *args, cwd=tmp_path, env=env, check=False)
     assert proc.returncode == 2, proc.stderr
-    assert fragment in proc.stderr.replace("\n", " ")
+    assert fragment in flat(proc.stderr)
     assert "Traceback" not in proc.stderr
 
 
 def test_no_source_outside_a_tree(tmp_path: Path) -> None:
     proc = run_cli("plan", cwd=tmp_path, check=False)
     assert proc.returncode == 2
-    assert "is not a Triton source tree" in proc.stderr.replace("\n", " ")
+    assert "is not a Triton source tree" in flat(proc.stderr)
 
 
 def test_current_directory_is_used_when_it_is_a_tree(tree) -> None:

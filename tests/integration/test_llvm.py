@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import git_commit, run_cli
+from tests.integration.conftest import flat, git_commit, run_cli
 from tests.integration.llvm_fixtures import Server, fake_prefix, make_archive
 from tritonbuild import example
 
@@ -75,7 +75,7 @@ def test_wrong_sha256_is_refused_and_deleted(tmp_path: Path, server: Server) -> 
     tree = g3_tree(tmp_path, sha="0" * 64)
     proc = fetch(tmp_path, tree, f"{server.url}/good")
     assert proc.returncode == 2
-    err = proc.stderr.replace("\n", " ")
+    err = flat(proc.stderr)
     assert "expected " + "0" * 64 in err and hashlib.sha256(GOOD).hexdigest() in err
     assert not (tmp_path / "cache" / "llvm" / TOP).exists() and leftovers(tmp_path) == []
 
@@ -83,7 +83,7 @@ def test_wrong_sha256_is_refused_and_deleted(tmp_path: Path, server: Server) -> 
 def test_truncated_transfer_fails_after_bounded_retries(tmp_path: Path, server: Server) -> None:
     proc = fetch(tmp_path, g3_tree(tmp_path), f"{server.url}/truncated")
     assert proc.returncode == 3
-    assert "after 2 attempts" in proc.stderr.replace("\n", " ")
+    assert "after 2 attempts" in flat(proc.stderr)
     assert server.hits[f"/truncated/{ARCHIVE}"] == 2
     assert not (tmp_path / "cache" / "llvm" / TOP).exists() and leftovers(tmp_path) == []
 
@@ -106,7 +106,7 @@ def test_stalled_server_times_out(tmp_path: Path, server: Server) -> None:
 
 def test_missing_archive_is_a_clear_error(tmp_path: Path, server: Server) -> None:
     proc = fetch(tmp_path, g3_tree(tmp_path), f"{server.url}/missing")
-    assert proc.returncode == 2 and "There is no prebuilt LLVM" in proc.stderr.replace("\n", " ")
+    assert proc.returncode == 2 and "There is no prebuilt LLVM" in flat(proc.stderr)
 
 
 @pytest.mark.parametrize("evil", ["dotdot", "absolute", "symlink", "hardlink", "device"])
@@ -116,7 +116,7 @@ def test_hostile_archives_are_refused(tmp_path: Path, evil: str) -> None:
     with Server({ARCHIVE: data}) as srv:
         proc = fetch(tmp_path, tree, f"{srv.url}/good")
     assert proc.returncode == 2, proc.stderr
-    assert "Refusing to extract" in proc.stderr.replace("\n", " ")
+    assert "Refusing to extract" in flat(proc.stderr)
     assert not (tmp_path / "cache" / "llvm" / TOP).exists() and leftovers(tmp_path) == []
     assert not (tmp_path / "cache" / "escaped.txt").exists() and not (tmp_path / "escaped.txt").exists()
     assert not Path("/tmp/tritonbuild-absolute-escape.txt").exists()
@@ -128,7 +128,7 @@ def test_unpinned_archive_needs_allow_unpinned(tmp_path: Path, server: Server) -
     assert proc.returncode == 2 and "--allow-unpinned" in proc.stderr
     proc = fetch(tmp_path, tree, f"{server.url}/good", "--allow-unpinned", check=True)
     assert Path(proc.stdout.strip()).name == "llvm-2eb709b9-ubuntu-x64"
-    assert f"with sha256 {hashlib.sha256(GOOD).hexdigest()}" in proc.stderr.replace("\n", " ")
+    assert f"with sha256 {hashlib.sha256(GOOD).hexdigest()}" in flat(proc.stderr)
 
 
 def test_four_concurrent_fetches_download_once(tmp_path: Path, server: Server) -> None:
@@ -157,7 +157,7 @@ def test_two_pins_do_not_interfere(tmp_path: Path, server: Server) -> None:
 def test_offline_never_downloads(tmp_path: Path, server: Server) -> None:
     before = sum(server.hits.values())
     proc = fetch(tmp_path, g3_tree(tmp_path), f"{server.url}/good", "--offline")
-    assert proc.returncode == 2 and "offline (TRITON_OFFLINE_BUILD/--offline)" in proc.stderr.replace("\n", " ")
+    assert proc.returncode == 2 and "offline (TRITON_OFFLINE_BUILD/--offline)" in flat(proc.stderr)
     assert sum(server.hits.values()) == before
     plan = json.loads(run_cli("plan", "--json", "--offline", "--source", str(g3_tree(tmp_path / "b")),
                               "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path, env=ENV).stdout)
@@ -169,7 +169,7 @@ def test_auto_download_failure_falls_back_to_the_system_llvm(tmp_path: Path) -> 
     proc = run_cli("build", "--json", "--source", str(tree), "--llvm-mirror", "http://127.0.0.1:9/none",
                    "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist"), cwd=tmp_path,
                    env={**ENV, "TRITONBUILD_HTTP_RETRIES": "1"})
-    assert "Falling back to a system LLVM" in proc.stderr.replace("\n", " ")
+    assert "Falling back to a system LLVM" in flat(proc.stderr)
     result = json.loads(proc.stdout)
     assert Path(result["wheel"]).is_file()
 
@@ -192,7 +192,7 @@ def test_system_llvm_missing_target(tmp_path: Path) -> None:
     proc = run_cli("plan", "--source", str(tree), "--plugin-dir", str(plugin), "--llvm", "/usr/lib/llvm-22",
                    cwd=tmp_path, check=False)
     assert proc.returncode == 2
-    assert "without the LLVM target(s) DirectX" in proc.stderr.replace("\n", " ")
+    assert "without the LLVM target(s) DirectX" in flat(proc.stderr)
 
 
 def test_broken_prefixes(tmp_path: Path) -> None:
@@ -201,11 +201,11 @@ def test_broken_prefixes(tmp_path: Path) -> None:
     (broken / "bin" / "llvm-config").write_text(
         "#!/bin/sh\necho \"llvm-config: /lib/libstdc++.so.6: version 'GLIBCXX_3.4.32' not found\" >&2\nexit 1\n")
     proc = run_cli("plan", "--source", str(tree), "--llvm", str(broken), cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "GLIBCXX_3.4.32" in proc.stderr.replace("\n", " ")
+    assert proc.returncode == 2 and "GLIBCXX_3.4.32" in flat(proc.stderr)
     no_mlir = fake_prefix(tmp_path / "nomlir")
     shutil.rmtree(no_mlir / "lib" / "cmake" / "mlir")
     proc = run_cli("plan", "--source", str(tree), "--llvm", str(no_mlir), cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "no MLIR CMake package" in proc.stderr.replace("\n", " ")
+    assert proc.returncode == 2 and "no MLIR CMake package" in flat(proc.stderr)
 
 
 # --- the source provider against a small local llvm-project-shaped repository -----------------------------
@@ -254,7 +254,7 @@ def test_source_build_passes_exact_targets_and_projects_and_caches(tmp_path: Pat
     assert marker["llvm_hash"] == commit and marker["provider"] == "source"
     stamp = (prefix / "share/fake-llvm/args.txt").stat().st_mtime_ns
     second = run_cli(*args, cwd=tmp_path)
-    assert "already in the cache" in second.stderr.replace("\n", " ")
+    assert "already in the cache" in flat(second.stderr)
     assert (prefix / "share/fake-llvm/args.txt").stat().st_mtime_ns == stamp
     # the plan now uses the cached source build at the pinned commit
     plan = json.loads(run_cli("plan", "--json", "--source", str(tree), "--backends", "nvidia;amd;spirv",
@@ -278,3 +278,37 @@ def test_gc_removes_only_llvms_no_build_dir_uses(tmp_path: Path) -> None:
     assert f"would remove {unused}" in dry and f"keep   {used}" in dry and unused.exists()
     run_cli("llvm", "gc", "--cache-dir", str(cache), cwd=tmp_path)
     assert used.exists() and not unused.exists() and partial.exists()
+
+
+def rebuilt_archive() -> bytes:
+    """The same archive name with other bytes: what a rebuilt prebuilt under the same hash and build looks like."""
+    import io
+    import tarfile
+
+    from tests.integration.llvm_fixtures import prefix_files
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for rel, (data, mode) in {**prefix_files(), "REBUILT": (b"2\n", 0o644)}.items():
+            info = tarfile.TarInfo(f"{TOP}/{rel}")
+            info.size, info.mode, info.mtime = len(data), mode, 0
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_a_cached_llvm_the_pin_contradicts_is_fetched_again(tmp_path: Path, server: Server) -> None:
+    tree = g3_tree(tmp_path)
+    prefix = Path(fetch(tmp_path, tree, f"{server.url}/good", check=True).stdout.strip())
+    new = rebuilt_archive()
+    new_sha = hashlib.sha256(new).hexdigest()
+    (tree / "cmake" / "llvm-info.json").write_text(
+        json.dumps({"llvm_hash": H, "build_number": 1, "sha256sum": {"ubuntu-x64": new_sha}}))
+    plan = json.loads(run_cli("plan", "--json", "--source", str(tree), "--cache-dir", str(tmp_path / "cache"),
+                              cwd=tmp_path, env=ENV).stdout)
+    assert plan["llvm"]["strategy"] == "download"  # not the stale cache entry
+    assert any(p == str(prefix) and "the pin now says" in why for p, why in plan["llvm"]["rejected"])
+    with Server({ARCHIVE: new}) as rebuilt:
+        again = fetch(tmp_path, tree, f"{rebuilt.url}/good", check=True)
+    assert Path(again.stdout.strip()) == prefix and (prefix / "REBUILT").is_file()
+    assert json.loads((prefix / "tritonbuild-llvm.json").read_text())["sha256"] == new_sha
+    assert leftovers(tmp_path) == [] and not list((tmp_path / "cache" / "llvm").glob(".replaced-*"))

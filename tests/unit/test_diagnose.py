@@ -101,3 +101,20 @@ def test_a_plugin_on_another_triton_failing_on_an_mlir_api_needs_that_tritons_ll
     assert gen is not None and "names GEN_PASS_CLASSES, an LLVM/MLIR API" in gen
     triton_api = explain(p, [f"{plug}/lib/A.cpp:1:1: error: no matching function for call to \u2018getFoo()\u2019"])
     assert triton_api is not None and "LLVM/MLIR API" not in triton_api  # a Triton API: the pin hint alone
+
+
+def test_a_compiler_killed_for_memory_is_named_with_the_jobs_that_would_fit(tree) -> None:
+    p = plan_for(tree(), {"jobs": 8, "link_jobs": 4})  # HOST: 32 GiB
+    hint = explain(p, ["g++: fatal error: Killed signal terminated program cc1plus",
+                       "FAILED: [code=1] lib/Dialect/TritonGPU/Transforms/CMakeFiles/x.dir/Pipeliner.cpp.o"])
+    assert hint is not None and "ran out of memory with -j8 compile and 4 link jobs on 32 GiB" in hint
+    assert "`-j 4 --link-jobs 4`" in hint
+
+
+def test_a_linker_killed_for_memory_asks_for_one_link_job(tree) -> None:
+    p = plan_for(tree(), {"jobs": 8, "link_jobs": 4})
+    for line in ("collect2: fatal error: ld terminated with signal 9 [Killed]",
+                 "FAILED: [code=137] tritonbuild-stage/triton/_C/libtriton.so"):
+        hint = explain(p, [line])
+        assert hint is not None and "killed a link" in hint and "--link-jobs 1" in hint, line
+    assert explain(p, ["error: something else"]) is None

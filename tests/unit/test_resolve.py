@@ -335,8 +335,15 @@ def test_auto_prefers_a_cached_pinned_llvm(tree) -> None:
 
 
 def test_explicit_download_that_cannot_work_is_an_error(tree) -> None:
+    root = tree()
+    with pytest.raises(UserError) as err:
+        plan_for(root, {"llvm": "download", "backends": "nvidia;amd;spirv"})
+    msg = str(err.value)  # which backend needs what the prebuilt lacks, and what to run instead (not --llvm system)
+    assert "and spirv also needs SPIRV" in msg and "--llvm system" not in msg
+    assert f"`tritonbuild llvm fetch --source {root} --backends 'nvidia;amd'`" in msg
+    assert f"`tritonbuild llvm build --source {root} --backends 'nvidia;amd;spirv'`" in msg
     with pytest.raises(UserError, match="--llvm download cannot supply"):
-        plan_for(tree(), {"llvm": "download", "backends": "spirv"})
+        plan_for(tree("off"), {"llvm": "download", "offline": True})
 
 
 def test_source_strategy_keys_the_cache_by_hash_targets_and_type(tree) -> None:

@@ -62,6 +62,23 @@ def is_complete(entry: Path) -> bool:
     return (entry / MARKER).is_file()
 
 
+def pin_conflict(entry: Path, sha256: dict[str, str]) -> str | None:
+    """Why a downloaded entry no longer serves the pin: it was verified against another sha256 than the one the
+    source's ``llvm-info.json`` now gives for its archive (a rebuilt archive under the same hash and build)."""
+    marker = read_marker(entry)
+    suffix, got = marker.get("suffix"), marker.get("sha256")
+    want = sha256.get(str(suffix)) if suffix else None
+    if marker.get("provider") == "download" and got and want and got != want:
+        return (f"the cached archive was verified as sha256 {str(got)[:16]}..., but the pin now says {want[:16]}... "
+                "(it is fetched again)")
+    return None
+
+
+def current(entry: Path, sha256: dict[str, str]) -> bool:
+    """Complete, and not contradicted by the pin's sha256."""
+    return is_complete(entry) and pin_conflict(entry, sha256) is None
+
+
 def read_marker(entry: Path) -> dict[str, Any]:
     try:
         data = json.loads((entry / MARKER).read_text())
@@ -92,11 +109,16 @@ def staging_dir(entry: Path) -> Path:
     return path
 
 
-def commit(staged_prefix: Path, entry: Path, marker: dict[str, Any]) -> Path:
-    """Write the marker last and rename the staged prefix into place (atomic on one filesystem)."""
+def commit(staged_prefix: Path, entry: Path, marker: dict[str, Any], *, replace: bool = False) -> Path:
+    """Write the marker last and rename the staged prefix into place (atomic on one filesystem). With
+    ``replace`` a stale entry is moved aside first and removed only once the new one is in place."""
     (staged_prefix / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n")
-    if entry.exists():  # another run finished first: keep theirs, drop ours
+    if entry.exists() and not replace:  # another run finished first: keep theirs, drop ours
         shutil.rmtree(staged_prefix, ignore_errors=True)
         return entry
+    old = entry.parent / f".replaced-{entry.name}-{os.getpid()}"
+    if entry.exists():
+        entry.rename(old)
     staged_prefix.rename(entry)
+    shutil.rmtree(old, ignore_errors=True)
     return entry

@@ -116,12 +116,15 @@ def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, ret
         raise UserError("No prebuilt LLVM exists for this host (unknown platform suffix); set "
                         "TRITON_LLVM_SYSTEM_SUFFIX, or use --llvm system / PREFIX / source.")
     entry = cache.download_entry(req)
-    if cache.is_complete(entry):
+    if cache.current(entry, req.sha256):
         return entry
     log: Callable[[str], None] = (lambda m: console.print(f"[cyan]llvm:[/cyan] {m}")) if console else print
     with cache.entry_lock(entry):
-        if cache.is_complete(entry):  # another process finished while we waited
+        if cache.current(entry, req.sha256):  # another process finished while we waited
             return entry
+        stale = cache.pin_conflict(entry, req.sha256)
+        if stale:
+            log(f"{entry.name}: {stale}")
         downloads = cache.llvm_dir(req.cache_root) / ".downloads"
         archive = downloads / f"{req.archive}.{os.getpid()}"
         progress = _progress(console, req.archive)
@@ -134,7 +137,7 @@ def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, ret
                 prefix = extract(archive, staging)
                 cache.commit(prefix, entry, {"llvm_hash": req.llvm_hash, "suffix": req.suffix,
                                              "build_number": req.build_number, "sha256": digest,
-                                             "url": url_for(req), "provider": "download"})
+                                             "url": url_for(req), "provider": "download"}, replace=bool(stale))
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
         finally:

@@ -46,7 +46,8 @@ def request_from(plan: Plan, **overrides: Any) -> LLVMRequest:
 
 
 def needs_provisioning(plan: Plan) -> bool:
-    return plan.llvm.strategy in PROVIDERS and not cache.is_complete(Path(plan.llvm.prefix or "/nonexistent"))
+    return plan.llvm.strategy in PROVIDERS and not cache.current(Path(plan.llvm.prefix or "/nonexistent"),
+                                                                 plan.llvm.sha256)
 
 
 def ensure(plan: Plan, console: Any, env: Mapping[str, str]) -> Path | None:
