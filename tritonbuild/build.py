@@ -8,6 +8,7 @@ compile_commands.json -> summary.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -20,8 +21,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from tritonbuild import __version__, proc
-from tritonbuild.diagnose import explain
-from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
+from tritonbuild.diagnose import disk_hint, explain
+from tritonbuild.errors import BuildFailed, DiskProblem, EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of, write_if_changed
 from tritonbuild.host import tool_version
 from tritonbuild.plan import Plan
@@ -308,55 +309,86 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
     for stray in stray_env(env):
         console.print(f"[yellow]note:[/yellow] ignoring {stray}={env[stray]!r} from the environment "
                       "(tritonbuild passes its plan to scikit-build-core itself; use --cmake-arg instead)")
-    lk = lock(plan)
     root = Path(plan.cmake.build_dir)
+    try:
+        lk = lock(plan)
+    except OSError as exc:
+        raise _disk_problem(plan, exc, root) from None
     tmp_wheels = root / "wheel-tmp"
     started = time.monotonic()
     try:
-        stage = prepare(plan, log=lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
-        shutil.rmtree(tmp_wheels, ignore_errors=True)
-        tmp_wheels.mkdir()
-        log_path = root / "build.log"
-        (root / "bundle.json").unlink(missing_ok=True)  # the install step writes it afresh
-        before = ccache_stats(plan)
-        tracker = Tracker()
-        with open(log_path, "w") as log:
-            log.write(f"tritonbuild {__version__} plan {plan.key}\n")
-            rc = run_logged([plan.python, "-u", "-c", _SKBUILD, str(tmp_wheels)], cwd=stage,
-                            env=build_env(plan, env), log=log, tracker=tracker, console=console,
-                            label=f"building {plan.wheel.name}")
-            failed_in = tracker.phase
-            timings = tracker.finish()
-            if rc != 0:
-                hint = explain(plan, tracker.errors)
-                raise BuildFailed(f"The build failed (exit code {rc}) in {failed_in}. The build dir "
-                                  f"{root} is kept for the next run.{' ' + hint if hint else ''}",
-                                  log_path=str(log_path), tail=tracker.failure_tail())
-            wheels = sorted(tmp_wheels.glob("*.whl"))
-            if len(wheels) != 1:
-                raise BuildFailed(f"scikit-build-core finished but produced {len(wheels)} wheels.",
-                                  log_path=str(log_path))
-            wheel, repaired = wheels[0], dict[str, Any]()
-            if plan.repair is not None:
-                wheel, repaired = repair(plan, wheel, log, log_path)
-            if smoke:
-                smoke_test(plan, wheel, log)
-        final = publish(wheel, Path(plan.wheel.out_dir))
-        for note in link_compile_commands(plan):
-            console.print(f"[cyan]note:[/cyan] {note}")
-        result = BuildResult(
-            wheel=final, size=final.stat().st_size, sha256=sha256_of(final),
-            seconds=round(time.monotonic() - started, 2), timings=timings,
-            ccache=ccache_delta(before, ccache_stats(plan)) if plan.toolchain.ccache else {},
-            ninja_no_work=tracker.ninja_no_work, log=log_path, repaired=repaired,
-            targets=target_outputs(cmake_build_dir(plan), plan.cmake.build_targets[1:]),
-            bundled=_read_json(root / "bundle.json"),
-        )
-        write_outputs(plan, result)
-        return result
+        return _build(plan, console, env, smoke, root, tmp_wheels, started)
+    except OSError as exc:
+        raise _disk_problem(plan, exc, root) from None
     finally:
         shutil.rmtree(tmp_wheels, ignore_errors=True)
         lk.release()
+
+
+def _disk_problem(plan: Plan, exc: OSError, root: Path) -> OSError | DiskProblem:
+    """A full or read-only disk as one paragraph; any other OSError as it was."""
+    if exc.errno not in (errno.ENOSPC, errno.EROFS):
+        return exc
+    where = exc.filename or root
+    hint = disk_hint(plan, os.strerror(exc.errno), free_gib(Path(str(where))))
+    return DiskProblem(f"Writing {where} failed: {exc.strerror}. {hint}")
+
+
+def free_gib(path: Path) -> float | None:
+    for p in (path, *path.parents):
+        if p.exists():
+            return shutil.disk_usage(p).free / 2**30
+    return None
+
+
+def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Path, tmp_wheels: Path,
+           started: float) -> BuildResult:
+    """Prepare, run scikit-build-core, check and publish the wheel (the lock is held by the caller)."""
+    stage = prepare(plan, log=lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
+    shutil.rmtree(tmp_wheels, ignore_errors=True)
+    tmp_wheels.mkdir()
+    log_path = root / "build.log"
+    (root / "bundle.json").unlink(missing_ok=True)  # the install step writes it afresh
+    before = ccache_stats(plan)
+    tracker = Tracker()
+    with open(log_path, "w") as log:
+        log.write(f"tritonbuild {__version__} plan {plan.key}\n")
+        rc = run_logged([plan.python, "-u", "-c", _SKBUILD, str(tmp_wheels)], cwd=stage,
+                        env=build_env(plan, env), log=log, tracker=tracker, console=console,
+                        label=f"building {plan.wheel.name}")
+        failed_in = tracker.phase
+        timings = tracker.finish()
+        if rc != 0:
+            hint = explain(plan, tracker.errors)
+            disk = disk_hint(plan, "\n".join(tracker.errors), free_gib(root))
+            if disk:
+                raise DiskProblem(f"The build stopped (exit code {rc}) in {failed_in}. {disk}",
+                                  log_path=str(log_path), tail=tracker.failure_tail())
+            raise BuildFailed(f"The build failed (exit code {rc}) in {failed_in}. The build dir "
+                              f"{root} is kept for the next run.{' ' + hint if hint else ''}",
+                              log_path=str(log_path), tail=tracker.failure_tail())
+        wheels = sorted(tmp_wheels.glob("*.whl"))
+        if len(wheels) != 1:
+            raise BuildFailed(f"scikit-build-core finished but produced {len(wheels)} wheels.",
+                              log_path=str(log_path))
+        wheel, repaired = wheels[0], dict[str, Any]()
+        if plan.repair is not None:
+            wheel, repaired = repair(plan, wheel, log, log_path)
+        if smoke:
+            smoke_test(plan, wheel, log)
+    final = publish(wheel, Path(plan.wheel.out_dir))
+    for note in link_compile_commands(plan):
+        console.print(f"[cyan]note:[/cyan] {note}")
+    result = BuildResult(
+        wheel=final, size=final.stat().st_size, sha256=sha256_of(final),
+        seconds=round(time.monotonic() - started, 2), timings=timings,
+        ccache=ccache_delta(before, ccache_stats(plan)) if plan.toolchain.ccache else {},
+        ninja_no_work=tracker.ninja_no_work, log=log_path, repaired=repaired,
+        targets=target_outputs(cmake_build_dir(plan), plan.cmake.build_targets[1:]),
+        bundled=_read_json(root / "bundle.json"),
+    )
+    write_outputs(plan, result)
+    return result
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -37,6 +37,10 @@ _LLVM_SYMBOL = re.compile(
 _KILLED = re.compile(r"Killed signal terminated program|terminated with signal 9|\[code=137\]|"
                      r"internal compiler error: Killed|clang.*: error: unable to execute command: Killed")
 _KILLED_LINK = re.compile(r"(ld|lld|collect2)[^\n]*(terminated with signal 9|Killed)|FAILED: \[code=137\] \S+\.so\b")
+_NO_SPACE = re.compile(r"No space left on device|\bENOSPC\b")
+_READ_ONLY = re.compile(r"Read-only file system|\bEROFS\b")
+# What a build needs: an upstream nvidia;amd build dir is about 3 GiB (2.8 GiB seen for d8da7c998 with proton).
+BUILD_DIR_GIB = 3.0
 _UNKNOWN_TARGET = re.compile(r"ninja: error: unknown target '([^']+)'")
 _MISSING_TARGET = re.compile(
     r"undefined (reference|symbol).*LLVMInitialize(\w+?)(Target|AsmPrinter|TargetInfo|TargetMC)"
@@ -96,11 +100,25 @@ def memory_hint(plan: Plan, text: str) -> str | None:
             f"{fit_links}` (MAX_JOBS / TRITON_PARALLEL_LINK_JOBS); finished objects are kept.")
 
 
+def disk_hint(plan: Plan, text: str, free_gib: float | None = None) -> str | None:
+    """A build that hit a full or read-only disk: which directory, how much it needs, what is kept."""
+    where = f"the build dir {plan.cmake.build_dir}"
+    if _READ_ONLY.search(text):
+        return (f"The disk under {where} is read-only (EROFS). Point --cache-dir (or TRITONBUILD_CACHE_DIR) at a "
+                "writable place; nothing was written to the output dir.")
+    if not _NO_SPACE.search(text):
+        return None
+    free = f"{free_gib:.1f} GiB free now" if free_gib is not None else "no space left"
+    return (f"The disk under {where} is full ({free}); a Triton build dir needs about {BUILD_DIR_GIB:.0f} GiB, "
+            "plus the wheel in the output dir. Free space there or use --cache-dir on a larger disk; what was "
+            "built so far is kept and the next run resumes, and the output dir is untouched.")
+
+
 def explain(plan: Plan, errors: Sequence[str]) -> str | None:
     text = "\n".join(errors)
-    oom = memory_hint(plan, text)
-    if oom:
-        return oom
+    first = memory_hint(plan, text) or disk_hint(plan, text)
+    if first:
+        return first
     unknown = _UNKNOWN_TARGET.search(text)
     if unknown:
         return (f"{unknown.group(1)!r} (from --target or the recipe's targets) is not a target of this build: "

@@ -33,6 +33,12 @@ class BuildFailed(TritonBuildError):
         self.tail = tail
 
 
+class DiskProblem(BuildFailed):
+    """The build stopped on a full or read-only disk: the host's problem, not the source's (exit code 3)."""
+
+    exit_code = 3
+
+
 class EnvironmentProblem(TritonBuildError):
     """The host lacks something the request needs, or another run holds a lock."""
 

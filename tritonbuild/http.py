@@ -3,6 +3,7 @@ wheels; ``file://`` URLs work too (a local mirror)."""
 
 from __future__ import annotations
 
+import errno
 import time
 import urllib.error
 import urllib.request
@@ -58,6 +59,8 @@ def _retrying(url: str, attempt_once: Callable[[], object], retries: int, log: C
                 raise NotFound(url, exc.code) from None
             last = f"HTTP {exc.code}"
         except (urllib.error.URLError, TimeoutError, ConnectionError, NetworkError, OSError) as exc:
+            if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS):
+                raise  # the local disk, not the network: retrying cannot help
             last = str(getattr(exc, "reason", exc))
         log(f"download attempt {attempt}/{retries} of {url} failed: {last}")
         if attempt < retries:

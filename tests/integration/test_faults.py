@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
-from tests.integration.conftest import run_cli
+import pytest
+
+from tests.integration.conftest import flat, run_cli
 from tritonbuild import example
 
 
@@ -26,3 +32,47 @@ def test_a_compiler_killed_by_the_kernel_is_reported_as_out_of_memory(tmp_path: 
         in err
     assert "`-j 1 --link-jobs 2`" in err and "GiB" in err
     assert not out.exists() or not any(out.glob("*.whl"))
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 24 MiB tmpfs (root only; skipped where this cannot mount one)."""
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)],
+                                           capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root): the disk-full path is untested on this machine")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_a_full_disk_stops_with_the_directory_and_the_space_needed_and_the_next_run_resumes(
+        tmp_path: Path, small_disk: Path) -> None:
+    tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"))
+    out = tmp_path / "dist"
+    out.mkdir()
+    previous = out / "triton-3.6.0-cp311-cp311-linux_x86_64.whl"
+    previous.write_bytes(b"the previous wheel")
+    args = ["build", "--source", str(tree), "--no-proton", "--cache-dir", str(small_disk / "cache"),
+            "--out", str(out)]
+    env = {"CCACHE_DIR": str(tmp_path / "ccache")}
+    proc = run_cli(*args, cwd=tmp_path, env=env, check=False)
+    err = flat(proc.stderr)
+    assert proc.returncode == 3, proc.stderr
+    assert f"The disk under the build dir {small_disk}/cache/build/" in err and "is full" in err
+    assert "needs about 3 GiB" in err and "the next run resumes" in err
+    assert previous.read_bytes() == b"the previous wheel" and sorted(p.name for p in out.iterdir()) == [previous.name]
+    subprocess.run(["mount", "-o", "remount,size=1g", str(small_disk)], check=True)
+    again = run_cli(*args, "--json", cwd=tmp_path, env=env)
+    assert json.loads(again.stdout)["wheel"] == str(previous)  # the real wheel replaced the stand-in
+
+
+def test_a_read_only_cache_is_named(tmp_path: Path, small_disk: Path) -> None:
+    tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"))
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    proc = run_cli("build", "--source", str(tree), "--cache-dir", str(small_disk / "cache"), "--out",
+                   str(tmp_path / "dist"), cwd=tmp_path, check=False)
+    assert proc.returncode == 3 and "is read-only (EROFS)" in flat(proc.stderr), proc.stderr
+    assert not (tmp_path / "dist").exists()

@@ -312,3 +312,28 @@ def test_a_cached_llvm_the_pin_contradicts_is_fetched_again(tmp_path: Path, serv
     assert Path(again.stdout.strip()) == prefix and (prefix / "REBUILT").is_file()
     assert json.loads((prefix / "tritonbuild-llvm.json").read_text())["sha256"] == new_sha
     assert leftovers(tmp_path) == [] and not list((tmp_path / "cache" / "llvm").glob(".replaced-*"))
+
+
+def test_a_full_disk_during_an_llvm_fetch_leaves_the_cache_as_it_was(tmp_path: Path, server: Server) -> None:
+    import os
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                                           capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        big = GOOD + os.urandom(256 * 1024)  # does not fit: the transfer hits ENOSPC
+        tree = g3_tree(tmp_path, sha=hashlib.sha256(big).hexdigest())
+        with Server({ARCHIVE: big}) as full:
+            proc = run_cli("llvm", "fetch", "--source", str(tree), "--llvm-mirror", f"{full.url}/good",
+                           "--cache-dir", str(mnt / "cache"), cwd=tmp_path, env=ENV, check=False)
+            assert full.hits[f"/good/{ARCHIVE}"] == 1  # the disk, not the network: no retries
+        err = flat(proc.stderr)
+        assert proc.returncode == 3 and "No space left on device" in err and "needs about 3 GiB" in err, err
+        assert "nothing was added to the cache" in err
+        llvm = mnt / "cache" / "llvm"
+        assert not any(p.name.endswith(".part") or p.name.startswith(".staging-") for p in llvm.rglob("*"))
+        assert not (llvm / TOP).exists()
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

@@ -446,3 +446,15 @@ def test_nvidia_tools_are_bundled_like_setup_py(tree) -> None:
     assert cpu_only.cmake.define("TRITONBUILD_NVIDIA_TOOLS") is None
     none = plan_for(root)
     assert any("no ptxas binary found to bundle" in n for n in none.notes)
+
+
+def test_proton_variables_the_tree_requires_are_checked_before_configuring(tree) -> None:
+    root = tree("no-amd", backends=("nvidia",), required=False)  # no in-tree roctracer headers to default to
+    assert inspect_source(root).proton_requires == ("CUPTI_INCLUDE_DIR", "ROCTRACER_INCLUDE_DIR", "JSON_INCLUDE_DIR")
+    with pytest.raises(UserError) as err:
+        plan_for(root, {"backends": "nvidia"})
+    assert "stops configuring without ROCTRACER_INCLUDE_DIR" in str(err.value)
+    assert "TRITON_ROCTRACER_INCLUDE_PATH" in str(err.value) and "--no-proton" in str(err.value)
+    ok = plan_for(root, {"backends": "nvidia"}, env={"TRITON_ROCTRACER_INCLUDE_PATH": "/opt/rocm/include"})
+    assert ok.cmake.define("ROCTRACER_INCLUDE_DIR") == "/opt/rocm/include"
+    assert plan_for(root, {"backends": "nvidia", "proton": False}).toolchain.proton is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tarfile
@@ -10,13 +11,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tritonbuild import http
-from tritonbuild.errors import UserError
+from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.llvm import cache
 from tritonbuild.llvm.cache import LLVMRequest
 
 DEFAULT_MIRROR = "https://oaitriton.blob.core.windows.net/public/llvm-builds"
 # Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.
+LLVM_GIB = 3  # an archive (~0.5 GiB) and its extracted prefix (~2 GiB)
 PREBUILT_TARGETS = frozenset({"NVPTX", "AMDGPU", "X86", "AArch64"})
 
 
@@ -119,15 +121,32 @@ def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, ret
     if cache.current(entry, req.sha256):
         return entry
     log: Callable[[str], None] = (lambda m: console.print(f"[cyan]llvm:[/cyan] {m}")) if console else print
+    try:
+        _fetch_into(req, entry, console, timeout, retries, log)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EROFS):
+            raise
+        raise EnvironmentProblem(
+            f"Writing {exc.filename or entry.parent} failed: {exc.strerror}. A prebuilt LLVM needs about "
+            f"{LLVM_GIB} GiB in {entry.parent} (the archive and its extracted prefix). Free space there or point "
+            "--cache-dir at a larger disk; nothing was added to the cache, other entries are untouched, and the "
+            "next run fetches again.") from None
+    log(f"LLVM {req.llvm_hash[:12]} ready at {entry}")
+    return entry
+
+
+def _fetch_into(req: LLVMRequest, entry: Path, console: Any, timeout: float, retries: int,
+                log: Callable[[str], None]) -> None:
+    """Download, verify, extract and publish one entry under its lock."""
     with cache.entry_lock(entry):
         if cache.current(entry, req.sha256):  # another process finished while we waited
-            return entry
+            return
         stale = cache.pin_conflict(entry, req.sha256)
         if stale:
             log(f"{entry.name}: {stale}")
         downloads = cache.llvm_dir(req.cache_root) / ".downloads"
         archive = downloads / f"{req.archive}.{os.getpid()}"
-        progress = _progress(console, req.archive)
+        progress = _progress(console, req.archive or "")
         try:
             with progress as update:
                 fetch_archive(req, archive, retries=retries, timeout=timeout, progress=update, log=log)
@@ -142,8 +161,6 @@ def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, ret
                 shutil.rmtree(staging, ignore_errors=True)
         finally:
             archive.unlink(missing_ok=True)
-    log(f"LLVM {req.llvm_hash[:12]} ready at {entry}")
-    return entry
 
 
 class _progress:
