@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,19 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, check: boo
     if check and proc.returncode != 0:
         raise AssertionError(f"tritonbuild {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+@contextlib.contextmanager
+def small_tmpfs(path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``path`` (root only; the test is skipped with the reason otherwise)."""
+    path.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                                           capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root): the disk-full path is untested on this machine")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 def flat(text: str) -> str:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import flat, run_cli
+from tests.integration.conftest import flat, run_cli, small_tmpfs
 from tritonbuild import example
 
 
@@ -36,16 +35,8 @@ def test_a_compiler_killed_by_the_kernel_is_reported_as_out_of_memory(tmp_path: 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 24 MiB tmpfs (root only; skipped where this cannot mount one)."""
-    mnt = tmp_path / "small-disk"
-    mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mnt)],
-                                           capture_output=True, check=False).returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (needs root): the disk-full path is untested on this machine")
-    try:
+    with small_tmpfs(tmp_path / "small-disk", "24m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_a_full_disk_stops_with_the_directory_and_the_space_needed_and_the_next_run_resumes(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import flat, git_commit, run_cli
+from tests.integration.conftest import flat, git_commit, run_cli, small_tmpfs
 from tests.integration.llvm_fixtures import Server, fake_prefix, make_archive
 from tritonbuild import example
 
@@ -317,12 +317,7 @@ def test_a_cached_llvm_the_pin_contradicts_is_fetched_again(tmp_path: Path, serv
 def test_a_full_disk_during_an_llvm_fetch_leaves_the_cache_as_it_was(tmp_path: Path, server: Server) -> None:
     import os
 
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                                           capture_output=True, check=False).returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (needs root)")
-    try:
+    with small_tmpfs(tmp_path / "small", "64k") as mnt:
         big = GOOD + os.urandom(256 * 1024)  # does not fit: the transfer hits ENOSPC
         tree = g3_tree(tmp_path, sha=hashlib.sha256(big).hexdigest())
         with Server({ARCHIVE: big}) as full:
@@ -335,5 +330,3 @@ def test_a_full_disk_during_an_llvm_fetch_leaves_the_cache_as_it_was(tmp_path: P
         llvm = mnt / "cache" / "llvm"
         assert not any(p.name.endswith(".part") or p.name.startswith(".staging-") for p in llvm.rglob("*"))
         assert not (llvm / TOP).exists()
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)

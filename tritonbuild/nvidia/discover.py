@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tritonbuild.elf import is_elf
 from tritonbuild.nvidia.parts import CUPTI_LIBS, ENV, embedded_includes, includes, parse_versions, pypi_wheel
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
@@ -43,14 +44,6 @@ class NvidiaFacts:
     cupti_lib_files: Files | None = None
     tools: tuple[tuple[str, str, str], ...] = ()  # (name, real binary, found by)
     toolkit: str | None = None  # the CUDA toolkit root the headers come from, if one
-
-
-def _is_elf(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"\x7fELF"
-    except OSError:
-        return False
 
 
 def cuda_roots(env: Mapping[str, str]) -> list[str]:
@@ -89,7 +82,7 @@ def find_tools(env: Mapping[str, str], roots: Sequence[str]) -> tuple[tuple[str,
         on_path = shutil.which(name, path=env.get("PATH"))
         for cand in [*(Path(r) / "bin" / name for r in roots), *([Path(on_path)] if on_path else [])]:
             real = cand.resolve()
-            if real.is_file() and _is_elf(real):
+            if real.is_file() and is_elf(real):
                 found.append((name, str(real), str(cand)))
                 break
     return tuple(found)
@@ -103,7 +96,7 @@ def ptxas_blackwell(env: Mapping[str, str], roots: Sequence[str], ptxas: str | N
         return (str(Path(given).resolve()), "env TRITON_PTXAS_BLACKWELL_PATH") if Path(given).is_file() else None
     for root in roots:
         cand = (Path(root) / "bin" / "ptxas").resolve()
-        if cand.is_file() and _is_elf(cand) and str(cand) != ptxas:
+        if cand.is_file() and is_elf(cand) and str(cand) != ptxas:
             return str(cand), f"a second CUDA toolkit ({root})"
     return None
 
