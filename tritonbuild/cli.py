@@ -45,6 +45,8 @@ def plan_options(func: F) -> F:
         click.option("--bundle-nvidia-tools/--no-bundle-nvidia-tools", default=None,
                      help="Copy ptxas, cuobjdump, nvdisasm into the wheel's nvidia backend (default: when found)."),
         click.option("--strict", is_flag=True, default=None, help="Refuse to add back required backends."),
+        click.option("--api-check/--no-api-check", default=None,
+                     help="Refuse backends that do not fit the source's backend interface (default: on)."),
         click.option("--wheel-name", help="Distribution name (env: TRITON_WHEEL_NAME)."),
         click.option("--version-scheme", type=click.Choice(["setup", "git", "date", "date+git", "none"]),
                      help="Version suffix scheme (default: setup, like Triton's setup.py)."),
@@ -150,9 +152,11 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 @click.option("--plugin-dir", "plugin_dirs", multiple=True, help="External plugin directory (repeatable).")
 @click.option("--cache-dir", help="Cache root.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--check", is_flag=True, help="Check each backend against the source's backend interface and "
+              "print a verdict; exit 1 when one will fail.")
 def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], cache_dir: str | None,
-             as_json: bool) -> None:
-    """List the backends that can be built from a source (and plugins)."""
+             as_json: bool, check: bool) -> None:
+    """List the backends that can be built from a source (and plugins); --check: will they work with it?"""
     import json
 
     from tritonbuild import facts, gitinfo, paths, plugins, report, settings
@@ -168,12 +172,15 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
         source_commit=info.git.commit if info.git else None,
         git_states=facts.plugin_git_states(s["plugin_dirs"].value, cwd))
     rows = report.backends_rows(info, found)
+    api = facts.compat_facts(root, info, [Path(p.path) for p in found], facts.plugin_git_states(
+        s["plugin_dirs"].value, cwd)) if check else {}
     if as_json:
         click.echo(json.dumps({
             "source": info.root, "generation": info.generation, "tuple_limit": info.tuple_limit,
             "proton": info.has_proton, "proton_in_tuple": info.proton_in_tuple,
-            "backends": [{"name": n, "origin": o, "path": p, "flags": f} for n, o, p, f in rows]}, indent=2))
-        return
+            "backends": [{"name": n, "origin": o, "path": p, "flags": f,
+                          **({"api": api[p].to_dict()} if p in api else {})} for n, o, p, f in rows]}, indent=2))
+        sys.exit(1 if any(a.verdict == "will fail" for a in api.values()) else 0)
     from rich.table import Table
 
     out = report.console()
@@ -188,6 +195,9 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
         out.print(f"proton: present (in the backends tuple: {info.proton_in_tuple})")
     for w in warnings:
         out.print(f"[yellow]warning:[/yellow] {w}")
+    if check:
+        report.print_api(api, {p: n for n, _, p, _ in rows}, out)
+        sys.exit(1 if any(a.verdict == "will fail" for a in api.values()) else 0)
 
 
 @cli.command()

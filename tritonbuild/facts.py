@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tritonbuild import gitinfo, host, paths
+from tritonbuild import compat, gitinfo, host, paths
+from tritonbuild.apicheck import BackendApi
 from tritonbuild.errors import UserError
 from tritonbuild.llvm import cache as llvm_cache
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.nvidia import discover as nvidia_discover
-from tritonbuild.plugins import absolute
+from tritonbuild.plugins import absolute, read_plugin, submodule_pin
 from tritonbuild.resolve import Facts
 from tritonbuild.settings import Resolved
-from tritonbuild.source import GitState, inspect_source, looks_like_triton
+from tritonbuild.source import GitState, SourceInfo, inspect_source, looks_like_triton
 
 # The settings that say where NVIDIA's files are, by the Triton variable they stand for.
 NVIDIA_SETTINGS = {"cudart_path": "TRITON_CUDART_PATH", "cudacrt_path": "TRITON_CUDACRT_PATH",
@@ -75,6 +76,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     cached = tuple(probe(e, found_by="tritonbuild cache") for e in at_pin
                    if str(e) not in dict(stale)) if not explicit else ()
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
+    api = compat_facts(root, source, [absolute(p, cwd) for p in s["plugin_dirs"].value], plugin_git)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
     nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)
@@ -94,7 +96,23 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         json_prefix=json_prefix,
         default_pin=default_pin,
         nvidia=nv,
+        api=api,
     )
+
+
+def compat_facts(root: Path, source: SourceInfo, plugin_dirs: list[Path],
+                 plugin_git: Mapping[str, GitState | None]) -> dict[str, BackendApi]:
+    """The compatibility check of every in-tree backend and every plugin that can be read (a plugin that cannot
+    is reported by the plan's own validation)."""
+    plugins = []
+    for path in plugin_dirs:
+        try:
+            plugin = submodule_pin(read_plugin(path, "plugin"), plugin_git.get(str(path)))
+        except UserError:
+            continue
+        plugins.append((plugin.name, path, plugin.triton_pin))
+    commit = source.git.commit if source.git else None
+    return compat.gather(root, commit, [(b.name, Path(b.path)) for b in source.backends], plugins)
 
 
 def plugin_git_states(dirs: Sequence[str], cwd: Path) -> dict[str, GitState | None]:

@@ -52,6 +52,7 @@ class BackendPlan:
     triton_pin: str | None = None
     triton_pin_from: str | None = None  # plugins: "triton-hash.txt" or "its triton submodule"
     pin_matches_source: bool | None = None
+    api: dict[str, Any] | None = None  # the compatibility check: verdict, findings, C++ drift (tritonbuild.apicheck)
 
 
 @dataclass(frozen=True)

@@ -104,3 +104,19 @@ def backends_rows(info: Any, plugins: Any) -> list[tuple[str, str, str, str]]:
     for p in plugins:
         rows.append((p.name, "plugin", p.path, f"name from {p.name_from}"))
     return rows
+
+
+def print_api(results: dict[str, Any], names: dict[str, str], out: Any) -> None:
+    """``backends --check``: each backend's verdict, findings and C++ drift."""
+    colour = {"compatible": "green", "risky": "yellow", "will fail": "red"}
+    for path, api in results.items():
+        out.print(f"[bold]{names.get(path, path)}[/bold] ({path}): [{colour[api.verdict]}]{api.verdict}[/]")
+        for f in api.findings:
+            out.print(f"  {f.severity}: {f.message}", soft_wrap=False)
+        d = api.drift
+        if d:
+            out.print(f"  C++ drift: Triton pin {d['pin'][:12]} -> source {str(d['source'])[:12]}: {d['status']}; "
+                      f"{d['commits']} commits, {d['touching_count']} touch the {d['headers_included']} headers the "
+                      "plugin includes")
+            for t in d["touching"]:
+                out.print(f"    {t['commit']} {t['subject']} ({', '.join(t['files'])})")

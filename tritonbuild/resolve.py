@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tritonbuild import __version__, linkage, proton
+from tritonbuild.apicheck import BackendApi
 from tritonbuild.backends import BACKEND_LLVM_TARGETS, CORE_LLVM_TARGETS, expand_targets, select_backends
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
@@ -56,6 +57,7 @@ class Facts:
     llvm_cached: tuple[LLVMInstall, ...] = ()  # probed cache entries at the pinned commit
     llvm_stale: tuple[tuple[str, str], ...] = ()  # cache entries at the pin whose sha256 the pin contradicts
     nvidia: NvidiaFacts = field(default_factory=NvidiaFacts)  # CUDA headers, CUPTI, NVIDIA tools on this machine
+    api: Mapping[str, BackendApi] = field(default_factory=dict)  # compatibility check per backend path
 
 
 def shim_dir(cache_root: str, name: str, path: str) -> str:
@@ -455,6 +457,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
                        triton_pin_from=p.triton_pin_from, pin_matches_source=p.pin_matches_source)
            for p in plugins]
     )
+    backends = api_checked(s, facts, backends, warnings)
     scripts: tuple[tuple[str, str], ...] = ()
     if toolchain.proton:
         scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
@@ -498,6 +501,32 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         commands=commands,
         nvidia=nv.parts,
     )
+
+
+def api_checked(s: Mapping[str, Resolved], facts: Facts, backends: tuple[BackendPlan, ...],
+                warnings: list[str]) -> tuple[BackendPlan, ...]:
+    """Attach each backend's compatibility check; a backend that will fail to import is an error unless
+    --no-api-check, which makes it a warning like the rest."""
+    out, fatal = [], []
+    for b in backends:
+        api = facts.api.get(b.path)
+        if api is None:
+            out.append(b)
+            continue
+        out.append(replace(b, api=api.to_dict()))
+        if api.verdict == "compatible":
+            continue
+        lines = "; ".join(f.message for f in api.findings)
+        if api.verdict == "will fail" and s["api_check"].value:
+            fatal.append(f"{b.name}: {lines}")
+        else:
+            warnings.append(f"backend {b.name!r} ({api.verdict} with this Triton): {lines}")
+    if fatal:
+        raise UserError(f"A backend does not fit this Triton's backend interface: {' | '.join(fatal)}. Update the "
+                        "backend to the source's python/triton/backends/compiler.py and driver.py, build the Triton it "
+                        "was written for, or pass --no-api-check to build anyway (`tritonbuild backends --check` "
+                        "shows the full report).")
+    return tuple(out)
 
 
 def _pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...]) -> str:

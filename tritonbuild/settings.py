@@ -150,6 +150,8 @@ SPECS: tuple[Spec, ...] = (
           "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
           "they stay in the build dir, the wheel does not change"),
     _spec("strict", False, "--strict", None, "refuse to add back backends the source cannot drop"),
+    _spec("api_check", True, "--api-check/--no-api-check", None,
+          "refuse a backend that lacks a method the source's BaseBackend/DriverBase declare abstract (off: a warning)"),
     _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str}, "distribution name of the wheel"),
     _spec("version_suffix", None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},
           "appended to the version (default: +git<sha8> off release branches, like setup.py)"),

@@ -286,6 +286,25 @@ def write_tree(
     return dest
 
 
+_HASH = "    def hash(self) -> str:\n"
+_ADD_STAGES = "    def add_stages(self, stages: dict, options: object, language: str) -> None:\n"
+
+
+def _plugin_api(compiler: Path, api: str) -> None:
+    text = compiler.read_text()
+    if api == "old":
+        text = text.replace(_ADD_STAGES, "    def add_stages(self, stages: dict, options: object) -> None:\n")
+        start = text.index(_HASH)
+        text = text[:start] + text[text.index("\n\n", start) + 2:]
+    elif api == "static-hash":
+        text = text.replace(_HASH, "    @staticmethod\n    def hash() -> str:\n")
+    elif api == "extra":
+        text += "\n    def get_codegen_implementation(self, options: object) -> dict:\n        return {}\n"
+    elif api != "current":
+        raise ValueError(f"unknown plugin api {api!r}")
+    compiler.write_text(text)
+
+
 def write_plugin(
     dest: Path,
     name: str = "shared",
@@ -296,13 +315,19 @@ def write_plugin(
     broken: bool = False,
     llvm_targets: Sequence[str] = (),
     trailing_newline: bool = False,
+    api: str = "current",
 ) -> Path:
-    """Write an external plugin into ``dest``. ``name`` must match what Triton will derive for it."""
+    """Write an external plugin into ``dest``. ``name`` must match what Triton will derive for it.
+
+    ``api`` picks the backend interface it was written for: ``current`` (this tree's), ``old`` (no ``hash``,
+    two-argument ``add_stages``: an older Triton), ``static-hash`` (``hash`` a staticmethod), ``extra`` (also a
+    method no Triton calls any more)."""
     dest = Path(dest)
     _render_dir(PLUGIN_TEMPLATE, dest, {
         "NAME": name,
         "BROKEN": "#error this plugin is broken on purpose (tritonbuild test fixture)" if broken else "",
     })
+    _plugin_api(dest / "backend" / "compiler.py", api)
     if name_conf:
         (dest / "backend" / "name.conf").write_text(name + ("\n" if trailing_newline else ""))
     if language:

@@ -1,3 +1,4 @@
+#include "triton/Core.h"  // like triton-shared, the plugin builds against Triton's headers
 #include <pybind11/pybind11.h>
 
 @BROKEN@

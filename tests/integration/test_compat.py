@@ -1,0 +1,75 @@
+"""C++ drift between a plugin's Triton pin and the source, from the source's git history (real git)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.integration.conftest import git_commit, run_cli
+from tritonbuild import example
+
+
+def history(tmp_path: Path) -> tuple[Path, str]:
+    """A source whose HEAD is 3 commits past ``pin``; one of them changes a header the plugin includes."""
+    root = example.write_tree(tmp_path / "triton")
+    pin = git_commit(root, "the plugin's pin")
+    core = root / "include" / "triton" / "Core.h"
+    core.write_text(core.read_text() + "// a changed interface\n")
+    git_commit(root, "Change Core.h", init=False)
+    (root / "lib" / "Core.cpp").write_text((root / "lib" / "Core.cpp").read_text() + "\n")
+    git_commit(root, "Touch Core.cpp", init=False)
+    (root / "python" / "triton" / "knob.py").write_text("X = 1\n")
+    git_commit(root, "Add a knob", init=False)
+    return root, pin
+
+
+def check(source: Path, plugin: Path, cwd: Path) -> tuple[int, dict]:
+    proc = run_cli("backends", "--check", "--json", "--source", str(source), "--plugin-dir", str(plugin), cwd=cwd,
+                   check=False)
+    data = json.loads(proc.stdout)
+    return proc.returncode, next(b["api"] for b in data["backends"] if b["origin"] == "plugin")
+
+
+def test_commits_since_the_pin_and_those_touching_included_headers(tmp_path: Path) -> None:
+    source, pin = history(tmp_path)
+    plugin = example.write_plugin(tmp_path / "plugin", "shared", triton_hash=pin)
+    rc, api = check(source, plugin, tmp_path)
+    drift = api["drift"]
+    assert rc == 0 and api["verdict"] == "risky"
+    assert drift["status"] == "ok" and drift["commits"] == 3 and drift["touching_count"] == 1
+    assert drift["headers"] == ["include/triton/Core.h"]
+    assert [t["subject"] for t in drift["touching"]] == ["Change Core.h"]
+    assert any("1 of the 3 source commits since the plugin's Triton pin changed headers it includes" in f["message"]
+               for f in api["findings"])
+    same = example.write_plugin(tmp_path / "same", "same", triton_hash=git_head(source))
+    assert check(source, same, tmp_path)[1] == {"verdict": "compatible", "findings": [], "drift": None}
+
+
+def test_a_shallow_clone_and_a_pin_not_in_history_are_said_so(tmp_path: Path) -> None:
+    source, pin = history(tmp_path)
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{source}", str(shallow)], check=True)
+    plugin = example.write_plugin(tmp_path / "plugin", "shared", triton_hash=pin)
+    _, api = check(shallow, plugin, tmp_path)
+    assert "not found (the source is a shallow clone)" in api["drift"]["status"]
+    assert "git fetch --unshallow" in api["drift"]["status"]
+    stranger = example.write_plugin(tmp_path / "stranger", "stranger", triton_hash="0123456789" * 4)
+    _, api = check(source, stranger, tmp_path)
+    assert "not found (the source's history does not have it)" in api["drift"]["status"]
+
+
+def test_a_plugin_for_an_older_interface_fails_the_check_and_the_build_before_compiling(tmp_path: Path) -> None:
+    source = example.write_tree(tmp_path / "triton")
+    old = example.write_plugin(tmp_path / "old", "old", api="old")
+    rc, api = check(source, old, tmp_path)
+    assert rc == 1 and api["verdict"] == "will fail"
+    proc = run_cli("build", "--source", str(source), "--plugin-dir", str(old), "--cache-dir", str(tmp_path / "c"),
+                   cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "does not define hash" in " ".join(proc.stderr.split())
+    assert not (tmp_path / "c" / "build").exists()  # refused before any build dir exists
+
+
+def git_head(root: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout.strip()

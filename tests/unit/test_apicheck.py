@@ -1,0 +1,70 @@
+"""Will this backend work with this Triton? The Python interface check, from the sources alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.test_resolve import facts, plan_for
+from tritonbuild import apicheck, compat
+from tritonbuild.errors import UserError
+from tritonbuild.resolve import resolve_plan
+from tritonbuild.settings import resolve_settings
+
+
+def check(root: Path, plugin: Path) -> apicheck.BackendApi:
+    return compat.gather(root, None, [], [("p", plugin, None)])[str(plugin)]
+
+
+def test_backends_written_for_this_triton_are_compatible(tree, plugin) -> None:
+    root = tree()
+    result = compat.gather(root, None, [(n, root / "third_party" / n) for n in ("nvidia", "amd", "cpu", "spirv")],
+                           [("p", plugin("p"), None)])
+    assert {Path(k).name: v.verdict for k, v in result.items()} == {
+        "nvidia": "compatible", "amd": "compatible", "cpu": "compatible", "spirv": "compatible", "p": "compatible"}
+
+
+def test_a_missing_abstract_method_will_fail_and_names_the_import_error(tree, plugin) -> None:
+    result = check(tree(), plugin("p", api="old"))
+    assert result.verdict == "will fail"
+    error = next(f for f in result.findings if f.severity == "error")
+    assert "PluginBackend does not define hash" in error.message and "Can't instantiate abstract class" in error.message
+    # the source calls add_stages(stages, options, language): the 2-argument one cannot take that call
+    assert any("add_stages" in f.message and "the source calls it with 3" in f.message for f in result.findings)
+
+
+def test_a_staticmethod_change_and_an_uncalled_method_are_risky(tree, plugin) -> None:
+    root = tree()
+    static = check(root, plugin("s", api="static-hash"))
+    assert static.verdict == "risky"
+    assert any("PluginBackend.hash" in f.message and "static/class method" in f.message for f in static.findings)
+    extra = check(root, plugin("e", api="extra"))
+    assert extra.verdict == "risky"
+    assert any("get_codegen_implementation" in f.message and "nothing in the source or the backend calls it" in
+               f.message for f in extra.findings)
+
+
+def test_signature_rules() -> None:
+    base = apicheck.parse_classes("class BaseBackend:\n    def add_stages(self, stages, options): ...\n")
+    ok = apicheck.parse_classes("class B(BaseBackend):\n    def add_stages(self, stages, options, lang=None): ...\n")
+    star = apicheck.parse_classes("class B(BaseBackend):\n    def add_stages(self, *args): ...\n")
+    usage = apicheck.Usage({"add_stages"}, {"add_stages": {3}})
+    for mod in (ok, star):
+        assert apicheck.check_module(mod, base, usage, usage.calls) == []
+    short = apicheck.parse_classes("class B(BaseBackend):\n    def add_stages(self, stages): ...\n")
+    [finding] = apicheck.check_module(short, base, usage, {})
+    assert finding.message.endswith("takes 1 positional arguments but the source's base declares it with 2")
+
+
+def test_the_plan_refuses_a_backend_that_will_fail_unless_told_not_to(tree, plugin) -> None:
+    root = tree()
+    old = plugin("old-plugin", "old_plugin", api="old")
+    f = facts(root)
+    f = type(f)(**{**f.__dict__, "api": compat.gather(root, None, [], [("old_plugin", old, None)])})
+    with pytest.raises(UserError, match=r"old_plugin: PluginBackend does not define hash.*--no-api-check"):
+        resolve_plan(resolve_settings({"plugin_dirs": (str(old),)}, {}), f, {})
+    p = resolve_plan(resolve_settings({"plugin_dirs": (str(old),), "api_check": False}, {}), f, {})
+    assert any("'old_plugin' (will fail with this Triton)" in w for w in p.warnings)
+    assert p.backends[-1].api is not None and p.backends[-1].api["verdict"] == "will fail"
+    assert plan_for(root).backends[0].api is None  # no facts gathered: nothing claimed

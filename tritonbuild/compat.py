@@ -1,0 +1,134 @@
+"""Gather what the compatibility check needs (edge: reads the sources, asks git about the source's history).
+
+Per backend: the ``apicheck`` findings for its ``backend/compiler.py`` and ``backend/driver.py`` against the
+source's base classes, and, for a plugin pinned to another Triton commit, the C++ drift: the commits between its
+pin and the source commit, and those that changed a header the plugin includes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tritonbuild import apicheck
+from tritonbuild.proc import run
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
+_CXX = {".h", ".hpp", ".cpp", ".cc", ".cxx", ".inc", ".td"}
+MAX_LISTED = 20
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _py_texts(root: Path) -> Iterable[str]:
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            yield _read(path)
+
+
+def source_interface(source: Path) -> tuple[dict[str, apicheck.ClassInfo], apicheck.Usage]:
+    """The source's backend base classes and every name its Python code reads."""
+    backends = source / "python" / "triton" / "backends"
+    classes: dict[str, apicheck.ClassInfo] = {}
+    for module in ("compiler", "driver"):
+        path = backends / f"{module}.py"
+        classes.update({k: v for k, v in apicheck.parse_classes(_read(path), str(path)).items()
+                        if k in apicheck.BASES})
+    return classes, apicheck.usage(_py_texts(source / "python" / "triton"))
+
+
+def check_backend(name: str, path: Path, source_classes: dict[str, apicheck.ClassInfo],
+                  source_used: apicheck.Usage, drift: dict[str, Any] | None = None) -> apicheck.BackendApi:
+    backend = path / "backend"
+    used = source_used | apicheck.usage(_py_texts(backend))
+    findings: list[apicheck.Finding] = []
+    for module in ("compiler", "driver"):
+        file = backend / f"{module}.py"
+        findings += apicheck.check_module(apicheck.parse_classes(_read(file), str(file)), source_classes, used,
+                                          source_used.calls)
+    changed = int(drift.get("touching_count", 0)) if drift else 0
+    if drift and changed:
+        findings.append(apicheck.Finding(apicheck.WARNING, str(path), (
+            f"{changed} of the {drift['commits']} source commits since the plugin's Triton pin changed headers it "
+            f"includes ({', '.join(drift['headers'][:5])}{' ...' if len(drift['headers']) > 5 else ''})")))
+    return apicheck.BackendApi(name, tuple(findings), apicheck.verdict(findings), drift)
+
+
+def plugin_includes(plugin: Path, source: Path) -> list[str]:
+    """The source files a plugin's C++ includes (``triton/...`` under include/, ``third_party/...``, a backend's
+    include/), as paths relative to the source root."""
+    found: set[str] = set()
+    roots = [source / "include", source, *sorted(source.glob("third_party/*/include"))]
+    for file in plugin.rglob("*"):
+        if file.suffix not in _CXX or not file.is_file():
+            continue
+        for name in _INCLUDE.findall(_read(file)):
+            for root in roots:
+                cand = root / name
+                if cand.is_file():
+                    found.add(str(cand.relative_to(source)))
+                    break
+    return sorted(found)
+
+
+def _git(source: Path, *args: str) -> str | None:
+    res = run(["git", "-C", str(source), *args], timeout=60)
+    return res.stdout if res.ok else None
+
+
+def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[str]) -> dict[str, Any]:
+    """Commits between the plugin's Triton pin and the source commit, and those touching ``headers``."""
+    out: dict[str, Any] = {"pin": pin, "source": source_commit, "headers_included": len(headers),
+                           "commits": 0, "touching": [], "touching_count": 0, "headers": []}
+    if not source_commit:
+        return {**out, "status": "the source is not a git checkout: no history to compare the pin with"}
+    if (_git(source, "rev-parse", "--is-shallow-repository") or "").strip() == "true":
+        out["shallow"] = True
+    if _git(source, "cat-file", "-e", f"{pin}^{{commit}}") is None:
+        why = ("the source is a shallow clone" if out.get("shallow") else "the source's history does not have it")
+        return {**out, "status": f"pin {pin[:12]} not found ({why}): fetch more history (git fetch --unshallow) "
+                                 "to see what changed"}
+    if _git(source, "merge-base", "--is-ancestor", pin, source_commit) is None:
+        return {**out, "status": f"pin {pin[:12]} is not an ancestor of the source commit (another branch)"}
+    count = _git(source, "rev-list", "--count", f"{pin}..{source_commit}")
+    out["commits"] = int(count.strip()) if count and count.strip().isdigit() else 0
+    if headers:
+        log = _git(source, "log", "--format=@@%H%x09%s", "--name-only", f"{pin}..{source_commit}", "--",
+                   *headers) or ""
+        touching: list[dict[str, Any]] = []
+        for line in log.splitlines():
+            if line.startswith("@@"):
+                sha, _, subject = line[2:].partition("\t")
+                touching.append({"commit": sha[:12], "subject": subject, "files": []})
+            elif line.strip() and touching:
+                touching[-1]["files"].append(line.strip())
+        out["touching"] = touching
+        out["headers"] = sorted({f for t in touching for f in t["files"]})
+    out["touching_count"] = len(out["touching"])
+    shown = out["touching"][:MAX_LISTED]
+    out["listed"] = len(shown)
+    out["touching"] = shown
+    out["status"] = "ok" if not out.get("shallow") else "ok (shallow clone: counts may be short)"
+    return out
+
+
+def gather(source: Path, source_commit: str | None, in_tree: Iterable[tuple[str, Path]],
+           plugins: Iterable[tuple[str, Path, str | None]]) -> dict[str, apicheck.BackendApi]:
+    """The check for each in-tree backend ``(name, path)`` and plugin ``(name, path, triton pin)``, by path."""
+    classes, used = source_interface(source)
+    if not classes:
+        return {}  # a source without python/triton/backends: nothing to check against
+    out = {str(path): check_backend(name, path, classes, used) for name, path in in_tree}
+    for name, path, pin in plugins:
+        moved = None
+        if pin and source_commit and not source_commit.startswith(pin) and not pin.startswith(source_commit):
+            moved = drift(source, source_commit, pin, plugin_includes(path, source))
+        out[str(path)] = check_backend(name, path, classes, used, moved)
+    return out
