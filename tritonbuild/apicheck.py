@@ -62,14 +62,15 @@ def _decorators(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 def _method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Method:
     decos = _decorators(fn)
-    kind = ("static" if "staticmethod" in decos else "class" if "classmethod" in decos
-            else "property" if "property" in decos or "abstractproperty" in decos else "method")
+    kind = ("static" if decos & {"staticmethod", "abstractstaticmethod"}
+            else "class" if decos & {"classmethod", "abstractclassmethod"}
+            else "property" if decos & {"property", "abstractproperty"} else "method")
     positional = [*fn.args.posonlyargs, *fn.args.args]
     if kind != "static" and positional:
         positional = positional[1:]  # self / cls
     required = len(positional) - len(fn.args.defaults)
     accepts = None if fn.args.vararg else len(positional)
-    abstract = bool(decos & {"abstractmethod", "abstractproperty"})
+    abstract = bool(decos & {"abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod"})
     return Method(fn.name, kind, max(required, 0), accepts, abstract, fn.lineno)
 
 
@@ -147,10 +148,10 @@ def _chain(cls: ClassInfo, local: Mapping[str, ClassInfo], source: Mapping[str, 
 
 def _fits(base: Method, sub: Method, called_with: set[int] | None = None) -> str | None:
     """Why ``sub`` cannot stand in for ``base`` (as declared, or as the source's code calls it), or None."""
-    class_like = {"static", "class"}
-    if (base.kind in class_like) != (sub.kind in class_like) and "property" not in (base.kind, sub.kind):
-        return (f"is a {'static/class method' if sub.kind in class_like else 'plain method'} but the source's base "
-                f"declares a {'static/class method' if base.kind in class_like else 'plain method'}")
+    # A static/class method serves where a plain one is declared (instances call it too); a plain method cannot
+    # serve where Triton calls the class itself (``driver.is_active()``, ``backend.supports_target(target)``).
+    if base.kind in ("static", "class") and sub.kind == "method":
+        return "is a plain method but the source's base declares a static/class method (Triton calls it on the class)"
     if base.kind == "property" or sub.kind == "property":
         return None if base.kind == sub.kind else f"is a {sub.kind} but the source's base declares a {base.kind}"
     # The source's own calls are what counts (its base class declaration can lag behind them: upstream's
@@ -176,6 +177,7 @@ def check_module(backend_classes: Mapping[str, ClassInfo], source: Mapping[str, 
             continue
         mine = {name: m for c in chain if c.name not in BASES for name, m in c.methods.items()}
         declared = {name: m for c in roots for name, m in c.methods.items()}
+        interface = {name for c in source.values() for name in c.methods}  # every base class's methods
         concrete_in_bases = {name for c in roots for name, m in c.methods.items() if not m.abstract}
         missing = sorted(n for n, m in declared.items() if m.abstract and n not in mine and n not in concrete_in_bases)
         if missing:
@@ -188,7 +190,7 @@ def check_module(backend_classes: Mapping[str, ClassInfo], source: Mapping[str, 
                 why = _fits(base, m, (source_calls or {}).get(name))
                 if why:
                     findings.append(Finding(WARNING, cls.file, f"{cls.name}.{name} (line {m.line}) {why}"))
-            elif not name.startswith("_") and name not in used.names:
+            elif not name.startswith("_") and name not in used.names and name not in interface:
                 findings.append(Finding(WARNING, cls.file, (
                     f"{cls.name}.{name} (line {m.line}) is not declared by the source's {roots[0].name} and "
                     "nothing in the source or the backend calls it (written for another Triton?)")))

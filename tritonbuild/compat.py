@@ -54,6 +54,12 @@ def check_backend(name: str, path: Path, source_classes: dict[str, apicheck.Clas
         findings += apicheck.check_module(apicheck.parse_classes(_read(file), str(file)), source_classes, used,
                                           source_used.calls)
     changed = int(drift.get("touching_count", 0)) if drift else 0
+    theirs, ours = (drift.get("llvm_at_pin"), drift.get("llvm_at_source")) if drift else (None, None)
+    if theirs and ours and theirs != ours:
+        findings.append(apicheck.Finding(apicheck.WARNING, str(path), (
+            f"the plugin's Triton pin builds with LLVM {theirs[:12]}, this source pins LLVM {ours[:12]}: its "
+            "MLIR/LLVM code was written against another LLVM API (removed headers, changed signatures, "
+            "GEN_PASS_CLASSES) and may not compile")))
     if drift and changed:
         findings.append(apicheck.Finding(apicheck.WARNING, str(path), (
             f"{changed} of the {drift['commits']} source commits since the plugin's Triton pin changed headers it "
@@ -83,6 +89,16 @@ def _git(source: Path, *args: str) -> str | None:
     return res.stdout if res.ok else None
 
 
+def llvm_pin_at(source: Path, commit: str) -> str | None:
+    """The LLVM commit a Triton commit pins (cmake/llvm-hash.txt, or llvm-info.json's llvm_hash)."""
+    text = _git(source, "show", f"{commit}:cmake/llvm-hash.txt")
+    if text and re.fullmatch(r"[0-9a-f]{40}", text.strip()):
+        return text.strip()
+    info = _git(source, "show", f"{commit}:cmake/llvm-info.json") or ""
+    m = re.search(r'"llvm_hash"\s*:\s*"([0-9a-f]{40})"', info)
+    return m.group(1) if m else None
+
+
 def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[str]) -> dict[str, Any]:
     """Commits between the plugin's Triton pin and the source commit, and those touching ``headers``."""
     out: dict[str, Any] = {"pin": pin, "source": source_commit, "headers_included": len(headers),
@@ -97,6 +113,8 @@ def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[s
                                  "to see what changed"}
     if _git(source, "merge-base", "--is-ancestor", pin, source_commit) is None:
         return {**out, "status": f"pin {pin[:12]} is not an ancestor of the source commit (another branch)"}
+    out["llvm_at_pin"] = llvm_pin_at(source, pin)
+    out["llvm_at_source"] = llvm_pin_at(source, source_commit)
     count = _git(source, "rev-list", "--count", f"{pin}..{source_commit}")
     out["commits"] = int(count.strip()) if count and count.strip().isdigit() else 0
     if headers:

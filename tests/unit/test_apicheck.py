@@ -36,9 +36,10 @@ def test_a_missing_abstract_method_will_fail_and_names_the_import_error(tree, pl
 
 def test_a_staticmethod_change_and_an_uncalled_method_are_risky(tree, plugin) -> None:
     root = tree()
-    static = check(root, plugin("s", api="static-hash"))
-    assert static.verdict == "risky"
-    assert any("PluginBackend.hash" in f.message and "static/class method" in f.message for f in static.findings)
+    plain = check(root, plugin("s", api="plain-supports-target"))
+    assert plain.verdict == "risky"
+    assert any("PluginBackend.supports_target" in f.message and "Triton calls it on the class" in f.message
+               for f in plain.findings)
     extra = check(root, plugin("e", api="extra"))
     assert extra.verdict == "risky"
     assert any("get_codegen_implementation" in f.message and "nothing in the source or the backend calls it" in

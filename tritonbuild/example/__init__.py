@@ -296,8 +296,9 @@ def _plugin_api(compiler: Path, api: str) -> None:
         text = text.replace(_ADD_STAGES, "    def add_stages(self, stages: dict, options: object) -> None:\n")
         start = text.index(_HASH)
         text = text[:start] + text[text.index("\n\n", start) + 2:]
-    elif api == "static-hash":
-        text = text.replace(_HASH, "    @staticmethod\n    def hash() -> str:\n")
+    elif api == "plain-supports-target":
+        text = text.replace("    @staticmethod\n    def supports_target(target: GPUTarget) -> bool:\n",
+                            "    def supports_target(self, target: GPUTarget) -> bool:\n")
     elif api == "extra":
         text += "\n    def get_codegen_implementation(self, options: object) -> dict:\n        return {}\n"
     elif api != "current":
@@ -320,8 +321,8 @@ def write_plugin(
     """Write an external plugin into ``dest``. ``name`` must match what Triton will derive for it.
 
     ``api`` picks the backend interface it was written for: ``current`` (this tree's), ``old`` (no ``hash``,
-    two-argument ``add_stages``: an older Triton), ``static-hash`` (``hash`` a staticmethod), ``extra`` (also a
-    method no Triton calls any more)."""
+    two-argument ``add_stages``: an older Triton), ``plain-supports-target`` (a plain method where Triton calls the
+    class's static one), ``extra`` (also a method no Triton calls any more)."""
     dest = Path(dest)
     _render_dir(PLUGIN_TEMPLATE, dest, {
         "NAME": name,
