@@ -40,6 +40,8 @@ def plan_options(func: F) -> F:
         click.option("--proton/--no-proton", default=None, help="Build the proton profiler."),
         click.option("--offline", is_flag=True, default=None, help="Never touch the network."),
         click.option("--cmake-arg", "cmake_args", multiple=True, help="Extra CMake argument (repeatable)."),
+        click.option("--dep", "deps", multiple=True,
+                     help="NAME=PATH|URL for a dependency the tree fetches at configure time (repeatable)."),
         click.option("--target", "targets", multiple=True,
                      help="Also build this CMake target (repeatable), e.g. triton-opt; it stays in the build dir."),
         click.option("--bundle-nvidia-tools/--no-bundle-nvidia-tools", default=None,

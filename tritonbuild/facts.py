@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tritonbuild import compat, gitinfo, host, paths
+from tritonbuild import compat, fetchdeps, gitinfo, host, paths
 from tritonbuild.apicheck import BackendApi
 from tritonbuild.errors import UserError
 from tritonbuild.llvm import cache as llvm_cache
@@ -77,6 +77,9 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
                    if str(e) not in dict(stale)) if not explicit else ()
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
     api = compat_facts(root, source, [absolute(p, cwd) for p in s["plugin_dirs"].value], plugin_git)
+    decls = fetchdeps.scan(root) + [d for p in s["plugin_dirs"].value if absolute(p, cwd).is_dir()
+                                    for d in fetchdeps.scan(absolute(p, cwd), f"plugins/{absolute(p, cwd).name}/")]
+    supplied = fetchdeps.supplied(s["deps"].value, decls, cwd, cache)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
     nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)
@@ -97,6 +100,8 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         default_pin=default_pin,
         nvidia=nv,
         api=api,
+        fetch_decls=tuple(decls),
+        deps_supplied=supplied,
     )
 
 

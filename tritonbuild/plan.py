@@ -158,6 +158,7 @@ class Plan:
     warnings: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
     nvidia: tuple[NvidiaPart, ...] = ()
+    deps: tuple[Any, ...] = ()  # configure-time downloads the tree declares (tritonbuild.fetchdeps.Dep)
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

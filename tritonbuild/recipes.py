@@ -56,6 +56,9 @@ class Recipe:
     offline: bool | None = None
     cmake_args: list[str] | None = None
     targets: list[str] | None = None
+    deps: list[str] | None = None  # NAME=PATH|URL for configure-time downloads (FetchContent)
+    llvm_link: Literal["auto", "static", "shared"] | None = None
+    bundle_libs: bool | None = None
     bundle_nvidia_tools: bool | None = None
     strict: bool | None = None
     wheel_name: str | None = None

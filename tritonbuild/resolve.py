@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tritonbuild import __version__, linkage, proton
+from tritonbuild import __version__, fetchdeps, linkage, proton
 from tritonbuild.apicheck import BackendApi
 from tritonbuild.backends import BACKEND_LLVM_TARGETS, CORE_LLVM_TARGETS, expand_targets, select_backends
 from tritonbuild.errors import UserError
@@ -58,6 +58,8 @@ class Facts:
     llvm_stale: tuple[tuple[str, str], ...] = ()  # cache entries at the pin whose sha256 the pin contradicts
     nvidia: NvidiaFacts = field(default_factory=NvidiaFacts)  # CUDA headers, CUPTI, NVIDIA tools on this machine
     api: Mapping[str, BackendApi] = field(default_factory=dict)  # compatibility check per backend path
+    fetch_decls: tuple[fetchdeps.Decl, ...] = ()  # FetchContent/ExternalProject declarations of source and plugins
+    deps_supplied: Mapping[str, fetchdeps.Supplied] = field(default_factory=dict)  # --dep, by lowercase name
 
 
 def shim_dir(cache_root: str, name: str, path: str) -> str:
@@ -404,6 +406,12 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
                             **linkage.defines(s, llvm, link), **nv.defines}.items()))
     if toolchain.proton:
         proton.preflight(src.proton_requires, dict(defines))
+    selected = [f"third_party/{n}" for n in sel.names] + (["third_party/proton"] if toolchain.proton else [])
+    ut = any(re.fullmatch(r"-DTRITON_BUILD_UT(:BOOL)?=(ON|1|TRUE|YES)", str(a), re.I) for a in s["cmake_args"].value)
+    deps, dep_defines, dep_warnings = fetchdeps.resolve(facts.fetch_decls, facts.deps_supplied,
+                                                        selected_dirs=selected, ut=ut, offline=toolchain.offline)
+    warnings.extend(dep_warnings)
+    defines = tuple(sorted({**dict(defines), **dep_defines}.items()))
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
     extra_args = tuple(str(a) for a in s["cmake_args"].value)
@@ -500,6 +508,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         warnings=tuple(warnings),
         commands=commands,
         nvidia=nv.parts,
+        deps=deps,
     )
 
 

@@ -146,6 +146,9 @@ SPECS: tuple[Spec, ...] = (
           "never touch the network; fail listing what is missing"),
     _spec("cmake_args", [], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
           "extra CMake arguments appended to the configure command"),
+    _spec("deps", [], "--dep", {"TRITONBUILD_DEPS": _list_semicolon},
+          "NAME=PATH|URL: a local checkout (or a git URL, cloned at the pinned tag) for a dependency the tree "
+          "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated"),
     _spec("targets", [], "--target", None,
           "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
           "they stay in the build dir, the wheel does not change"),

@@ -73,3 +73,26 @@ def test_a_plugin_for_an_older_interface_fails_the_check_and_the_build_before_co
 def git_head(root: Path) -> str:
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                           check=True).stdout.strip()
+
+
+def test_a_dep_given_as_a_git_url_is_cloned_at_the_pinned_tag(tmp_path: Path) -> None:
+    repo = example.write_googletest(tmp_path / "googletest-repo", version="1.16.0")
+    git_commit(repo, "googletest 1.16")
+    subprocess.run(["git", "tag", "v1.16.0"], cwd=repo, check=True)
+    (repo / "include" / "gtest" / "gtest.h").write_text('#pragma once\n#define TB_GTEST_VERSION "1.17.0"\n')
+    git_commit(repo, "googletest 1.17", init=False)
+    subprocess.run(["git", "tag", "v1.17.0"], cwd=repo, check=True)
+    source = example.write_tree(tmp_path / "triton")
+    args = ["plan", "--json", "--source", str(source), "--cmake-arg=-DTRITON_BUILD_UT=ON", "--offline",
+            "--cache-dir", str(tmp_path / "cache")]
+    plan = json.loads(run_cli(*args, f"--dep=googletest=file://{repo}", cwd=tmp_path).stdout)
+    [dep] = plan["deps"]
+    assert dep["name"] == "googletest" and dep["tag"] == "v1.17.0" and dep["tag_matches"] is True
+    clone = Path(dep["supplied"])
+    assert clone.is_relative_to(tmp_path / "cache") and "1.17.0" in (clone / "include/gtest/gtest.h").read_text()
+    assert dict(plan["cmake"]["defines"])["FETCHCONTENT_SOURCE_DIR_GOOGLETEST"] == str(clone)
+    # a local checkout at another tag is used, with a warning
+    subprocess.run(["git", "checkout", "-q", "v1.16.0"], cwd=repo, check=True)
+    plan = json.loads(run_cli(*args, f"--dep=googletest={repo}", cwd=tmp_path).stdout)
+    assert plan["deps"][0]["tag_matches"] is False
+    assert any("not at the tree's pinned v1.17.0" in w for w in plan["warnings"])

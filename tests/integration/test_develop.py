@@ -251,7 +251,12 @@ def test_unit_tests_need_a_ut_build_and_then_run_with_ctest(developed: dict) -> 
     develop(dev)  # the module's plan: TRITON_BUILD_UT=OFF
     proc = run_cli("test", "unit", *dev["args"], cwd=dev["base"], env=dev["env"], check=False)
     assert proc.returncode == 2 and "TRITON_BUILD_UT=ON" in flat(proc.stderr)
-    ut = [*dev["args"], "--cmake-arg=-DTRITON_BUILD_UT=ON"]
+    ut = [*dev["args"], "--cmake-arg=-DTRITON_BUILD_UT=ON", "--offline"]
+    # the tree's unit tests fetch googletest at configure time; offline, tritonbuild says so before configuring
+    proc = run_cli("develop", *ut, cwd=dev["base"], env=dev["env"], check=False)
+    assert proc.returncode == 2 and "--dep googletest=PATH" in flat(proc.stderr)
+    gtest = example.write_googletest(dev["base"] / "googletest")
+    ut.append(f"--dep=googletest={gtest}")
     run_cli("develop", *ut, cwd=dev["base"], env=dev["env"])
     proc = run_cli("test", "unit", *ut, cwd=dev["base"], env=dev["env"], check=False)
     assert proc.returncode == 0 and "100% tests passed" in proc.stdout, proc.stdout + proc.stderr

@@ -198,6 +198,17 @@ def write_cuda_stub(dest: Path, *, cupti: bool = True) -> Path:
     return dest
 
 
+def write_googletest(dest: Path, version: str = "1.17.0") -> Path:
+    """A local stand-in for googletest (what --dep googletest=PATH points at): a CMake project with
+    ``gtest_main`` and ``gtest/gtest.h``."""
+    (dest / "include" / "gtest").mkdir(parents=True, exist_ok=True)
+    (dest / "include" / "gtest" / "gtest.h").write_text(f'#pragma once\n#define TB_GTEST_VERSION "{version}"\n')
+    (dest / "CMakeLists.txt").write_text(
+        "add_library(gtest_main INTERFACE)\n"
+        "target_include_directories(gtest_main INTERFACE ${CMAKE_CURRENT_SOURCE_DIR}/include)\n")
+    return dest
+
+
 def write_tree(
     dest: Path,
     *,
