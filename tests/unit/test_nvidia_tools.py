@@ -31,3 +31,29 @@ def test_tritons_own_variables_win(tmp_path: Path) -> None:
     env = {"PATH": "", "TRITON_PTXAS_PATH": str(mine), "TRITON_CUOBJDUMP_PATH": str(tmp_path / "missing")}
     assert find_nvidia_tools(env, [str(tmp_path / "cuda")]) == (
         ("ptxas", str(mine), "env TRITON_PTXAS_PATH"), ("nvdisasm", str(dis), str(dis)))
+
+
+def test_ptxas_blackwell_from_the_variable_or_a_second_toolkit(tmp_path: Path) -> None:
+    from tritonbuild.nvidia.discover import ptxas_blackwell
+
+    first = _tool(tmp_path / "cuda-12.8" / "bin" / "ptxas", elf=True)
+    second = _tool(tmp_path / "cuda-13.0" / "bin" / "ptxas", elf=True)
+    roots = [str(tmp_path / "cuda-13.0"), str(tmp_path / "cuda-12.8")]
+    # bin/ptxas comes from 12.8: the other toolkit's ptxas is the blackwell one
+    assert ptxas_blackwell({}, roots, str(first)) == (str(second), f"a second CUDA toolkit ({roots[0]})")
+    assert ptxas_blackwell({}, [roots[1]], str(first)) is None  # one toolkit: nothing to add
+    mine = _tool(tmp_path / "mine" / "ptxas-bw", elf=True)
+    assert ptxas_blackwell({"TRITON_PTXAS_BLACKWELL_PATH": str(mine)}, roots, str(first)) == (
+        str(mine), "env TRITON_PTXAS_BLACKWELL_PATH")
+
+
+def test_only_trees_that_look_for_ptxas_blackwell_get_one(tree) -> None:
+    from tests.unit.test_resolve import nvidia_facts, plan_for
+
+    root = tree()
+    tools = (("ptxas", "/cuda-12.8/bin/ptxas", "toolkit"), ("ptxas-blackwell", "/cuda-13.0/bin/ptxas", "a second"))
+    p = plan_for(root, nvidia=nvidia_facts(root, "/usr/local/cuda/include", tools, wants_ptxas_blackwell=True))
+    bundled = "ptxas=/cuda-12.8/bin/ptxas;ptxas-blackwell=/cuda-13.0/bin/ptxas"
+    assert p.cmake.define("TRITONBUILD_NVIDIA_TOOLS") == bundled
+    alone = plan_for(root, nvidia=nvidia_facts(root, "/usr/local/cuda/include", tools[:1], wants_ptxas_blackwell=True))
+    assert any("looks for bin/ptxas-blackwell" in n for n in alone.notes)
