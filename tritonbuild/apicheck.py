@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
+
+from tritonbuild.errors import UserError
+from tritonbuild.plan import BackendPlan
+from tritonbuild.settings import Resolved
 
 BASES = ("BaseBackend", "DriverBase", "GPUDriver")
 ERROR, WARNING = "error", "warning"
@@ -214,3 +218,29 @@ def verdict(findings: Iterable[Finding], drift_commits: int = 0) -> str:
     if any(f.severity == ERROR for f in fs):
         return "will fail"
     return "risky" if fs or drift_commits else "compatible"
+
+
+def attach(s: Mapping[str, Resolved], results: Mapping[str, BackendApi], backends: tuple[BackendPlan, ...],
+           warnings: list[str]) -> tuple[BackendPlan, ...]:
+    """Attach each backend's compatibility check; a backend that will fail to import is an error unless
+    --no-api-check, which makes it a warning like the rest."""
+    out, fatal = [], []
+    for b in backends:
+        api = results.get(b.path)
+        if api is None:
+            out.append(b)
+            continue
+        out.append(replace(b, api=api.to_dict()))
+        if api.verdict == "compatible":
+            continue
+        lines = "; ".join(f.message for f in api.findings)
+        if api.verdict == "will fail" and s["api_check"].value:
+            fatal.append(f"{b.name}: {lines}")
+        else:
+            warnings.append(f"backend {b.name!r} ({api.verdict} with this Triton): {lines}")
+    if fatal:
+        raise UserError(f"A backend does not fit this Triton's backend interface: {' | '.join(fatal)}. Update the "
+                        "backend to the source's python/triton/backends/compiler.py and driver.py, build the Triton it "
+                        "was written for, or pass --no-api-check to build anyway (`tritonbuild backends --check` "
+                        "shows the full report).")
+    return tuple(out)

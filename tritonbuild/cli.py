@@ -149,60 +149,6 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 
 
 @cli.command()
-@click.option("--source", "-s", help="Triton source (default: the current directory).")
-@click.option("--ref", help="git ref when --source is a URL.")
-@click.option("--plugin-dir", "plugin_dirs", multiple=True, help="External plugin directory (repeatable).")
-@click.option("--cache-dir", help="Cache root.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--check", is_flag=True, help="Check each backend against the source's backend interface and "
-              "print a verdict; exit 1 when one will fail.")
-def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], cache_dir: str | None,
-             as_json: bool, check: bool) -> None:
-    """List the backends that can be built from a source (and plugins); --check: will they work with it?"""
-    import json
-
-    from tritonbuild import facts, gitinfo, paths, plugins, report, settings
-    from tritonbuild import source as src_mod
-
-    env = dict(os.environ)
-    s = settings.resolve_settings({"source": source, "ref": ref, "plugin_dirs": plugin_dirs}, env)
-    cwd = Path.cwd()
-    root = facts.source_root(s, cwd, paths.cache_root(env, cache_dir))
-    info = src_mod.inspect_source(root, gitinfo.git_state(root))
-    found, _notes, warnings = plugins.resolve_plugins(
-        [(p, "plugin") for p in s["plugin_dirs"].value], cwd=cwd, in_tree=info.backend_names,
-        source_commit=info.git.commit if info.git else None,
-        git_states=facts.plugin_git_states(s["plugin_dirs"].value, cwd))
-    rows = report.backends_rows(info, found)
-    api = facts.compat_facts(root, info, [Path(p.path) for p in found], facts.plugin_git_states(
-        s["plugin_dirs"].value, cwd)) if check else {}
-    if as_json:
-        click.echo(json.dumps({
-            "source": info.root, "generation": info.generation, "tuple_limit": info.tuple_limit,
-            "proton": info.has_proton, "proton_in_tuple": info.proton_in_tuple,
-            "backends": [{"name": n, "origin": o, "path": p, "flags": f,
-                          **({"api": api[p].to_dict()} if p in api else {})} for n, o, p, f in rows]}, indent=2))
-        sys.exit(1 if any(a.verdict == "will fail" for a in api.values()) else 0)
-    from rich.table import Table
-
-    out = report.console()
-    table = Table(title=f"backends of {info.root} ({info.generation}, tuple limit {info.tuple_limit})",
-                  title_justify="left")
-    for col in ("name", "origin", "path", "flags"):
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*row)
-    out.print(table)
-    if info.has_proton:
-        out.print(f"proton: present (in the backends tuple: {info.proton_in_tuple})")
-    for w in warnings:
-        out.print(f"[yellow]warning:[/yellow] {w}")
-    if check:
-        report.print_api(api, {p: n for n, _, p, _ in rows}, out)
-        sys.exit(1 if any(a.verdict == "will fail" for a in api.values()) else 0)
-
-
-@cli.command()
 @click.option("--python", "python", help="Python interpreter to check (default: this one).")
 def doctor(python: str | None) -> None:
     """What this host has: cmake, ninja, ccache, compilers, lld, LLVMs, Python headers, RAM/cores/disk."""
@@ -436,6 +382,7 @@ def recipes_show(name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import tritonbuild.backends_cli  # registers `backends`
     import tritonbuild.compare_cli  # registers `compare`
     import tritonbuild.llvm_cli  # noqa: F401  (registers the `llvm` command group)
 

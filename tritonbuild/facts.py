@@ -8,11 +8,11 @@ from pathlib import Path
 from tritonbuild import compat, fetchdeps, gitinfo, host, paths
 from tritonbuild.apicheck import BackendApi
 from tritonbuild.errors import UserError
+from tritonbuild.inputs import Facts
 from tritonbuild.llvm import cache as llvm_cache
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.nvidia import discover as nvidia_discover
 from tritonbuild.plugins import absolute, read_plugin, submodule_pin
-from tritonbuild.resolve import Facts
 from tritonbuild.settings import Resolved
 from tritonbuild.source import GitState, SourceInfo, inspect_source, looks_like_triton
 

@@ -8,9 +8,10 @@ import tomllib
 
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
+from tritonbuild.inputs import Facts
 from tritonbuild.llvm.probe import LLVMInstall
 from tritonbuild.nvidia.discover import NvidiaFacts, Source, driver_headers
-from tritonbuild.resolve import Facts, default_jobs, default_link_jobs, resolve_plan
+from tritonbuild.resolve import default_jobs, default_link_jobs, resolve_plan
 from tritonbuild.settings import resolve_settings
 from tritonbuild.source import GitState, inspect_source
 from tritonbuild.staging import pyproject

@@ -1,0 +1,160 @@
+"""Which LLVM a plan uses (pure): an explicit prefix, a cached LLVM at the pin, the verified prebuilt, a system
+LLVM (not the pin: a warning), or a problem that says what to run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from tritonbuild.errors import UserError
+from tritonbuild.inputs import Facts
+from tritonbuild.llvm.probe import LLVMInstall
+from tritonbuild.llvm.requirement import check, host_suffix, is_pinned
+from tritonbuild.plan import LLVMPlan
+from tritonbuild.settings import Resolved
+from tritonbuild.source import SourceInfo
+
+
+def _download_blocker(
+    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], suffix: str | None
+) -> str | None:
+    """Why the prebuilt download cannot supply this plan's LLVM, or None when it can."""
+    from tritonbuild.llvm.download import PREBUILT_TARGETS
+
+    pin = facts.source.pin
+    if s["offline"].value:
+        return "offline (TRITON_OFFLINE_BUILD/--offline)"
+    if not suffix:
+        return "no prebuilt LLVM for this platform"
+    extra = [t for t in targets if t not in PREBUILT_TARGETS]
+    if extra:
+        return f"prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets; this plan also needs {', '.join(extra)}"
+    if suffix not in pin.sha256 and not s["allow_unpinned"].value:
+        return (f"the pin ({Path(pin.path).name}) has no sha256 for {suffix}, so a download cannot be verified "
+                "(--allow-unpinned accepts it)")
+    return None
+
+
+def _download_refusal(short: str, blocker: str, targets: tuple[str, ...], users: Mapping[str, tuple[str, ...]],
+                      root: str) -> str:
+    """Why the prebuilt cannot serve, and what to do instead: for missing targets, which backends need them, the
+    prebuilt for the others, or a source build with all of them."""
+    from tritonbuild.llvm.download import PREBUILT_TARGETS
+
+    extra = [t for t in targets if t not in PREBUILT_TARGETS]
+    if not extra:
+        return (f"--llvm download cannot supply LLVM {short}: {blocker}. Use --llvm system, --llvm source or "
+                "--llvm PREFIX.")
+    needing = [n for n, ts in users.items() if set(ts) & set(extra)]
+    others = ";".join(n for n in users if n not in needing)
+    fetch = (f"`tritonbuild llvm fetch --source {root} --backends '{others}'` fetches the prebuilt for the other "
+             "backends; " if others else "")
+    who = ", ".join(needing) or "this plan"
+    return (f"The prebuilt LLVM {short} holds only the host, NVPTX and AMDGPU targets, and {who} also needs "
+            f"{', '.join(extra)}. {fetch}`tritonbuild llvm build --source {root} --backends '{';'.join(users)}'` "
+            "builds the pinned LLVM with every target this plan needs (hours on 2 cores).")
+
+
+def resolve_llvm(
+    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str], need_lld: bool = True,
+    users: Mapping[str, tuple[str, ...]] | None = None,
+) -> LLVMPlan:
+    """auto: an explicit prefix, else a cached LLVM at the pinned commit, else the prebuilt download, else a
+    system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run."""
+    pin = facts.source.pin
+    suffix = host_suffix(facts.host, env)
+    choice = str(s["llvm"].value)
+    rejected: list[tuple[str, str]] = []
+    chosen: LLVMInstall | None = None
+    strategy, prefix, pinned = "none", None, None
+    problem: str | None = None
+    req_root = Path(facts.cache_root)
+    if choice not in ("auto", "system", "download", "source"):
+        inst = facts.llvm_explicit
+        assert inst is not None, "facts.gather probes an explicit LLVM prefix"
+        why = check(inst, targets, need_lld)
+        if why:
+            raise UserError(
+                f"The LLVM at {inst.prefix} (from {s['llvm'].origin}) cannot build this plan: {why}. Point "
+                f"--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR{' and LLD' if need_lld else ''}, or run "
+                "`tritonbuild llvm status`."
+            )
+        chosen, strategy = inst, "prefix"
+    if chosen is None and choice == "auto":
+        rejected.extend(facts.llvm_stale)
+        for inst in facts.llvm_cached:
+            why = check(inst, targets, need_lld)
+            if why:
+                rejected.append((inst.prefix, why))
+            else:
+                chosen, strategy = inst, "cached"
+                break
+    if chosen is None and choice in ("auto", "download"):
+        blocker = _download_blocker(s, facts, targets, suffix)
+        if blocker is None:
+            strategy, pinned = "download", True
+            prefix = str(req_root / "llvm" / pin.archive_name(suffix or "").removesuffix(".tar.gz"))
+        elif choice == "download":
+            raise UserError(_download_refusal(pin.short, blocker, targets, users or {}, facts.source.root))
+        else:
+            rejected.append(("prebuilt download", blocker))
+    if choice == "source":
+        from tritonbuild.llvm.cache import LLVMRequest, source_entry
+
+        strategy, pinned = "source", True
+        prefix = str(source_entry(LLVMRequest(pin.llvm_hash, None, {}, None, targets, req_root, "",
+                                              assertions=bool(s["llvm_assertions"].value))))
+    if chosen is None and strategy == "none" and choice in ("auto", "system"):
+        for inst in facts.llvm_system:
+            why = check(inst, targets, need_lld)
+            if why:
+                rejected.append((inst.prefix, why))
+                continue
+            chosen, strategy = inst, "system"
+            break
+        if chosen is None:
+            tried = "; ".join(f"{p}: {w}" for p, w in rejected) or "none found"
+            problem = (
+                f"No usable LLVM for pin {pin.short} with targets {' '.join(targets)} ({tried}). Install a system "
+                "LLVM (Debian: llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev), pass --llvm PREFIX / "
+                f"LLVM_SYSPATH, or build the pinned one: tritonbuild llvm build --source {facts.source.root}"
+            )
+    if chosen is not None:
+        prefix = chosen.prefix
+        pinned = is_pinned(chosen, pin.llvm_hash)
+    return LLVMPlan(
+        pin_file=pin.path,
+        pinned_hash=pin.llvm_hash,
+        build_number=pin.build_number,
+        sha256=dict(pin.sha256),
+        host_suffix=suffix,
+        archive=pin.archive_name(suffix) if suffix else None,
+        required_targets=targets,
+        needs_lld=need_lld,
+        strategy=strategy,
+        found_by=chosen.found_by if chosen else (strategy if prefix else None),
+        prefix=prefix,
+        version=chosen.version if chosen else None,
+        targets_built=chosen.targets_built if chosen else (),
+        link_dylib=chosen.link_dylib if chosen else False,
+        static_libs=chosen.static_libs if chosen else True,
+        static_missing=chosen.static_missing if chosen else (),
+        revision=chosen.revision if chosen else (pin.llvm_hash if prefix else None),
+        is_pinned=pinned,
+        problem=problem,
+        rejected=tuple(rejected),
+    )
+
+
+def pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...]) -> str:
+    """How to get the pinned LLVM instead, given why the prebuilt download was not taken."""
+    why = dict(llvm.rejected).get("prebuilt download", "")
+    build = (f"`tritonbuild llvm build --source {src.root} --backends '{';'.join(names)}'` builds it (mlir and lld "
+             f"with {', '.join(llvm.required_targets)}; hours on 2 cores)")
+    if "offline" in why:
+        return f"For the pinned LLVM: `tritonbuild llvm fetch` on a connected machine, or {build}."
+    if "--allow-unpinned" in why:
+        return f"For the pinned LLVM: add --allow-unpinned to use Triton's prebuilt archive, or {build}."
+    if "only the host, NVPTX and AMDGPU" in why:
+        return f"No prebuilt LLVM has all these targets; for the pinned LLVM, {build}."
+    return f"For the pinned LLVM, {build}."
