@@ -199,47 +199,13 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     warnings.extend(nv.warnings)
 
     # 4. the backends tuple and its limit
-    proton_in = src.proton_in_tuple == "always" or (src.proton_in_tuple == "when-built" and toolchain.proton)
-    tup = (*sel.names, *(["proton"] if proton_in else []), *(p.name for p in plugins))
-    if len(tup) > src.tuple_limit:
-        why = "its python/src/main.cc" if src.tuple_limit_known else "the default (main.cc has no FOR_EACH_ARG_N)"
-        proton_why = ""
-        if proton_in:
-            proton_why = (" 'proton' is always part of it in this source." if src.proton_in_tuple == "always"
-                          else " Dropping proton (--no-proton) frees one entry.")
-        raise UserError(
-            f"Too many backends for this source: TRITON_BACKENDS_TUPLE would hold {len(tup)} entries "
-            f"({', '.join(tup)}) but {why} allows at most {src.tuple_limit}; the C++ build would fail deep in "
-            f"main.cc.{proton_why} Select fewer backends or plugins."
-        )
+    tup = backends_tuple(src, sel.names, toolchain.proton, plugins)
 
     # 5. LLVM
     machine = facts.host.machine
-    wanted = list(CORE_LLVM_TARGETS)
-    for name in sel.names:
-        wanted.extend(BACKEND_LLVM_TARGETS.get(name, ()))
-    for p in plugins:
-        wanted.extend(p.llvm_targets)
-    targets = expand_targets(wanted, machine)
-    need_lld = (src.core_finds_lld or any(src.backend(n).finds_lld for n in sel.names)
-                or any(p.finds_lld for p in plugins))
-    target_users = {n: expand_targets(BACKEND_LLVM_TARGETS.get(n, ()), machine) for n in sel.names}
-    target_users.update({p.name: expand_targets(p.llvm_targets, machine) for p in plugins})
-    llvm = resolve_llvm(s, facts, targets, env, need_lld, target_users)
-    if llvm.problem:
-        warnings.append(llvm.problem)
-    elif llvm.is_pinned is not True:
-        what = "does not record its commit" if llvm.is_pinned is None else f"is at {llvm.revision}"
-        warnings.append(
-            f"LLVM {llvm.version} at {llvm.prefix} is not the pinned commit {llvm.pinned_hash[:12]} (it {what}); "
-            "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
-            f"will fail to compile. {pinned_hint(llvm, src, sel.names)}"
-        )
+    llvm = _llvm_step(s, facts, env, sel.names, plugins, editable, notes, warnings)
     if src.git and src.git.dirty:
         warnings.append(f"the source {src.root} has uncommitted changes; the wheel records it as dirty")
-    link, link_why = linkage.llvm_link(s, llvm, editable=editable)
-    llvm = replace(llvm, link=link)
-    notes.extend(linkage.notes(s, llvm, link, link_why))
 
     if facts.default_pin and facts.default_pin != src.pin.llvm_hash:
         notes.append(
@@ -250,7 +216,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     # 6. CMake
     epoch = _source_date_epoch(s, src, env)
     defines = tuple(sorted({**dict(_defines(s, facts, sel.names, plugins, toolchain, llvm)),
-                            **linkage.defines(s, llvm, link), **nv.defines}.items()))
+                            **linkage.defines(s, llvm, llvm.link), **nv.defines}.items()))
     if toolchain.proton:
         proton.preflight(src.proton_requires, dict(defines))
     selected = [f"third_party/{n}" for n in sel.names] + (["third_party/proton"] if toolchain.proton else [])
@@ -258,61 +224,10 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     deps, dep_defines, dep_warnings = fetchdeps.resolve(facts.fetch_decls, facts.deps_supplied,
                                                         selected_dirs=selected, ut=ut, offline=toolchain.offline)
     warnings.extend(dep_warnings)
-    defines = tuple(sorted({**dict(defines), **dep_defines}.items()))
-    shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
-                  if p.name_from != "name.conf")
-    extra_args = tuple(str(a) for a in s["cmake_args"].value)
-    build_targets = ("triton", *extra_targets(s["targets"]))
-    key = compute_key(source_root=src.root, python=facts.host.python, defines=defines, extra_args=extra_args,
-                      build_type=toolchain.build_type, targets=("triton",))
-    build_dir = str(Path(facts.cache_root) / "build" / key)
-    cmake_env: list[tuple[str, str]] = []
-    fingerprint = compute_key(
-        source_root="<source>", python=facts.host.python,
-        defines=tuple((k, _placeholders(v, src.root, facts.cache_root, plugins)) for k, v in defines),
-        extra_args=extra_args, build_type=toolchain.build_type, targets=("triton",))
-    if s["ccache_remote"].value:
-        if not toolchain.ccache:
-            raise UserError(f"A ccache remote ({s['ccache_remote'].origin}) needs ccache, which is off or not "
-                            "installed. Install ccache (Debian: ccache) or drop --ccache-remote.")
-        cmake_env.append(("CCACHE_REMOTE_STORAGE", str(s["ccache_remote"].value)))
-    if s["reproducible"].value:
-        if epoch is None:
-            raise UserError("A reproducible build needs SOURCE_DATE_EPOCH: build from a git checkout (its commit "
-                            "date is used) or set SOURCE_DATE_EPOCH.")
-        cmake_env.append(("SOURCE_DATE_EPOCH", str(epoch)))
-    if toolchain.ccache:
-        # One base dir above the source, the plugins and the build dirs: ccache rewrites paths under it
-        # relative to the build dir, so a fresh build dir (same depth under a cache root) hits the cache.
-        base = os.path.commonpath([src.root, facts.cache_root, *(p.path for p in plugins)])
-        cmake_env += [("CCACHE_BASEDIR", base), ("CCACHE_NOHASHDIR", "1")]
-    cmake = CMakePlan(
-        source_dir=src.root,
-        build_dir=build_dir,
-        generator="Ninja",
-        defines=defines,
-        extra_args=extra_args,
-        build_targets=build_targets,
-        install_component=INSTALL_COMPONENT,
-        env=tuple(cmake_env),
-        plugin_shims=shims,
-    )
+    cmake, key, fingerprint = _cmake_plan(s, facts, toolchain, plugins, epoch, {**dict(defines), **dep_defines})
 
     # 7. wheel
-    backends = tuple(
-        [BackendPlan(name=n, origin="in-tree", path=src.backend(n).path, language=src.backend(n).language,
-                     tools=src.backend(n).tools,
-                     llvm_targets=expand_targets(BACKEND_LLVM_TARGETS.get(n, ()), machine),
-                     commit=src.git.commit if src.git else None, dirty=src.git.dirty if src.git else None)
-         for n in sel.names]
-        + [BackendPlan(name=p.name, origin="plugin", path=p.path, language=p.language, tools=p.tools,
-                       llvm_targets=expand_targets(p.llvm_targets, machine),
-                       commit=p.git.commit if p.git else None, dirty=p.git.dirty if p.git else None,
-                       name_from=p.name_from, given_as=p.given_as, triton_pin=p.triton_pin,
-                       triton_pin_from=p.triton_pin_from, pin_matches_source=p.pin_matches_source)
-           for p in plugins]
-    )
-    backends = apicheck.attach(s, facts.api, backends, warnings)
+    backends = apicheck.attach(s, facts.api, _backend_plans(src, sel.names, plugins, machine), warnings)
     scripts: tuple[tuple[str, str], ...] = ()
     if toolchain.proton:
         scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
@@ -329,14 +244,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     commands = _commands(cmake, toolchain)
     return Plan(
         tritonbuild_version=__version__,
-        source=SourcePlan(
-            root=src.root, generation=src.generation, version=src.version,
-            commit=src.git.commit if src.git else None, dirty=src.git.dirty if src.git else None,
-            branch=src.git.branch if src.git else None, commit_time=src.git.commit_time if src.git else None,
-            tuple_limit=src.tuple_limit, tuple_limit_known=src.tuple_limit_known, has_proton=src.has_proton,
-            proton_in_tuple=src.proton_in_tuple, in_tree_backends=src.backend_names,
-            default_backends=src.default_backends, required_backends=src.required_backends,
-        ),
+        source=_source_plan(src),
         backends=backends,
         backends_tuple=tup,
         llvm=llvm,
@@ -357,6 +265,128 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         nvidia=nv.parts,
         deps=deps,
     )
+
+
+def backends_tuple(src: SourceInfo, names: tuple[str, ...], proton_built: bool,
+                   plugins: tuple[Plugin, ...]) -> tuple[str, ...]:
+    """TRITON_BACKENDS_TUPLE (codegen backends, proton, plugins), refused before any build when over the limit."""
+    proton_in = src.proton_in_tuple == "always" or (src.proton_in_tuple == "when-built" and proton_built)
+    tup = (*names, *(["proton"] if proton_in else []), *(p.name for p in plugins))
+    if len(tup) > src.tuple_limit:
+        why = "its python/src/main.cc" if src.tuple_limit_known else "the default (main.cc has no FOR_EACH_ARG_N)"
+        proton_why = ""
+        if proton_in:
+            proton_why = (" 'proton' is always part of it in this source." if src.proton_in_tuple == "always"
+                          else " Dropping proton (--no-proton) frees one entry.")
+        raise UserError(
+            f"Too many backends for this source: TRITON_BACKENDS_TUPLE would hold {len(tup)} entries "
+            f"({', '.join(tup)}) but {why} allows at most {src.tuple_limit}; the C++ build would fail deep in "
+            f"main.cc.{proton_why} Select fewer backends or plugins."
+        )
+    return tup
+
+
+def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], names: tuple[str, ...],
+               plugins: tuple[Plugin, ...], editable: bool, notes: list[str], warnings: list[str]) -> LLVMPlan:
+    """The LLVM targets the selection needs, the LLVM chosen for them, how libtriton links it."""
+    src, machine = facts.source, facts.host.machine
+    users = {n: expand_targets(BACKEND_LLVM_TARGETS.get(n, ()), machine) for n in names}
+    users.update({p.name: expand_targets(p.llvm_targets, machine) for p in plugins})
+    targets = expand_targets([*CORE_LLVM_TARGETS, *(t for ts in users.values() for t in ts)], machine)
+    need_lld = (src.core_finds_lld or any(src.backend(n).finds_lld for n in names)
+                or any(p.finds_lld for p in plugins))
+    llvm = resolve_llvm(s, facts, targets, env, need_lld, users)
+    if llvm.problem:
+        warnings.append(llvm.problem)
+    elif llvm.is_pinned is not True:
+        what = "does not record its commit" if llvm.is_pinned is None else f"is at {llvm.revision}"
+        warnings.append(
+            f"LLVM {llvm.version} at {llvm.prefix} is not the pinned commit {llvm.pinned_hash[:12]} (it {what}); "
+            "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
+            f"will fail to compile. {pinned_hint(llvm, src, names)}"
+        )
+    link, link_why = linkage.llvm_link(s, llvm, editable=editable)
+    notes.extend(linkage.notes(s, llvm, link, link_why))
+    return replace(llvm, link=link)
+
+
+def _source_plan(src: SourceInfo) -> SourcePlan:
+    return SourcePlan(
+        root=src.root, generation=src.generation, version=src.version,
+        commit=src.git.commit if src.git else None, dirty=src.git.dirty if src.git else None,
+        branch=src.git.branch if src.git else None, commit_time=src.git.commit_time if src.git else None,
+        tuple_limit=src.tuple_limit, tuple_limit_known=src.tuple_limit_known, has_proton=src.has_proton,
+        proton_in_tuple=src.proton_in_tuple, in_tree_backends=src.backend_names,
+        default_backends=src.default_backends, required_backends=src.required_backends,
+    )
+
+
+def _backend_plans(src: SourceInfo, names: tuple[str, ...], plugins: tuple[Plugin, ...],
+                   machine: str) -> tuple[BackendPlan, ...]:
+    """The selected in-tree backends, then the plugins, as the plan and the wheel's entry points list them."""
+    return tuple(
+        [BackendPlan(name=n, origin="in-tree", path=src.backend(n).path, language=src.backend(n).language,
+                     tools=src.backend(n).tools,
+                     llvm_targets=expand_targets(BACKEND_LLVM_TARGETS.get(n, ()), machine),
+                     commit=src.git.commit if src.git else None, dirty=src.git.dirty if src.git else None)
+         for n in names]
+        + [BackendPlan(name=p.name, origin="plugin", path=p.path, language=p.language, tools=p.tools,
+                       llvm_targets=expand_targets(p.llvm_targets, machine),
+                       commit=p.git.commit if p.git else None, dirty=p.git.dirty if p.git else None,
+                       name_from=p.name_from, given_as=p.given_as, triton_pin=p.triton_pin,
+                       triton_pin_from=p.triton_pin_from, pin_matches_source=p.pin_matches_source)
+           for p in plugins]
+    )
+
+
+def _cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan, plugins: tuple[Plugin, ...],
+                epoch: int | None, all_defines: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
+    """The CMake side of the plan, with the key of its build dir and its path-independent fingerprint."""
+    src = facts.source
+    defines = tuple(sorted(all_defines.items()))
+    shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
+                  if p.name_from != "name.conf")
+    extra_args = tuple(str(a) for a in s["cmake_args"].value)
+    key = compute_key(source_root=src.root, python=facts.host.python, defines=defines, extra_args=extra_args,
+                      build_type=toolchain.build_type, targets=("triton",))
+    fingerprint = compute_key(
+        source_root="<source>", python=facts.host.python,
+        defines=tuple((k, _placeholders(v, src.root, facts.cache_root, plugins)) for k, v in defines),
+        extra_args=extra_args, build_type=toolchain.build_type, targets=("triton",))
+    cmake = CMakePlan(
+        source_dir=src.root,
+        build_dir=str(Path(facts.cache_root) / "build" / key),
+        generator="Ninja",
+        defines=defines,
+        extra_args=extra_args,
+        build_targets=("triton", *extra_targets(s["targets"])),
+        install_component=INSTALL_COMPONENT,
+        env=tuple(_cmake_env(s, facts, toolchain, plugins, epoch)),
+        plugin_shims=shims,
+    )
+    return cmake, key, fingerprint
+
+
+def _cmake_env(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan, plugins: tuple[Plugin, ...],
+               epoch: int | None) -> list[tuple[str, str]]:
+    """What the build's environment adds: a ccache remote, SOURCE_DATE_EPOCH, ccache's base dir."""
+    out: list[tuple[str, str]] = []
+    if s["ccache_remote"].value:
+        if not toolchain.ccache:
+            raise UserError(f"A ccache remote ({s['ccache_remote'].origin}) needs ccache, which is off or not "
+                            "installed. Install ccache (Debian: ccache) or drop --ccache-remote.")
+        out.append(("CCACHE_REMOTE_STORAGE", str(s["ccache_remote"].value)))
+    if s["reproducible"].value:
+        if epoch is None:
+            raise UserError("A reproducible build needs SOURCE_DATE_EPOCH: build from a git checkout (its commit "
+                            "date is used) or set SOURCE_DATE_EPOCH.")
+        out.append(("SOURCE_DATE_EPOCH", str(epoch)))
+    if toolchain.ccache:
+        # One base dir above the source, the plugins and the build dirs: ccache rewrites paths under it
+        # relative to the build dir, so a fresh build dir (same depth under a cache root) hits the cache.
+        base = os.path.commonpath([facts.source.root, facts.cache_root, *(p.path for p in plugins)])
+        out += [("CCACHE_BASEDIR", base), ("CCACHE_NOHASHDIR", "1")]
+    return out
 
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
