@@ -12,7 +12,8 @@ from tritonbuild.plan import NvidiaPart
 class Choice:
     parts: list[NvidiaPart] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # each a sentence: what is missing and how to supply it
+    headers_missing: str | None = None  # the driver's CUDA headers cannot be had: how to supply them
+    cupti_missing: str | None = None  # proton's CUPTI headers cannot be had: how to supply them
     cupti_staged: bool = False  # proton compiles against the staged include dir (no self-sufficient CUPTI dir)
     cupti_dir: str | None = None  # else this dir (a toolkit's include/ with cupti.h and cuda.h)
 
@@ -47,11 +48,8 @@ def choose(nv: NvidiaFacts, *, nvidia: bool, proton: bool, offline: bool) -> Cho
     if nvidia and nv.driver_headers:
         cudart = src.get("cudart")
         if not _usable(cudart, offline):
-            ref = cudart.wheel if cudart else None
-            c.problems.append(
-                f"The nvidia backend compiles against {', '.join(nv.driver_headers)} (backends/nvidia/include) when "
-                f"it launches a kernel, and the wheel must carry them; "
-                + _missing("CUDA headers", "TRITON_CUDART_PATH", cudart, ref or "the CUDA runtime headers"))
+            ref = (cudart.wheel if cudart else None) or "the CUDA runtime headers"
+            c.headers_missing = _missing("CUDA headers", "TRITON_CUDART_PATH", cudart, ref)
         else:
             assert cudart is not None
             feeds = [cudart] + ([src["cudacrt"]] if "cudacrt" in src and _usable(src["cudacrt"], offline) else [])
@@ -61,9 +59,8 @@ def choose(nv: NvidiaFacts, *, nvidia: bool, proton: bool, offline: bool) -> Cho
     if proton:
         cupti = src.get("cupti")
         if not _usable(cupti, offline):
-            c.problems.append("Proton needs the CUPTI headers (CUPTI_INCLUDE_DIR); "
-                              + _missing("CUPTI headers", "TRITON_CUPTI_INCLUDE_PATH", cupti,
-                                         cupti.wheel if cupti else None))
+            c.cupti_missing = _missing("CUPTI headers", "TRITON_CUPTI_INCLUDE_PATH", cupti,
+                                       cupti.wheel if cupti else None)
         else:
             assert cupti is not None
             feeds = [cupti] + [src[k] for k in ("cudart", "cudacrt") if k in src and _usable(src[k], offline)]
@@ -110,14 +107,17 @@ def resolve(nv: NvidiaFacts, *, names: tuple[str, ...], proton: bool, offline: b
     nvidia = "nvidia" in names
     c = choose(nv, nvidia=nvidia, proton=proton, offline=offline)
     r = Resolution(parts=tuple(c.parts), notes=list(c.notes))
-    for problem in c.problems:
-        if nvidia and compile_headers and "nvidia backend" in problem:
-            raise UserError(f"This source's nvidia backend includes {', '.join(compile_headers)} from "
-                            "backend/include, which Triton's setup.py downloads into the source tree; "
-                            f"{problem.split('; ', 1)[1]}. Or leave nvidia out of --backends if the source allows it.")
-        if "Proton" in problem:
-            raise UserError(f"{problem}. Or build without proton (--no-proton).")
-        r.warnings.append(f"{problem}. Until then the wheel cannot launch kernels on NVIDIA GPUs.")
+    if c.headers_missing and compile_headers:
+        raise UserError(f"This source's nvidia backend includes {', '.join(compile_headers)} from "
+                        "backend/include, which Triton's setup.py downloads into the source tree; "
+                        f"{c.headers_missing}. Or leave nvidia out of --backends if the source allows it.")
+    if c.cupti_missing:
+        raise UserError(f"Proton needs the CUPTI headers (CUPTI_INCLUDE_DIR); {c.cupti_missing}. Or build without "
+                        "proton (--no-proton).")
+    if c.headers_missing:
+        r.warnings.append(f"The nvidia backend compiles against {', '.join(nv.driver_headers)} "
+                          "(backends/nvidia/include) when it launches a kernel, and the wheel must carry them; "
+                          f"{c.headers_missing}. Until then the wheel cannot launch kernels on NVIDIA GPUs.")
     if r.parts:
         r.defines["TRITONBUILD_NVIDIA_STAGE"] = "ON"  # the injected CMake installs <build>/tritonbuild-nvidia
     if nvidia and compile_headers and r.parts:
