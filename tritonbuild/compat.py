@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild import apicheck
+from tritonbuild.fileutil import read_text
 from tritonbuild.proc import run
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
@@ -20,17 +21,10 @@ _CXX = {".h", ".hpp", ".cpp", ".cc", ".cxx", ".inc", ".td"}
 MAX_LISTED = 20
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
-
-
 def _py_texts(root: Path) -> Iterable[str]:
     for path in sorted(root.rglob("*.py")):
         if "__pycache__" not in path.parts:
-            yield _read(path)
+            yield read_text(path)
 
 
 def source_interface(source: Path) -> tuple[dict[str, apicheck.ClassInfo], apicheck.Usage]:
@@ -39,7 +33,7 @@ def source_interface(source: Path) -> tuple[dict[str, apicheck.ClassInfo], apich
     classes: dict[str, apicheck.ClassInfo] = {}
     for module in ("compiler", "driver"):
         path = backends / f"{module}.py"
-        classes.update({k: v for k, v in apicheck.parse_classes(_read(path), str(path)).items()
+        classes.update({k: v for k, v in apicheck.parse_classes(read_text(path), str(path)).items()
                         if k in apicheck.BASES})
     return classes, apicheck.usage(_py_texts(source / "python" / "triton"))
 
@@ -51,7 +45,7 @@ def check_backend(name: str, path: Path, source_classes: dict[str, apicheck.Clas
     findings: list[apicheck.Finding] = []
     for module in ("compiler", "driver"):
         file = backend / f"{module}.py"
-        findings += apicheck.check_module(apicheck.parse_classes(_read(file), str(file)), source_classes, used,
+        findings += apicheck.check_module(apicheck.parse_classes(read_text(file), str(file)), source_classes, used,
                                           source_used.calls)
     changed = int(drift.get("touching_count", 0)) if drift else 0
     theirs, ours = (drift.get("llvm_at_pin"), drift.get("llvm_at_source")) if drift else (None, None)
@@ -75,7 +69,7 @@ def plugin_includes(plugin: Path, source: Path) -> list[str]:
     for file in plugin.rglob("*"):
         if file.suffix not in _CXX or not file.is_file():
             continue
-        for name in _INCLUDE.findall(_read(file)):
+        for name in _INCLUDE.findall(read_text(file)):
             for root in roots:
                 cand = root / name
                 if cand.is_file():

@@ -33,13 +33,8 @@ class ElfFile:
     soname: str | None
     needed: tuple[str, ...]
     runpath: tuple[str, ...]  # DT_RUNPATH entries, else DT_RPATH's, as written ($ORIGIN unexpanded)
-    uses_rpath: bool = False  # the entries come from DT_RPATH (searched before LD_LIBRARY_PATH, inherited)
     undefined: frozenset[str] = field(default_factory=frozenset)  # undefined dynamic symbols (read on demand)
     defined: frozenset[str] = field(default_factory=frozenset)  # exported dynamic symbols (read on demand)
-
-    @property
-    def name(self) -> str:
-        return self.soname or Path(self.path).name
 
 
 def is_elf(path: Path) -> bool:
@@ -77,7 +72,7 @@ def read(path: Path, *, symbols: bool = False) -> ElfFile | None:
         return None
     entries = runpath if runpath is not None else rpath
     return ElfFile(str(path), soname, needed, tuple(p for p in (entries or "").split(":") if p),
-                   uses_rpath=runpath is None and rpath is not None, undefined=undefined, defined=defined)
+                   undefined=undefined, defined=defined)
 
 
 def _tag(tags: list[Any], kind: str, attr: str) -> list[str]:

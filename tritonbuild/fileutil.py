@@ -27,3 +27,11 @@ def write_if_changed(path: Path, text: str) -> bool:
     tmp.write_text(text)
     os.replace(tmp, path)
     return True
+
+
+def read_text(path: Path) -> str:
+    """A text file's content, "" when it cannot be read (undecodable bytes replaced)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

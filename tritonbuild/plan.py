@@ -16,7 +16,7 @@ SCHEMA_VERSION = 1
 # Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
 # The packaging defines only change the link of libtriton and the install step, never an object file.
 VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS", "TRITONBUILD_LLVM_LINK",
-                              "TRITONBUILD_BUNDLE_PYTHON", "TRITONBUILD_BUNDLE_SEARCH", "TRITONBUILD_SYSTEM_LIBS"})
+                              "TRITONBUILD_BUNDLE_PYTHON", "TRITONBUILD_SYSTEM_LIBS"})
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from tritonbuild.backends import split_list
 from tritonbuild.errors import UserError
+from tritonbuild.fileutil import read_text
 from tritonbuild.pins import same_commit
-from tritonbuild.source import GitState, _read, finds_lld, package_extras
+from tritonbuild.source import GitState, finds_lld, package_extras
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -94,7 +95,7 @@ def read_plugin(path: Path, given_as: str) -> Plugin:
         language=package_extras(path / "language"),
         tools=package_extras(path / "tools"),
         llvm_targets=targets,
-        finds_lld=finds_lld(_read(path / "CMakeLists.txt")),
+        finds_lld=finds_lld(read_text(path / "CMakeLists.txt")),
         triton_pin=pin,
         triton_pin_from="triton-hash.txt" if pin else None,
     )

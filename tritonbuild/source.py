@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.errors import UserError
+from tritonbuild.fileutil import read_text
 from tritonbuild.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
 from tritonbuild.proton import required_variables
 
@@ -143,7 +144,7 @@ def nvidia_missing_headers(nvidia: Path) -> tuple[str, ...]:
     if nvidia.is_dir():
         for path in nvidia.rglob("*"):
             if path.suffix in _CORE_SUFFIXES and path.is_file() and "backend" not in path.relative_to(nvidia).parts:
-                wanted.update(_BACKEND_INCLUDE.findall(_read(path)))
+                wanted.update(_BACKEND_INCLUDE.findall(read_text(path)))
     return tuple(sorted(n for n in wanted if not (nvidia / "backend" / "include" / n).is_file()))
 
 
@@ -179,20 +180,13 @@ _CORE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".c", ".inc"}
 def discovers_backends_by_directory(root: Path) -> bool:
     """2024 trees list the directories of the ``triton/backends`` package instead of reading entry points, so
     an editable install needs each backend linked in there (setup.py's develop does the same)."""
-    text = _read(root / "python" / "triton" / "backends" / "__init__.py")
+    text = read_text(root / "python" / "triton" / "backends" / "__init__.py")
     return bool(text) and "entry_points(" not in text and "listdir" in text
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def looks_like_triton(root: Path) -> bool:
     cml = root / "CMakeLists.txt"
-    return cml.is_file() and (root / "python" / "triton").is_dir() and "project(triton" in _read(cml).replace(
+    return cml.is_file() and (root / "python" / "triton").is_dir() and "project(triton" in read_text(cml).replace(
         " (", "("
     )
 
@@ -209,9 +203,9 @@ def read_pin(root: Path) -> LLVMPin:
     info = root / "cmake" / "llvm-info.json"
     txt = root / "cmake" / "llvm-hash.txt"
     if info.is_file():
-        return parse_llvm_info_json(_read(info), str(info))
+        return parse_llvm_info_json(read_text(info), str(info))
     if txt.is_file():
-        return parse_llvm_hash_txt(_read(txt), str(txt))
+        return parse_llvm_hash_txt(read_text(txt), str(txt))
     raise UserError(
         f"The Triton source {root} has no LLVM pin: neither cmake/llvm-hash.txt nor cmake/llvm-info.json "
         "exists. Check that --source points at the top of a complete Triton checkout."
@@ -239,7 +233,7 @@ def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
                     InTreeBackend(
                         name=d.name, path=str(d), language=package_extras(d / "language"),
                         tools=package_extras(d / "tools"),
-                        finds_lld=finds_lld(_read(d / "CMakeLists.txt")),
+                        finds_lld=finds_lld(read_text(d / "CMakeLists.txt")),
                     )
                 )
     return tuple(out)
@@ -252,7 +246,7 @@ def _core_texts(root: Path) -> Iterable[str]:
             continue
         for path in base.rglob("*"):
             if path.suffix in _CORE_SUFFIXES and path.is_file():
-                yield _read(path)
+                yield read_text(path)
 
 
 def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
@@ -264,23 +258,23 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         )
     generation = generation_of(root)
     setup_py = root / ("python/setup.py" if generation == "G1" else "setup.py")
-    setup_text = _read(setup_py)
-    version = parse_version(_read(root / "python" / "triton" / "__init__.py"), setup_text)
+    setup_text = read_text(setup_py)
+    version = parse_version(read_text(root / "python" / "triton" / "__init__.py"), setup_text)
     backends = find_in_tree_backends(root)
     names = tuple(b.name for b in backends)
     default = tuple(n for n in (parse_setup_backends(setup_text) or names) if n in names)
     included = parse_backend_includes(_core_texts(root))
     order = [*default, *names]  # report required backends in the source's own default order
     required = tuple(sorted((n for n in names if n in included), key=order.index))
-    limit = parse_tuple_limit(_read(root / "python" / "src" / "main.cc"))
-    top_cmake = _read(root / "CMakeLists.txt")
+    limit = parse_tuple_limit(read_text(root / "python" / "src" / "main.cc"))
+    top_cmake = read_text(root / "CMakeLists.txt")
     missing = []
-    for sub in parse_gitmodules(_read(root / ".gitmodules")):
+    for sub in parse_gitmodules(read_text(root / ".gitmodules")):
         path = root / sub
         if path.is_dir() and any(path.iterdir()):
             continue
         users = tuple(b.name for b in backends
-                      if sub in _read(Path(b.path) / "CMakeLists.txt") or Path(sub).name in _read(
+                      if sub in read_text(Path(b.path) / "CMakeLists.txt") or Path(sub).name in read_text(
                           Path(b.path) / "CMakeLists.txt"))
         missing.append((sub, users))
     return SourceInfo(
@@ -299,5 +293,5 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         missing_submodules=tuple(missing),
         core_finds_lld=finds_lld(top_cmake),
         nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
-        proton_requires=required_variables(_read(root / "third_party" / "proton" / "CMakeLists.txt")),
+        proton_requires=required_variables(read_text(root / "third_party" / "proton" / "CMakeLists.txt")),
     )

@@ -45,11 +45,9 @@ def _record_checks(zf: zipfile.ZipFile) -> list[Check]:
     return [("RECORD", not bad, "; ".join(bad[:5]) or f"{len(rows)} entries match")]
 
 
-def _backend_checks(zf: zipfile.ZipFile) -> tuple[list[Check], list[str]]:
+def _backend_checks(zf: zipfile.ZipFile, info: dict[str, Any] | None) -> tuple[list[Check], list[str]]:
     names = set(zf.namelist())
-    try:
-        info = json.loads(zf.read("triton/_build_info.json"))
-    except KeyError:
+    if info is None:
         return [("provenance", False, "triton/_build_info.json is missing")], []
     recorded = sorted(b["name"] for b in info.get("backends", []))
     ep_name = next((n for n in names if n.endswith(".dist-info/entry_points.txt")), None)
@@ -155,9 +153,10 @@ def _import_check(wheel: Path, python: str, expected: list[str], hide: list[str]
 def verify(wheel: Path, *, python: str | None = None, import_test: bool = True) -> list[Check]:
     with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(prefix="tritonbuild-verify-") as tmp:
         checks = _record_checks(zf)
-        backend_checks, expected = _backend_checks(zf)
+        provenance = _provenance(zf)
+        backend_checks, expected = _backend_checks(zf, provenance)
         checks += backend_checks
-        info = _provenance(zf)
+        info = provenance or {}
         system = elf.SYSTEM_LIBS | frozenset(info.get("wheel", {}).get("system_libs", ()))
         checks.append(_elf_check(zf, Path(tmp), system))
         if import_test:
@@ -166,9 +165,10 @@ def verify(wheel: Path, *, python: str | None = None, import_test: bool = True) 
     return checks
 
 
-def _provenance(zf: zipfile.ZipFile) -> dict[str, Any]:
+def _provenance(zf: zipfile.ZipFile) -> dict[str, Any] | None:
+    """The wheel's triton/_build_info.json, read once for every check; None when the wheel has none."""
     try:
         data = json.loads(zf.read("triton/_build_info.json"))
-    except (KeyError, ValueError):
-        return {}
+    except KeyError:
+        return None
     return data if isinstance(data, dict) else {}
