@@ -76,9 +76,10 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     cached = tuple(probe(e, found_by="tritonbuild cache") for e in at_pin
                    if str(e) not in dict(stale)) if not explicit else ()
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
-    api = compat_facts(root, source, [absolute(p, cwd) for p in s["plugin_dirs"].value], plugin_git)
-    decls = fetchdeps.scan(root) + [d for p in s["plugin_dirs"].value if absolute(p, cwd).is_dir()
-                                    for d in fetchdeps.scan(absolute(p, cwd), f"plugins/{absolute(p, cwd).name}/")]
+    plugin_paths = [absolute(p, cwd) for p in s["plugin_dirs"].value]
+    api = compat_facts(root, source, plugin_paths, plugin_git)
+    decls = fetchdeps.scan(root) + [d for p in plugin_paths if p.is_dir()
+                                    for d in fetchdeps.scan(p, f"plugins/{p.name}/")]
     supplied = fetchdeps.supplied(s["deps"].value, decls, cwd, cache)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
