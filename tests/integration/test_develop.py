@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -20,8 +21,13 @@ def dev(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("dev")
     tree = example.write_tree(base / "src" / "triton")
     plug = example.write_plugin(base / "src" / "triton-shared", "triton_shared")
-    # system site-packages: the venv sees pytest without a download (for `tritonbuild test python`)
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(base / "venv")], check=True)
+    # the venv sees this test run's own packages (pytest, for `tritonbuild test python`) through a .pth file:
+    # the base interpreter's site-packages may have none (CI's venv is made from the system python3)
+    subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True)
+    purelib = subprocess.run([str(base / "venv" / "bin" / "python"), "-c",
+                              "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "tritonbuild-test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     env = {"VIRTUAL_ENV": str(base / "venv"), "CCACHE_DIR": str(base / "ccache")}
     args = ["--source", str(tree), "--backends", "nvidia;amd", "--plugin-dir", str(plug),
             "--cache-dir", str(base / "cache")]
