@@ -199,7 +199,10 @@ def example(dest: str, generation: str, with_plugin: bool) -> None:
     if root.exists() and any(root.iterdir()):
         raise UserError(f"{root} exists and is not empty; tritonbuild will not write into it. Pick a new directory.")
     ex.write_tree(root / "triton", generation=generation)
+    ex.write_spirv_abi(root / "spirv-kernel-abi")
     click.echo(f"wrote {root / 'triton'}")
+    click.echo(f"wrote {root / 'spirv-kernel-abi'} (what the spirv backend downloads at configure time; "
+               f"offline: --dep spirv-kernel-abi={root / 'spirv-kernel-abi'})")
     if with_plugin:
         ex.write_plugin(root / "triton-shared", "triton_shared")
         click.echo(f"wrote {root / 'triton-shared'} (plugin 'triton_shared')")
@@ -226,10 +229,12 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
     shutil.rmtree(root, ignore_errors=True)
     tree = ex.write_tree(root / "triton")
     plugin = ex.write_plugin(root / "triton-shared", "triton_shared")
+    abi = ex.write_spirv_abi(root / "spirv-kernel-abi")
     # the host's own LLVM unless told otherwise, and offline: a self-test needs no network (CUDA/CUPTI files
-    # come from a toolkit when there is one, else the wheel notes what it lacks)
+    # come from a toolkit when there is one, else the wheel notes what it lacks; spirv's download from --dep)
     p = make_plan({"source": str(tree), "backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin),),
-                   "llvm": llvm or "system", "cache_dir": cache_dir, "out": out, "offline": True})
+                   "llvm": llvm or "system", "cache_dir": cache_dir, "out": out, "offline": True,
+                   "deps": (f"spirv-kernel-abi={abi}",)})
     console = report.console()
     report.print_plan(p, console)
     result = build_mod.build_wheel(p, console)

@@ -78,9 +78,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
     plugin_paths = [absolute(p, cwd) for p in s["plugin_dirs"].value]
     api = compat_facts(root, source, plugin_paths, plugin_git)
-    decls = fetchdeps.scan(root) + [d for p in plugin_paths if p.is_dir()
-                                    for d in fetchdeps.scan(p, f"plugins/{p.name}/")]
-    supplied = fetchdeps.supplied(s["deps"].value, decls, cwd, cache)
+    decls, supplied = fetchdeps.gather(root, plugin_paths, s["deps"].value, cwd, cache)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
     nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)

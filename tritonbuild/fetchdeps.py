@@ -1,9 +1,11 @@
 """Configure-time downloads a tree declares (pure parsing; ``scan`` reads files).
 
 Trees fetch sources while CMake configures: googletest for ``TRITON_BUILD_UT`` (``unittest/googletest.cmake``),
-Intel's XPU backend SPIRV-LLVM-Translator at the tag in ``spirv-llvm-translator.conf``. CMake's
-``FETCHCONTENT_SOURCE_DIR_<UPPERCASE NAME>`` points a declared dependency at a local checkout instead;
-``--dep NAME=PATH`` sets it. This module lists every ``FetchContent_Declare``/``ExternalProject_Add`` with its
+Intel's XPU backend SPIRV-LLVM-Translator at the tag in ``spirv-llvm-translator.conf`` (which fetches
+SPIRV-Headers in turn). ``--dep NAME=PATH`` supplies one through a dependency provider
+(cmake/TritonBuildDeps.cmake) that copies it into the build dir, where the tree's declared ``SOURCE_DIR`` says,
+and sets ``FETCHCONTENT_SOURCE_DIR_<NAME>`` to the copy, so patches the tree applies never touch the checkout.
+This module lists every ``FetchContent_Declare``/``ExternalProject_Add`` that configure can reach, with its
 pinned tag (following ``file(READ <conf> VAR)`` for tags kept in a file), and which ones this plan needs.
 """
 
@@ -17,6 +19,11 @@ from pathlib import Path
 _CALL = re.compile(r"\b(FetchContent_Declare|ExternalProject_Add)\s*\(([^)]*)\)", re.S | re.I)
 _READ = re.compile(r"\bfile\s*\(\s*READ\s+(\S+)\s+(\w+)\s*\)", re.I)
 _KEYS = ("GIT_REPOSITORY", "GIT_TAG", "URL", "URL_HASH", "SOURCE_DIR")
+_SUBDIR = re.compile(r"\badd_subdirectory\s*\(\s*([^\s)]+)", re.I)
+_INCLUDE = re.compile(r"\binclude\s*\(\s*([^\s)]+)", re.I)
+_FIND = re.compile(r"\bfind_package\s*\(\s*([\w.+-]+)", re.I)
+_TOP_VARS = re.compile(r"^\$\{(CMAKE_SOURCE_DIR|PROJECT_SOURCE_DIR|triton_SOURCE_DIR)\}/?")
+_HERE_VARS = re.compile(r"^\$\{(CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/?")
 
 
 @dataclass(frozen=True)
@@ -30,10 +37,6 @@ class Dep:
     supplied: str | None = None  # the local dir --dep gives (FETCHCONTENT_SOURCE_DIR_<NAME>)
     supplied_at: str | None = None  # the commit/tag the supplied git dir is at, when known
     tag_matches: bool | None = None  # the supplied dir is at the pinned tag (None: cannot tell)
-
-    @property
-    def variable(self) -> str:
-        return f"FETCHCONTENT_SOURCE_DIR_{self.name.upper()}"
 
 
 def _args(body: str) -> list[str]:
@@ -77,6 +80,56 @@ def cmake_files(root: Path) -> Iterable[Path]:
             yield path
 
 
+def _target(arg: str, here: Path, root: Path) -> str | None:
+    """A path argument as a glob relative to ``root`` (variables other than the source dirs become ``*``);
+    None when it starts with another variable (a plugin dir, scanned on its own)."""
+    arg = arg.strip('"')
+    if _TOP_VARS.match(arg):
+        base, arg = root, _TOP_VARS.sub("", arg)
+    elif _HERE_VARS.match(arg):
+        base, arg = here, _HERE_VARS.sub("", arg)
+    elif arg.startswith("${"):
+        return None
+    else:
+        base = here
+    try:
+        rel = (base / arg).relative_to(root) if arg else base.relative_to(root)
+    except ValueError:
+        return None
+    return re.sub(r"\$\{[^}]*\}", "*", rel.as_posix())
+
+
+def reachable(root: Path, files: Iterable[Path]) -> set[Path]:
+    """The CMake files configuring ``root`` can reach, ignoring conditions: from the top CMakeLists.txt through
+    ``add_subdirectory``, ``include`` and ``find_package`` (a ``Find<X>.cmake``/``<X>Config.cmake`` in the tree).
+    Benchmarks, scripts and tools that the build never adds are left out, with the downloads they declare."""
+    files = list(files)
+    by_name: dict[str, list[Path]] = {}
+    for f in files:
+        by_name.setdefault(f.name.lower(), []).append(f)
+    seen: set[Path] = set()
+    todo = [root / "CMakeLists.txt"]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        text = re.sub(r"#[^\n]*", "", path.read_text(errors="replace"))
+        for arg in _SUBDIR.findall(text):
+            if (glob := _target(arg, path.parent, root)) is not None:
+                todo += [d / "CMakeLists.txt" for d in root.glob(glob) if d.is_dir()] if glob else [path]
+        for arg in _INCLUDE.findall(text):
+            if arg.strip('"').endswith(".cmake"):
+                if (glob := _target(arg, path.parent, root)) is not None:
+                    todo += [f for f in root.glob(glob) if f.is_file()]
+            else:
+                todo += by_name.get(arg.strip('"').lower() + ".cmake", [])
+        for name in _FIND.findall(text):
+            for file in (f"find{name}.cmake", f"{name}config.cmake", f"{name}-config.cmake"):
+                todo += by_name.get(file.lower(), [])
+    return seen
+
+
 def needed(rel: str, selected_dirs: Iterable[str], ut: bool) -> bool:
     """Whether this plan configures the file: the tree's core, the selected backends and plugins, proton when built,
     unittest/ only with TRITON_BUILD_UT=ON."""
@@ -109,8 +162,10 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def resolve(decls: Iterable[Decl], supplied: Mapping[str, Supplied], *,
-            selected_dirs: Iterable[str], ut: bool, offline: bool) -> tuple[tuple[Dep, ...], dict[str, str], list[str]]:
-    """The plan's dependencies, the FETCHCONTENT_SOURCE_DIR_<NAME> defines, and warnings; raises for a --dep
+            selected_dirs: Iterable[str], ut: bool, offline: bool,
+            cmake_dir: str = "") -> tuple[tuple[Dep, ...], dict[str, str], list[str]]:
+    """The plan's dependencies, the defines that hand supplied ones to the dependency provider in
+    ``cmake_dir``/TritonBuildDeps.cmake, and warnings; raises for a --dep
     that names nothing the tree declares, and, offline, for a needed dependency nothing supplies."""
     from tritonbuild.errors import UserError
 
@@ -138,14 +193,20 @@ def resolve(decls: Iterable[Decl], supplied: Mapping[str, Supplied], *,
                         + "; ".join(f"{d.name} ({d.url or '?'} at {d.tag or '?'}, {d.declared_in})" for d in missing)
                         + ". Supply each from a local checkout with "
                         + " ".join(f"--dep {d.name}=PATH" for d in missing) + ", or build once online.")
-    defines = {d.variable: d.supplied for d in deps if d.supplied}
+    handed = [f"{d.name.lower()}={d.supplied}" for d in deps if d.supplied]
+    defines = {"TRITONBUILD_DEPS": ";".join(handed),
+               "CMAKE_PROJECT_TOP_LEVEL_INCLUDES": str(Path(cmake_dir) / "TritonBuildDeps.cmake")} if handed else {}
     return tuple(deps), defines, warnings
 
 
 def scan(root: Path, label: str = "") -> list[Decl]:
-    """Every declaration under ``root`` (paths relative to it, prefixed with ``label``)."""
+    """Every declaration the configure of ``root`` can reach (paths relative to it, prefixed with ``label``)."""
     out: list[Decl] = []
-    for path in cmake_files(root):
+    files = list(cmake_files(root))
+    reach = reachable(root, files)
+    for path in files:
+        if path not in reach:
+            continue
         text = path.read_text(errors="replace")
         if "FetchContent_Declare" not in text and "ExternalProject_Add" not in text:
             continue
@@ -153,6 +214,9 @@ def scan(root: Path, label: str = "") -> list[Decl]:
         for file, var in conf_reads(text):
             rel = re.sub(r"^\$\{CMAKE_CURRENT_(SOURCE|LIST)_DIR\}/", "", file)
             conf = path.parent / rel
+            if not conf.is_file():  # a Find module reads relative to the CMakeLists.txt that calls find_package
+                found = [f for f in root.rglob(Path(rel).name) if f.is_file()]
+                conf = found[0] if len(found) == 1 else conf
             if conf.is_file():
                 read[var] = conf.read_text(errors="replace")
         out += parse(text, label + str(path.relative_to(root)), read)
@@ -187,3 +251,19 @@ def supplied(specs: Iterable[str], decls: Iterable[Decl], cwd: Path, cache: Path
             at[tag] = bool(want and want.ok and want.stdout.strip() == head.stdout.strip())
         out[key] = Supplied(name, str(path), spec, at)
     return out
+
+
+def gather(root: Path, plugin_paths: Iterable[Path], specs: Iterable[str], cwd: Path,
+           cache: Path) -> tuple[list[Decl], dict[str, Supplied]]:
+    """Declarations of the source and plugins, and of each supplied dependency's own CMake (the translator fetches
+    SPIRV-Headers), with the ``--dep`` dirs (edge: reads files, runs git)."""
+    specs = list(specs)
+    decls = scan(root) + [d for p in plugin_paths if p.is_dir() for d in scan(p, f"plugins/{p.name}/")]
+    given = supplied(specs, decls, cwd, cache)
+    scanned: set[str] = set()
+    while new := [s for k, s in given.items() if k not in scanned]:
+        for dep in new:
+            scanned.add(dep.name.lower())
+            decls += scan(Path(dep.path), f"deps/{dep.name}/")
+        given = supplied(specs, decls, cwd, cache)
+    return decls, given

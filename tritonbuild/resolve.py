@@ -222,7 +222,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     selected = [f"third_party/{n}" for n in sel.names] + (["third_party/proton"] if toolchain.proton else [])
     ut = any(re.fullmatch(r"-DTRITON_BUILD_UT(:BOOL)?=(ON|1|TRUE|YES)", str(a), re.I) for a in s["cmake_args"].value)
     deps, dep_defines, dep_warnings = fetchdeps.resolve(facts.fetch_decls, facts.deps_supplied,
-                                                        selected_dirs=selected, ut=ut, offline=toolchain.offline)
+                                                        selected_dirs=selected, ut=ut, offline=toolchain.offline,
+                                                        cmake_dir=facts.cmake_dir)
     warnings.extend(dep_warnings)
     cmake, key, fingerprint = _cmake_plan(s, facts, toolchain, plugins, epoch, {**dict(defines), **dep_defines})
 

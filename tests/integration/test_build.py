@@ -29,10 +29,12 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> dict:
     ptxas.parent.mkdir(parents=True)
     shutil.copy(shutil.which("true") or "/bin/true", ptxas)
     cuda = example.write_cuda_stub(base / "cuda-toolkit")  # a toolkit's shape: the wheel takes what it needs
+    abi = example.write_spirv_abi(base / "src" / "spirv-kernel-abi")  # spirv's configure-time download
     env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1", "TRITON_PTXAS_PATH": str(ptxas),
            "CUDA_HOME": str(cuda)}
-    args = ["--source", str(tree), "--backends", BACKENDS, "--plugin-dir", str(plug)]
-    return {"base": base, "tree": tree, "plugin": plug, "env": env, "args": args}
+    args = ["--source", str(tree), "--backends", BACKENDS, "--plugin-dir", str(plug),
+            "--dep", f"spirv-kernel-abi={abi}"]
+    return {"base": base, "tree": tree, "plugin": plug, "env": env, "args": args, "abi": abi}
 
 
 def build(work: dict, *extra: str, cache: str = "cacheA", out: str = "dist", check: bool = True):
@@ -122,6 +124,44 @@ print(json.dumps({"file": triton.__file__, "eps": eps, "subs": subs, "info": inf
     subprocess.run(["gcc", "-c", str(nvidia / "driver.c"), "-I", str(nvidia / "include"), "-o", str(obj)],
                    check=True)
     assert obj.is_file()
+
+
+def test_spirv_backend_emits_spirv_that_spirv_val_accepts(work: dict, first: dict, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--no-deps", first["wheel"]], check=True)
+    code = """
+import sys
+from triton.backends import backends
+compiler = backends["spirv"].compiler(None)
+stages, metadata, src = {}, {}, "vector_add:fp32"
+compiler.add_stages(stages, {}, "ttir")
+print(",".join(stages))
+for stage in stages.values():
+    src = stage(src, metadata)
+open(sys.argv[1], "wb").write(src)
+"""
+    spv = tmp_path / "add_kernel.spv"
+    out = subprocess.run([py, "-c", code, str(spv)], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ttir,llir,spv"
+    assert spv.read_bytes()[:4] == b"\x03\x02\x23\x07"  # the SPIR-V magic number, little-endian
+    subprocess.run(["spirv-val", str(spv)], check=True)
+    dis = subprocess.run(["spirv-dis", str(spv)], capture_output=True, text=True, check=True).stdout
+    assert 'OpEntryPoint Kernel %add_kernel "add_kernel"' in dis and "OpFAdd %float" in dis
+
+
+def test_supplied_dependency_is_patched_in_the_build_dir_not_in_the_checkout(work: dict, first: dict) -> None:
+    # the tree fetches spirv-kernel-abi into a SOURCE_DIR of its own and `git apply`s a patch there
+    status = subprocess.run(["git", "-C", str(work["abi"]), "status", "--porcelain"], capture_output=True,
+                            text=True, check=True).stdout
+    assert status == ""
+    [copy] = Path(first["build_dir"]).glob("cmake/third_party/spirv/lib/SPIRVKernelABI/include/spirv_kernel_abi.h")
+    assert "#define TB_SPIRV_ABI_PATCHED 1" in copy.read_text()
+    plan = plan_json(*work["args"], "--offline", cwd=work["base"], env=work["env"])
+    [dep] = [d for d in plan["deps"] if d["name"] == "spirv-kernel-abi"]
+    assert dep["needed"] and dep["supplied"] == str(work["abi"]) and dep["tag_matches"] is True
+    assert dep["tag"] == example.SPIRV_ABI_TAG
 
 
 def test_provenance_matches_the_plan(work: dict, first: dict) -> None:

@@ -25,12 +25,28 @@ INTEL = """include(FetchContent)
 
 def test_declarations_with_tags_in_the_file_or_a_conf_file(tree) -> None:
     root = tree()
-    assert fetchdeps.scan(root) == [("googletest", "unittest/googletest.cmake:10", "git",
-                                     "https://github.com/google/googletest.git", "v1.17.0")]
+    assert ("googletest", "unittest/googletest.cmake:10", "git", "https://github.com/google/googletest.git",
+            "v1.17.0") in fetchdeps.scan(root)
     assert fetchdeps.conf_reads(INTEL) == [("spirv-llvm-translator.conf", "SPIRVToLLVMTranslator_TAG")]
     [decl] = fetchdeps.parse(INTEL, "third_party/intel/lib/Target/SPIRV/CMakeLists.txt",
                              {"SPIRVToLLVMTranslator_TAG": "4a2bbe2f8b7dc3c1c46b56a7d1ab1c1b17fc7b2c\n"})
     assert decl[0] == "spirv-llvm-translator" and decl[4] == "4a2bbe2f8b7dc3c1c46b56a7d1ab1c1b17fc7b2c"
+
+
+def test_declarations_outside_what_configure_reaches_are_left_out(tree) -> None:
+    root = tree()
+    # like Intel's tree: benchmarks/ and utils/ declare downloads, but the top CMakeLists.txt never adds them
+    for rel in ("benchmarks/cmake/FindCUTLASSLibrary.cmake", "utils/Runner/CMakeLists.txt"):
+        (root / rel).parent.mkdir(parents=True)
+        (root / rel).write_text("FetchContent_Declare(unused GIT_REPOSITORY https://example.invalid/x.git "
+                                "GIT_TAG v1)\n")
+    names = [d[0] for d in fetchdeps.scan(root)]
+    assert names == ["spirv-kernel-abi", "googletest"]
+    # the spirv backend's Find module reads its tag from the .conf next to the CMakeLists.txt calling find_package
+    [spirv] = [d for d in fetchdeps.scan(root) if d[0] == "spirv-kernel-abi"]
+    assert spirv[1] == "third_party/spirv/cmake/FindSPIRVKernelABI.cmake:10" and spirv[4] == "v1.0.0"
+    (root / "CMakeLists.txt").write_text((root / "CMakeLists.txt").read_text() + "add_subdirectory(utils/Runner)\n")
+    assert "unused" in [d[0] for d in fetchdeps.scan(root)]
 
 
 def test_which_declarations_a_plan_configures() -> None:
@@ -49,7 +65,9 @@ def plan(root: Path, cli: dict, supplied: dict | None = None):
 
 def test_offline_names_each_needed_download_and_the_flag(tree) -> None:
     root = tree()
-    assert plan(root, {"offline": True}).deps[0].needed is False  # unit tests off: googletest not configured
+    deps = {d.name: d for d in plan(root, {"offline": True}).deps}
+    assert deps["googletest"].needed is False  # unit tests off: googletest not configured
+    assert deps["spirv-kernel-abi"].needed is False  # the spirv backend is not selected
     with pytest.raises(UserError) as err:
         plan(root, {"offline": True, "cmake_args": ["-DTRITON_BUILD_UT=ON"]})
     assert "googletest (https://github.com/google/googletest.git at v1.17.0, unittest/googletest.cmake:10)" in \
@@ -60,9 +78,12 @@ def test_supplied_dependencies_become_fetchcontent_overrides(tree) -> None:
     root = tree()
     gt = fetchdeps.Supplied("googletest", "/src/googletest", "googletest=/src/googletest", {"v1.17.0": False})
     p = plan(root, {"offline": True, "cmake_args": ["-DTRITON_BUILD_UT=ON"]}, {"googletest": gt})
-    assert p.cmake.define("FETCHCONTENT_SOURCE_DIR_GOOGLETEST") == "/src/googletest"
-    assert p.deps[0].supplied == "/src/googletest" and p.deps[0].tag_matches is False
+    assert p.cmake.define("TRITONBUILD_DEPS") == "googletest=/src/googletest"
+    assert p.cmake.define("CMAKE_PROJECT_TOP_LEVEL_INCLUDES").endswith("/TritonBuildDeps.cmake")
+    [dep] = [d for d in p.deps if d.name == "googletest"]
+    assert dep.supplied == "/src/googletest" and dep.tag_matches is False
     assert any("not at the tree's pinned v1.17.0" in w for w in p.warnings)
     other = fetchdeps.Supplied("gtest", "/src/x", "gtest=/src/x", {})
     with pytest.raises(UserError, match=r"--dep names gtest, which this source does not declare.*googletest"):
         plan(root, {}, {"gtest": other})
+

@@ -15,6 +15,7 @@ write_thirdparty_cmake_vars`` at configure time.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,10 @@ class BackendSpec:
     llvm_target: str  # "host" picks the machine's target in CMake
     lookup: str
     extra_cmake: str = ""
+    extra_link: str = ""  # more LINK_LIBS of the backend's plugin object
+    extra_decl: str = ""  # C++ declarations before init_triton_<name>, and its extra body
+    extra_init: str = ""
+    extra_stages: str = ""  # Python lines at the end of add_stages
 
 
 # Like triton's amd backend: the only user of LLD (find_package(LLD) in its own CMakeLists.txt).
@@ -49,11 +54,33 @@ _CPU_CMAKE = """if(TRITON_BUILD_PYTHON_MODULE)
 endif()"""
 
 
+# Like Intel's XPU backend: a SPIR-V translation library in lib/ with a dependency fetched at configure time
+# (cmake/FindSPIRVKernelABI.cmake, patched after the fetch), bound into libtriton by the backend's .cc.
+_SPIRV_CMAKE = """list(APPEND CMAKE_MODULE_PATH "${CMAKE_CURRENT_SOURCE_DIR}/cmake")
+if(TRITON_BUILD_PYTHON_MODULE)
+  add_subdirectory(lib)
+endif()"""
+_SPIRV_DECL = """#include <pybind11/stl.h>
+namespace triton::spirv {
+bool translateToSPIRV(const std::string &llir, std::string &binary, std::string &error);
+}"""
+_SPIRV_INIT = """  m.def("translate_to_spirv", [](const std::string &llir) {
+    std::string binary, error;
+    if (!triton::spirv::translateToSPIRV(llir, binary, error))
+      throw std::runtime_error("SPIR-V translation failed: " + error);
+    return pybind11::bytes(binary);
+  });"""
+_SPIRV_STAGES = """        from . import stages as spirv_stages
+
+        spirv_stages.add(stages)"""
+
+
 BACKENDS: dict[str, BackendSpec] = {
     "nvidia": BackendSpec("NVIDIA", "cuda", "NVPTX", "nvptx64"),
     "amd": BackendSpec("AMD", "hip", "AMDGPU", "amdgcn", _AMD_CMAKE),
     "cpu": BackendSpec("CPU", "cpu", "host", "", _CPU_CMAKE),
-    "spirv": BackendSpec("SPIRV", "spirv", "SPIRV", "spirv64"),
+    "spirv": BackendSpec("SPIRV", "spirv", "SPIRV", "spirv64", _SPIRV_CMAKE, "TritonSPIRVTranslation",
+                         _SPIRV_DECL, _SPIRV_INIT, _SPIRV_STAGES),
 }
 
 _HOST_SELECT = """if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
@@ -209,6 +236,34 @@ def write_googletest(dest: Path, version: str = "1.17.0") -> Path:
     return dest
 
 
+SPIRV_ABI_TAG = "v1.0.0"
+_SPIRV_ABI_HEADER = """#pragma once
+// spirv-kernel-abi {tag} (a tritonbuild example dependency)
+#define TB_SPIRV_KERNEL_TRIPLE "spirv64-unknown-unknown"
+#define TB_SPIRV_ABI_VERSION 100
+// The spirv backend's CMake applies kernel-abi.patch here, as Intel's applies its patches to the translator.
+"""
+
+
+def write_spirv_abi(dest: Path, tag: str = SPIRV_ABI_TAG) -> Path:
+    """The example spirv backend's configure-time dependency, as a local git repository with ``tag`` (what
+    ``--dep spirv-kernel-abi=PATH`` points at; the tree fetches it from GitHub otherwise)."""
+    from tritonbuild.proc import run
+
+    (dest / "include").mkdir(parents=True, exist_ok=True)
+    (dest / "include" / "spirv_kernel_abi.h").write_text(_SPIRV_ABI_HEADER.format(tag=tag))
+    (dest / "CMakeLists.txt").write_text("add_library(spirv_kernel_abi INTERFACE)\n")
+    env = {"GIT_AUTHOR_NAME": "tritonbuild", "GIT_AUTHOR_EMAIL": "example@tritonbuild.invalid",
+           "GIT_COMMITTER_NAME": "tritonbuild", "GIT_COMMITTER_EMAIL": "example@tritonbuild.invalid",
+           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", f"spirv-kernel-abi {tag}"],
+                 ["tag", tag]):
+        result = run(["git", "-C", str(dest), *argv], env={**os.environ, **env}, timeout=60)
+        if not result.ok:
+            raise RuntimeError(f"git {argv[0]} in {dest} failed: {result.stderr.strip()}")
+    return dest
+
+
 def write_tree(
     dest: Path,
     *,
@@ -237,7 +292,8 @@ def write_tree(
             f"set(TB_LLVM_TARGET {spec.llvm_target})\nset(TB_LOOKUP {spec.lookup})")
         _render_dir(BACKEND_TEMPLATE, dest / "third_party" / name,
                     {"NAME": name, "CLASS": spec.cls, "GPU": spec.gpu, "TARGET_SELECT": select,
-                     "EXTRA_CMAKE": spec.extra_cmake})
+                     "EXTRA_CMAKE": spec.extra_cmake, "EXTRA_LINK": spec.extra_link, "EXTRA_DECL": spec.extra_decl,
+                     "EXTRA_INIT": spec.extra_init, "EXTRA_STAGES": spec.extra_stages})
     if generation == "G1":
         # 2024 trees keep the language extras in the core package (python/triton/language/extra/<x>).
         for name in backends:

@@ -4,6 +4,7 @@
 
 // Defined by the LLVM target's Info library: an undefined symbol here means LLVM lacks the target.
 extern "C" void TB_INIT();
+@EXTRA_DECL@
 
 namespace {
 std::string describeTarget() {
@@ -19,4 +20,5 @@ void init_triton_@NAME@(pybind11::module &&m) {
   m.attr("BACKEND") = "@NAME@";
   m.attr("VALUE") = 1;
   m.def("llvm_target", &describeTarget);
+@EXTRA_INIT@
 }

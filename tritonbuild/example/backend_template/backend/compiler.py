@@ -12,6 +12,7 @@ class @CLASS@Backend(BaseBackend):
     def add_stages(self, stages: dict, options: object, language: str) -> None:
         stages["ttir"] = lambda src, metadata: src
         stages["@NAME@"] = lambda src, metadata: f"{src} for @NAME@"
+@EXTRA_STAGES@
 
     def native_info(self) -> str:
         from triton._C.libtriton import @NAME@
