@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild import __version__, proc
+from tritonbuild import __version__, compilercache, proc, republish
 from tritonbuild.diagnose import disk_hint, explain
 from tritonbuild.errors import BuildFailed, DiskProblem, EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of, write_if_changed
@@ -32,8 +32,15 @@ from tritonbuild.staging import cmake_build_dir, license_files, pyproject, stagi
 STRAY_ENV_PREFIXES = ("SKBUILD_",)
 STRAY_ENV_NAMES = ("CMAKE_ARGS", "CMAKE_GENERATOR", "CMAKE_TOOLCHAIN_FILE", "CMAKE_BUILD_TYPE")
 
+# scikit-build-core deflates at zlib's default level and has no setting for it: the runner gives zipfile the
+# plan's level (a dev build of a 400 MB libtriton spends most of its packaging time compressing).
 _SKBUILD = (
-    "import sys\n"
+    "import sys, zipfile\n"
+    "level = int(sys.argv[2])\n"
+    "_writestr = zipfile.ZipFile.writestr\n"
+    "def writestr(self, zinfo, data, compress_type=None, compresslevel=None):\n"
+    "    return _writestr(self, zinfo, data, compress_type, level if compresslevel is None else compresslevel)\n"
+    "zipfile.ZipFile.writestr = writestr\n"
     "from scikit_build_core.build import build_wheel\n"
     "name = build_wheel(sys.argv[1])\n"
     "print('tritonbuild-wheel:', name, flush=True)\n"
@@ -47,12 +54,15 @@ class BuildResult:
     sha256: str
     seconds: float
     timings: dict[str, float]
-    ccache: dict[str, int] = field(default_factory=dict)
+    ccache: dict[str, Any] = field(default_factory=dict)
+    sccache: dict[str, Any] = field(default_factory=dict)  # hits, misses, errors, location (its storage backend)
+    distcc: dict[str, int] = field(default_factory=dict)  # objects compiled remotely / locally
     ninja_no_work: bool = False
     log: Path | None = None
     repaired: dict[str, Any] = field(default_factory=dict)  # sizes before/after and the platform tag
     targets: dict[str, str | None] = field(default_factory=dict)  # --target name -> its output in the build dir
     bundled: dict[str, Any] = field(default_factory=dict)  # tritonbuild.bundle's report: copied/dropped/run paths
+    republished: bool = False  # nothing changed since the last build: its wheel was published again
 
 
 def stray_env(env: Mapping[str, str]) -> list[str]:
@@ -148,24 +158,14 @@ def lock(plan: Plan) -> Any:
     return lk
 
 
-def ccache_stats(plan: Plan) -> dict[str, int]:
-    if not plan.toolchain.ccache:
-        return {}
-    out = proc.run([plan.toolchain.ccache, "--print-stats"], timeout=30)
-    stats: dict[str, int] = {}
-    for line in out.stdout.splitlines():
-        key, _, value = line.partition("\t")
-        if value.strip().isdigit():
-            stats[key] = int(value)
-    return stats
-
-
-def ccache_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
-    def d(key: str) -> int:
-        return after.get(key, 0) - before.get(key, 0)
-
-    hits = d("direct_cache_hit") + d("preprocessed_cache_hit")
-    return {"hits": hits, "misses": d("cache_miss"), "remote_hits": d("remote_storage_hit")}
+def cache_stats(plan: Plan, env: Mapping[str, str]) -> dict[str, Any]:
+    """The compiler cache's counters now (ccache's, or this configuration's sccache server's)."""
+    tc = plan.toolchain
+    if tc.ccache:
+        return compilercache.ccache_stats(tc.ccache, proc.run)
+    if tc.sccache:
+        return compilercache.sccache_stats(tc.sccache, proc.run, build_env(plan, env))
+    return {}
 
 
 def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[str], tracker: Tracker,
@@ -345,15 +345,20 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
            started: float) -> BuildResult:
     """Prepare, run scikit-build-core, check and publish the wheel (the lock is held by the caller)."""
     stage = prepare(plan, log=lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
+    if (kept := republish.previous(plan, build_env(plan, env))) is not None:
+        return _republished(plan, *kept, started)
+    republish.forget(plan)
     shutil.rmtree(tmp_wheels, ignore_errors=True)
     tmp_wheels.mkdir()
     log_path = root / "build.log"
     (root / "bundle.json").unlink(missing_ok=True)  # the install step writes it afresh
-    before = ccache_stats(plan)
+    before = cache_stats(plan, env)
+    distcc_log = Path(plan.cmake.build_dir) / "distcc.log"
+    distcc_log.unlink(missing_ok=True)  # distcc appends: one build's lines only
     tracker = Tracker()
     with open(log_path, "w") as log:
         log.write(f"tritonbuild {__version__} plan {plan.key}\n")
-        rc = run_logged([plan.python, "-u", "-c", _SKBUILD, str(tmp_wheels)], cwd=stage,
+        rc = run_logged([plan.python, "-u", "-c", _SKBUILD, str(tmp_wheels), str(plan.wheel.zip_level)], cwd=stage,
                         env=build_env(plan, env), log=log, tracker=tracker, console=console,
                         label=f"building {plan.wheel.name}")
         failed_in = tracker.phase
@@ -377,16 +382,33 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
         if smoke:
             smoke_test(plan, wheel, log)
     final = publish(wheel, Path(plan.wheel.out_dir))
+    moved = compilercache.delta(before, cache_stats(plan, env))
     for note in link_compile_commands(plan):
         console.print(f"[cyan]note:[/cyan] {note}")
     result = BuildResult(
         wheel=final, size=final.stat().st_size, sha256=sha256_of(final),
         seconds=round(time.monotonic() - started, 2), timings=timings,
-        ccache=ccache_delta(before, ccache_stats(plan)) if plan.toolchain.ccache else {},
+        ccache=moved if plan.toolchain.ccache else {}, sccache=moved if plan.toolchain.sccache else {},
+        distcc=compilercache.distcc_counts(distcc_log) if plan.toolchain.distcc_hosts else {},
         ninja_no_work=tracker.ninja_no_work, log=log_path, repaired=repaired,
         targets=target_outputs(cmake_build_dir(plan), plan.cmake.build_targets[1:]),
         bundled=_read_json(root / "bundle.json"),
     )
+    write_outputs(plan, result)
+    republish.remember(plan, final, {"sha256": result.sha256, "repaired": repaired, "targets": result.targets,
+                                     "bundled": result.bundled})
+    return result
+
+
+def _republished(plan: Plan, kept: Path, record: Mapping[str, Any], started: float) -> BuildResult:
+    """The previous wheel, published again: ninja has no work and no input of the wheel changed."""
+    final = republish.publish_again(kept, Path(plan.wheel.out_dir))
+    seconds = round(time.monotonic() - started, 2)
+    result = BuildResult(
+        wheel=final, size=final.stat().st_size, sha256=str(record.get("sha256") or sha256_of(final)),
+        seconds=seconds, timings={"republish": seconds}, ninja_no_work=True,
+        log=Path(plan.cmake.build_dir) / "build.log", repaired=dict(record.get("repaired") or {}),
+        targets=dict(record.get("targets") or {}), bundled=dict(record.get("bundled") or {}), republished=True)
     write_outputs(plan, result)
     return result
 
@@ -426,7 +448,15 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
     if result.ccache:
         remote = f", {result.ccache['remote_hits']} from remote storage" if result.ccache.get("remote_hits") else ""
         t.add_row("ccache", f"{result.ccache['hits']} hits, {result.ccache['misses']} misses{remote}")
-    if result.ninja_no_work:
+    if result.sccache:
+        sc = result.sccache
+        t.add_row("sccache", f"{sc['hits']} hits, {sc['misses']} misses ({sc['location']})")
+    if result.distcc:
+        t.add_row("distcc", f"{result.distcc['remote']} objects compiled on {plan.toolchain.distcc_hosts}, "
+                            f"{result.distcc['local']} locally")
+    if result.republished:
+        t.add_row("ninja", "no work to do; nothing the wheel holds changed: the last wheel was published again")
+    elif result.ninja_no_work:
         t.add_row("ninja", "no work to do")
     t.add_row("libraries", bundle_line(plan, result.bundled))
     if result.repaired:
@@ -443,12 +473,31 @@ def result_dict(plan: Plan, result: BuildResult) -> dict[str, Any]:
     """The build manifest: the wheel, its hash and size, timings, ccache figures, provenance and the plan."""
     return {
         "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
-        "timings": result.timings, "ccache": result.ccache, "ninja_no_work": result.ninja_no_work,
+        "timings": result.timings, "ccache": result.ccache, "sccache": result.sccache, "distcc": result.distcc,
+        "ninja_no_work": result.ninja_no_work,
+        "republished": result.republished,
         "repair": result.repaired, "targets": result.targets, "bundled": result.bundled,
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "provenance": provenance(plan), "plan": plan.to_dict(),
     }
+
+
+def _wheel_sums(out: Path, sums: Path, known: Mapping[str, str]) -> list[tuple[Path, str]]:
+    """sha256 of each wheel in ``out``: known ones as given, those older than SHA256SUMS from it (a wheel is
+    renamed into place whole, so one not replaced since the file was written still has that hash)."""
+    try:
+        listed = dict(line.split("  ", 1)[::-1] for line in sums.read_text().splitlines() if "  " in line)
+        written = sums.stat().st_mtime_ns
+    except OSError:
+        listed, written = {}, -1
+    found = []
+    for wheel in sorted(out.glob("*.whl")):
+        digest = known.get(wheel.name)
+        if digest is None and wheel.name in listed and wheel.stat().st_mtime_ns < written:
+            digest = listed[wheel.name]
+        found.append((wheel, digest or sha256_of(wheel)))
+    return found
 
 
 def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
@@ -457,6 +506,6 @@ def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
     manifest = out / (result.wheel.name.removesuffix(".whl") + ".manifest.json")
     write_if_changed(manifest, json.dumps(result_dict(plan, result), indent=2, sort_keys=True) + "\n")
     sums = out / "SHA256SUMS"
-    lines = [f"{sha256_of(w)}  {w.name}\n" for w in sorted(out.glob("*.whl"))]
+    lines = [f"{h}  {w.name}\n" for w, h in _wheel_sums(out, sums, {result.wheel.name: result.sha256})]
     write_if_changed(sums, "".join(lines))
     return manifest, sums

@@ -11,10 +11,10 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonbuild.proc import run
+from tritonbuild.proc import run, tool
 
-TOOLS = ("cmake", "ninja", "ccache", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld", "lld", "git",
-         "ptxas")
+TOOLS = ("cmake", "ninja", "ccache", "sccache", "distcc", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld",
+         "lld", "git", "ptxas")
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,8 @@ def gather(python: str | None = None) -> HostFacts:
         free = shutil.disk_usage(Path.cwd()).free / 2**30
     except OSError:
         free = None
-    tools = {name: (_which_versioned(name) if name in ("clang", "clang++", "ld.lld") else shutil.which(name))
+    # next to this interpreter first (a venv's ninja, cmake, sccache), then PATH, like the subprocess runner
+    tools = {name: (_which_versioned(name) if name in ("clang", "clang++", "ld.lld") else tool(name))
              for name in TOOLS}
     if tools["ptxas"] is None and Path("/usr/local/cuda/bin/ptxas").is_file():
         tools["ptxas"] = "/usr/local/cuda/bin/ptxas"

@@ -99,13 +99,22 @@ class ToolchainPlan:
     c_compiler: str | None
     cxx_compiler: str | None
     linker: str  # "default" or "lld"
-    ccache: str | None
+    ccache: str | None  # the ccache launcher, when ccache is the compiler cache
     jobs: int
     link_jobs: int
     build_type: str
     proton: bool
     offline: bool
     mem_total_gib: float = 0.0  # this host's memory, for the out-of-memory hint
+    compiler_cache: str = "none"  # ccache, sccache or none (tritonbuild.compilercache)
+    sccache: str | None = None  # the sccache launcher
+    distcc: str | None = None  # distcc, run behind ccache (CCACHE_PREFIX) or as the launcher
+    distcc_hosts: str | None = None  # DISTCC_HOSTS given to it
+
+    @property
+    def launcher(self) -> str | None:
+        """CMAKE_<LANG>_COMPILER_LAUNCHER: the compiler cache, else distcc alone."""
+        return self.ccache or self.sccache or (self.distcc if self.compiler_cache == "none" else None)
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,7 @@ class WheelPlan:
     out_dir: str
     bundle_libs: bool = True  # copy needed non-system shared libraries into triton/_C ($ORIGIN run paths)
     system_libs: tuple[str, ...] = ()  # besides the manylinux allow-list: libraries the user's system provides
+    zip_level: int = 6  # deflate level of the wheel's members
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,9 @@ class Recipe:
     clang: bool | Literal["auto"] | None = None  # "auto": clang+lld when all three are installed
     ccache: bool | None = None
     ccache_remote: str | None = None
+    compiler_cache: Literal["ccache", "sccache", "none"] | None = None
+    distcc: str | None = None  # distcc hosts, DISTCC_HOSTS syntax
+    zip_level: int | None = None  # deflate level of the wheel, 0-9
     jobs: int | None = None
     link_jobs: int | None = None
     build_type: str | None = None

@@ -42,7 +42,7 @@ def print_plan(plan: Plan, out: Console) -> None:
     else:
         head.add_row("llvm", "[red]none usable[/red]")
     compilers = f"{tc.cxx_compiler} (linker: {tc.linker})"
-    head.add_row("toolchain", f"{compilers}, ccache: {tc.ccache or 'off'}, jobs {tc.jobs}, link jobs "
+    head.add_row("toolchain", f"{compilers}, {_cache_words(tc)}, jobs {tc.jobs}, link jobs "
                               f"{tc.link_jobs}, {tc.build_type}, proton {'on' if tc.proton else 'off'}")
     head.add_row("build dir", plan.cmake.build_dir)
     out.print(head)
@@ -120,3 +120,11 @@ def print_api(results: dict[str, Any], names: dict[str, str], out: Any) -> None:
                       "plugin includes")
             for t in d["touching"]:
                 out.print(f"    {t['commit']} {t['subject']} ({', '.join(t['files'])})")
+
+
+def _cache_words(tc: Any) -> str:
+    """The compiler cache and distcc fleet in a few words ("ccache: /usr/bin/ccache", "sccache: ...", ...)."""
+    words = f"{tc.compiler_cache}: {tc.launcher}" if tc.compiler_cache != "none" else "compiler cache: off"
+    if tc.distcc_hosts:
+        words += f", distcc: {tc.distcc_hosts}"
+    return words

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from tritonbuild import __version__, apicheck, fetchdeps, linkage, proton
+from tritonbuild import __version__, apicheck, compilercache, fetchdeps, linkage, proton
 from tritonbuild.backends import BACKEND_LLVM_TARGETS, CORE_LLVM_TARGETS, expand_targets, select_backends
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
@@ -85,18 +85,16 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
         cc, cxx, linker = host.tool("gcc") or host.tool("cc"), host.tool("g++") or host.tool("c++"), "default"
         if not (cc and cxx):
             raise UserError("No C/C++ compiler found (gcc/g++ or cc/c++). Install one (Debian: g++) or use --clang.")
-    ccache_setting = s["ccache"]
-    ccache = host.tool("ccache")
-    if ccache_setting.value is True and not ccache:
-        raise UserError(
-            f"ccache was asked for ({ccache_setting.origin}) but it is not on PATH. Install it (Debian: ccache) "
-            "or drop the request."
-        )
-    if ccache_setting.value is False:
-        ccache = None
-    elif ccache_setting.value is None and not ccache:
-        notes.append("ccache not found: rebuilds in a fresh build dir will recompile everything")
-    jobs = s["jobs"].value or default_jobs(host)
+    cc_kind, s_cc = s["compiler_cache"], s["ccache"]
+    cache, cache_tool = compilercache.choose(cc_kind.value, s_cc.value, cc_kind.origin if cc_kind.value else
+                                             s_cc.origin, host.tool, notes)
+    hosts = s["distcc"].value
+    distcc = host.tool("distcc") if hosts else None
+    compilercache.check(cache, s["ccache_remote"].value, s["ccache_remote"].origin, hosts)
+    if hosts and not distcc:
+        raise UserError(f"--distcc ({s['distcc'].origin}) needs distcc, which is not installed. Install it "
+                        "(Debian: distcc) or drop --distcc.")
+    jobs = s["jobs"].value or (compilercache.fleet_jobs(hosts) if hosts else default_jobs(host))
     link_jobs = s["link_jobs"].value or default_link_jobs(host, jobs)
     proton = s["proton"].value
     src = facts.source
@@ -117,7 +115,11 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
             c_compiler=cc,
             cxx_compiler=cxx,
             linker=linker,
-            ccache=ccache,
+            ccache=cache_tool if cache == "ccache" else None,
+            compiler_cache=cache,
+            sccache=cache_tool if cache == "sccache" else None,
+            distcc=distcc,
+            distcc_hosts=hosts,
             jobs=int(jobs),
             link_jobs=int(link_jobs),
             build_type=str(s["build_type"].value),
@@ -225,7 +227,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
                                                         selected_dirs=selected, ut=ut, offline=toolchain.offline,
                                                         cmake_dir=facts.cmake_dir)
     warnings.extend(dep_warnings)
-    cmake, key, fingerprint = _cmake_plan(s, facts, toolchain, plugins, epoch, {**dict(defines), **dep_defines})
+    cmake, key, fingerprint = _cmake_plan(s, facts, toolchain, plugins, epoch, {**dict(defines), **dep_defines},
+                                          env)
 
     # 7. wheel
     backends = apicheck.attach(s, facts.api, _backend_plans(src, sel.names, plugins, machine), warnings)
@@ -241,6 +244,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         out_dir=str(Path(facts.cwd) / "dist"),
         bundle_libs=bool(s["bundle_libs"].value),
         system_libs=tuple(str(n) for n in s["repair_exclude"].value),
+        zip_level=_zip_level(s["zip_level"]),
     )
     commands = _commands(cmake, toolchain)
     return Plan(
@@ -341,7 +345,8 @@ def _backend_plans(src: SourceInfo, names: tuple[str, ...], plugins: tuple[Plugi
 
 
 def _cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan, plugins: tuple[Plugin, ...],
-                epoch: int | None, all_defines: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
+                epoch: int | None, all_defines: Mapping[str, str],
+                env: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
     """The CMake side of the plan, with the key of its build dir and its path-independent fingerprint."""
     src = facts.source
     defines = tuple(sorted(all_defines.items()))
@@ -354,40 +359,39 @@ def _cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPla
         source_root="<source>", python=facts.host.python,
         defines=tuple((k, _placeholders(v, src.root, facts.cache_root, plugins)) for k, v in defines),
         extra_args=extra_args, build_type=toolchain.build_type, targets=("triton",))
+    build_dir = str(Path(facts.cache_root) / "build" / key)
     cmake = CMakePlan(
         source_dir=src.root,
-        build_dir=str(Path(facts.cache_root) / "build" / key),
+        build_dir=build_dir,
         generator="Ninja",
         defines=defines,
         extra_args=extra_args,
         build_targets=("triton", *extra_targets(s["targets"])),
         install_component=INSTALL_COMPONENT,
-        env=tuple(_cmake_env(s, facts, toolchain, plugins, epoch)),
+        env=tuple(_cmake_env(s, facts, toolchain, plugins, epoch, build_dir, env)),
         plugin_shims=shims,
     )
     return cmake, key, fingerprint
 
 
 def _cmake_env(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan, plugins: tuple[Plugin, ...],
-               epoch: int | None) -> list[tuple[str, str]]:
+               epoch: int | None, build_dir: str, env: Mapping[str, str]) -> list[tuple[str, str]]:
     """What the build's environment adds: a ccache remote, SOURCE_DATE_EPOCH, ccache's base dir."""
     out: list[tuple[str, str]] = []
-    if s["ccache_remote"].value:
-        if not toolchain.ccache:
-            raise UserError(f"A ccache remote ({s['ccache_remote'].origin}) needs ccache, which is off or not "
-                            "installed. Install ccache (Debian: ccache) or drop --ccache-remote.")
-        out.append(("CCACHE_REMOTE_STORAGE", str(s["ccache_remote"].value)))
+    if s["ccache_remote"].value and not toolchain.ccache:
+        raise UserError(f"A ccache remote ({s['ccache_remote'].origin}) needs ccache, which is off or not "
+                        "installed. Install ccache (Debian: ccache) or drop --ccache-remote.")
     if s["reproducible"].value:
         if epoch is None:
             raise UserError("A reproducible build needs SOURCE_DATE_EPOCH: build from a git checkout (its commit "
                             "date is used) or set SOURCE_DATE_EPOCH.")
         out.append(("SOURCE_DATE_EPOCH", str(epoch)))
-    if toolchain.ccache:
-        # One base dir above the source, the plugins and the build dirs: ccache rewrites paths under it
-        # relative to the build dir, so a fresh build dir (same depth under a cache root) hits the cache.
-        base = os.path.commonpath([facts.source.root, facts.cache_root, *(p.path for p in plugins)])
-        out += [("CCACHE_BASEDIR", base), ("CCACHE_NOHASHDIR", "1")]
-    return out
+    # One base dir above the source, the plugins and the build dirs: the cache rewrites paths under it
+    # relative to the build dir, so a fresh build dir (same depth under a cache root) hits the cache.
+    base = os.path.commonpath([facts.source.root, facts.cache_root, *(p.path for p in plugins)])
+    return out + compilercache.build_env(toolchain.compiler_cache, base, remote=s["ccache_remote"].value,
+                                         distcc=toolchain.distcc, distcc_hosts=toolchain.distcc_hosts,
+                                         log_dir=build_dir, env=env)
 
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
@@ -458,9 +462,9 @@ def _defines(
     if tc.linker == "lld":
         for kind in ("EXE", "MODULE", "SHARED"):
             d[f"CMAKE_{kind}_LINKER_FLAGS"] = "-fuse-ld=lld"
-    if tc.ccache:
-        d["CMAKE_C_COMPILER_LAUNCHER"] = tc.ccache
-        d["CMAKE_CXX_COMPILER_LAUNCHER"] = tc.ccache
+    if tc.launcher:
+        d["CMAKE_C_COMPILER_LAUNCHER"] = tc.launcher
+        d["CMAKE_CXX_COMPILER_LAUNCHER"] = tc.launcher
     if tc.offline:
         d["TRITON_OFFLINE_BUILD"] = "ON"
     if s["reproducible"].value:
@@ -504,3 +508,11 @@ def _commands(cmake: CMakePlan, tc: ToolchainPlan) -> tuple[str, ...]:
         shlex.join(["cmake", "--install", f"{cmake.build_dir}/cmake", "--component", cmake.install_component]),
         shlex.join([sys.executable, "-m", "tritonbuild", "build"]) + "  # packages the wheel via scikit-build-core",
     )
+
+
+def _zip_level(given: Resolved) -> int:
+    level = int(given.value)
+    if not 0 <= level <= 9:
+        raise UserError(f"The wheel's zip level {level} ({given.origin}) is not 0-9 (0 stores, 1 is fastest, 9 is "
+                        "smallest; the default is 6).")
+    return level

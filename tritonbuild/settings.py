@@ -132,6 +132,12 @@ SPECS: tuple[Spec, ...] = (
           "build with clang and lld instead of the default compiler"),
     _spec("ccache", None, "--ccache/--no-ccache", {"TRITON_BUILD_WITH_CCACHE": env_bool},
           "use ccache (default: on when ccache is found)"),
+    _spec("compiler_cache", None, "--compiler-cache", {"TRITONBUILD_COMPILER_CACHE": _str},
+          "compiler cache: ccache, sccache or none (default: ccache when found; sccache's remote storage comes "
+          "from its own SCCACHE_* variables)"),
+    _spec("distcc", None, "--distcc", {"TRITONBUILD_DISTCC_HOSTS": _str},
+          "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
+          "with compile jobs sized to its slots"),
     _spec("jobs", None, "-j/--jobs", {"MAX_JOBS": env_int},
           "parallel compile jobs (default: min(cores, total GiB / 2.5))"),
     _spec("link_jobs", None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
@@ -161,6 +167,9 @@ SPECS: tuple[Spec, ...] = (
     _spec("version_scheme", "setup", "--version-scheme", {"TRITONBUILD_VERSION_SCHEME": _str},
           "version suffix: setup (+git<sha8> off release branches), git, date (.devYYYYMMDD), date+git, none"),
     _spec("requires_python", ">=3.10", None, None, "Requires-Python of the wheel"),
+    _spec("zip_level", 6, "--zip-level", {"TRITONBUILD_ZIP_LEVEL": env_int},
+          "deflate level of the wheel, 0-9 (default 6, like zipfile; the dev recipe uses 1: a 400 MB libtriton "
+          "zips several times faster)"),
     _spec("reproducible", False, "--reproducible/--no-reproducible", {"TRITONBUILD_REPRODUCIBLE": env_bool},
           "byte-identical wheels: SOURCE_DATE_EPOCH from the commit, prefix maps, fixed zip metadata"),
     _spec("strip", False, "--strip/--no-strip", None, "strip debug info from the installed libtriton"),

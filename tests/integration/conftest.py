@@ -4,9 +4,12 @@ import contextlib
 import functools
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,3 +81,40 @@ def plan_json(*args: str, cwd: Path, env: dict[str, str] | None = None) -> dict:
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
     return tmp_path / "cache"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def daemon(argv: list[str], port: int, *, cwd: Path | None = None) -> Iterator[int]:
+    """Run a server on 127.0.0.1:``port`` for the block: started, waited for until it accepts, then stopped."""
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"{argv[0]} did not start listening on port {port}")
+            time.sleep(0.1)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@contextlib.contextmanager
+def redis_server(tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    argv = [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "no", "--dir", str(tmp_path)]
+    with daemon(argv, port):
+        yield f"redis://127.0.0.1:{port}"

@@ -48,6 +48,12 @@ def first(work: dict) -> dict:
     return build(work)[1]
 
 
+def sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def record(wheel: str) -> dict[str, str]:
     with zipfile.ZipFile(wheel) as zf:
         name = next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))
@@ -214,6 +220,32 @@ def test_same_plan_again_is_a_noop_with_an_equivalent_wheel(work: dict, first: d
     assert again["ninja_no_work"] is True
     assert again["build_dir"] == first["build_dir"]
     assert record(again["wheel"]) == record(first["wheel"])
+
+
+def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(work: dict, first: dict) -> None:
+    _, again = build(work)
+    _, same = build(work)
+    assert same["republished"] is True and same["ninja_no_work"] is True, same["timings"]
+    assert same["sha256"] == again["sha256"] and Path(same["wheel"]).samefile(again["wheel"])
+    assert same["timings"] == {"republish": same["seconds"]}  # no configure, install or packaging
+    Path(same["wheel"]).unlink()  # a wheel deleted from the output dir comes back, whole
+    _, back = build(work)
+    assert back["republished"] is True and sha256(Path(back["wheel"])) == again["sha256"]
+    # a Python file the install step copies: ninja does not track it, the digest of the inputs does
+    init = work["tree"] / "python" / "triton" / "language" / "__init__.py"
+    text = init.read_text()
+    try:
+        init.write_text(text + "\nEDITED = 1\n")
+        _, edited = build(work)
+        assert edited["republished"] is False
+        with zipfile.ZipFile(edited["wheel"]) as zf:
+            assert b"EDITED = 1" in zf.read("triton/language/__init__.py")
+    finally:
+        init.write_text(text)
+    _, restored = build(work)
+    assert restored["republished"] is False and record(restored["wheel"]) == record(first["wheel"])
+    sums = (Path(restored["wheel"]).parent / "SHA256SUMS").read_text()
+    assert f"{restored['sha256']}  {Path(restored['wheel']).name}" in sums
 
 
 def test_fresh_build_dir_with_warm_ccache_hits(work: dict, first: dict) -> None:

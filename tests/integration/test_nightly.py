@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import flat, git_commit, run_cli
+from tests.integration.conftest import flat, git_commit, redis_server, run_cli
 from tritonbuild import example
 
 DATE = "2026-01-29T21:43:54+00:00"
@@ -105,29 +103,10 @@ def test_recipe_errors_exit_2(tmp_path: Path) -> None:
 # --- a shared compile cache in Redis -------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def redis(tmp_path: Path):
-    port = free_port()
-    proc = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind",
-                             "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
-    try:
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with redis_server(tmp_path) as url:
+        yield url
 
 
 def test_remote_ccache_in_redis_gives_hits_to_an_empty_local_cache(redis: str, tmp_path: Path) -> None:

