@@ -20,10 +20,10 @@ from bench.common import best_of, example_workspace, table, tritonbuild
 def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="tb-bench-"))
     try:
-        tree, plugin = example_workspace(base)
+        tree, plugin, deps = example_workspace(base)
         env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_BUILD_WITH_CCACHE": "1"}
         args = ["build", "--json", "--source", str(tree), "--backends", "nvidia;amd;spirv", "--plugin-dir",
-                str(plugin), "--out", str(base / "dist")]
+                str(plugin), "--out", str(base / "dist"), *deps]
         cold, first = tritonbuild(*args, "--cache-dir", str(base / "a"), cwd=base, env=env)
         noop, _ = tritonbuild(*args, "--cache-dir", str(base / "a"), cwd=base, env=env)
         ninja = shutil.which("ninja") or "ninja"

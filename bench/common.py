@@ -39,10 +39,12 @@ def table(rows: list[tuple[str, str]]) -> None:
         print(f"{name:<{width}}  {value}")
 
 
-def example_workspace(base: Path) -> tuple[Path, Path]:
-    """The example tree and a plugin under ``base`` (what every build benchmark measures)."""
+def example_workspace(base: Path) -> tuple[Path, Path, list[str]]:
+    """The example tree and a plugin under ``base`` (what every build benchmark measures), and the ``--dep`` that
+    supplies the spirv backend's configure-time download."""
     from tritonbuild import example
 
     tree = example.write_tree(base / "src" / "triton")
     plugin = example.write_plugin(base / "src" / "triton-shared", "triton_shared")
-    return tree, plugin
+    abi = example.write_spirv_abi(base / "src" / "spirv-kernel-abi")
+    return tree, plugin, ["--dep", f"spirv-kernel-abi={abi}"]

@@ -7,13 +7,16 @@ pin and the source commit, and those that changed a header the plugin includes.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tritonbuild import apicheck
-from tritonbuild.fileutil import read_text
+from tritonbuild.fileutil import read_text, write_if_changed
 from tritonbuild.proc import run
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
@@ -21,13 +24,41 @@ _CXX = {".h", ".hpp", ".cpp", ".cc", ".cxx", ".inc", ".td"}
 MAX_LISTED = 20
 
 
+def _py_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
 def _py_texts(root: Path) -> Iterable[str]:
-    for path in sorted(root.rglob("*.py")):
-        if "__pycache__" not in path.parts:
-            yield read_text(path)
+    for path in _py_files(root):
+        yield read_text(path)
 
 
-def source_interface(source: Path) -> tuple[dict[str, apicheck.ClassInfo], apicheck.Usage]:
+def cached_usage(root: Path, cache: Path | None) -> apicheck.Usage:
+    """What the Python files under ``root`` read, parsing only files changed since the last call: each file's
+    usage is kept in ``cache`` by path, size and mtime (a real tree's python/triton takes ~0.5 s to parse, which
+    every plan and no-op build paid)."""
+    store = cache / (hashlib.sha256(str(root).encode()).hexdigest()[:16] + ".json") if cache else None
+    try:
+        known = json.loads(store.read_text()) if store else {}
+    except (OSError, ValueError):
+        known = {}
+    total, fresh = apicheck.Usage(), {}
+    for path in _py_files(root):
+        st = path.stat()
+        entry = known.get(str(path))
+        if not entry or entry[:2] != [st.st_size, st.st_mtime_ns]:
+            one = apicheck.usage([read_text(path)])
+            entry = [st.st_size, st.st_mtime_ns, sorted(one.names), {k: sorted(v) for k, v in one.calls.items()}]
+        fresh[str(path)] = entry
+        total = total | apicheck.Usage(set(entry[2]), {k: set(v) for k, v in entry[3].items()})
+    if store and fresh != known:
+        with contextlib.suppress(OSError):  # a read-only cache only costs the next plan the parse
+            write_if_changed(store, json.dumps(fresh, separators=(",", ":")))
+    return total
+
+
+def source_interface(source: Path, cache: Path | None = None) -> tuple[dict[str, apicheck.ClassInfo],
+                                                                       apicheck.Usage]:
     """The source's backend base classes and every name its Python code reads."""
     backends = source / "python" / "triton" / "backends"
     classes: dict[str, apicheck.ClassInfo] = {}
@@ -35,7 +66,7 @@ def source_interface(source: Path) -> tuple[dict[str, apicheck.ClassInfo], apich
         path = backends / f"{module}.py"
         classes.update({k: v for k, v in apicheck.parse_classes(read_text(path), str(path)).items()
                         if k in apicheck.BASES})
-    return classes, apicheck.usage(_py_texts(source / "python" / "triton"))
+    return classes, cached_usage(source / "python" / "triton", cache)
 
 
 def check_backend(name: str, path: Path, source_classes: dict[str, apicheck.ClassInfo],
@@ -132,9 +163,11 @@ def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[s
 
 
 def gather(source: Path, source_commit: str | None, in_tree: Iterable[tuple[str, Path]],
-           plugins: Iterable[tuple[str, Path, str | None]]) -> dict[str, apicheck.BackendApi]:
-    """The check for each in-tree backend ``(name, path)`` and plugin ``(name, path, triton pin)``, by path."""
-    classes, used = source_interface(source)
+           plugins: Iterable[tuple[str, Path, str | None]],
+           cache: Path | None = None) -> dict[str, apicheck.BackendApi]:
+    """The check for each in-tree backend ``(name, path)`` and plugin ``(name, path, triton pin)``, by path
+    (``cache``: where parsed files are remembered)."""
+    classes, used = source_interface(source, cache)
     if not classes:
         return {}  # a source without python/triton/backends: nothing to check against
     out = {str(path): check_backend(name, path, classes, used) for name, path in in_tree}

@@ -77,7 +77,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
                    if str(e) not in dict(stale)) if not explicit else ()
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
     plugin_paths = [absolute(p, cwd) for p in s["plugin_dirs"].value]
-    api = compat_facts(root, source, plugin_paths, plugin_git)
+    api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
     decls, supplied = fetchdeps.gather(root, plugin_paths, s["deps"].value, cwd, cache)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
@@ -105,7 +105,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
 
 
 def compat_facts(root: Path, source: SourceInfo, plugin_dirs: list[Path],
-                 plugin_git: Mapping[str, GitState | None]) -> dict[str, BackendApi]:
+                 plugin_git: Mapping[str, GitState | None], cache: Path | None = None) -> dict[str, BackendApi]:
     """The compatibility check of every in-tree backend and every plugin that can be read (a plugin that cannot
     is reported by the plan's own validation)."""
     plugins = []
@@ -116,7 +116,7 @@ def compat_facts(root: Path, source: SourceInfo, plugin_dirs: list[Path],
             continue
         plugins.append((plugin.name, path, plugin.triton_pin))
     commit = source.git.commit if source.git else None
-    return compat.gather(root, commit, [(b.name, Path(b.path)) for b in source.backends], plugins)
+    return compat.gather(root, commit, [(b.name, Path(b.path)) for b in source.backends], plugins, cache)
 
 
 def plugin_git_states(dirs: Sequence[str], cwd: Path) -> dict[str, GitState | None]:

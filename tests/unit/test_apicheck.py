@@ -69,3 +69,29 @@ def test_the_plan_refuses_a_backend_that_will_fail_unless_told_not_to(tree, plug
     assert any("'old_plugin' (will fail with this Triton)" in w for w in p.warnings)
     assert p.backends[-1].api is not None and p.backends[-1].api["verdict"] == "will fail"
     assert plan_for(root).backends[0].api is None  # no facts gathered: nothing claimed
+
+
+def test_source_usage_is_parsed_once_per_file_version(tmp_path, monkeypatch) -> None:
+    from tritonbuild import apicheck, compat
+
+    root = tmp_path / "triton"
+    root.mkdir()
+    (root / "a.py").write_text("x.hash()\n")
+    (root / "b.py").write_text("y.add_stages(1, 2, 3)\n")
+    parsed: list[str] = []
+    real = apicheck.usage
+
+    def counting(texts):
+        texts = list(texts)
+        parsed.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(apicheck, "usage", counting)
+    first = compat.cached_usage(root, tmp_path / "cache")
+    assert first.names >= {"hash", "add_stages"} and first.calls["add_stages"] == {3}
+    assert len(parsed) == 2
+    assert compat.cached_usage(root, tmp_path / "cache") == first and len(parsed) == 2  # nothing parsed again
+    (root / "b.py").write_text("y.add_stages(1, 2)\nz.native_info()\n")
+    again = compat.cached_usage(root, tmp_path / "cache")
+    assert parsed[2:] == ["y.add_stages(1, 2)\nz.native_info()\n"]  # only the changed file
+    assert again.calls["add_stages"] == {2} and "native_info" in again.names

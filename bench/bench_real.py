@@ -1,0 +1,133 @@
+"""Rebuild times on a real Triton tree, side by side: tritonbuild vs raw Ninja (vs setup.py's pip path).
+
+    python bench/bench_real.py --source PATH [tritonbuild build options...] [--edit FILE] [--setup-py]
+                               [--clean] [--zip-levels]
+
+Every option it does not know goes to ``tritonbuild build`` (``--backends``, ``--llvm``, ``--cache-dir``, ...), so
+the figures are for the build you run. It builds once to get a current build dir (that first build is not
+timed), then measures in one run:
+
+- **no-op**: ``tritonbuild build`` again (it republishes the last wheel) vs ``ninja -C <build dir> triton``;
+- **one edit**: a comment appended to ``--edit`` (default ``lib/Analysis/Allocation.cpp``, a libtriton file)
+  then ``tritonbuild build``, vs the same edit then raw ``ninja`` (compile + link of that file). The edit is
+  undone at the end and the wheel rebuilt;
+- ``--setup-py``: the tree's own ``pip install --no-build-isolation .`` no-op (its build dir must exist: run it
+  once before);
+- ``--clean``: clean builds with an empty ccache: tritonbuild in a fresh cache dir vs the tree's
+  ``pip install --no-build-isolation`` (hours on a small machine);
+- ``--zip-levels``: deflating the last wheel's libtriton at levels 1, 3 and 6.
+
+Prints one table. Not a test: figures, to re-take on any tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import table, timed, tritonbuild
+
+
+def ninja_time(build_dir: str, cwd: Path) -> float:
+    return timed([shutil.which("ninja") or "ninja", "-C", f"{build_dir}/cmake", "triton"], cwd=cwd)[0]
+
+
+def edit(path: Path) -> None:
+    with path.open("a") as f:
+        f.write(f"\n// bench_real {time.time_ns()}\n")  # a real change: ccache cannot hide it
+
+
+def zip_levels(wheel: str) -> list[tuple[str, str]]:
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith("libtriton.so"))
+        data = zf.read(name)
+    rows = []
+    for level in (1, 3, 6):
+        buf, start = io.BytesIO(), time.perf_counter()
+        info = zipfile.ZipInfo(name)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with zipfile.ZipFile(buf, "w") as out:
+            out.writestr(info, data, compresslevel=level)
+        rows.append((f"zip libtriton ({len(data) / 2**20:.0f} MiB) at level {level}",
+                     f"{time.perf_counter() - start:7.2f} s   {len(buf.getvalue()) / 2**20:.1f} MiB"))
+    return rows
+
+
+def setup_py_noop(source: Path, env: dict[str, str]) -> float:
+    pip = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-q", "."]
+    return timed(pip, cwd=source, env=env)[0]
+
+
+def clean_builds(source: Path, args: list[str], env: dict[str, str]) -> list[tuple[str, str]]:
+    base = Path(tempfile.mkdtemp(prefix="tb-bench-clean-"))
+    try:
+        cold = {**env, "CCACHE_DIR": str(base / "ccache-tb")}
+        tb, _ = tritonbuild("build", "--json", "--source", str(source), *args, "--cache-dir", str(base / "cache"),
+                            "--out", str(base / "dist"), cwd=base, env=cold)
+        pip = {**env, "CCACHE_DIR": str(base / "ccache-pip")}
+        shutil.rmtree(source / "build", ignore_errors=True)
+        setup = setup_py_noop(source, pip)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return [("clean build, empty ccache: tritonbuild", f"{tb:7.1f} s"),
+            ("clean build, empty ccache: pip install .", f"{setup:7.1f} s"),
+            ("clean: pip / tritonbuild", f"{setup / tb:7.2f} x")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--edit", default="lib/Analysis/Allocation.cpp")
+    parser.add_argument("--setup-py", action="store_true")
+    parser.add_argument("--clean", action="store_true")
+    parser.add_argument("--zip-levels", action="store_true")
+    ns, extra = parser.parse_known_args()
+    source = Path(ns.source).resolve()
+    cwd = Path.cwd()
+    env = dict(os.environ)
+    build = ["build", "--json", "--source", str(source), *extra]
+    _, first = tritonbuild(*build, cwd=cwd, env=env)  # a current build dir and wheel (not timed)
+    noop, again = tritonbuild(*build, cwd=cwd, env=env)
+    if not again.get("republished"):  # the first run above had to package (an older build dir): once more
+        noop, again = tritonbuild(*build, cwd=cwd, env=env)
+    ninja_noop = min(ninja_time(first["build_dir"], cwd) for _ in range(3))
+    target = source / ns.edit
+    original = target.read_bytes()
+    try:
+        edit(target)
+        one_edit, edited = tritonbuild(*build, cwd=cwd, env=env)
+        edit(target)
+        ninja_edit = ninja_time(first["build_dir"], cwd)
+    finally:
+        target.write_bytes(original)
+    tritonbuild(*build, cwd=cwd, env=env)  # back to the unedited wheel
+    rows = [
+        ("wheel", f"{Path(first['wheel']).name} ({first['size'] / 2**20:.1f} MiB)"),
+        ("no-op: tritonbuild build", f"{noop:7.2f} s   republished: {again.get('republished')}"),
+        ("no-op: raw ninja", f"{ninja_noop:7.2f} s"),
+        ("no-op: tritonbuild - ninja", f"{noop - ninja_noop:7.2f} s   (goal <= 1.5 s)"),
+        (f"one edit ({ns.edit}): tritonbuild build", f"{one_edit:7.1f} s   "
+         + ", ".join(f"{k} {v:.1f}" for k, v in edited["timings"].items())),
+        ("one edit: raw ninja (compile + link)", f"{ninja_edit:7.1f} s"),
+        ("one edit: tritonbuild / ninja", f"{one_edit / ninja_edit:7.2f} x   (goal <= 1.25)"),
+    ]
+    if ns.setup_py:
+        rows.append(("no-op: pip install --no-build-isolation .", f"{setup_py_noop(source, env):7.2f} s"))
+    if ns.zip_levels:
+        rows += zip_levels(first["wheel"])
+    if ns.clean:
+        rows += clean_builds(source, extra, env)
+    table(rows)
+
+
+if __name__ == "__main__":
+    main()
