@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import best_of, example_workspace, table, tritonbuild
+from tritonbuild.staging import make_program
 
 
 def main() -> None:
@@ -26,7 +27,7 @@ def main() -> None:
                 str(plugin), "--out", str(base / "dist"), *deps]
         cold, first = tritonbuild(*args, "--cache-dir", str(base / "a"), cwd=base, env=env)
         noop, _ = tritonbuild(*args, "--cache-dir", str(base / "a"), cwd=base, env=env)
-        ninja = shutil.which("ninja") or "ninja"
+        ninja = make_program(Path(first["build_dir"]) / "cmake") or "ninja"  # the build dir's own ninja
         floor = best_of(3, [ninja, "-C", f"{first['build_dir']}/cmake", "triton"], cwd=base)
         warm, fresh = tritonbuild(*args, "--cache-dir", str(base / "b"), cwd=base, env=env)
         hits, misses = fresh["ccache"].get("hits", 0), fresh["ccache"].get("misses", 0)

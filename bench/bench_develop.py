@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import example_workspace, table, timed, tritonbuild
+from tritonbuild.staging import make_program
 
 
 def main() -> None:
@@ -31,7 +32,7 @@ def main() -> None:
         cold, _ = tritonbuild("develop", *args, cwd=base, env=env)
         _, plan = tritonbuild("plan", "--json", *args, cwd=base, env=env)
         build = Path(plan["cmake"]["build_dir"]) / "dev"
-        ninja = [shutil.which("ninja") or "ninja", "-C", str(build), "triton"]
+        ninja = [make_program(build) or "ninja", "-C", str(build), "triton"]  # the build dir's own ninja
         noop = min(tritonbuild("develop", *args, cwd=base, env=env)[0] for _ in range(5))
         ninja_noop = min(timed(ninja, cwd=base)[0] for _ in range(5))
         cc = tree / "third_party" / "nvidia" / "triton_nvidia.cc"

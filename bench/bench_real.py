@@ -35,10 +35,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import table, timed, tritonbuild
+from tritonbuild.staging import make_program
 
 
 def ninja_time(build_dir: str, cwd: Path) -> float:
-    return timed([shutil.which("ninja") or "ninja", "-C", f"{build_dir}/cmake", "triton"], cwd=cwd)[0]
+    # the ninja the build dir was configured with: another version may see every command as changed
+    ninja = make_program(Path(build_dir) / "cmake") or "ninja"
+    return timed([ninja, "-C", f"{build_dir}/cmake", "triton"], cwd=cwd)[0]
 
 
 def edit(path: Path) -> None:

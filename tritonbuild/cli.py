@@ -217,34 +217,15 @@ def example(dest: str, generation: str, with_plugin: bool) -> None:
 @click.option("--cache-dir", help="Cache root.")
 @click.option("--llvm", help="LLVM prefix (default: auto).")
 def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
-    """Build the bundled example tree (nvidia;amd;spirv + a plugin) into a wheel and import it.
+    """Build the bundled example tree (nvidia;amd;spirv + a plugin) into a wheel, import it, and compile a vector
+    add to SPIR-V through its spirv backend.
 
     Needs no network and no Triton checkout: a check that this host can build Triton wheels before a
     one-hour real build.
     """
-    import shutil
+    from tritonbuild import selftest as run_selftest
 
-    from tritonbuild import build as build_mod
-    from tritonbuild import example as ex
-    from tritonbuild import paths, report
-
-    env = dict(os.environ)
-    root = paths.cache_root(env, cache_dir) / "selftest" / __version__
-    shutil.rmtree(root, ignore_errors=True)
-    tree = ex.write_tree(root / "triton")
-    plugin = ex.write_plugin(root / "triton-shared", "triton_shared")
-    abi = ex.write_spirv_abi(root / "spirv-kernel-abi")
-    # the host's own LLVM unless told otherwise, and offline: a self-test needs no network (CUDA/CUPTI files
-    # come from a toolkit when there is one, else the wheel notes what it lacks; spirv's download from --dep)
-    p = make_plan({"source": str(tree), "backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin),),
-                   "llvm": llvm or "system", "cache_dir": cache_dir, "out": out, "offline": True,
-                   "deps": (f"spirv-kernel-abi={abi}",)})
-    console = report.console()
-    report.print_plan(p, console)
-    result = build_mod.build_wheel(p, console)
-    build_mod.print_summary(p, result, console)
-    console.print("[green bold]self-test passed:[/green bold] this host builds and imports a multi-backend "
-                  "Triton-shaped wheel. Next: tritonbuild plan --source PATH-OR-URL --backends 'nvidia;amd'")
+    run_selftest.run(out, cache_dir, llvm, make_plan)
 
 
 @cli.command()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tritonbuild import proc
 from tritonbuild.plan import Plan
-from tritonbuild.staging import cmake_build_dir, staging_dir
+from tritonbuild.staging import cmake_build_dir, make_program, staging_dir
 
 STATE = "last-wheel.json"
 _SKIP_DIRS = {"__pycache__", ".git", "build", ".pytest_cache"}
@@ -67,9 +67,10 @@ def digest(plan: Plan) -> str:
 def ninja_idle(plan: Plan, env: Mapping[str, str]) -> bool:
     """Whether ninja has nothing to do for the plan's targets (a dry run: it changes nothing)."""
     build = cmake_build_dir(plan)
-    if not (build / "build.ninja").is_file():
+    ninja = make_program(build)
+    if not ninja or not (build / "build.ninja").is_file():
         return False
-    res = proc.run(["ninja", "-C", str(build), "-n", *plan.cmake.build_targets], env=env, timeout=300)
+    res = proc.run([ninja, "-C", str(build), "-n", *plan.cmake.build_targets], env=env, timeout=300)
     return res.ok and "ninja: no work to do" in res.stdout
 
 

@@ -81,3 +81,16 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
     lines += ["", "[tool.scikit-build.cmake.define]"]
     lines += [f"{_s(k)} = {_s(v)}" for k, v in plan.cmake.defines]
     return "\n".join(lines) + "\n"
+
+
+def make_program(build: Path) -> str | None:
+    """The ninja a configured build dir records (CMAKE_MAKE_PROGRAM). Run another version there and it may
+    rebuild everything: ninja 1.13 hashes commands in .ninja_log differently from 1.11 (Debian 12's)."""
+    try:
+        text = (build / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("CMAKE_MAKE_PROGRAM:"):
+            return line.partition("=")[2].strip() or None
+    return None

@@ -17,3 +17,6 @@ def test_nightly_workflow_example_is_valid() -> None:
     caches = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache")]
     assert any(".tritonbuild/llvm" in s["with"]["path"] and "llvm" in s["with"]["key"] for s in caches)
     assert True in doc or "on" in doc  # YAML 1.1 reads the bare key `on` as True
+    # the fleet shares a remote compile cache: sccache on the GitHub Actions cache
+    assert "--compiler-cache sccache" in runs and job["env"]["SCCACHE_GHA_ENABLED"] == "true"
+    assert any(s.get("uses", "").startswith("mozilla-actions/sccache-action") for s in job["steps"])
