@@ -87,7 +87,7 @@ def clean_builds(source: Path, args: list[str], env: dict[str, str]) -> list[tup
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--source", required=True)
     parser.add_argument("--edit", default="lib/Analysis/Allocation.cpp")
     parser.add_argument("--setup-py", action="store_true")

@@ -61,10 +61,31 @@ def print_plan(plan: Plan, out: Console) -> None:
         origin = b.origin if b.origin == "in-tree" else f"plugin ({b.given_as}; name from {b.name_from})"
         table.add_row(b.name, origin, b.path, " ".join(b.llvm_targets) or "-", commit, pin)
     out.print(table)
+    if plan.deps:
+        out.print(_deps_table(plan.deps))
     for note in plan.notes:
         out.print(f"[cyan]note:[/cyan] {note}")
     for warning in plan.warnings:
         out.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _deps_table(deps: Any) -> Any:
+    """Configure-time downloads: where each is declared, its pin, and whether it is fetched or supplied."""
+    from rich.table import Table
+
+    table = Table(title="configure-time downloads (FetchContent)", title_justify="left", expand=True)
+    for col, ratio in (("name", 2), ("declared in", 4), ("pinned", 2), ("this build", 5)):
+        table.add_column(col, overflow="fold", ratio=ratio)
+    for d in deps:
+        if not d.needed:
+            use = "not configured by this plan"
+        elif d.supplied:
+            at = {True: "at the pin", False: "NOT at the pin", None: "pin not checked"}[d.tag_matches]
+            use = f"--dep {d.supplied} ({at})"
+        else:
+            use = f"downloads {d.url or '?'}"
+        table.add_row(d.name, d.declared_in, (d.tag or "-")[:12], use)
+    return table
 
 
 def print_settings(plan: Plan, out: Console) -> None:
