@@ -36,7 +36,8 @@ def _py_texts(root: Path) -> Iterable[str]:
 def cached_usage(root: Path, cache: Path | None) -> apicheck.Usage:
     """What the Python files under ``root`` read, parsing only files changed since the last call: each file's
     usage is kept in ``cache`` by path, size and mtime (a real tree's python/triton takes ~0.5 s to parse, which
-    every plan and no-op build paid)."""
+    every plan and no-op build paid). Nothing is written while the cache root does not exist yet: a first
+    ``plan`` leaves the disk as it found it."""
     store = cache / (hashlib.sha256(str(root).encode()).hexdigest()[:16] + ".json") if cache else None
     try:
         known = json.loads(store.read_text()) if store else {}
@@ -51,7 +52,7 @@ def cached_usage(root: Path, cache: Path | None) -> apicheck.Usage:
             entry = [st.st_size, st.st_mtime_ns, sorted(one.names), {k: sorted(v) for k, v in one.calls.items()}]
         fresh[str(path)] = entry
         total = total | apicheck.Usage(set(entry[2]), {k: set(v) for k, v in entry[3].items()})
-    if store and fresh != known:
+    if store and fresh != known and store.parent.parent.is_dir():
         with contextlib.suppress(OSError):  # a read-only cache only costs the next plan the parse
             write_if_changed(store, json.dumps(fresh, separators=(",", ":")))
     return total

@@ -90,9 +90,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def daemon(argv: list[str], port: int, *, cwd: Path | None = None) -> Iterator[int]:
-    """Run a server on 127.0.0.1:``port`` for the block: started, waited for until it accepts, then stopped."""
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def daemon(argv: list[str], port: int, *, cwd: Path | None = None, env: dict[str, str] | None = None,
+           log: Path | None = None) -> Iterator[int]:
+    """Run a server on 127.0.0.1:``port`` for the block: started, waited for until it accepts, then stopped.
+    Its stderr goes to ``log`` when given (opened here, so a daemon that drops privileges can still write it)."""
+    err = log.open("ab") if log else subprocess.DEVNULL
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -109,6 +112,8 @@ def daemon(argv: list[str], port: int, *, cwd: Path | None = None) -> Iterator[i
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        if log:
+            err.close()  # type: ignore[union-attr]
 
 
 @contextlib.contextmanager

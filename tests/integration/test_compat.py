@@ -86,13 +86,14 @@ def test_a_dep_given_as_a_git_url_is_cloned_at_the_pinned_tag(tmp_path: Path) ->
     args = ["plan", "--json", "--source", str(source), "--cmake-arg=-DTRITON_BUILD_UT=ON", "--offline",
             "--cache-dir", str(tmp_path / "cache")]
     plan = json.loads(run_cli(*args, f"--dep=googletest=file://{repo}", cwd=tmp_path).stdout)
-    [dep] = plan["deps"]
-    assert dep["name"] == "googletest" and dep["tag"] == "v1.17.0" and dep["tag_matches"] is True
+    deps = {d["name"]: d for d in plan["deps"]}
+    dep = deps["googletest"]
+    assert dep["tag"] == "v1.17.0" and dep["tag_matches"] is True
     clone = Path(dep["supplied"])
     assert clone.is_relative_to(tmp_path / "cache") and "1.17.0" in (clone / "include/gtest/gtest.h").read_text()
-    assert dict(plan["cmake"]["defines"])["FETCHCONTENT_SOURCE_DIR_GOOGLETEST"] == str(clone)
+    assert f"googletest={clone}" in dict(plan["cmake"]["defines"])["TRITONBUILD_DEPS"].split(";")
     # a local checkout at another tag is used, with a warning
     subprocess.run(["git", "checkout", "-q", "v1.16.0"], cwd=repo, check=True)
     plan = json.loads(run_cli(*args, f"--dep=googletest={repo}", cwd=tmp_path).stdout)
-    assert plan["deps"][0]["tag_matches"] is False
+    assert {d["name"]: d for d in plan["deps"]}["googletest"]["tag_matches"] is False
     assert any("not at the tree's pinned v1.17.0" in w for w in plan["warnings"])

@@ -4,10 +4,10 @@ daemons behind ccache. Every server runs on 127.0.0.1 for the test only."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import urllib.request
 from pathlib import Path
 
@@ -79,12 +79,15 @@ def test_sccache_with_redis_storage_serves_a_fresh_build_dir(tree: Path, tmp_pat
 
 def test_distcc_fleet_behind_ccache_compiles_every_miss_remotely(tree: Path, tmp_path: Path) -> None:
     ports = [free_port(), free_port()]
-    logs = Path(tempfile.mkdtemp(prefix="tritonbuild-distccd-"))  # run as root, distccd writes as nobody
-    logs.chmod(0o777)
+    # Run as root, distccd drops to its own user: it logs to a stderr file we open, and its scratch files go to
+    # the world-writable /tmp (CI's TMPDIR is a private 0700 directory it could not enter).
+    log = tmp_path / "distccd.log"
+    env = {**os.environ, "TMPDIR": "/tmp"}
     argv = [shutil.which("distccd") or "distccd", "--daemon", "--no-detach", "--allow", "127.0.0.1", "--listen",
-            "127.0.0.1", "--jobs", "2", "--log-file", str(logs / "distccd.log"), "--port"]
+            "127.0.0.1", "--jobs", "2", "--log-stderr", "--port"]
     hosts = " ".join(f"127.0.0.1:{p}/2" for p in ports)
-    with daemon([*argv, str(ports[0])], ports[0]), daemon([*argv, str(ports[1])], ports[1]):
+    with daemon([*argv, str(ports[0])], ports[0], env=env, log=log), \
+            daemon([*argv, str(ports[1])], ports[1], env=env, log=log):
         plan = json.loads(run_cli("plan", "--json", "--source", str(tree), "--backends", "cpu", "--distcc", hosts,
                                   cwd=tmp_path).stdout)
         result = build(tree, tmp_path, "d", "--distcc", hosts, env={"CCACHE_DIR": str(tmp_path / "ccache")})
@@ -92,6 +95,5 @@ def test_distcc_fleet_behind_ccache_compiles_every_miss_remotely(tree: Path, tmp
     assert dict(plan["cmake"]["env"])["CCACHE_PREFIX"].endswith("distcc")
     misses = result["ccache"]["misses"]
     assert misses > 0 and result["distcc"] == {"remote": misses, "local": 0}, (result["ccache"], result["distcc"])
-    served = (logs / "distccd.log").read_text().count("COMPILE_OK")  # the daemons' own count agrees
-    shutil.rmtree(logs, ignore_errors=True)
+    served = log.read_text().count("COMPILE_OK")  # the daemons' own count agrees
     assert served == misses
