@@ -8,9 +8,10 @@ the figures are for the build you run. It builds once to get a current build dir
 timed), then measures in one run:
 
 - **no-op**: ``tritonbuild build`` again (it republishes the last wheel) vs ``ninja -C <build dir> triton``;
-- **one edit**: a comment appended to ``--edit`` (default ``lib/Analysis/Allocation.cpp``, a libtriton file)
-  then ``tritonbuild build``, vs the same edit then raw ``ninja`` (compile + link of that file). The edit is
-  undone at the end and the wheel rebuilt;
+- **one edit**: a new exported function appended to ``--edit`` (default ``lib/Analysis/Allocation.cpp``, a
+  libtriton file: a real change, so ccache misses and libtriton's bytes change) then ``tritonbuild build``, vs
+  another such edit then raw ``ninja`` (compile + link of that file). The edit is undone at the end and the wheel
+  rebuilt;
 - ``--setup-py``: the tree's own ``pip install --no-build-isolation .`` no-op (its build dir must exist: run it
   once before);
 - ``--clean``: clean builds with an empty ccache: tritonbuild in a fresh cache dir vs the tree's
@@ -45,8 +46,9 @@ def ninja_time(build_dir: str, cwd: Path) -> float:
 
 
 def edit(path: Path) -> None:
+    n = time.time_ns()  # a real change: ccache cannot hide it (a comment it could), libtriton's bytes change
     with path.open("a") as f:
-        f.write(f"\n// bench_real {time.time_ns()}\n")  # a real change: ccache cannot hide it
+        f.write(f'\nextern "C" __attribute__((visibility("default"), used)) long tb_bench_{n}() {{ return {n}; }}\n')
 
 
 def zip_levels(wheel: str) -> list[tuple[str, str]]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild import __version__, compilercache, proc, republish
+from tritonbuild import __version__, compilercache, proc, quickwheel, republish
 from tritonbuild.diagnose import disk_hint, explain
 from tritonbuild.errors import BuildFailed, DiskProblem, EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of, write_if_changed
@@ -201,17 +201,21 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
     return rc
 
 
-def smoke_test(plan: Plan, wheel: Path, log: IO[str]) -> None:
-    """Import the wheel's triton in a clean interpreter: catches a libtriton that aborts at import."""
+def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, quick: bool = False) -> None:
+    """Import the wheel's triton in a clean interpreter: catches a libtriton that aborts at import. A quick
+    rebuild imports from the install prefix the wheel was just written from, instead of unzipping it."""
     target = Path(plan.cmake.build_dir) / "smoke"
     shutil.rmtree(target, ignore_errors=True)
-    with zipfile.ZipFile(wheel) as zf:
-        zf.extractall(target)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = str(target)
-    code = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
-    res = proc.run([plan.python, "-c", code], cwd=target.parent, env=env, timeout=300)
-    log.write(f"$ smoke test: {plan.python} -c {code!r}\n{res.stdout}{res.stderr}\n")
+    if quick:
+        argv, env = quickwheel.smoke_argv(plan)
+    else:
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(target)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env["PYTHONPATH"] = str(target)
+        argv = [plan.python, "-c", "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"]
+    res = proc.run(argv, cwd=Path(plan.cmake.build_dir), env=env, timeout=300)
+    log.write(f"$ smoke test: {' '.join(argv)}\n{res.stdout}{res.stderr}\n")
     shutil.rmtree(target, ignore_errors=True)
     if not res.ok:
         detail = res.output.splitlines()[-8:]
@@ -347,6 +351,10 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
     stage = prepare(plan, log=lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
     if (kept := republish.previous(plan, build_env(plan, env))) is not None:
         return _republished(plan, *kept, started)
+    base = republish.last(plan) if quickwheel.usable(plan) else None
+    quick = quickwheel.commands(plan) if base else None
+    if quick:
+        quickwheel.forget_bundled(plan)
     republish.forget(plan)
     shutil.rmtree(tmp_wheels, ignore_errors=True)
     tmp_wheels.mkdir()
@@ -358,29 +366,23 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
     tracker = Tracker()
     with open(log_path, "w") as log:
         log.write(f"tritonbuild {__version__} plan {plan.key}\n")
-        rc = run_logged([plan.python, "-u", "-c", _SKBUILD, str(tmp_wheels), str(plan.wheel.zip_level)], cwd=stage,
-                        env=build_env(plan, env), log=log, tracker=tracker, console=console,
-                        label=f"building {plan.wheel.name}")
+        steps = quick or [[plan.python, "-u", "-c", _SKBUILD, str(tmp_wheels), str(plan.wheel.zip_level)]]
+        for argv in steps:
+            rc = run_logged(argv, cwd=stage, env=build_env(plan, env), log=log, tracker=tracker, console=console,
+                            label=f"building {plan.wheel.name}")
+            if rc != 0:
+                break
         failed_in = tracker.phase
         timings = tracker.finish()
         if rc != 0:
-            disk = disk_hint(plan, "\n".join(tracker.errors), free_gib(root))
-            if disk:
-                raise DiskProblem(f"The build stopped (exit code {rc}) in {failed_in}. {disk}",
-                                  log_path=str(log_path), tail=tracker.failure_tail())
-            hint = explain(plan, tracker.errors)
-            raise BuildFailed(f"The build failed (exit code {rc}) in {failed_in}. The build dir "
-                              f"{root} is kept for the next run.{' ' + hint if hint else ''}",
-                              log_path=str(log_path), tail=tracker.failure_tail())
-        wheels = sorted(tmp_wheels.glob("*.whl"))
-        if len(wheels) != 1:
-            raise BuildFailed(f"scikit-build-core finished but produced {len(wheels)} wheels.",
-                              log_path=str(log_path))
-        wheel, repaired = wheels[0], dict[str, Any]()
+            _failed(plan, rc, failed_in, tracker, log_path)
+        if quick and base:
+            timings["package"] = _quick_package(plan, base, tmp_wheels, log)
+        wheel, repaired = _one_wheel(tmp_wheels, log_path), dict[str, Any]()
         if plan.repair is not None:
             wheel, repaired = repair(plan, wheel, log, log_path)
         if smoke:
-            smoke_test(plan, wheel, log)
+            smoke_test(plan, wheel, log, quick=bool(quick))
     final = publish(wheel, Path(plan.wheel.out_dir))
     moved = compilercache.delta(before, cache_stats(plan, env))
     for note in link_compile_commands(plan):
@@ -398,6 +400,35 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
     republish.remember(plan, final, {"sha256": result.sha256, "repaired": repaired, "targets": result.targets,
                                      "bundled": result.bundled})
     return result
+
+
+def _failed(plan: Plan, rc: int, failed_in: str, tracker: Tracker, log_path: Path) -> None:
+    root = Path(plan.cmake.build_dir)
+    disk = disk_hint(plan, "\n".join(tracker.errors), free_gib(root))
+    if disk:
+        raise DiskProblem(f"The build stopped (exit code {rc}) in {failed_in}. {disk}",
+                          log_path=str(log_path), tail=tracker.failure_tail())
+    hint = explain(plan, tracker.errors)
+    raise BuildFailed(f"The build failed (exit code {rc}) in {failed_in}. The build dir "
+                      f"{root} is kept for the next run.{' ' + hint if hint else ''}",
+                      log_path=str(log_path), tail=tracker.failure_tail())
+
+
+def _one_wheel(tmp_wheels: Path, log_path: Path) -> Path:
+    wheels = sorted(tmp_wheels.glob("*.whl"))
+    if len(wheels) != 1:
+        raise BuildFailed(f"The build finished but produced {len(wheels)} wheels.", log_path=str(log_path))
+    return wheels[0]
+
+
+def _quick_package(plan: Plan, base: Path, tmp_wheels: Path, log: IO[str]) -> float:
+    """The wheel from the kept install prefix, reusing the last wheel's unchanged members (seconds taken)."""
+    start = time.monotonic()
+    files = quickwheel.installed_files(plan)
+    counts = quickwheel.write_wheel(base, quickwheel.prefix_of(plan), files, tmp_wheels / base.name,
+                                    plan.wheel.zip_level)
+    log.write(f"tritonbuild: wheel from {quickwheel.prefix_of(plan)}: {quickwheel.describe(counts)}\n")
+    return round(time.monotonic() - start, 2)
 
 
 def _republished(plan: Plan, kept: Path, record: Mapping[str, Any], started: float) -> BuildResult:

@@ -85,6 +85,7 @@ def dist_info_name(plan: Plan) -> str:
 def dist_info_files(plan: Plan) -> dict[str, str]:
     meta = (f"Metadata-Version: 2.1\nName: {plan.wheel.name}\nVersion: {plan.wheel.version}\n"
             f"Requires-Python: {plan.wheel.requires_python}\n"
+            + "".join(f"Requires-Dist: {r}\n" for r in plan.wheel.requires) +
             f"Summary: editable build of {plan.source.root} by tritonbuild (plan {plan.key})\n")
     eps = "[triton.backends]\n" + "".join(f"{n} = {v}\n" for n, v in plan.wheel.entry_points)
     if plan.wheel.scripts:

@@ -128,6 +128,7 @@ class WheelPlan:
     bundle_libs: bool = True  # copy needed non-system shared libraries into triton/_C ($ORIGIN run paths)
     system_libs: tuple[str, ...] = ()  # besides the manylinux allow-list: libraries the user's system provides
     zip_level: int = 6  # deflate level of the wheel's members
+    requires: tuple[str, ...] = ()  # Requires-Dist: the source's setup.py install_requires
 
 
 @dataclass(frozen=True)

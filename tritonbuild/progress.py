@@ -61,7 +61,8 @@ class Tracker:
             self._enter("install")
         elif "*** Making wheel" in line or ("Created " in line and line.endswith(".whl")):
             self._enter("package")
-        elif self.phase == "configure" and ("*** Building project" in line or "ninja: no work to do" in line):
+        elif self.phase == "configure" and ("*** Building project" in line or "ninja: no work to do" in line
+                                            or line.startswith("ninja: Entering directory")):
             self._enter("compile")
         if self._block_open:
             self.error_block.append(line)

@@ -17,6 +17,7 @@ import os
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from tritonbuild import proc
 from tritonbuild.plan import Plan
@@ -90,31 +91,52 @@ def remember(plan: Plan, wheel: Path, record: Mapping[str, object]) -> None:
     except OSError:
         shutil.copyfile(wheel, copy)
     st = copy.stat()
-    state = {"digest": digest(plan), "wheel": copy.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-             "record": dict(record)}
+    state = {"digest": digest(plan), "plan": hashlib.sha256(plan.to_json().encode()).hexdigest(), "wheel": copy.name,
+             "size": st.st_size, "mtime_ns": st.st_mtime_ns, "record": dict(record)}
     (Path(plan.cmake.build_dir) / STATE).write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
 
 
 def forget(plan: Plan) -> None:
-    (Path(plan.cmake.build_dir) / STATE).unlink(missing_ok=True)
+    """A build is under way: the kept wheel may no longer be republished as is (its digest goes), but it stays
+    the base a quick rebuild reuses members from, also after this build fails."""
+    path = Path(plan.cmake.build_dir) / STATE
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        path.unlink(missing_ok=True)
+        return
+    state.pop("digest", None)
+    path.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+
+
+def _state(plan: Plan) -> tuple[Path, dict[str, Any]] | None:
+    """The kept wheel and the state it was kept with, when the wheel is still intact."""
+    try:
+        state = json.loads((Path(plan.cmake.build_dir) / STATE).read_text())
+        copy = _kept(plan) / str(state.get("wheel", ""))
+        st = copy.stat()
+    except (OSError, ValueError):
+        return None
+    if (st.st_size, st.st_mtime_ns) != (state.get("size"), state.get("mtime_ns")):
+        return None  # changed in place since (it is a hard link to the published wheel)
+    return copy, state
 
 
 def previous(plan: Plan, env: Mapping[str, str]) -> tuple[Path, dict[str, object]] | None:
     """The kept wheel and its record when this build would make the same wheel again; None otherwise."""
-    try:
-        state = json.loads((Path(plan.cmake.build_dir) / STATE).read_text())
-    except (OSError, ValueError):
+    found = _state(plan)
+    if found is None or found[1].get("digest") != digest(plan) or not ninja_idle(plan, env):
         return None
-    copy = _kept(plan) / str(state.get("wheel", ""))
-    try:
-        st = copy.stat()
-    except OSError:
+    return found[0], dict(found[1].get("record") or {})
+
+
+def last(plan: Plan) -> Path | None:
+    """The kept wheel when it was built from this same plan (an edit since is fine): what a quick rebuild
+    reuses members and metadata from."""
+    found = _state(plan)
+    if found is None or found[1].get("plan") != hashlib.sha256(plan.to_json().encode()).hexdigest():
         return None
-    if (st.st_size, st.st_mtime_ns) != (state.get("size"), state.get("mtime_ns")):
-        return None  # changed in place since (it is a hard link to the published wheel)
-    if state.get("digest") != digest(plan) or not ninja_idle(plan, env):
-        return None
-    return copy, dict(state.get("record") or {})
+    return found[0]
 
 
 def publish_again(copy: Path, out_dir: Path) -> Path:

@@ -245,6 +245,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         bundle_libs=bool(s["bundle_libs"].value),
         system_libs=tuple(str(n) for n in s["repair_exclude"].value),
         zip_level=_zip_level(s["zip_level"]),
+        requires=src.install_requires,
     )
     commands = _commands(cmake, toolchain)
     return Plan(

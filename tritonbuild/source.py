@@ -5,6 +5,7 @@ Only reads files. The pure text parsers are separate functions so that tests fee
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ class SourceInfo:
     # trees expect setup.py to have downloaded them into third_party/nvidia/backend/include.
     nvidia_missing_headers: tuple[str, ...] = ()
     proton_requires: tuple[str, ...] = ()  # variables third_party/proton/CMakeLists.txt stops without
+    install_requires: tuple[str, ...] = ()  # setup.py's install_requires: the wheel's Requires-Dist
 
     @property
     def backend_names(self) -> tuple[str, ...]:
@@ -107,6 +109,22 @@ def parse_setup_backends(setup_py: str) -> tuple[str, ...] | None:
     if not m:
         return None
     return tuple(re.findall(r"""['"]([^'"]+)['"]""", m.group(1)))
+
+
+def parse_install_requires(setup_py: str) -> tuple[str, ...]:
+    """The requirements in setup.py's ``setup(install_requires=[...])`` when they are a literal list of strings
+    (Intel's tree needs ``pyelftools`` at import time; upstream lists importlib-metadata for old Pythons)."""
+    try:
+        tree = ast.parse(setup_py)
+    except SyntaxError:
+        return ()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setup":
+            for kw in node.keywords:
+                if kw.arg == "install_requires" and isinstance(kw.value, (ast.List, ast.Tuple)):
+                    return tuple(e.value for e in kw.value.elts
+                                 if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return ()
 
 
 _IF = re.compile(r"^\s*if\s*\((.*)\)", re.I)
@@ -294,4 +312,5 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         core_finds_lld=finds_lld(top_cmake),
         nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
         proton_requires=required_variables(read_text(root / "third_party" / "proton" / "CMakeLists.txt")),
+        install_requires=parse_install_requires(setup_text),
     )

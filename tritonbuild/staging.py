@@ -50,6 +50,7 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
         f"name = {_s(plan.wheel.name)}",
         f"version = {_s(plan.wheel.version)}",
         f"requires-python = {_s(plan.wheel.requires_python)}",
+        f"dependencies = [{', '.join(_s(r) for r in plan.wheel.requires)}]",
         'description = "A language and compiler for custom Deep Learning operations (built by tritonbuild)"',
         "",
         '[project.entry-points."triton.backends"]',
@@ -83,14 +84,19 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def make_program(build: Path) -> str | None:
-    """The ninja a configured build dir records (CMAKE_MAKE_PROGRAM). Run another version there and it may
-    rebuild everything: ninja 1.13 hashes commands in .ninja_log differently from 1.11 (Debian 12's)."""
+def cache_value(build: Path, name: str) -> str | None:
+    """A value of a configured build dir's CMakeCache.txt (``NAME:TYPE=value``)."""
     try:
         text = (build / "CMakeCache.txt").read_text(errors="replace")
     except OSError:
         return None
     for line in text.splitlines():
-        if line.startswith("CMAKE_MAKE_PROGRAM:"):
+        if line.startswith(f"{name}:"):
             return line.partition("=")[2].strip() or None
     return None
+
+
+def make_program(build: Path) -> str | None:
+    """The ninja a configured build dir records (CMAKE_MAKE_PROGRAM). Run another version there and it may
+    rebuild everything: ninja 1.13 hashes commands in .ninja_log differently from 1.11 (Debian 12's)."""
+    return cache_value(build, "CMAKE_MAKE_PROGRAM")

@@ -84,6 +84,9 @@ def test_wheel_layout(first: dict) -> None:
     assert not any("cublas" in f for f in files)
     assert "triton/instrumentation/libTBInstrumentation.so" in files  # the tree puts it into the package
     assert first["backends_tuple"] == ["nvidia", "amd", "spirv", "proton", "triton_dash_plugin"]
+    with zipfile.ZipFile(first["wheel"]) as zf:  # setup.py's install_requires become Requires-Dist
+        meta = next(zf.read(n).decode() for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+    assert "Requires-Dist: importlib-metadata; python_version < \"3.10\"" in meta.splitlines(), meta
 
 
 def test_libraries_keep_their_symbols_without_strip(first: dict, tmp_path: Path) -> None:
@@ -246,6 +249,35 @@ def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(work: di
     assert restored["republished"] is False and record(restored["wheel"]) == record(first["wheel"])
     sums = (Path(restored["wheel"]).parent / "SHA256SUMS").read_text()
     assert f"{restored['sha256']}  {Path(restored['wheel']).name}" in sums
+
+
+def test_an_edit_rebuilds_from_the_kept_prefix_and_reuses_unchanged_members(work: dict, first: dict) -> None:
+    core = work["tree"] / "lib" / "Core.cpp"
+    text = core.read_text()
+    marker = "tb-quick-edit-7f3a"
+    try:
+        _, last = build(work)  # the plan's last wheel exists
+        before = record(last["wheel"])  # read now: the next build publishes under the same name
+        core.write_text(text + f'\nextern "C" __attribute__((visibility("default"), used)) const char* '
+                               f'tb_quick_marker() {{ return "{marker}"; }}\n')
+        _, edited = build(work)
+        log = Path(edited["log"]).read_text()
+        assert "quick-prefix: " in log and "copied compressed from the last wheel" in log, log[-2000:]
+        assert edited["republished"] is False and "package" in edited["timings"], edited["timings"]
+        with zipfile.ZipFile(edited["wheel"]) as zf:
+            assert zf.testzip() is None
+            assert marker.encode() in zf.read("triton/_C/libtriton.so")
+            names = set(zf.namelist())
+        after = record(edited["wheel"])
+        assert names == {*before, next(n for n in names if n.endswith("RECORD"))}  # bundled libs, dist-info
+        assert after["triton/_C/libtriton.so"] != before["triton/_C/libtriton.so"]
+        assert {n for n in after if after[n] != before[n]} <= {"triton/_C/libtriton.so", "triton/_build_info.json"}
+        verified = run_cli("verify", edited["wheel"], cwd=work["base"], env=work["env"])
+        assert "RECORD: " in verified.stdout and "entries match" in verified.stdout, verified.stdout
+    finally:
+        core.write_text(text)
+    _, restored = build(work)
+    assert record(restored["wheel"]) == before  # the same bytes as the full path made
 
 
 def test_fresh_build_dir_with_warm_ccache_hits(work: dict, first: dict) -> None:

@@ -22,3 +22,13 @@ def test_noop_is_noticed() -> None:
     t = Tracker()
     t.feed("ninja: no work to do.")
     assert t.ninja_no_work
+
+
+def test_a_quick_rebuild_counts_the_first_compile_as_compile() -> None:
+    t = Tracker()
+    t.feed("ninja: Entering directory `/b/cmake'")  # ninja run directly: no configure, no skbuild banner
+    assert t.phase == "compile"
+    t.feed("[1/2] Building CXX object lib/Analysis/CMakeFiles/TritonAnalysis.dir/Allocation.cpp.o")
+    t.feed("[2/2] Linking CXX shared library libtriton.so")
+    t.feed("-- Installing: /b/quick-prefix/triton/_C/libtriton.so")
+    assert t.phase == "install" and "configure" not in {k for k, v in t.finish().items() if v > 0.5}

@@ -8,6 +8,7 @@ from tritonbuild.errors import UserError
 from tritonbuild.source import (
     finds_lld,
     inspect_source,
+    parse_install_requires,
     parse_proton_in_tuple,
     parse_setup_backends,
     parse_tuple_limit,
@@ -54,6 +55,15 @@ def test_g1_nvidia_needs_cuda_headers_setup_py_would_download(tree) -> None:
     (g1 / "third_party" / "nvidia" / "backend" / "include").mkdir()
     (g1 / "third_party" / "nvidia" / "backend" / "include" / "cuda.h").write_text("#define CUDA_VERSION 1\n")
     assert inspect_source(g1).nvidia_missing_headers == ()  # as left by an online setup.py run
+
+
+def test_install_requires_are_read_from_a_literal_list() -> None:
+    intel = 'setup(\n    name="triton",\n    install_requires=[\n        "pyelftools",\n' \
+            '        "importlib-metadata; python_version < \'3.10\'",\n    ],\n    zip_safe=False)\n'
+    assert parse_install_requires(intel) == ("pyelftools", "importlib-metadata; python_version < '3.10'")
+    assert parse_install_requires("setup(install_requires=deps())") == ()  # not a literal: nothing guessed
+    assert parse_install_requires("setup(name='triton')") == ()
+    assert parse_install_requires("def broken(:") == ()
 
 
 def test_setup_backends_and_version() -> None:

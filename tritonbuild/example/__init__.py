@@ -158,7 +158,8 @@ import os
 
 TRITON_VERSION = "{version}"
 backends = [*BackendInstaller.copy({backends!r}), *BackendInstaller.copy_externals()]  # noqa: F821
-setup(name=os.environ.get("TRITON_WHEEL_NAME", "triton"), version=TRITON_VERSION)  # noqa: F821
+setup(name=os.environ.get("TRITON_WHEEL_NAME", "triton"), version=TRITON_VERSION,  # noqa: F821
+      install_requires=["importlib-metadata; python_version < '3.10'"])
 '''
 
 
