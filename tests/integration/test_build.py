@@ -98,11 +98,17 @@ def test_libraries_keep_their_symbols_without_strip(first: dict, tmp_path: Path)
         assert ".symtab" in sections, lib  # --strip is off by default (scikit-build-core strips unless told)
 
 
-def test_wheel_installs_and_imports_in_a_fresh_venv(work: dict, first: dict, tmp_path: Path) -> None:
+def installed(wheel: str, tmp_path: Path) -> tuple[Path, str]:
+    """A fresh venv with the wheel installed (no index, no dependencies): the venv and its python."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = str(venv / "bin" / "python")
-    subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--no-deps", first["wheel"]], check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--no-deps", wheel], check=True)
+    return venv, py
+
+
+def test_wheel_installs_and_imports_in_a_fresh_venv(work: dict, first: dict, tmp_path: Path) -> None:
+    venv, py = installed(first["wheel"], tmp_path)
     code = """
 import json, importlib.metadata as md, triton
 from triton.backends import backends
@@ -136,10 +142,7 @@ print(json.dumps({"file": triton.__file__, "eps": eps, "subs": subs, "info": inf
 
 
 def test_spirv_backend_emits_spirv_that_spirv_val_accepts(work: dict, first: dict, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    py = str(venv / "bin" / "python")
-    subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--no-deps", first["wheel"]], check=True)
+    _, py = installed(first["wheel"], tmp_path)
     code = """
 import sys
 from triton.backends import backends
