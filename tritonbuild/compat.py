@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import apicheck
+from tritonbuild import apicheck, bindcheck
 from tritonbuild.fileutil import read_text, write_if_changed
 from tritonbuild.proc import run
 
@@ -70,8 +70,25 @@ def source_interface(source: Path, cache: Path | None = None) -> tuple[dict[str,
     return classes, cached_usage(source / "python" / "triton", cache)
 
 
+def source_bindings(source: Path) -> bindcheck.Bindings:
+    return bindcheck.parse_bindings(read_text(p) for p in sorted((source / "python" / "src").glob("*.cc")))
+
+
+def binding_findings(backend: Path, bindings: bindcheck.Bindings) -> list[apicheck.Finding]:
+    """Calls of the backend's Python into libtriton's bindings that this source's signatures do not take."""
+    out = []
+    for file in _py_files(backend):
+        for line, cls, method, passed, takes in bindcheck.bad_calls(read_text(file), bindings):
+            out.append(apicheck.Finding(apicheck.ERROR, str(file), (
+                f"{file.name}:{line} calls {cls}.{method}() with {passed} argument(s), and this Triton's "
+                f"python/src binds it with {' or '.join(str(n) for n in sorted(takes))}: compiling a kernel "
+                f"fails with \"TypeError: {method}(): incompatible function arguments\"")))
+    return out
+
+
 def check_backend(name: str, path: Path, source_classes: dict[str, apicheck.ClassInfo],
-                  source_used: apicheck.Usage, drift: dict[str, Any] | None = None) -> apicheck.BackendApi:
+                  source_used: apicheck.Usage, drift: dict[str, Any] | None = None,
+                  bindings: bindcheck.Bindings | None = None) -> apicheck.BackendApi:
     backend = path / "backend"
     used = source_used | apicheck.usage(_py_texts(backend))
     findings: list[apicheck.Finding] = []
@@ -79,6 +96,7 @@ def check_backend(name: str, path: Path, source_classes: dict[str, apicheck.Clas
         file = backend / f"{module}.py"
         findings += apicheck.check_module(apicheck.parse_classes(read_text(file), str(file)), source_classes, used,
                                           source_used.calls)
+    findings += binding_findings(backend, bindings or {})
     changed = int(drift.get("touching_count", 0)) if drift else 0
     theirs, ours = (drift.get("llvm_at_pin"), drift.get("llvm_at_source")) if drift else (None, None)
     if theirs and ours and theirs != ours:
@@ -171,10 +189,11 @@ def gather(source: Path, source_commit: str | None, in_tree: Iterable[tuple[str,
     classes, used = source_interface(source, cache)
     if not classes:
         return {}  # a source without python/triton/backends: nothing to check against
-    out = {str(path): check_backend(name, path, classes, used) for name, path in in_tree}
+    bindings = source_bindings(source)
+    out = {str(path): check_backend(name, path, classes, used, bindings=bindings) for name, path in in_tree}
     for name, path, pin in plugins:
         moved = None
         if pin and source_commit and not source_commit.startswith(pin) and not pin.startswith(source_commit):
             moved = drift(source, source_commit, pin, plugin_includes(path, source))
-        out[str(path)] = check_backend(name, path, classes, used, moved)
+        out[str(path)] = check_backend(name, path, classes, used, moved, bindings)
     return out

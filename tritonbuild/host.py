@@ -14,7 +14,7 @@ from pathlib import Path
 from tritonbuild.proc import run, tool
 
 TOOLS = ("cmake", "ninja", "ccache", "sccache", "distcc", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld",
-         "lld", "git", "ptxas")
+         "lld", "ld.gold", "git", "ptxas")
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class HostFacts:
     python_include: str | None = None
     pybind11_cmake_dir: str | None = None
     os_release: dict[str, str] = field(default_factory=dict)
+    lld_dir: str | None = None  # a directory with an unversioned ld.lld (gcc's -fuse-ld=lld looks for that name)
 
     def tool(self, name: str) -> str | None:
         return self.tools.get(name)
@@ -134,4 +135,13 @@ def gather(python: str | None = None) -> HostFacts:
         python_include=sysconfig.get_path("include") if py == sys.executable else None,
         pybind11_cmake_dir=pybind11_dir(py),
         os_release=_os_release(),
+        lld_dir=_lld_dir(tools["ld.lld"]),
     )
+
+
+def _lld_dir(found: str | None) -> str | None:
+    """Where ``ld.lld`` itself lives for the one found (Debian: /usr/bin/ld.lld-22 -> /usr/lib/llvm-22/bin)."""
+    for path in (Path(found), Path(found).resolve()) if found else ():
+        if (path.parent / "ld.lld").exists():
+            return str(path.parent)
+    return None

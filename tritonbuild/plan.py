@@ -98,7 +98,7 @@ class NvidiaPart:
 class ToolchainPlan:
     c_compiler: str | None
     cxx_compiler: str | None
-    linker: str  # "default" or "lld"
+    linker: str  # "lld", "gold", "bfd" or "default" (tritonbuild.linker)
     ccache: str | None  # the ccache launcher, when ccache is the compiler cache
     jobs: int
     link_jobs: int
@@ -110,6 +110,13 @@ class ToolchainPlan:
     sccache: str | None = None  # the sccache launcher
     distcc: str | None = None  # distcc, run behind ccache (CCACHE_PREFIX) or as the launcher
     distcc_hosts: str | None = None  # DISTCC_HOSTS given to it
+    lld_dir: str | None = None  # handed to gcc with -B so that -fuse-ld=lld finds ld.lld
+    debug_info: str = "tree"  # lines (-g1), full (-g), none (-g0) or tree (the build type's flags)
+
+    @property
+    def debug_flag(self) -> str | None:
+        """The -g level appended after the build type's flags (the last -g wins), or None."""
+        return {"lines": "-g1", "full": "-g", "none": "-g0"}.get(self.debug_info)
 
     @property
     def launcher(self) -> str | None:

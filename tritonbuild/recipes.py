@@ -55,6 +55,8 @@ class Recipe:
     jobs: int | None = None
     link_jobs: int | None = None
     build_type: str | None = None
+    linker: Literal["auto", "lld", "gold", "bfd", "default"] | None = None
+    debug_info: Literal["auto", "lines", "full", "none", "tree"] | None = None
     proton: bool | None = None
     offline: bool | None = None
     cmake_args: list[str] | None = None

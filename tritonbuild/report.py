@@ -42,8 +42,8 @@ def print_plan(plan: Plan, out: Console) -> None:
     else:
         head.add_row("llvm", "[red]none usable[/red]")
     compilers = f"{tc.cxx_compiler} (linker: {tc.linker})"
-    head.add_row("toolchain", f"{compilers}, {_cache_words(tc)}, jobs {tc.jobs}, link jobs "
-                              f"{tc.link_jobs}, {tc.build_type}, proton {'on' if tc.proton else 'off'}")
+    head.add_row("toolchain", f"{compilers}, {_cache_words(tc)}, jobs {tc.jobs}, link jobs {tc.link_jobs}, "
+                              f"{tc.build_type}{_debug_words(tc)}, proton {'on' if tc.proton else 'off'}")
     head.add_row("build dir", plan.cmake.build_dir)
     out.print(head)
 
@@ -141,6 +141,10 @@ def print_api(results: dict[str, Any], names: dict[str, str], out: Any) -> None:
                       "plugin includes")
             for t in d["touching"]:
                 out.print(f"    {t['commit']} {t['subject']} ({', '.join(t['files'])})")
+
+
+def _debug_words(tc: Any) -> str:
+    return f" with debug info {tc.debug_info} ({tc.debug_flag})" if tc.debug_flag else ""
 
 
 def _cache_words(tc: Any) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from tritonbuild import __version__, apicheck, compilercache, fetchdeps, linkage, proton
+from tritonbuild import __version__, apicheck, compilercache, debuginfo, fetchdeps, linkage, linker, proton
 from tritonbuild.backends import BACKEND_LLVM_TARGETS, CORE_LLVM_TARGETS, expand_targets, select_backends
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
@@ -80,11 +80,11 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
                 "(looked on PATH and in /usr/lib/llvm-*/bin). Install them (Debian: clang-22 lld-22) or drop "
                 "--clang / TRITON_BUILD_WITH_CLANG_LLD."
             )
-        linker = "lld"
     else:
-        cc, cxx, linker = host.tool("gcc") or host.tool("cc"), host.tool("g++") or host.tool("c++"), "default"
+        cc, cxx = host.tool("gcc") or host.tool("cc"), host.tool("g++") or host.tool("c++")
         if not (cc and cxx):
             raise UserError("No C/C++ compiler found (gcc/g++ or cc/c++). Install one (Debian: g++) or use --clang.")
+    link_with, lld_dir = linker.choose(str(s["linker"].value), s["linker"].origin, bool(clang), host)
     cc_kind, s_cc = s["compiler_cache"], s["ccache"]
     cache, cache_tool = compilercache.choose(cc_kind.value, s_cc.value, cc_kind.origin if cc_kind.value else
                                              s_cc.origin, host.tool, notes)
@@ -114,7 +114,8 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
         ToolchainPlan(
             c_compiler=cc,
             cxx_compiler=cxx,
-            linker=linker,
+            linker=link_with,
+            lld_dir=lld_dir,
             ccache=cache_tool if cache == "ccache" else None,
             compiler_cache=cache,
             sccache=cache_tool if cache == "sccache" else None,
@@ -123,6 +124,8 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
             jobs=int(jobs),
             link_jobs=int(link_jobs),
             build_type=str(s["build_type"].value),
+            debug_info=debuginfo.choose(str(s["debug_info"].value), s["debug_info"].origin,
+                                        str(s["build_type"].value)),
             proton=bool(proton),
             offline=bool(s["offline"].value),
             mem_total_gib=host.mem_total_gib,
@@ -460,9 +463,11 @@ def _defines(
         d["CMAKE_C_COMPILER"] = tc.c_compiler
     if tc.cxx_compiler:
         d["CMAKE_CXX_COMPILER"] = tc.cxx_compiler
-    if tc.linker == "lld":
+    if link_flags := linker.flags(tc.linker, tc.lld_dir):
         for kind in ("EXE", "MODULE", "SHARED"):
-            d[f"CMAKE_{kind}_LINKER_FLAGS"] = "-fuse-ld=lld"
+            d[f"CMAKE_{kind}_LINKER_FLAGS"] = link_flags
+    if tc.debug_flag:
+        d["TRITONBUILD_DEBUG_FLAG"] = tc.debug_flag  # a compile option of the injected CMake: after the flags
     if tc.launcher:
         d["CMAKE_C_COMPILER_LAUNCHER"] = tc.launcher
         d["CMAKE_CXX_COMPILER_LAUNCHER"] = tc.launcher

@@ -146,6 +146,13 @@ SPECS: tuple[Spec, ...] = (
           "CMake build type; the default is setup.py's (-O2 -g, assertions on). Release, Debug, RelWithDebInfo, "
           "TritonBuildWithO1",
           extra=(_build_type,), extra_names=tuple(n for n, _ in BUILD_TYPE_ENV)),
+    _spec("linker", "auto", "--linker", {"TRITONBUILD_LINKER": _str},
+          "linker for gcc builds: auto (lld when installed, else gold), lld, gold, bfd, default (the compiler's); "
+          "--clang always links with lld"),
+    _spec("debug_info", "auto", "--debug-info", {"TRITONBUILD_DEBUG_INFO": _str},
+          "debug info in the objects: lines (-g1, file:line in backtraces), full (-g, as setup.py), none (-g0), "
+          "tree (the build type's own flags); auto: lines for build types that compile with -g "
+          "(TritonRelBuildWithAsserts, Debug, RelWithDebInfo), tree otherwise"),
     _spec("proton", None, "--proton/--no-proton", {"TRITON_BUILD_PROTON": env_bool},
           "build the proton profiler (default: on when the source has it and CUPTI headers are found)"),
     _spec("offline", False, "--offline", {"TRITON_OFFLINE_BUILD": env_bool},

@@ -195,6 +195,9 @@ def test_compile_commands_are_linked_into_source_and_plugin(work: dict, first: d
         entries = json.loads(link.read_text())
     files = {e["file"] for e in entries}
     assert any("triton-dash-plugin/lib/Plugin.cpp" in f for f in files)
+    # the debug-info lever: line tables after the build type's -O2 -g (the last -g level wins)
+    core = next(e["command"].split() for e in entries if e["file"].endswith("lib/Core.cpp"))
+    assert "-g" in core and "-g1" in core and core.index("-g1") > core.index("-g"), core
 
 
 def test_extra_targets_are_built_in_the_build_dir_not_the_wheel(work: dict, first: dict) -> None:

@@ -70,6 +70,27 @@ def test_a_plugin_for_an_older_interface_fails_the_check_and_the_build_before_co
     assert not (tmp_path / "c" / "build").exists()  # refused before any build dir exists
 
 
+def test_a_stage_calling_a_binding_the_old_way_is_named_before_building(tmp_path: Path) -> None:
+    source = example.write_tree(tmp_path / "triton")  # its ir.cc binds pass_manager.run(mod, repro_pipeline_tag)
+    plugin = example.write_plugin(tmp_path / "plugin", "old_stages")
+    compiler = plugin / "backend" / "compiler.py"
+    stage = ("\n\ndef make_ttir(mod, metadata, options):\n    from triton._C.libtriton import ir\n\n"
+             "    pm = ir.pass_manager()\n    pm.run(mod{})\n    return mod\n")
+    base = compiler.read_text()
+    compiler.write_text(base + stage.format(""))  # May 2025 trees bound run(mod)
+    rc, api = check(source, plugin, tmp_path)
+    assert rc == 1 and api["verdict"] == "will fail", api
+    message = next(f["message"] for f in api["findings"] if "pass_manager" in f["message"])
+    line = compiler.read_text().splitlines().index("    pm.run(mod)") + 1
+    assert message.startswith(f"compiler.py:{line} calls pass_manager.run() with 1 argument(s)")
+    assert "binds it with 2" in message and "incompatible function arguments" in message
+    proc = run_cli("plan", "--source", str(source), "--plugin-dir", str(plugin), cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "pass_manager.run()" in " ".join(proc.stderr.split())
+    compiler.write_text(base + stage.format(', "make_ttir"'))  # as the source binds it: nothing to say
+    rc, api = check(source, plugin, tmp_path)
+    assert rc == 0 and not any("pass_manager" in f["message"] for f in api["findings"]), api
+
+
 def git_head(root: Path) -> str:
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                           check=True).stdout.strip()

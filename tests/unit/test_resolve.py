@@ -237,6 +237,39 @@ def test_jobs_and_link_jobs_from_env(tree) -> None:
     assert p.cmake.define("TRITON_PARALLEL_LINK_JOBS") == "1"
 
 
+def test_debug_info_lever(tree) -> None:
+    root = tree()
+    p = plan_for(root)  # setup.py's build type compiles with -g: line tables by default (bench_levers: 1.43x)
+    assert p.toolchain.debug_info == "lines" and p.cmake.define("TRITONBUILD_DEBUG_FLAG") == "-g1"
+    assert plan_for(root, {"debug_info": "full"}).cmake.define("TRITONBUILD_DEBUG_FLAG") == "-g"
+    assert plan_for(root, env={"TRITONBUILD_DEBUG_INFO": "none"}).cmake.define("TRITONBUILD_DEBUG_FLAG") == "-g0"
+    assert plan_for(root, {"debug_info": "tree"}).cmake.define("TRITONBUILD_DEBUG_FLAG") is None
+    release = plan_for(root, {"build_type": "Release"})  # no -g in its flags: left alone
+    assert release.toolchain.debug_info == "tree" and release.cmake.define("TRITONBUILD_DEBUG_FLAG") is None
+    assert p.key != plan_for(root, {"debug_info": "full"}).key  # other objects, another build dir
+    with pytest.raises(UserError, match="is not one of auto, lines, full, none, tree"):
+        plan_for(root, {"debug_info": "some"})
+
+
+def test_linker_lever_prefers_lld_then_gold(tree) -> None:
+    root = tree()
+    assert plan_for(root).cmake.define("CMAKE_SHARED_LINKER_FLAGS") is None  # neither installed: the default
+    gold = dataclasses.replace(HOST, tools={**HOST.tools, "ld.gold": "/usr/bin/ld.gold"})
+    assert plan_for(root, host=gold).cmake.define("CMAKE_SHARED_LINKER_FLAGS") == "-fuse-ld=gold"
+    lld = dataclasses.replace(gold, tools={**gold.tools, "ld.lld": "/usr/bin/ld.lld-22"},
+                              lld_dir="/usr/lib/llvm-22/bin")
+    p = plan_for(root, host=lld)  # bench_levers on d8da7c998's libtriton: bfd 26.6 s, gold 12.4 s, lld 3.0 s
+    assert p.toolchain.linker == "lld" and p.toolchain.cxx_compiler == "/usr/bin/g++"
+    assert {p.cmake.define(f"CMAKE_{k}_LINKER_FLAGS") for k in ("EXE", "MODULE", "SHARED")} == {
+        "-fuse-ld=lld -B/usr/lib/llvm-22/bin"}  # gcc looks for an unversioned ld.lld
+    assert plan_for(root, {"linker": "bfd"}, host=lld).cmake.define("CMAKE_SHARED_LINKER_FLAGS") == "-fuse-ld=bfd"
+    assert plan_for(root, {"linker": "default"}, host=lld).cmake.define("CMAKE_SHARED_LINKER_FLAGS") is None
+    with pytest.raises(UserError, match="no ld.lld is installed"):
+        plan_for(root, env={"TRITONBUILD_LINKER": "lld"}, host=gold)
+    with pytest.raises(UserError, match="is not one of auto, lld, gold, bfd, default"):
+        plan_for(root, {"linker": "mold"})
+
+
 def test_proton_auto_off_without_cupti(tree) -> None:
     root = tree()
     p = plan_for(root, cuda_include=None)

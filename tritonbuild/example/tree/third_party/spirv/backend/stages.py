@@ -34,7 +34,10 @@ def make_llir(src: str, metadata: dict) -> str:
     if kernel != "vector_add" or (dtype or "fp32") not in _TYPES:
         raise ValueError(f"the example spirv backend lowers 'vector_add[:{'|'.join(_TYPES)}]', not {src!r}")
     metadata["name"] = metadata.get("name", "add_kernel")
-    return _VECTOR_ADD.format(name=metadata["name"], ty=_TYPES[dtype or "fp32"])
+    from triton._C.libtriton import ir
+
+    pm = ir.pass_manager()  # as real backends run their pipelines (the example's passes nothing)
+    return pm.run(_VECTOR_ADD.format(name=metadata["name"], ty=_TYPES[dtype or "fp32"]), "make_llir")
 
 
 def make_spv(src: str, metadata: dict) -> bytes:
