@@ -115,6 +115,30 @@ def _copy_compressed(out: zipfile.ZipFile, info: zipfile.ZipInfo, raw: bytes) ->
     out._didModify = True  # type: ignore[attr-defined]  # write the central directory on close, like writestr
 
 
+CHUNK = 8 << 20  # bytes deflated per task by deflate_parallel
+_WINDOW = 32 << 10  # deflate's window: each chunk is primed with the 32 KiB before it
+
+
+def _deflate_chunk(data: bytes, start: int, level: int) -> bytes:
+    """One chunk of a raw deflate stream, pigz-style: primed with the preceding window, ended with a sync flush
+    (byte-aligned, not final) unless it is the last, so that the chunks concatenate into one valid stream."""
+    end = min(start + CHUNK, len(data))
+    zdict = data[max(0, start - _WINDOW):start]
+    c = zlib.compressobj(level, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict) if zdict else \
+        zlib.compressobj(level, zlib.DEFLATED, -15, 9)
+    body = c.compress(data[start:end])
+    return body + c.flush(zlib.Z_FINISH if end == len(data) else zlib.Z_SYNC_FLUSH)
+
+
+def deflate_parallel(data: bytes, level: int) -> bytes:
+    """``data`` as one raw deflate stream, its chunks compressed on all cores (zlib releases the GIL): the one
+    member a quick rebuild changes is usually libtriton, and deflating it alone was most of the packaging."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return b"".join(pool.map(lambda start: _deflate_chunk(data, start, level), range(0, len(data), CHUNK)))
+
+
 def _record_row(name: str, data: bytes) -> list[str]:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return [name, f"sha256={digest}", str(len(data))]
@@ -142,7 +166,13 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
             new = zipfile.ZipInfo(name, time.localtime(st.st_mtime)[:6])
             new.compress_type = zipfile.ZIP_DEFLATED
             new.external_attr = (st.st_mode & 0xFFFF) << 16
-            out.writestr(new, data, compresslevel=level)
+            if len(data) >= 2 * CHUNK and (os.cpu_count() or 1) > 1:
+                new.CRC, new.file_size = zlib.crc32(data), len(data)
+                raw = deflate_parallel(data, level)
+                new.compress_size = len(raw)
+                _copy_compressed(out, new, raw)
+            else:
+                out.writestr(new, data, compresslevel=level)
             rows.append(_record_row(name, data))
             counts["deflated"] += 1
         for info in old.infolist():

@@ -53,3 +53,21 @@ def test_unchanged_members_are_copied_compressed_and_changed_ones_deflated(tmp_p
         assert set(rows) == names
         for name in names - {f"{DIST}/RECORD"}:
             assert rows[name][1:] == [_hash(zf.read(name)), str(len(zf.read(name)))], name
+
+
+def test_a_large_changed_member_is_deflated_in_parallel_chunks_into_one_valid_stream(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    monkeypatch.setattr(quickwheel, "CHUNK", 64 << 10)  # a 1 MiB library makes 16 chunks
+    lib = b"".join(hashlib.sha256(str(i % 5000).encode()).digest() * 4 for i in range(8192))  # compressible
+    last = tmp_path / "last.whl"
+    _last_wheel(last, {"triton/_C/libtriton.so": b"old"})
+    prefix = tmp_path / "prefix"
+    (prefix / "triton" / "_C").mkdir(parents=True)
+    (prefix / "triton" / "_C" / "libtriton.so").write_bytes(lib)
+    dest = tmp_path / "out.whl"
+    quickwheel.write_wheel(last, prefix, [prefix / "triton" / "_C" / "libtriton.so"], dest, 6)
+    with zipfile.ZipFile(dest) as zf:
+        assert zf.testzip() is None  # CRC checked against a full inflate of the concatenated chunks
+        info = zf.getinfo("triton/_C/libtriton.so")
+        assert zf.read(info) == lib and info.compress_type == zipfile.ZIP_DEFLATED
+        assert info.compress_size < len(lib) // 2  # the chunks see the window before them

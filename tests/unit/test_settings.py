@@ -60,3 +60,12 @@ def test_append_cmake_args_are_split_like_a_shell() -> None:
 def test_unknown_cli_setting_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="unknown settings"):
         resolve_settings({"bogus": 1}, {})
+
+
+def test_every_setting_with_a_flag_is_an_option_of_build_and_plan() -> None:
+    from tritonbuild.cli import cli
+
+    for command in ("build", "plan"):
+        names = {o for p in cli.commands[command].params for o in (*p.opts, *p.secondary_opts)}
+        missing = [s.flag for s in SPECS if s.flag and not set(s.flag.split("/")) <= names]
+        assert not missing, f"{command} lacks {missing}"
