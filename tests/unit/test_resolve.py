@@ -264,7 +264,7 @@ def test_linker_lever_prefers_lld_then_gold(tree) -> None:
         "-fuse-ld=lld -B/usr/lib/llvm-22/bin"}  # gcc looks for an unversioned ld.lld
     assert plan_for(root, {"linker": "bfd"}, host=lld).cmake.define("CMAKE_SHARED_LINKER_FLAGS") == "-fuse-ld=bfd"
     assert plan_for(root, {"linker": "default"}, host=lld).cmake.define("CMAKE_SHARED_LINKER_FLAGS") is None
-    with pytest.raises(UserError, match="no ld.lld is installed"):
+    with pytest.raises(UserError, match=r"no ld\.lld is installed"):
         plan_for(root, env={"TRITONBUILD_LINKER": "lld"}, host=gold)
     with pytest.raises(UserError, match="is not one of auto, lld, gold, bfd, default"):
         plan_for(root, {"linker": "mold"})
