@@ -100,15 +100,22 @@ def memory_hint(plan: Plan, text: str) -> str | None:
             f"{fit_links}` (MAX_JOBS / TRITON_PARALLEL_LINK_JOBS); finished objects are kept.")
 
 
+_BUS_ERROR = re.compile(r"signal 7 \[Bus error\]|\bBus error\b")
+
+
 def disk_hint(plan: Plan, text: str, free_gib: float | None = None) -> str | None:
     """A build that hit a full or read-only disk: which directory, how much it needs, what is kept."""
     where = f"the build dir {plan.cmake.build_dir}"
     if _READ_ONLY.search(text):
         return (f"The disk under {where} is read-only (EROFS). Point --cache-dir (or TRITONBUILD_CACHE_DIR) at a "
                 "writable place; nothing was written to the output dir.")
-    if not _NO_SPACE.search(text):
+    # lld writes its output through a memory map: on a full disk it dies of SIGBUS instead of saying ENOSPC
+    mapped = _BUS_ERROR.search(text) and free_gib is not None and free_gib < BUILD_DIR_GIB
+    if not _NO_SPACE.search(text) and not mapped:
         return None
     free = f"{free_gib:.1f} GiB free now" if free_gib is not None else "no space left"
+    if mapped and not _NO_SPACE.search(text):
+        free += "; the linker died of a bus error writing its memory-mapped output, which is how lld meets a full disk"
     return (f"The disk under {where} is full ({free}); a Triton build dir needs about {BUILD_DIR_GIB:.0f} GiB, "
             "plus the wheel in the output dir. Free space there or use --cache-dir on a larger disk; what was "
             "built so far is kept and the next run resumes, and the output dir is untouched.")

@@ -4,7 +4,7 @@ import dataclasses
 import os
 
 from tests.unit.test_resolve import llvm, plan_for
-from tritonbuild.diagnose import explain
+from tritonbuild.diagnose import disk_hint, explain
 from tritonbuild.source import GitState
 
 OVERRIDE = ("AxisInfo.cpp:147:8: error: 'void AxisInfoAnalysis::visitNonControlFlowArguments(...)' marked "
@@ -118,3 +118,12 @@ def test_a_linker_killed_for_memory_asks_for_one_link_job(tree) -> None:
         hint = explain(p, [line])
         assert hint is not None and "killed a link" in hint and "--link-jobs 1" in hint, line
     assert explain(p, ["error: something else"]) is None
+
+
+def test_lld_dying_of_a_bus_error_on_a_nearly_full_disk_is_a_full_disk(tree) -> None:
+    p = plan_for(tree())
+    crash = "collect2: fatal error: ld terminated with signal 7 [Bus error]"  # lld maps its output file
+    hint = disk_hint(p, crash, free_gib=0.1)
+    assert hint is not None and "is full (0.1 GiB free now; the linker died of a bus error" in hint
+    assert disk_hint(p, crash, free_gib=40.0) is None  # plenty of room: some other crash, not explained as disk
+    assert disk_hint(p, "ld: final link failed: No space left on device", free_gib=40.0) is not None
