@@ -41,7 +41,7 @@ from tritonbuild.staging import make_program
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]((?:mlir|llvm|triton)/[^>"]+)[>"]', re.M)
 
 
-def slowest(cmake_dir: Path, n: int) -> list[dict[str, str]]:
+def largest(cmake_dir: Path, n: int) -> list[dict[str, str]]:
     """The ``n`` compile commands with the largest objects: with ``-g`` the object size follows the compile time
     closely, and ``.ninja_log``'s times are those of the last build (often ccache hits)."""
     entries = json.loads((cmake_dir / "compile_commands.json").read_text())
@@ -169,7 +169,7 @@ def main() -> None:
                         help="which levers to measure besides the configured compile (comma-separated)")
     ns = parser.parse_args()
     cmake_dir = Path(ns.build_dir) / "cmake"
-    entries = slowest(cmake_dir, ns.sample)
+    entries = largest(cmake_dir, ns.sample)
     total_tus = len(json.loads((cmake_dir / "compile_commands.json").read_text()))
     scratch = Path(tempfile.mkdtemp(prefix="tb-levers-"))
     rows = Rows()

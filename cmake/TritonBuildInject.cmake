@@ -41,14 +41,14 @@ if(TRITONBUILD_REPRODUCIBLE)
   endforeach()
 endif()
 
-# An LLVM that is not the pinned commit deprecates APIs the source still uses, and Triton builds with -Werror.
-# A compile option comes after CMAKE_CXX_FLAGS on the command line, so it outlives -Werror; and mid-2024
-# trees reset CMAKE_CXX_FLAGS from CMAKE_C_FLAGS, which would drop a flag passed in CMAKE_CXX_FLAGS.
 # The debug-info lever (--debug-info): a -g level after the build type's flags, where the last -g wins.
 if(TRITONBUILD_DEBUG_FLAG)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${TRITONBUILD_DEBUG_FLAG}>")
 endif()
 
+# An LLVM that is not the pinned commit deprecates APIs the source still uses, and Triton builds with -Werror.
+# A compile option comes after CMAKE_CXX_FLAGS on the command line, so it outlives -Werror; and mid-2024
+# trees reset CMAKE_CXX_FLAGS from CMAKE_C_FLAGS, which would drop a flag passed in CMAKE_CXX_FLAGS.
 if(TRITONBUILD_DEPRECATED_NOT_ERROR)
   add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-Wno-error=deprecated-declarations>")
 endif()

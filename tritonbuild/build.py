@@ -206,16 +206,14 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, quick: bool = False) ->
     rebuild imports from the install prefix the wheel was just written from, instead of unzipping it."""
     target = Path(plan.cmake.build_dir) / "smoke"
     shutil.rmtree(target, ignore_errors=True)
-    if quick:
-        argv, env = quickwheel.smoke_argv(plan)
-    else:
+    if not quick:
         with zipfile.ZipFile(wheel) as zf:
             zf.extractall(target)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-        env["PYTHONPATH"] = str(target)
-        argv = [plan.python, "-c", "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"]
-    res = proc.run(argv, cwd=Path(plan.cmake.build_dir), env=env, timeout=300)
-    log.write(f"$ smoke test: {' '.join(argv)}\n{res.stdout}{res.stderr}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(quickwheel.prefix_of(plan) if quick else target)
+    code = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
+    res = proc.run([plan.python, "-c", code], cwd=target.parent, env=env, timeout=300)
+    log.write(f"$ smoke test: {plan.python} -c {code!r}\n{res.stdout}{res.stderr}\n")
     shutil.rmtree(target, ignore_errors=True)
     if not res.ok:
         detail = res.output.splitlines()[-8:]

@@ -110,11 +110,12 @@ def disk_hint(plan: Plan, text: str, free_gib: float | None = None) -> str | Non
         return (f"The disk under {where} is read-only (EROFS). Point --cache-dir (or TRITONBUILD_CACHE_DIR) at a "
                 "writable place; nothing was written to the output dir.")
     # lld writes its output through a memory map: on a full disk it dies of SIGBUS instead of saying ENOSPC
+    no_space = _NO_SPACE.search(text)
     mapped = _BUS_ERROR.search(text) and free_gib is not None and free_gib < BUILD_DIR_GIB
-    if not _NO_SPACE.search(text) and not mapped:
+    if not no_space and not mapped:
         return None
     free = f"{free_gib:.1f} GiB free now" if free_gib is not None else "no space left"
-    if mapped and not _NO_SPACE.search(text):
+    if not no_space:
         free += "; the linker died of a bus error writing its memory-mapped output, which is how lld meets a full disk"
     return (f"The disk under {where} is full ({free}); a Triton build dir needs about {BUILD_DIR_GIB:.0f} GiB, "
             "plus the wheel in the output dir. Free space there or use --cache-dir on a larger disk; what was "

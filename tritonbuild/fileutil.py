@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 from pathlib import Path
@@ -13,6 +14,11 @@ def sha256_of(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def record_hash(data: bytes, algo: str = "sha256") -> str:
+    """A wheel RECORD digest: urlsafe base64 without padding (PEP 376/427)."""
+    return base64.urlsafe_b64encode(hashlib.new(algo, data).digest()).rstrip(b"=").decode()
 
 
 def write_if_changed(path: Path, text: str) -> bool:

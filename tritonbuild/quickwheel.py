@@ -11,9 +11,7 @@ must be reproducible (fixed zip metadata) take scikit-build-core's path.
 
 from __future__ import annotations
 
-import base64
 import csv
-import hashlib
 import io
 import json
 import os
@@ -25,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from tritonbuild.fileutil import record_hash
 from tritonbuild.plan import Plan
 from tritonbuild.staging import cache_value, cmake_build_dir
 
@@ -140,8 +139,7 @@ def deflate_parallel(data: bytes, level: int) -> bytes:
 
 
 def _record_row(name: str, data: bytes) -> list[str]:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return [name, f"sha256={digest}", str(len(data))]
+    return [name, f"sha256={record_hash(data)}", str(len(data))]
 
 
 def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, level: int) -> dict[str, int]:
@@ -156,8 +154,8 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
             name = path.relative_to(prefix).as_posix()
             data = path.read_bytes()
             info = old.NameToInfo.get(name)
-            same = info is not None and info.file_size == len(data) and zlib.crc32(data) == info.CRC
-            if info is not None and same and name in old_rows:
+            if info is not None and info.file_size == len(data) and zlib.crc32(data) == info.CRC \
+                    and name in old_rows:
                 _copy_compressed(out, info, _raw(raw_fp, info))
                 rows.append(old_rows[name])
                 counts["copied"] += 1
@@ -186,13 +184,6 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
         record.external_attr = 0o644 << 16
         out.writestr(record, text.getvalue())
     return counts
-
-
-def smoke_argv(plan: Plan) -> tuple[list[str], dict[str, str]]:
-    """Import the installed prefix's triton in a clean interpreter (what the full path does with the wheel)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = str(prefix_of(plan))
-    return [plan.python, "-c", "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"], env
 
 
 def describe(counts: dict[str, Any]) -> str:

@@ -53,6 +53,10 @@ def _files(roots: Iterable[Path]) -> Iterable[tuple[str, int, int]]:
             yield entry.path, st.st_size, st.st_mtime_ns
 
 
+def _plan_hash(plan: Plan) -> str:
+    return hashlib.sha256(plan.to_json().encode()).hexdigest()
+
+
 def digest(plan: Plan) -> str:
     """The inputs of the wheel besides what ninja tracks, as one sha256."""
     h = hashlib.sha256(plan.to_json().encode())
@@ -91,7 +95,7 @@ def remember(plan: Plan, wheel: Path, record: Mapping[str, object]) -> None:
     except OSError:
         shutil.copyfile(wheel, copy)
     st = copy.stat()
-    state = {"digest": digest(plan), "plan": hashlib.sha256(plan.to_json().encode()).hexdigest(), "wheel": copy.name,
+    state = {"digest": digest(plan), "plan": _plan_hash(plan), "wheel": copy.name,
              "size": st.st_size, "mtime_ns": st.st_mtime_ns, "record": dict(record)}
     (Path(plan.cmake.build_dir) / STATE).write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
 
@@ -134,7 +138,7 @@ def last(plan: Plan) -> Path | None:
     """The kept wheel when it was built from this same plan (an edit since is fine): what a quick rebuild
     reuses members and metadata from."""
     found = _state(plan)
-    if found is None or found[1].get("plan") != hashlib.sha256(plan.to_json().encode()).hexdigest():
+    if found is None or found[1].get("plan") != _plan_hash(plan):
         return None
     return found[0]
 

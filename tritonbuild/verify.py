@@ -3,10 +3,8 @@ import in a fresh venv with the build's LLVM hidden (edge)."""
 
 from __future__ import annotations
 
-import base64
 import configparser
 import csv
-import hashlib
 import io
 import json
 import os
@@ -17,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild import elf
+from tritonbuild.fileutil import record_hash
 from tritonbuild.proc import run, tool
 
 Check = tuple[str, bool, str]
@@ -38,7 +37,7 @@ def _record_checks(zf: zipfile.ZipFile) -> list[Check]:
             continue
         data = zf.read(path)
         algo, _, expected = digest.partition("=")
-        actual = base64.urlsafe_b64encode(hashlib.new(algo, data).digest()).rstrip(b"=").decode()
+        actual = record_hash(data, algo)
         if actual != expected or (size and int(size) != len(data)):
             bad.append(f"{path} does not match its RECORD hash")
     bad += [f"{n} is not listed in RECORD" for n in sorted(names - listed) if not n.endswith("/")]
