@@ -15,7 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from tritonbuild import __version__, apicheck, compilercache, debuginfo, fetchdeps, linkage, linker, proton
-from tritonbuild.backends import BACKEND_LLVM_TARGETS, CORE_LLVM_TARGETS, expand_targets, select_backends
+from tritonbuild.backends import (
+    BACKEND_LLVM_TARGETS,
+    CORE_LLVM_TARGETS,
+    Selection,
+    expand_targets,
+    select_backends,
+)
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
 from tritonbuild.inputs import Facts
@@ -165,23 +171,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     s = settings
 
     # 1. in-tree backends
-    if s["backends"].value is None:
-        sel = select_backends(";".join(src.default_backends), src.backend_names, src.required_backends,
-                              strict=bool(s["strict"].value), where="the source's default backend list")
-    else:
-        sel = select_backends(str(s["backends"].value), src.backend_names, src.required_backends,
-                              strict=bool(s["strict"].value), where=s["backends"].origin)
-    notes.extend(sel.notes)
-
-    for sub, users in src.missing_submodules:
-        needed_by = [u for u in users if u in sel.names]
-        if needed_by:
-            raise UserError(
-                f"The backend {', '.join(needed_by)} builds the git submodule {sub}, which is not checked out in "
-                f"{src.root} (it is empty). Run `git -C {src.root} submodule update --init {sub}`, or leave "
-                f"{', '.join(needed_by)} out of --backends."
-            )
-        notes.append(f"git submodule {sub} is not checked out (no selected backend uses it)")
+    sel = _in_tree_step(s, src, notes)
 
     # 2. plugins
     origin = _plugin_origin(s["plugin_dirs"].origin)
@@ -235,21 +225,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
 
     # 7. wheel
     backends = apicheck.attach(s, facts.api, _backend_plans(src, sel.names, plugins, machine), warnings)
-    scripts: tuple[tuple[str, str], ...] = ()
-    if toolchain.proton:
-        scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
-    wheel = WheelPlan(
-        name=str(s["wheel_name"].value),
-        version=wheel_version(src, s["version_suffix"].value, str(s["version_scheme"].value), epoch),
-        requires_python=str(s["requires_python"].value),
-        entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
-        scripts=scripts,
-        out_dir=str(Path(facts.cwd) / "dist"),
-        bundle_libs=bool(s["bundle_libs"].value),
-        system_libs=tuple(str(n) for n in s["repair_exclude"].value),
-        zip_level=_zip_level(s["zip_level"]),
-        requires=src.install_requires,
-    )
+    wheel = _wheel_plan(s, src, facts, epoch, backends, proton=toolchain.proton)
     commands = _commands(cmake, toolchain)
     return Plan(
         tritonbuild_version=__version__,
@@ -273,6 +249,46 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         commands=commands,
         nvidia=nv.parts,
         deps=deps,
+    )
+
+
+def _in_tree_step(s: Mapping[str, Resolved], src: SourceInfo, notes: list[str]) -> Selection:
+    """The in-tree backends asked for (or the source's default list), refusing one whose submodule is empty."""
+    if s["backends"].value is None:
+        sel = select_backends(";".join(src.default_backends), src.backend_names, src.required_backends,
+                              strict=bool(s["strict"].value), where="the source's default backend list")
+    else:
+        sel = select_backends(str(s["backends"].value), src.backend_names, src.required_backends,
+                              strict=bool(s["strict"].value), where=s["backends"].origin)
+    notes.extend(sel.notes)
+    for sub, users in src.missing_submodules:
+        needed_by = [u for u in users if u in sel.names]
+        if needed_by:
+            raise UserError(
+                f"The backend {', '.join(needed_by)} builds the git submodule {sub}, which is not checked out in "
+                f"{src.root} (it is empty). Run `git -C {src.root} submodule update --init {sub}`, or leave "
+                f"{', '.join(needed_by)} out of --backends."
+            )
+        notes.append(f"git submodule {sub} is not checked out (no selected backend uses it)")
+    return sel
+
+
+def _wheel_plan(s: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch: int | None,
+                backends: tuple[BackendPlan, ...], *, proton: bool) -> WheelPlan:
+    scripts: tuple[tuple[str, str], ...] = ()
+    if proton:
+        scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
+    return WheelPlan(
+        name=str(s["wheel_name"].value),
+        version=wheel_version(src, s["version_suffix"].value, str(s["version_scheme"].value), epoch),
+        requires_python=str(s["requires_python"].value),
+        entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
+        scripts=scripts,
+        out_dir=str(Path(facts.cwd) / "dist"),
+        bundle_libs=bool(s["bundle_libs"].value),
+        system_libs=tuple(str(n) for n in s["repair_exclude"].value),
+        zip_level=_zip_level(s["zip_level"]),
+        requires=src.install_requires,
     )
 
 
