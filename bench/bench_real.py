@@ -1,7 +1,7 @@
 """Rebuild times on a real Triton tree, side by side: tritonbuild vs raw Ninja (vs setup.py's pip path).
 
     python bench/bench_real.py --source PATH [tritonbuild build options...] [--edit FILE] [--setup-py]
-                               [--clean] [--zip-levels]
+                               [--clean | --clean-only] [--pip-python PY] [--pip-env K=V] [--zip-levels]
 
 Every option it does not know goes to ``tritonbuild build`` (``--backends``, ``--llvm``, ``--cache-dir``, ...), so
 the figures are for the build you run. It builds once to get a current build dir (that first build is not
@@ -14,8 +14,9 @@ timed), then measures in one run:
   rebuilt;
 - ``--setup-py``: the tree's own ``pip install --no-build-isolation .`` no-op (its build dir must exist: run it
   once before);
-- ``--clean``: clean builds with an empty ccache: tritonbuild in a fresh cache dir vs the tree's
-  ``pip install --no-build-isolation`` (hours on a small machine);
+- ``--clean``: clean builds with an empty ccache: the tree's ``pip install --no-build-isolation .`` (with
+  ``--pip-python``, a Python that has the tree's build requirements, and ``--pip-env`` for its offline variables)
+  then tritonbuild in a fresh cache dir (hours on a small machine); ``--clean-only`` skips the rebuilds above;
 - ``--zip-levels``: deflating the last wheel's libtriton at levels 1, 3 and 6.
 
 Prints one table. Not a test: figures, to re-take on any tree.
@@ -67,38 +68,53 @@ def zip_levels(wheel: str) -> list[tuple[str, str]]:
     return rows
 
 
-def setup_py_noop(source: Path, env: dict[str, str]) -> float:
-    pip = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-q", "."]
+def setup_py_noop(source: Path, env: dict[str, str], python: str = sys.executable) -> float:
+    pip = [python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", "-q", "."]
     return timed(pip, cwd=source, env=env)[0]
 
 
-def clean_builds(source: Path, args: list[str], env: dict[str, str]) -> list[tuple[str, str]]:
+def ninja_work(build_dir: Path) -> str:
+    """What the last build ran, from ``.ninja_log`` (the newest entry per output): edges, and the seconds its
+    compiles, links and other steps took, summed over jobs (CPU-seconds, not wall time)."""
+    spans: dict[str, int] = {}
+    for log in build_dir.glob("**/.ninja_log"):
+        for line in log.read_text().splitlines():
+            if not line.startswith("#"):
+                start, end, _, out, _ = line.split("\t")
+                spans[out] = int(end) - int(start)
+    kinds = {"compile": 0, "link": 0, "other": 0}
+    for out, ms in spans.items():
+        name = Path(out).name
+        kind = "compile" if name.endswith(".o") else "link" if ".so" in name or name.endswith(".a") or "." not in name \
+            else "other"
+        kinds[kind] += ms
+    return f"{len(spans)} edges (" + ", ".join(f"{k} {v / 1000:.0f}" for k, v in kinds.items()) + " job-s)"
+
+
+def clean_builds(source: Path, args: list[str], env: dict[str, str], pip_python: str,
+                 pip_env: dict[str, str]) -> list[tuple[str, str]]:
     base = Path(tempfile.mkdtemp(prefix="tb-bench-clean-"))
-    try:
-        cold = {**env, "CCACHE_DIR": str(base / "ccache-tb")}
-        tb, _ = tritonbuild("build", "--json", "--source", str(source), *args, "--cache-dir", str(base / "cache"),
-                            "--out", str(base / "dist"), cwd=base, env=cold)
-        pip = {**env, "CCACHE_DIR": str(base / "ccache-pip")}
+    try:  # the tree's path first: it is the one that fails on a tree it was not written for, so fail early
+        pip = {**env, **pip_env, "CCACHE_DIR": str(base / "ccache-pip")}
         shutil.rmtree(source / "build", ignore_errors=True)
-        setup = setup_py_noop(source, pip)
+        setup = setup_py_noop(source, pip, pip_python)
+        pip_work = ninja_work(source / "build")
+        print(f"clean pip install: {setup:.1f} s, {pip_work}", file=sys.stderr, flush=True)
+        cold = {**env, "CCACHE_DIR": str(base / "ccache-tb")}
+        tb, result = tritonbuild("build", "--json", "--source", str(source), *args, "--cache-dir", str(base / "cache"),
+                                 "--out", str(base / "dist"), cwd=base, env=cold)
+        tb_work = ninja_work(Path(result["build_dir"]))
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    return [("clean build, empty ccache: tritonbuild", f"{tb:7.1f} s"),
-            ("clean build, empty ccache: pip install .", f"{setup:7.1f} s"),
-            ("clean: pip / tritonbuild", f"{setup / tb:7.2f} x")]
+    steps = ", ".join(f"{k} {v:.0f}" for k, v in result["timings"].items())
+    return [("clean build, empty ccache: tritonbuild", f"{tb:7.1f} s   {tb_work}; steps: {steps}"),
+            ("clean build, empty ccache: pip install .", f"{setup:7.1f} s   {pip_work}"),
+            ("clean: pip / tritonbuild", f"{setup / tb:7.2f} x   (goal >= 1.3)")]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
-    parser.add_argument("--source", required=True)
-    parser.add_argument("--edit", default="lib/Analysis/Allocation.cpp")
-    parser.add_argument("--setup-py", action="store_true")
-    parser.add_argument("--clean", action="store_true")
-    parser.add_argument("--zip-levels", action="store_true")
-    ns, extra = parser.parse_known_args()
-    source = Path(ns.source).resolve()
+def rebuilds(source: Path, ns: argparse.Namespace, extra: list[str], env: dict[str, str]) -> list[tuple[str, str]]:
+    """No-op and one-edit builds of tritonbuild against raw Ninja on a current build dir."""
     cwd = Path.cwd()
-    env = dict(os.environ)
     build = ["build", "--json", "--source", str(source), *extra]
     _, first = tritonbuild(*build, cwd=cwd, env=env)  # a current build dir and wheel (not timed)
     noop, again = tritonbuild(*build, cwd=cwd, env=env)
@@ -125,12 +141,33 @@ def main() -> None:
         ("one edit: raw ninja (compile + link)", f"{ninja_edit:7.1f} s"),
         ("one edit: tritonbuild / ninja", f"{one_edit / ninja_edit:7.2f} x   (goal <= 1.25)"),
     ]
-    if ns.setup_py:
-        rows.append(("no-op: pip install --no-build-isolation .", f"{setup_py_noop(source, env):7.2f} s"))
     if ns.zip_levels:
         rows += zip_levels(first["wheel"])
-    if ns.clean:
-        rows += clean_builds(source, extra, env)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--edit", default="lib/Analysis/Allocation.cpp")
+    parser.add_argument("--setup-py", action="store_true")
+    parser.add_argument("--clean", action="store_true")
+    parser.add_argument("--clean-only", action="store_true", help="only the clean builds (implies --clean)")
+    parser.add_argument("--pip-python", default=sys.executable,
+                        help="the Python whose pip runs the tree's setup.py (it needs the tree's build requirements)")
+    parser.add_argument("--pip-env", action="append", default=[], metavar="KEY=VALUE",
+                        help="an environment variable for the tree's pip path only (LLVM_SYSPATH, ...)")
+    parser.add_argument("--zip-levels", action="store_true")
+    ns, extra = parser.parse_known_args()
+    source = Path(ns.source).resolve()
+    env = dict(os.environ)
+    pip_env = dict(item.split("=", 1) for item in ns.pip_env)
+    rows = [] if ns.clean_only else rebuilds(source, ns, extra, env)
+    if ns.setup_py:
+        rows.append(("no-op: pip install --no-build-isolation .",
+                     f"{setup_py_noop(source, {**env, **pip_env}, ns.pip_python):7.2f} s"))
+    if ns.clean or ns.clean_only:
+        rows += clean_builds(source, extra, env, ns.pip_python, pip_env)
     table(rows)
 
 
