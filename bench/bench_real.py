@@ -68,14 +68,15 @@ def zip_levels(wheel: str) -> list[tuple[str, str]]:
     return rows
 
 
-def setup_py_noop(source: Path, env: dict[str, str], python: str = sys.executable) -> float:
+def pip_install(source: Path, env: dict[str, str], python: str = sys.executable) -> float:
     pip = [python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", "-q", "."]
     return timed(pip, cwd=source, env=env)[0]
 
 
 def ninja_work(build_dir: Path) -> str:
     """What the last build ran, from ``.ninja_log`` (the newest entry per output): edges, and the seconds its
-    compiles, links and other steps took, summed over jobs (CPU-seconds, not wall time)."""
+    compiles, links and other steps took: each job's wall time, summed over jobs (job-seconds: with more jobs than
+    cores, a second counts more than once)."""
     spans: dict[str, int] = {}
     for log in build_dir.glob("**/.ninja_log"):
         for line in log.read_text().splitlines():
@@ -97,7 +98,7 @@ def clean_builds(source: Path, args: list[str], env: dict[str, str], pip_python:
     try:  # the tree's path first: it is the one that fails on a tree it was not written for, so fail early
         pip = {**env, **pip_env, "CCACHE_DIR": str(base / "ccache-pip")}
         shutil.rmtree(source / "build", ignore_errors=True)
-        setup = setup_py_noop(source, pip, pip_python)
+        setup = pip_install(source, pip, pip_python)
         pip_work = ninja_work(source / "build")
         print(f"clean pip install: {setup:.1f} s, {pip_work}", file=sys.stderr, flush=True)
         cold = {**env, "CCACHE_DIR": str(base / "ccache-tb")}
@@ -165,7 +166,7 @@ def main() -> None:
     rows = [] if ns.clean_only else rebuilds(source, ns, extra, env)
     if ns.setup_py:
         rows.append(("no-op: pip install --no-build-isolation .",
-                     f"{setup_py_noop(source, {**env, **pip_env}, ns.pip_python):7.2f} s"))
+                     f"{pip_install(source, {**env, **pip_env}, ns.pip_python):7.2f} s"))
     if ns.clean or ns.clean_only:
         rows += clean_builds(source, extra, env, ns.pip_python, pip_env)
     table(rows)

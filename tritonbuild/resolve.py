@@ -254,12 +254,11 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
 
 def _in_tree_step(s: Mapping[str, Resolved], src: SourceInfo, notes: list[str]) -> Selection:
     """The in-tree backends asked for (or the source's default list), refusing one whose submodule is empty."""
-    if s["backends"].value is None:
-        sel = select_backends(";".join(src.default_backends), src.backend_names, src.required_backends,
-                              strict=bool(s["strict"].value), where="the source's default backend list")
-    else:
-        sel = select_backends(str(s["backends"].value), src.backend_names, src.required_backends,
-                              strict=bool(s["strict"].value), where=s["backends"].origin)
+    asked = s["backends"]
+    text, where = ((";".join(src.default_backends), "the source's default backend list") if asked.value is None
+                   else (str(asked.value), asked.origin))
+    sel = select_backends(text, src.backend_names, src.required_backends, strict=bool(s["strict"].value),
+                          where=where)
     notes.extend(sel.notes)
     for sub, users in src.missing_submodules:
         needed_by = [u for u in users if u in sel.names]
