@@ -14,16 +14,15 @@ import os
 import shutil
 import sys
 import time
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild import __version__, compilercache, proc, quickwheel, republish
+from tritonbuild import __version__, compilecheck, compilecheck_run, compilercache, proc, quickwheel, republish
 from tritonbuild.diagnose import disk_hint, explain
 from tritonbuild.errors import BuildFailed, DiskProblem, EnvironmentProblem, UserError
-from tritonbuild.fileutil import sha256_of, write_if_changed
+from tritonbuild.fileutil import sha256_of, unpack_wheel, write_if_changed
 from tritonbuild.host import tool_version
 from tritonbuild.plan import Plan
 from tritonbuild.progress import Tracker
@@ -63,6 +62,7 @@ class BuildResult:
     targets: dict[str, str | None] = field(default_factory=dict)  # --target name -> its output in the build dir
     bundled: dict[str, Any] = field(default_factory=dict)  # tritonbuild.bundle's report: copied/dropped/run paths
     republished: bool = False  # nothing changed since the last build: its wheel was published again
+    compile_check: dict[str, Any] = field(default_factory=dict)  # tritonbuild.compilecheck's report
 
 
 def stray_env(env: Mapping[str, str]) -> list[str]:
@@ -201,20 +201,30 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
     return rc
 
 
-def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, quick: bool = False) -> None:
-    """Import the wheel's triton in a clean interpreter: catches a libtriton that aborts at import. A quick
-    rebuild imports from the install prefix the wheel was just written from, instead of unzipping it."""
+def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, quick: bool = False,
+               console: Any = None) -> dict[str, Any]:
+    """Import the wheel's triton in a clean interpreter (catches a libtriton that aborts at import), then compile
+    the plan's kernel corpus with it (catches one that hangs or fails on real kernels). A quick rebuild uses the
+    install prefix the wheel was just written from instead of unzipping it. Returns the compile check's report."""
     target = Path(plan.cmake.build_dir) / "smoke"
     shutil.rmtree(target, ignore_errors=True)
-    if not quick:
-        with zipfile.ZipFile(wheel) as zf:
-            zf.extractall(target)
+    if quick:  # the prefix has the files; the backends' entry points are in the new wheel's dist-info
+        root, extra = quickwheel.prefix_of(plan), [unpack_wheel(wheel, target, only=".dist-info/")]
+    else:
+        root, extra = unpack_wheel(wheel, target), []
+    try:
+        _import_check(plan, root, log)
+        return compile_check(plan, root, log, console, extra)
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def _import_check(plan: Plan, root: Path, log: IO[str]) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = str(quickwheel.prefix_of(plan) if quick else target)
+    env["PYTHONPATH"] = str(root)
     code = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
-    res = proc.run([plan.python, "-c", code], cwd=target.parent, env=env, timeout=300)
+    res = proc.run([plan.python, "-c", code], cwd=Path(plan.cmake.build_dir), env=env, timeout=300)
     log.write(f"$ smoke test: {plan.python} -c {code!r}\n{res.stdout}{res.stderr}\n")
-    shutil.rmtree(target, ignore_errors=True)
     if not res.ok:
         detail = res.output.splitlines()[-8:]
         hint = ""
@@ -223,6 +233,38 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, quick: bool = False) ->
                     "tritonbuild's LLVM_LINK_LLVM_DYLIB fix was not applied to this build.")
         raise BuildFailed(f"The built wheel does not import (exit code {res.returncode}).{hint} The wheel was "
                           "not written to the output dir.", tail="\n".join(detail))
+
+
+def compile_check(plan: Plan, root: Path, log: IO[str], console: Any = None,
+                  extra_paths: Sequence[Path] = ()) -> dict[str, Any]:
+    """Compile the plan's corpus with the wheel unpacked (or installed) at ``root``; raise BuildFailed on a
+    failure or a hang. The report (counts, each case, and the LLVM it was built with) goes into the manifest."""
+    check = plan.compile_check
+    if check is None or not check.enabled:
+        return {"enabled": False, "why": check.why_off if check else "not planned"}
+    if console is not None:
+        console.print(f"[cyan]compile check:[/cyan] {check.describe()}")
+    start = time.monotonic()
+    log.write(f"$ compile check: {plan.python} {compilecheck_run.SCRIPT} ({len(check.cases)} cases)\n")
+    try:
+        results = compilecheck_run.run_check(plan.python, root, check, extra_paths=extra_paths,
+                                             log=lambda line: print(line, file=log))
+    except RuntimeError as exc:
+        raise BuildFailed(f"The compile check could not run: {exc}. The wheel was not written to the output dir "
+                          "(--no-compile-check skips the check).") from None
+    report = compile_report(plan, results, time.monotonic() - start)
+    if compilecheck.failures(results):
+        note = compilecheck.llvm_note(plan.llvm.pinned_hash, plan.llvm.is_pinned, plan.llvm.version)
+        raise BuildFailed(compilecheck.failure_message(results, llvm_note=note),
+                          tail="\n".join(compilecheck.describe_result(r) for r in compilecheck.failures(results)))
+    return report
+
+
+def compile_report(plan: Plan, results: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    return {"enabled": True, "seconds": round(seconds, 2), "counts": compilecheck.summarize(results),
+            "llvm": {"version": plan.llvm.version, "pinned_hash": plan.llvm.pinned_hash,
+                     "is_pinned": plan.llvm.is_pinned},
+            "cases": [{k: v for k, v in r.items() if k != "traceback"} for r in results]}
 
 
 def repair(plan: Plan, wheel: Path, log: IO[str], log_path: Path) -> tuple[Path, dict[str, Any]]:
@@ -379,8 +421,9 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
         wheel, repaired = _one_wheel(tmp_wheels, log_path), dict[str, Any]()
         if plan.repair is not None:
             wheel, repaired = repair(plan, wheel, log, log_path)
+        checked: dict[str, Any] = {"enabled": False, "why": "--no-smoke-test"}
         if smoke:
-            smoke_test(plan, wheel, log, quick=bool(quick))
+            checked = smoke_test(plan, wheel, log, quick=bool(quick), console=console)
     final = publish(wheel, Path(plan.wheel.out_dir))
     moved = compilercache.delta(before, cache_stats(plan, env))
     for note in link_compile_commands(plan):
@@ -392,11 +435,11 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
         distcc=compilercache.distcc_counts(distcc_log) if plan.toolchain.distcc_hosts else {},
         ninja_no_work=tracker.ninja_no_work, log=log_path, repaired=repaired,
         targets=target_outputs(cmake_build_dir(plan), plan.cmake.build_targets[1:]),
-        bundled=_read_json(root / "bundle.json"),
+        bundled=_read_json(root / "bundle.json"), compile_check=checked,
     )
     write_outputs(plan, result)
     republish.remember(plan, final, {"sha256": result.sha256, "repaired": repaired, "targets": result.targets,
-                                     "bundled": result.bundled})
+                                     "bundled": result.bundled, "compile_check": checked})
     return result
 
 
@@ -437,7 +480,8 @@ def _republished(plan: Plan, kept: Path, record: Mapping[str, Any], started: flo
         wheel=final, size=final.stat().st_size, sha256=str(record.get("sha256") or sha256_of(final)),
         seconds=seconds, timings={"republish": seconds}, ninja_no_work=True,
         log=Path(plan.cmake.build_dir) / "build.log", repaired=dict(record.get("repaired") or {}),
-        targets=dict(record.get("targets") or {}), bundled=dict(record.get("bundled") or {}), republished=True)
+        targets=dict(record.get("targets") or {}), bundled=dict(record.get("bundled") or {}), republished=True,
+        compile_check=dict(record.get("compile_check") or {}))
     write_outputs(plan, result)
     return result
 
@@ -460,6 +504,19 @@ def bundle_line(plan: Plan, bundled: Mapping[str, Any]) -> str:
               if libs else "nothing to copy")
     dropped = len(bundled.get("dropped", []))
     return f"LLVM linked {plan.llvm.link}; {copied}" + (f"; {dropped} unused needed entries dropped" if dropped else "")
+
+
+def check_line(plan: Plan, report: Mapping[str, Any]) -> str:
+    """One line on the compile check (for the summary), with the LLVM when it is not the source's pin."""
+    if not report.get("enabled"):
+        return f"off ({report.get('why', 'not run')})"
+    c = report["counts"]
+    skipped = f", {c['skipped']} skipped" if c.get("skipped") else ""
+    line = f"{c['ok']} of {sum(c.values())} kernels compiled in {report['seconds']:.1f} s{skipped}"
+    if plan.llvm.is_pinned is not True:
+        line += (f"; LLVM {plan.llvm.version} is not the source's pin {plan.llvm.pinned_hash[:12]}: these kernels "
+                 "compile with it, others may not")
+    return line
 
 
 def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
@@ -488,6 +545,7 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
     elif result.ninja_no_work:
         t.add_row("ninja", "no work to do")
     t.add_row("libraries", bundle_line(plan, result.bundled))
+    t.add_row("compile check", check_line(plan, result.compile_check))
     if result.repaired:
         r = result.repaired
         t.add_row("repair", f"{r['size_before'] / 2**20:.1f} MiB -> {r['size_after'] / 2**20:.1f} MiB "
@@ -506,6 +564,7 @@ def result_dict(plan: Plan, result: BuildResult) -> dict[str, Any]:
         "ninja_no_work": result.ninja_no_work,
         "republished": result.republished,
         "repair": result.repaired, "targets": result.targets, "bundled": result.bundled,
+        "compile_check": result.compile_check,
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "provenance": provenance(plan), "plan": plan.to_dict(),

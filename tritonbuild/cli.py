@@ -19,6 +19,14 @@ from tritonbuild.errors import BuildFailed, TritonBuildError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _int_range(name: str) -> click.IntRange:
+    """A whole-number option's range: the setting's own (settings.Spec), as for its env var and recipe key."""
+    from tritonbuild.settings import SPEC_BY_NAME
+
+    spec = SPEC_BY_NAME[name]
+    return click.IntRange(spec.minimum, spec.maximum)
+
+
 def plan_options(func: F) -> F:
     """Options shared by every command that resolves a plan."""
     opts = [
@@ -28,21 +36,22 @@ def plan_options(func: F) -> F:
         click.option("--plugin-dir", "plugin_dirs", multiple=True, help="External plugin directory (repeatable)."),
         click.option("--llvm", help="LLVM: auto, system, download, source, or a prefix path (env: LLVM_SYSPATH)."),
         click.option("--llvm-mirror", help="Base URL of prebuilt LLVM archives."),
-        click.option("--allow-unpinned", is_flag=True, default=None,
+        click.option("--allow-unpinned/--no-allow-unpinned", default=None,
                      help="Accept an LLVM archive without a pinned sha256."),
         click.option("--llvm-src", help="llvm-project URL or local clone for --llvm source."),
-        click.option("--llvm-assertions", is_flag=True, default=None, help="Build LLVM from source with assertions."),
+        click.option("--llvm-assertions/--no-llvm-assertions", default=None,
+                     help="Build LLVM from source with assertions."),
         click.option("--clang/--no-clang", default=None, help="Build with clang and lld."),
         click.option("--ccache/--no-ccache", default=None, help="Use ccache (default: when found)."),
-        click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel compile jobs."),
-        click.option("--link-jobs", type=click.IntRange(min=1), help="Parallel link jobs."),
+        click.option("--jobs", "-j", type=_int_range("jobs"), help="Parallel compile jobs."),
+        click.option("--link-jobs", type=_int_range("link_jobs"), help="Parallel link jobs."),
         click.option("--build-type", help="CMake build type (default TritonRelBuildWithAsserts, like setup.py)."),
         click.option("--debug-info", type=click.Choice(["auto", "lines", "full", "none", "tree"]),
                      help="Debug info: lines (-g1, default for -g build types), full (-g), none (-g0), tree."),
         click.option("--linker", type=click.Choice(["auto", "lld", "gold", "bfd", "default"]),
                      help="Linker for gcc builds (default auto: lld when installed, else gold)."),
         click.option("--proton/--no-proton", default=None, help="Build the proton profiler."),
-        click.option("--offline", is_flag=True, default=None, help="Never touch the network."),
+        click.option("--offline/--no-offline", default=None, help="Never touch the network."),
         click.option("--cmake-arg", "cmake_args", multiple=True, help="Extra CMake argument (repeatable)."),
         click.option("--dep", "deps", multiple=True,
                      help="NAME=PATH|URL for a dependency the tree fetches at configure time (repeatable)."),
@@ -50,7 +59,13 @@ def plan_options(func: F) -> F:
                      help="Also build this CMake target (repeatable), e.g. triton-opt; it stays in the build dir."),
         click.option("--bundle-nvidia-tools/--no-bundle-nvidia-tools", default=None,
                      help="Copy ptxas, cuobjdump, nvdisasm into the wheel's nvidia backend (default: when found)."),
-        click.option("--strict", is_flag=True, default=None, help="Refuse to add back required backends."),
+        click.option("--strict/--no-strict", default=None, help="Refuse to add back required backends."),
+        click.option("--compile-check/--no-compile-check", default=None,
+                     help="Compile real kernels with the wheel before publishing it (default: on)."),
+        click.option("--compile-check-timeout", type=_int_range("compile_check_timeout"),
+                     help="Seconds one kernel of the compile check may take (default 120)."),
+        click.option("--require-pinned-llvm/--no-require-pinned-llvm", default=None,
+                     help="Refuse an LLVM that is not the source's pin (the nightly recipe: on)."),
         click.option("--api-check/--no-api-check", default=None,
                      help="Refuse backends that do not fit the source's backend interface (default: on)."),
         click.option("--wheel-name", help="Distribution name (env: TRITON_WHEEL_NAME)."),
@@ -60,7 +75,7 @@ def plan_options(func: F) -> F:
         click.option("--compiler-cache", type=click.Choice(["ccache", "sccache", "none"]),
                      help="Compiler cache (default: ccache when found)."),
         click.option("--distcc", help="distcc hosts ('host[:port]/jobs ...'): distribute compiles behind ccache."),
-        click.option("--zip-level", type=click.IntRange(0, 9), help="Deflate level of the wheel (default 6)."),
+        click.option("--zip-level", type=_int_range("zip_level"), help="Deflate level of the wheel (default 6)."),
         click.option("--reproducible/--no-reproducible", default=None, help="Byte-identical wheels."),
         click.option("--strip/--no-strip", default=None, help="Strip debug info from libtriton."),
         click.option("--repair/--no-repair", default=None, help="manylinux repair with auditwheel."),
@@ -265,14 +280,15 @@ def _active_python(env: dict[str, str]) -> str:
     return sys.executable
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@cli.command()
 @click.argument("suite", type=click.Choice(["lit", "unit", "python"]), default="lit")
 @plan_options
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
 def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
     """Run the source's lit tests, C++ unit tests (ctest) or Python tests against the develop build.
 
-    Arguments after -- go to the test runner; the exit code is the runner's.
+    Arguments after -- go to the test runner (an unknown option before -- is an error, not forwarded); the exit
+    code is the runner's.
     """
     from tritonbuild import report, testing
 
@@ -284,21 +300,17 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
 @cli.command()
 @click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
-@click.option("--cache-dir", help="Cache root.")
-@click.option("--source", "-s", help="Triton source of the plan to clean.")
-@click.option("--backends", "-b", help="Backends of the plan to clean.")
-@click.option("--plugin-dir", "plugin_dirs", multiple=True, help="Plugins of the plan to clean.")
-def clean(all_: bool, dry_run: bool, cache_dir: str | None, source: str | None, backends: str | None,
-          plugin_dirs: tuple[str, ...]) -> None:
-    """Remove this plan's build dir (or all of them), with the space freed."""
+@plan_options
+def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
+    """Remove the build dir of the plan these options make (the options `build` takes), or all of them."""
     from tritonbuild import paths, report
     from tritonbuild import status as st
 
-    root = paths.cache_root(dict(os.environ), cache_dir) / "build"
+    root = paths.cache_root(dict(os.environ), kw.get("cache_dir")) / "build"
     if all_:
         targets = sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
     else:
-        p = make_plan({"source": source, "backends": backends, "plugin_dirs": plugin_dirs, "cache_dir": cache_dir})
+        p = make_plan(kw)
         targets = [Path(p.cmake.build_dir)] if Path(p.cmake.build_dir).exists() else []
     freed = st.remove_build_dirs(targets, dry_run=dry_run)
     verb = "would free" if dry_run else "freed"
@@ -334,12 +346,20 @@ def status(cache_dir: str | None, as_json: bool) -> None:
 @click.argument("wheel", type=click.Path(exists=True, dir_okay=False))
 @click.option("--no-import", is_flag=True, help="Skip the fresh-venv import test.")
 @click.option("--python", "python", help="Interpreter for the import test (default: this one).")
-def verify(wheel: str, no_import: bool, python: str | None) -> None:
-    """Check a wheel: RECORD hashes, backends against its provenance, and an import in a fresh venv."""
+@click.option("--compile", "compile_check", is_flag=True,
+              help="Also compile the kernel corpus (matmul, reduction, softmax, ...) for the wheel's backends.")
+@click.option("--compile-timeout", type=click.IntRange(min=1), default=120, show_default=True,
+              help="Seconds one kernel may take before it counts as a hang.")
+def verify(wheel: str, no_import: bool, python: str | None, compile_check: bool, compile_timeout: int) -> None:
+    """Check a wheel: RECORD hashes, backends against its provenance, an import in a fresh venv, and with
+    --compile real kernels compiled through it (any wheel: yours or the official one)."""
     from tritonbuild import report
     from tritonbuild import verify as ver
 
-    checks = ver.verify(Path(wheel), python=python, import_test=not no_import)
+    if compile_check and no_import:
+        raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
+    checks = ver.verify(Path(wheel), python=python, import_test=not no_import,
+                        compile_timeout=compile_timeout if compile_check else None)
     out = report.console()
     for name, ok, detail in checks:
         out.print(f"{'[green]ok[/green]  ' if ok else '[red]FAIL[/red]'} {name}: {detail}")
@@ -380,7 +400,8 @@ def main(argv: list[str] | None = None) -> None:
     import tritonbuild.compare_cli  # registers `compare`
     import tritonbuild.llvm_cli  # noqa: F401  (registers the `llvm` command group)
 
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    args = argv if argv is not None else sys.argv[1:]
+    debug = "--debug" in (args[:args.index("--")] if "--" in args else args)  # after --: the test runner's
     try:
         cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
     except click.exceptions.Abort:

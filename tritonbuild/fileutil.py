@@ -41,3 +41,19 @@ def read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def unpack_wheel(wheel: Path, dest: Path, only: str | None = None) -> Path:
+    """Unzip ``wheel`` into ``dest`` keeping each member's permission bits, as pip does (zipfile drops them: a
+    bundled ptxas would not be executable). ``only``: just the members whose path contains it."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        for info in zf.infolist():
+            if only and only not in info.filename:
+                continue
+            path = Path(zf.extract(info, dest))
+            mode = (info.external_attr >> 16) & 0o777
+            if mode and not info.is_dir():
+                path.chmod(mode)
+    return dest

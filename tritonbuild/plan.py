@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tritonbuild.compilecheck import CompileCheckPlan
+
 SCHEMA_VERSION = 1
 
 # Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
@@ -177,6 +179,7 @@ class Plan:
     commands: tuple[str, ...] = ()
     nvidia: tuple[NvidiaPart, ...] = ()
     deps: tuple[Any, ...] = ()  # configure-time downloads the tree declares (tritonbuild.fetchdeps.Dep)
+    compile_check: CompileCheckPlan | None = None  # the kernels the wheel must compile before it is published
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -66,6 +66,9 @@ class Recipe:
     bundle_libs: bool | None = None
     bundle_nvidia_tools: bool | None = None
     strict: bool | None = None
+    compile_check: bool | None = None
+    compile_check_timeout: int | None = None  # seconds per kernel
+    require_pinned_llvm: bool | None = None
     wheel_name: str | None = None
     version_suffix: str | None = None
     version_scheme: VersionScheme | None = None
@@ -102,13 +105,20 @@ def _json_type(tp: Any) -> dict[str, Any]:
         return {"type": "string", "enum": list(typing.get_args(tp))}
     if origin is list:
         return {"type": "array", "items": _json_type(args[0])}
-    scalars: dict[Any, dict[str, Any]] = {bool: {"type": "boolean"}, int: {"type": "integer", "minimum": 1},
+    scalars: dict[Any, dict[str, Any]] = {bool: {"type": "boolean"}, int: {"type": "integer"},
                                           str: {"type": "string"}}
     return scalars[tp]
 
 
 def json_schema() -> dict[str, Any]:
+    """The recipe schema; whole-number ranges are the settings' own (``settings.Spec``), as for flags and env."""
+    from tritonbuild.settings import SPEC_BY_NAME
+
     props = {name: _json_type(_HINTS[name]) for name in FIELDS}
+    for name, prop in props.items():
+        spec = SPEC_BY_NAME.get(name)
+        if spec is not None and spec.minimum is not None:
+            prop.update({"minimum": spec.minimum} | ({"maximum": spec.maximum} if spec.maximum is not None else {}))
     props["plugins"] = {"type": "array", "items": {"oneOf": [
         {"type": "string"},
         {"type": "object", "properties": {"git": {"type": "string"}, "ref": {"type": "string"},
@@ -128,20 +138,24 @@ def _check(name: str, value: Any, where: str) -> Any:
                         f"{', '.join(_describe(o) for o in schema['oneOf'])}.")
     if not _matches(schema, value):
         raise UserError(f"The recipe {where} has {name} = {value!r}, but {name} must be {_describe(schema)}.")
+    from tritonbuild.settings import SPEC_BY_NAME
+
+    if name in SPEC_BY_NAME:
+        SPEC_BY_NAME[name].check(value, f"recipe {where}")  # the same range as the flag and the environment
     return value
 
 
 def _describe(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(repr(e) for e in schema["enum"])
-    return {"string": "a string", "boolean": "true or false", "integer": "a positive whole number",
+    return {"string": "a string", "boolean": "true or false", "integer": "a whole number",
             "array": "a list of strings"}[schema["type"]]
 
 
 def _matches(schema: dict[str, Any], value: Any) -> bool:
     kind = schema["type"]
     ok = {"string": isinstance(value, str), "boolean": isinstance(value, bool),
-          "integer": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+          "integer": isinstance(value, int) and not isinstance(value, bool),
           "array": isinstance(value, list) and all(isinstance(v, str) for v in value)}[kind]
     return ok and ("enum" not in schema or value in schema["enum"])
 

@@ -45,6 +45,8 @@ def print_plan(plan: Plan, out: Console) -> None:
     head.add_row("toolchain", f"{compilers}, {_cache_words(tc)}, jobs {tc.jobs}, link jobs {tc.link_jobs}, "
                               f"{tc.build_type}{_debug_words(tc)}, proton {'on' if tc.proton else 'off'}")
     head.add_row("build dir", plan.cmake.build_dir)
+    if plan.compile_check is not None:
+        head.add_row("compile check", plan.compile_check.describe())
     out.print(head)
 
     table = Table(title="backends", title_justify="left", expand=True)

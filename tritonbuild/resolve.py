@@ -14,7 +14,17 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from tritonbuild import __version__, apicheck, compilercache, debuginfo, fetchdeps, linkage, linker, proton
+from tritonbuild import (
+    __version__,
+    apicheck,
+    compilecheck,
+    compilercache,
+    debuginfo,
+    fetchdeps,
+    linkage,
+    linker,
+    proton,
+)
 from tritonbuild.backends import (
     BACKEND_LLVM_TARGETS,
     CORE_LLVM_TARGETS,
@@ -227,6 +237,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     backends = apicheck.attach(s, facts.api, _backend_plans(src, sel.names, plugins, machine), warnings)
     wheel = _wheel_plan(s, src, facts, epoch, backends, proton=toolchain.proton)
     commands = _commands(cmake, toolchain)
+    check = compilecheck.plan_check(bool(s["compile_check"].value), int(s["compile_check_timeout"].value),
+                                    tuple(b.name for b in backends), s["compile_check"].origin)
     return Plan(
         tritonbuild_version=__version__,
         source=_source_plan(src),
@@ -249,6 +261,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         commands=commands,
         nvidia=nv.parts,
         deps=deps,
+        compile_check=check,
     )
 
 
@@ -324,6 +337,14 @@ def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], 
         warnings.append(llvm.problem)
     elif llvm.is_pinned is not True:
         what = "does not record its commit" if llvm.is_pinned is None else f"is at {llvm.revision}"
+        if s["require_pinned_llvm"].value:
+            raise UserError(
+                f"LLVM {llvm.version} at {llvm.prefix} is not the source's pinned commit {llvm.pinned_hash[:12]} (it "
+                f"{what}), and this build requires the pin ({s['require_pinned_llvm'].origin}): MLIR behaviour "
+                "that differs from the pin can make a wheel that builds and imports hang on real kernels. "
+                f"{pinned_hint(llvm, src, names)} Or accept this LLVM with --no-require-pinned-llvm (recipe: "
+                "require_pinned_llvm = false); the compile check still runs."
+            )
         warnings.append(
             f"LLVM {llvm.version} at {llvm.prefix} is not the pinned commit {llvm.pinned_hash[:12]} (it {what}); "
             "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "

@@ -38,15 +38,13 @@ def env_bool(env: Mapping[str, str], name: str) -> bool | None:
 
 
 def env_int(env: Mapping[str, str], name: str) -> int | None:
+    """A whole number; its range is the setting's, checked with every other origin's in ``resolve_settings``."""
     if name not in env or not env[name].strip():
         return None
     try:
-        value = int(env[name])
+        return int(env[name])
     except ValueError:
-        value = 0
-    if value < 1:
-        raise UserError(f"The environment variable {name}={env[name]!r} must be a positive whole number.")
-    return value
+        raise UserError(f"The environment variable {name}={env[name]!r} is not a whole number.") from None
 
 
 EnvReader = Callable[[Mapping[str, str]], "tuple[Any, str] | None"]
@@ -103,13 +101,25 @@ class Spec:
     env: tuple[EnvReader, ...]
     env_names: tuple[str, ...]
     help: str
+    minimum: int | None = None  # whole-number settings: the one range for flag, environment and recipe
+    maximum: int | None = None
+
+    def check(self, value: Any, origin: str) -> None:
+        """Refuse a value outside the setting's range, whichever origin it came from."""
+        if self.minimum is None or value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < self.minimum or (
+                self.maximum is not None and value > self.maximum):
+            span = f"{self.minimum}-{self.maximum}" if self.maximum is not None else f"{self.minimum} or more"
+            raise UserError(f"The setting {self.name} = {value!r} ({origin}) must be a whole number {span}.")
 
 
 def _spec(name: str, default: Any, flag: str | None, env: dict[str, Callable[..., Any]] | None, help: str,
-          extra: tuple[EnvReader, ...] = (), extra_names: tuple[str, ...] = ()) -> Spec:
+          extra: tuple[EnvReader, ...] = (), extra_names: tuple[str, ...] = (), minimum: int | None = None,
+          maximum: int | None = None) -> Spec:
     env = env or {}
     readers = tuple(_from(n, r) for n, r in env.items()) + extra
-    return Spec(name, default, flag, readers, tuple(env) + extra_names, help)
+    return Spec(name, default, flag, readers, tuple(env) + extra_names, help, minimum, maximum)
 
 
 SPECS: tuple[Spec, ...] = (
@@ -123,11 +133,12 @@ SPECS: tuple[Spec, ...] = (
           "LLVM: auto, system, download, source or a prefix path"),
     _spec("llvm_mirror", "https://oaitriton.blob.core.windows.net/public/llvm-builds", "--llvm-mirror",
           {"TRITONBUILD_LLVM_MIRROR": _str}, "base URL of prebuilt LLVM archives (a company mirror)"),
-    _spec("allow_unpinned", False, "--allow-unpinned", {"TRITONBUILD_ALLOW_UNPINNED": env_bool},
+    _spec("allow_unpinned", False, "--allow-unpinned/--no-allow-unpinned", {"TRITONBUILD_ALLOW_UNPINNED": env_bool},
           "accept a prebuilt LLVM the pin has no sha256 for (llvm-hash.txt pins); its sha256 is logged"),
     _spec("llvm_src", None, "--llvm-src", {"TRITONBUILD_LLVM_SRC": _str},
           "llvm-project URL or local clone for --llvm source (default: the upstream repository)"),
-    _spec("llvm_assertions", False, "--llvm-assertions", None, "build LLVM from source with assertions"),
+    _spec("llvm_assertions", False, "--llvm-assertions/--no-llvm-assertions", None,
+          "build LLVM from source with assertions"),
     _spec("clang", False, "--clang/--no-clang", {"TRITON_BUILD_WITH_CLANG_LLD": env_bool},
           "build with clang and lld instead of the default compiler"),
     _spec("ccache", None, "--ccache/--no-ccache", {"TRITON_BUILD_WITH_CCACHE": env_bool},
@@ -139,9 +150,9 @@ SPECS: tuple[Spec, ...] = (
           "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
           "with compile jobs sized to its slots"),
     _spec("jobs", None, "-j/--jobs", {"MAX_JOBS": env_int},
-          "parallel compile jobs (default: min(cores, total GiB / 2.5))"),
+          "parallel compile jobs (default: min(cores, total GiB / 2.5))", minimum=1),
     _spec("link_jobs", None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
-          "parallel link jobs (default: min(jobs, total GiB / 8), at least 1)"),
+          "parallel link jobs (default: min(jobs, total GiB / 8), at least 1)", minimum=1),
     _spec("build_type", "TritonRelBuildWithAsserts", "--build-type", None,
           "CMake build type; the default is setup.py's (-O2 -g, assertions on). Release, Debug, RelWithDebInfo, "
           "TritonBuildWithO1",
@@ -155,7 +166,7 @@ SPECS: tuple[Spec, ...] = (
           "(TritonRelBuildWithAsserts, Debug, RelWithDebInfo), tree otherwise"),
     _spec("proton", None, "--proton/--no-proton", {"TRITON_BUILD_PROTON": env_bool},
           "build the proton profiler (default: on when the source has it and CUPTI headers are found)"),
-    _spec("offline", False, "--offline", {"TRITON_OFFLINE_BUILD": env_bool},
+    _spec("offline", False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
           "never touch the network; fail listing what is missing"),
     _spec("cmake_args", [], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
           "extra CMake arguments appended to the configure command"),
@@ -165,7 +176,15 @@ SPECS: tuple[Spec, ...] = (
     _spec("targets", [], "--target", None,
           "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
           "they stay in the build dir, the wheel does not change"),
-    _spec("strict", False, "--strict", None, "refuse to add back backends the source cannot drop"),
+    _spec("strict", False, "--strict/--no-strict", None, "refuse to add back backends the source cannot drop"),
+    _spec("compile_check", True, "--compile-check/--no-compile-check", {"TRITONBUILD_COMPILE_CHECK": env_bool},
+          "after the import, compile real kernels (matmul fp16/bf16/fp8, reduction, softmax, split/permute, atomics) "
+          "with the launcher's specialisations for each backend's targets; a failure or hang keeps the wheel out"),
+    _spec("compile_check_timeout", 120, "--compile-check-timeout", {"TRITONBUILD_COMPILE_CHECK_TIMEOUT": env_int},
+          "seconds one kernel of the compile check may take before it counts as a hang", minimum=1),
+    _spec("require_pinned_llvm", False, "--require-pinned-llvm/--no-require-pinned-llvm",
+          {"TRITONBUILD_REQUIRE_PINNED_LLVM": env_bool},
+          "refuse an LLVM that is not (or does not record being) the source's pin (the nightly recipe sets it)"),
     _spec("api_check", True, "--api-check/--no-api-check", None,
           "refuse a backend that lacks a method the source's BaseBackend/DriverBase declare abstract (off: a warning)"),
     _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str}, "distribution name of the wheel"),
@@ -176,7 +195,7 @@ SPECS: tuple[Spec, ...] = (
     _spec("requires_python", ">=3.10", None, None, "Requires-Python of the wheel"),
     _spec("zip_level", 6, "--zip-level", {"TRITONBUILD_ZIP_LEVEL": env_int},
           "deflate level of the wheel, 0-9 (default 6, like zipfile; the dev recipe uses 1: a 400 MB libtriton "
-          "zips several times faster)"),
+          "zips several times faster)", minimum=0, maximum=9),
     _spec("reproducible", False, "--reproducible/--no-reproducible", {"TRITONBUILD_REPRODUCIBLE": env_bool},
           "byte-identical wheels: SOURCE_DATE_EPOCH from the commit, prefix maps, fixed zip metadata"),
     _spec("strip", False, "--strip/--no-strip", None, "strip debug info from the installed libtriton"),
@@ -241,5 +260,6 @@ def resolve_settings(
         given = cli.get(spec.name)
         if given is not None and given != [] and given != ():
             chosen = Resolved(list(given) if isinstance(given, tuple) else given, f"cli {spec.flag}")
+        spec.check(chosen.value, chosen.origin)
         out[spec.name] = chosen
     return out

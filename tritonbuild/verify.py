@@ -49,13 +49,7 @@ def _backend_checks(zf: zipfile.ZipFile, info: dict[str, Any] | None) -> tuple[l
     if info is None:
         return [("provenance", False, "triton/_build_info.json is missing")], []
     recorded = sorted(b["name"] for b in info.get("backends", []))
-    ep_name = next((n for n in names if n.endswith(".dist-info/entry_points.txt")), None)
-    eps: list[str] = []
-    if ep_name:
-        parser = configparser.ConfigParser()
-        parser.optionxform = str  # type: ignore[assignment,method-assign]
-        parser.read_string(zf.read(ep_name).decode())
-        eps = sorted(parser["triton.backends"]) if parser.has_section("triton.backends") else []
+    eps = _entry_point_backends(zf)
     dirs = sorted({n.split("/")[2] for n in names if n.startswith("triton/backends/") and n.count("/") >= 3
                    and n.endswith("/compiler.py")})
     ok = recorded == eps == dirs
@@ -125,6 +119,35 @@ def _hiding(argv: list[str], hide: list[str], tmp: Path) -> tuple[list[str], str
     return [unshare, *flags, "sh", "-c", script, "sh", *argv], None
 
 
+def _entry_point_backends(zf: zipfile.ZipFile) -> list[str]:
+    ep_name = next((n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt")), None)
+    if not ep_name:
+        return []
+    parser = configparser.ConfigParser()
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read_string(zf.read(ep_name).decode())
+    return sorted(parser["triton.backends"]) if parser.has_section("triton.backends") else []
+
+
+def _compile_checks(venv: Path, backends: list[str], timeout: int) -> list[Check]:
+    """The kernel corpus compiled with the wheel installed in ``venv`` (tritonbuild.compilecheck)."""
+    from tritonbuild import compilecheck, compilecheck_run
+
+    site = next(iter(sorted(venv.glob("lib/python*/site-packages"))), venv)
+    plan = compilecheck.plan_check(True, timeout, backends)
+    try:
+        results = compilecheck_run.run_check(str(venv / "bin" / "python"), site, plan, on_path=False)
+    except RuntimeError as exc:
+        return [("compile", False, str(exc))]
+    counts = compilecheck.summarize(results)
+    bad = compilecheck.failures(results)
+    detail = (f"{counts['ok']} of {len(results)} kernels compiled ({', '.join(backends)})"
+              + (f", {counts['skipped']} skipped" if counts["skipped"] else ""))
+    if bad:
+        detail += ": " + "; ".join(compilecheck.describe_result(r) for r in bad[:6])
+    return [("compile", not bad, detail)]
+
+
 def _import_check(wheel: Path, python: str, expected: list[str], hide: list[str], tmp_root: Path) -> list[Check]:
     venv = tmp_root / "venv"
     steps = [[python, "-m", "venv", str(venv)],
@@ -149,7 +172,9 @@ def _import_check(wheel: Path, python: str, expected: list[str], hide: list[str]
     return checks
 
 
-def verify(wheel: Path, *, python: str | None = None, import_test: bool = True) -> list[Check]:
+def verify(wheel: Path, *, python: str | None = None, import_test: bool = True,
+           compile_timeout: int | None = None) -> list[Check]:
+    """Every check of the wheel; ``compile_timeout`` (seconds per kernel) also runs the compile check."""
     with zipfile.ZipFile(wheel) as zf, tempfile.TemporaryDirectory(prefix="tritonbuild-verify-") as tmp:
         checks = _record_checks(zf)
         provenance = _provenance(zf)
@@ -159,8 +184,11 @@ def verify(wheel: Path, *, python: str | None = None, import_test: bool = True) 
         system = elf.SYSTEM_LIBS | frozenset(info.get("wheel", {}).get("system_libs", ()))
         checks.append(_elf_check(zf, Path(tmp), system))
         if import_test:
+            expected = expected or _entry_point_backends(zf)  # a wheel of another builder: its entry points
             hide = hidden_paths(info.get("llvm", {}).get("prefix"))
             checks += _import_check(wheel, python or sys.executable, expected, hide, Path(tmp))
+            if compile_timeout is not None and (Path(tmp) / "venv" / "bin" / "python").exists():
+                checks += _compile_checks(Path(tmp) / "venv", expected, compile_timeout)
     return checks
 
 

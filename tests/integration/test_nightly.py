@@ -29,11 +29,23 @@ def nightly(tmp_path_factory: pytest.TempPathFactory) -> dict:
     results = []
     for side in ("one", "two"):
         tree = git_tree(base / side / "src" / "triton")
-        proc = run_cli("build", "--recipe", "nightly", "--source", str(tree), "--json", "--cache-dir",
+        # Debian's LLVM is not the example's pin: the nightly recipe refuses that unless told it is accepted
+        proc = run_cli("build", "--recipe", "nightly", "--no-require-pinned-llvm", "--source", str(tree), "--json",
+                       "--cache-dir",
                        str(base / side / "cache"), "--out", str(base / side / "dist"), cwd=base / side,
                        env={"CCACHE_DIR": str(base / side / "ccache")})
         results.append(json.loads(proc.stdout))
     return {"base": base, "results": results}
+
+
+def test_nightly_refuses_an_llvm_that_is_not_the_pin(tmp_path: Path) -> None:
+    tree = git_tree(tmp_path / "src" / "triton")
+    proc = run_cli("plan", "--recipe", "nightly", "--source", str(tree), "--cache-dir", str(tmp_path / "cache"),
+                   cwd=tmp_path, check=False)
+    err = flat(proc.stderr)
+    assert proc.returncode == 2
+    assert "is not the source's pinned commit 2eb709b95d8f" in err and "(recipe nightly)" in err
+    assert "--no-require-pinned-llvm" in err
 
 
 def test_nightly_wheel_is_versioned(nightly: dict) -> None:

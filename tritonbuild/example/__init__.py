@@ -385,16 +385,19 @@ def write_plugin(
     llvm_targets: Sequence[str] = (),
     trailing_newline: bool = False,
     api: str = "current",
+    hang_on_specialised: bool = False,
 ) -> Path:
     """Write an external plugin into ``dest``. ``name`` must match what Triton will derive for it.
 
     ``api`` picks the backend interface it was written for: ``current`` (this tree's), ``old`` (no ``hash``,
     two-argument ``add_stages``: an older Triton), ``plain-supports-target`` (a plain method where Triton calls the
-    class's static one), ``extra`` (also a method no Triton calls any more)."""
+    class's static one), ``extra`` (also a method no Triton calls any more). ``hang_on_specialised``: its stage never
+    ends for a kernel with the launcher's divisibility attributes (what the compile check must catch)."""
     dest = Path(dest)
     _render_dir(PLUGIN_TEMPLATE, dest, {
         "NAME": name,
         "BROKEN": "#error this plugin is broken on purpose (tritonbuild test fixture)" if broken else "",
+        "HANG": str(hang_on_specialised),
     })
     _plugin_api(dest / "backend" / "compiler.py", api)
     if name_conf:

@@ -29,3 +29,8 @@ class BaseBackend(metaclass=ABCMeta):
 
     def native_info(self) -> str:
         return ""
+
+    @staticmethod
+    def parse_attr(desc):
+        """The launcher's specialisation letters as attributes (upstream 3.3+): "D" is divisible by 16."""
+        return [["tt.divisibility", 16]] if "D" in desc else []

@@ -5,3 +5,7 @@ class DriverBase(metaclass=ABCMeta):
     @staticmethod
     @abstractmethod
     def is_active() -> bool: ...
+
+    @abstractmethod
+    def get_current_target(self):
+        """The target this machine compiles for (upstream's drivers answer from the device)."""

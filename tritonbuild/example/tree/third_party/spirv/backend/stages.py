@@ -1,6 +1,10 @@
 """The spirv backend's stages: ttir -> llir (an OpenCL-flavoured LLVM IR kernel) -> spv (SPIR-V binary, emitted by
 LLVM's SPIRV target inside libtriton). The example tree has no Triton frontend, so ``ttir`` names a kernel the
-backend knows how to lower: ``vector_add`` (out[i] = x[i] + y[i] for i < n)."""
+backend knows how to lower: ``vector_add`` (out[i] = x[i] + y[i] for i < n), or is the signature the example's
+``triton.compile`` writes (``tt.func public @name(%x: !tt.ptr<fp16> {...}, %n: i32, ...)``), lowered to a kernel
+with those parameters and an empty body."""
+
+import re
 
 _TYPES = {"fp32": "float", "fp16": "half", "fp64": "double"}
 
@@ -29,13 +33,27 @@ exit:
 """
 
 
+def _signature_kernel(src: str, name: str) -> str:
+    """A spir_kernel with the parameters of a ``tt.func`` signature (constexprs are compiled in, not passed)."""
+    args = src[src.index("(") + 1: src.rindex(")")]
+    params = []
+    for arg in re.split(r", (?=%|\w+ = )", args):
+        found = re.match(r"%(\w+): (\S+)", arg.strip())
+        if found:
+            ty = "ptr addrspace(1)" if found.group(2).startswith("!tt.ptr") else found.group(2)
+            params.append(f"{ty} %{found.group(1)}")
+    return f"define spir_kernel void @{name}({', '.join(params)}) {{\nentry:\n  ret void\n}}\n"
+
+
 def make_llir(src: str, metadata: dict) -> str:
+    from triton._C.libtriton import ir
+
+    if src.startswith("tt.func"):
+        return ir.pass_manager().run(_signature_kernel(src, metadata["name"]), "make_llir")
     kernel, _, dtype = src.strip().partition(":")
     if kernel != "vector_add" or (dtype or "fp32") not in _TYPES:
         raise ValueError(f"the example spirv backend lowers 'vector_add[:{'|'.join(_TYPES)}]', not {src!r}")
     metadata["name"] = metadata.get("name", "add_kernel")
-    from triton._C.libtriton import ir
-
     pm = ir.pass_manager()  # as real backends run their pipelines (the example's passes nothing)
     return pm.run(_VECTOR_ADD.format(name=metadata["name"], ty=_TYPES[dtype or "fp32"]), "make_llir")
 

@@ -1,0 +1,60 @@
+"""Compile acceptance: a wheel that imports but hangs on a specialised matmul never reaches the output dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import flat, run_cli
+from tritonbuild import example
+
+
+@pytest.fixture(scope="module")
+def stuck(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("compilecheck")
+    tree = example.write_tree(base / "src" / "triton", backends=("nvidia", "amd"), proton=False)
+    plugin = example.write_plugin(base / "src" / "stuck", "stuck", hang_on_specialised=True)
+    args = ["--source", str(tree), "--backends", "nvidia;amd", "--plugin-dir", str(plugin), "--no-proton",
+            "--cache-dir", str(base / "cache"), "--compile-check-timeout", "3"]
+    return {"base": base, "args": args, "env": {"CCACHE_DIR": str(base / "ccache")}}
+
+
+def test_a_hang_keeps_the_wheel_out_and_names_kernel_target_and_stage(stuck: dict) -> None:
+    proc = run_cli("build", *stuck["args"], "--out", str(stuck["base"] / "dist"), cwd=stuck["base"], env=stuck["env"],
+                   check=False)
+    err = flat(proc.stderr)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "does not compile real kernels: 0 failed and 2 timed out of 40" in err
+    assert "matmul_fp16@stuck: no result after 3 s (last stage entered: stuck)" in err
+    assert "matmul_bf16@stuck: no result after 3 s" in err
+    assert "not the source's pin" in err  # Debian's LLVM is not the example's pin: the message says so
+    assert not list((stuck["base"] / "dist").glob("*.whl")), "a wheel that hangs must not be published"
+    log = (next((stuck["base"] / "cache" / "build").iterdir()) / "build.log").read_text()
+    # after each hang a new interpreter went on: the plugin's cases after the matmuls compiled
+    done = [json.loads(line) for line in log.splitlines() if line.startswith('{"event": "done"')]
+    assert {"reduction@stuck", "atomics@stuck", "matmul_fp16@sm_90a"} <= {d["case"] for d in done if d["ok"]}
+
+
+def test_no_compile_check_publishes_and_verify_compile_finds_the_hang(stuck: dict) -> None:
+    proc = run_cli("build", "--json", *stuck["args"], "--out", str(stuck["base"] / "dist"), "--no-compile-check",
+                   cwd=stuck["base"], env=stuck["env"])
+    result = json.loads(proc.stdout)
+    assert result["compile_check"] == {"enabled": False, "why": "cli --compile-check/--no-compile-check"}
+    wheel = Path(result["wheel"])
+    assert wheel.is_file()
+    check = run_cli("verify", "--compile", "--compile-timeout", "3", str(wheel), cwd=stuck["base"], check=False)
+    out = flat(check.stdout)
+    assert check.returncode == 1
+    assert "FAIL compile: 38 of 40 kernels compiled (amd, nvidia, stuck): matmul_fp16@stuck: no result after 3 s" in out
+
+
+def test_plan_lists_the_corpus(stuck: dict) -> None:
+    plan = json.loads(run_cli("plan", "--json", *stuck["args"], cwd=stuck["base"], env=stuck["env"]).stdout)
+    ids = [c["id"] for c in plan["compile_check"]["cases"]]
+    assert plan["compile_check"]["timeout"] == 3 and len(ids) == 40
+    assert ids[:2] == ["matmul_fp16@sm_80", "matmul_bf16@sm_80"] and "matmul_fp8@gfx950" in ids
+    assert plan["compile_check"]["cases"][-1]["target"] == {"backend_name": "stuck", "from_driver": True}
+    text = flat(run_cli("plan", *stuck["args"], cwd=stuck["base"], env=stuck["env"]).stdout)
+    assert "compile check" in text and "40 kernels, 3 s each; sm_80: matmul_fp16" in text
