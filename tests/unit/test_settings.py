@@ -39,8 +39,10 @@ def test_env_bools(value: str, expected: bool) -> None:
 def test_bad_env_values_name_the_variable() -> None:
     with pytest.raises(UserError, match="TRITON_BUILD_WITH_CCACHE='maybe'"):
         resolve_settings({}, {"TRITON_BUILD_WITH_CCACHE": "maybe"})
-    with pytest.raises(UserError, match="MAX_JOBS='-2'"):
+    with pytest.raises(UserError, match=r"jobs = -2 \(env MAX_JOBS\) must be a whole number 1 or more"):
         resolve_settings({}, {"MAX_JOBS": "-2"})
+    with pytest.raises(UserError, match="MAX_JOBS='two' is not a whole number"):
+        resolve_settings({}, {"MAX_JOBS": "two"})
     with pytest.raises(UserError, match="TRITON_APPEND_CMAKE_ARGS"):
         resolve_settings({}, {"TRITON_APPEND_CMAKE_ARGS": "-DX='unclosed"})
 
@@ -69,3 +71,40 @@ def test_every_setting_with_a_flag_is_an_option_of_build_and_plan() -> None:
         names = {o for p in cli.commands[command].params for o in (*p.opts, *p.secondary_opts)}
         missing = [s.flag for s in SPECS if s.flag and not set(s.flag.split("/")) <= names]
         assert not missing, f"{command} lacks {missing}"
+
+
+def _build_options() -> dict[str, object]:
+    """The build command's click options by destination name."""
+    from tritonbuild.cli import cli
+
+    return {p.name: p for p in cli.commands["build"].params if p.name}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.minimum is not None], ids=lambda s: s.name)
+def test_a_whole_number_setting_has_one_range_from_flag_env_and_recipe(spec, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tritonbuild import recipes
+
+    low, high = spec.minimum, spec.maximum
+    option = _build_options()[spec.name]
+    assert (option.type.min, option.type.max) == (low, high)  # type: ignore[attr-defined]
+    for env_name in spec.env_names:
+        assert resolve_settings({}, {env_name: str(low)})[spec.name].value == low
+        with pytest.raises(UserError, match="must be a whole number"):
+            resolve_settings({}, {env_name: str(low - 1)})
+    assert recipes.parse({spec.name: low}, tmp_path / "r.toml").settings()[spec.name] == low
+    with pytest.raises(UserError, match="must be a whole number"):
+        recipes.parse({spec.name: low - 1}, tmp_path / "r.toml")
+    if high is not None:
+        with pytest.raises(UserError, match="must be a whole number"):
+            recipes.parse({spec.name: high + 1}, tmp_path / "r.toml")
+
+
+def test_every_yes_no_setting_can_be_undone_on_the_command_line() -> None:
+    options = _build_options()
+    yes_no = [s for s in SPECS if s.flag and (isinstance(s.default, bool) or s.name in ("ccache", "proton"))]
+    assert len(yes_no) >= 14
+    for spec in yes_no:
+        option = options[spec.name]
+        assert spec.flag == "/".join(option.opts + option.secondary_opts), spec.name  # type: ignore[attr-defined]
+        assert option.secondary_opts and option.secondary_opts[0].startswith("--no-"), spec.name  # type: ignore[attr-defined]
+        assert resolve_settings({spec.name: False}, {})[spec.name].value is False
