@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tritonbuild import compat, fetchdeps, gitinfo, host, paths
+from tritonbuild import compat, fetchdeps, gitinfo, host, knownissues, paths
 from tritonbuild.apicheck import BackendApi
 from tritonbuild.errors import UserError
+from tritonbuild.fileutil import read_text
 from tritonbuild.inputs import Facts
 from tritonbuild.llvm import cache as llvm_cache
-from tritonbuild.llvm.probe import probe, system_prefixes
+from tritonbuild.llvm.probe import LLVMInstall, probe, system_prefixes
 from tritonbuild.nvidia import discover as nvidia_discover
 from tritonbuild.plugins import absolute, read_plugin, submodule_pin
 from tritonbuild.settings import Resolved
@@ -82,6 +83,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
     nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)
+    known_source, known_llvm = known_issue_facts(root, [*([explicit] if explicit else []), *system, *cached])
     pin_file = paths.data_dir() / "llvm-hash.txt"
     default_pin = pin_file.read_text().strip() if pin_file.is_file() else None
     return Facts(
@@ -101,7 +103,20 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         api=api,
         fetch_decls=tuple(decls),
         deps_supplied=supplied,
+        known_source=known_source,
+        known_llvm=known_llvm,
     )
+
+
+def known_issue_facts(root: Path, llvms: list[LLVMInstall]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """Which known source/LLVM incompatibilities (tritonbuild.knownissues) the source and each LLVM show."""
+    def texts(base: Path, names: set[str]) -> dict[str, str | None]:
+        return {n: read_text(base / n) if (base / n).is_file() else None for n in names}
+
+    source = knownissues.source_markers(texts(root, {i.source_file for i in knownissues.ISSUES}))
+    headers = {i.llvm_header for i in knownissues.ISSUES}
+    return source, {str(inst.prefix): knownissues.llvm_markers(texts(Path(inst.prefix) / "include", headers))
+                    for inst in llvms}
 
 
 def compat_facts(root: Path, source: SourceInfo, plugin_dirs: list[Path],

@@ -32,3 +32,5 @@ class Facts:
     api: Mapping[str, BackendApi] = field(default_factory=dict)  # compatibility check per backend path
     fetch_decls: tuple[fetchdeps.Decl, ...] = ()  # FetchContent/ExternalProject declarations of source and plugins
     deps_supplied: Mapping[str, fetchdeps.Supplied] = field(default_factory=dict)  # --dep, by lowercase name
+    known_source: tuple[str, ...] = ()  # tritonbuild.knownissues ids whose source side this source shows
+    known_llvm: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # LLVM prefix -> ids its headers show

@@ -21,6 +21,7 @@ from tritonbuild import (
     compilercache,
     debuginfo,
     fetchdeps,
+    knownissues,
     linkage,
     linker,
     proton,
@@ -350,9 +351,22 @@ def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], 
             "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
             f"will fail to compile. {pinned_hint(llvm, src, names)}"
         )
+    _known_issues(s, facts, llvm, warnings)
     link, link_why = linkage.llvm_link(s, llvm, editable=editable)
     notes.extend(linkage.notes(s, llvm, link, link_why))
     return replace(llvm, link=link)
+
+
+def _known_issues(s: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, warnings: list[str]) -> None:
+    """A source/LLVM pair known not to work (tritonbuild.knownissues): refused while the compile check is on
+    (it would fail after the whole build), a warning otherwise."""
+    found = knownissues.matching(facts.known_source, facts.known_llvm.get(llvm.prefix or "", ()))
+    check = bool(s["compile_check"].value)
+    for issue in found:
+        text = knownissues.message(issue, f"{llvm.version} at {llvm.prefix}", check)
+        if check:
+            raise UserError(text)
+        warnings.append(text)
 
 
 def _source_plan(src: SourceInfo) -> SourcePlan:
@@ -461,6 +475,17 @@ def _source_date_epoch(s: Mapping[str, Resolved], src: SourceInfo, env: Mapping[
     return src.git.commit_time if src.git else None
 
 
+def _env_headers(facts: Facts) -> list[tuple[str, str]]:
+    """Header dirs of the build environment that reach the objects: pybind11's (in the build venv) and the
+    interpreter's include dir. Reproducible builds map them to fixed names."""
+    out = []
+    if facts.host.pybind11_cmake_dir:  # <site>/pybind11/share/cmake/pybind11
+        out.append(("pybind11", str(Path(facts.host.pybind11_cmake_dir).parents[2] / "include")))
+    if facts.host.python_include:
+        out.append(("python-include", facts.host.python_include))
+    return out
+
+
 def _placeholders(value: str, source: str, cache: str, plugins: tuple[Plugin, ...]) -> str:
     """A define's value with machine-specific directories replaced, for the path-independent fingerprint."""
     for p in plugins:
@@ -511,6 +536,7 @@ def _defines(
         d["TRITON_OFFLINE_BUILD"] = "ON"
     if s["reproducible"].value:
         d["TRITONBUILD_REPRODUCIBLE"] = "ON"  # the injected CMake adds -ffile-prefix-map for source and build
+        d["TRITONBUILD_PREFIX_MAPS"] = ";".join(f"{name}={path}" for name, path in _env_headers(facts))
     if llvm.prefix:
         d["LLVM_SYSPATH"] = llvm.prefix
         d["LLVM_INCLUDE_DIRS"] = f"{llvm.prefix}/include"

@@ -58,3 +58,21 @@ def test_plan_lists_the_corpus(stuck: dict) -> None:
     assert plan["compile_check"]["cases"][-1]["target"] == {"backend_name": "stuck", "from_driver": True}
     text = flat(run_cli("plan", *stuck["args"], cwd=stuck["base"], env=stuck["env"]).stdout)
     assert "compile check" in text and "40 kernels, 3 s each; sm_80: matmul_fp16" in text
+
+
+def test_a_source_known_to_hang_with_this_llvm_is_refused_before_building(tmp_path: Path) -> None:
+    """d8da7c998's dead-iter-arg pattern against Debian's LLVM 22.1 (its scf.for canonicalization undoes the
+    pattern forever): the plan stops with the reason and the fix instead of failing the compile check an hour on."""
+    tree = example.write_tree(tmp_path / "triton")
+    utility = tree / "lib" / "Dialect" / "TritonGPU" / "Transforms" / "Utility.cpp"
+    utility.parent.mkdir(parents=True)
+    utility.write_text("void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n"
+                       "  patterns.add<ForOpDeadArgElimination>(patterns.getContext());\n}\n")
+    args = ["plan", "--source", str(tree), "--llvm", "/usr/lib/llvm-22", "--cache-dir", str(tmp_path / "cache")]
+    refused = run_cli(*args, cwd=tmp_path, check=False)
+    err = flat(refused.stderr)
+    assert refused.returncode == 2
+    assert "Known problem with LLVM 22.1" in err and "(for-op-dead-arg-ping-pong)" in err
+    assert "MakeRegionBranchOpSuccessorInputsDead" in err and "--no-compile-check builds it anyway" in err
+    warned = run_cli(*args, "--no-compile-check", cwd=tmp_path)
+    assert "Known problem" in flat(warned.stderr + warned.stdout)

@@ -1,0 +1,62 @@
+"""Known incompatibilities between a Triton source and an LLVM, recognised from both sides' text (pure).
+
+Each entry names a line the source holds and a declaration the LLVM's headers hold; when both are there, the
+pair is known not to work, and the plan says so before an hour-long build (the compile check would find it after).
+Found on real trees and recorded with the evidence in docs/real-trees.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    id: str
+    source_file: str  # relative to the source root
+    source_marker: str  # present: the source has the susceptible code
+    llvm_header: str  # relative to the LLVM prefix's include/
+    llvm_marker: str  # present: the LLVM has the behaviour that breaks it
+    what: str
+    fix: str
+
+
+ISSUES: tuple[KnownIssue, ...] = (
+    KnownIssue(
+        id="for-op-dead-arg-ping-pong",
+        source_file="lib/Dialect/TritonGPU/Transforms/Utility.cpp",
+        source_marker="patterns.add<ForOpDeadArgElimination>",
+        llvm_header="mlir/Interfaces/ControlFlowInterfaces.h",
+        llvm_marker="populateRegionBranchOpInterfaceCanonicalizationPatterns",
+        what=("this source adds its ForOpDeadArgElimination pattern to scf.for's canonicalization patterns, and "
+              "this LLVM's scf.for canonicalization includes the RegionBranchOpInterface patterns (llvm-project "
+              "#174094, in LLVM 22.1), whose MakeRegionBranchOpSuccessorInputsDead undoes that pattern's rewrite: "
+              "tritongpu-remove-layout-conversions never ends on common kernels (a specialised fp16 matmul, the "
+              "tree's own test/TritonGPU/combine.mlir)"),
+        fix=("build against the source's pinned LLVM, or use a Triton from March 2026 on (upstream #9136 replaced "
+             "the pattern with a liveness analysis); as a local experiment, making "
+             "populateForOpDeadArgumentElimination add nothing lets this LLVM's own patterns do the job "
+             "(docs/real-trees.md)"),
+    ),
+)
+
+
+def source_markers(read: Mapping[str, str | None]) -> tuple[str, ...]:
+    """The ids of the issues whose source side ``read`` (source file -> its text, None when absent) shows."""
+    return tuple(i.id for i in ISSUES if i.source_marker in (read.get(i.source_file) or ""))
+
+
+def llvm_markers(read: Mapping[str, str | None]) -> tuple[str, ...]:
+    """The ids of the issues whose LLVM side ``read`` (header -> its text, None when absent) shows."""
+    return tuple(i.id for i in ISSUES if i.llvm_marker in (read.get(i.llvm_header) or ""))
+
+
+def matching(source_ids: tuple[str, ...], llvm_ids: tuple[str, ...]) -> tuple[KnownIssue, ...]:
+    return tuple(i for i in ISSUES if i.id in source_ids and i.id in llvm_ids)
+
+
+def message(issue: KnownIssue, llvm: str, compile_check: bool) -> str:
+    verdict = ("The compile check would fail after the whole build, so the plan stops here; --no-compile-check "
+               "builds it anyway." if compile_check else "The compile check is off: the wheel will be published.")
+    return f"Known problem with LLVM {llvm} ({issue.id}): {issue.what}. Fix: {issue.fix}. {verdict}"
