@@ -32,12 +32,28 @@ function(_tritonbuild_split entry name_out path_out)
   set(${path_out} "${_path}" PARENT_SCOPE)
 endfunction()
 
-# Reproducible wheels: no build machine directories in the objects (__FILE__, debug info).
+# Reproducible wheels: no build machine directories in the objects (__FILE__, debug info), so the GNU build-id
+# depends on content only. Each directory is mapped in both forms the compiler may see it in: absolute, and
+# relative to the build dir (Ninja's working dir), because ccache's base_dir rewrites absolute paths under it
+# into relative ones before the compiler runs, and an absolute map does not match those.
+function(_tritonbuild_prefix_map path new)
+  add_compile_options("-ffile-prefix-map=${path}=${new}")
+  file(RELATIVE_PATH _rel "${CMAKE_BINARY_DIR}" "${path}")
+  if(NOT _rel STREQUAL "" AND NOT IS_ABSOLUTE "${_rel}")
+    add_compile_options("-ffile-prefix-map=${_rel}=${new}")
+  endif()
+endfunction()
 if(TRITONBUILD_REPRODUCIBLE)
-  add_compile_options("-ffile-prefix-map=${CMAKE_SOURCE_DIR}=/triton" "-ffile-prefix-map=${CMAKE_BINARY_DIR}=/build")
+  _tritonbuild_prefix_map("${CMAKE_SOURCE_DIR}" /triton)
+  _tritonbuild_prefix_map("${CMAKE_BINARY_DIR}" /build)
   foreach(entry IN LISTS TRITONBUILD_BACKENDS)
     _tritonbuild_split("${entry}" _name _path)
-    add_compile_options("-ffile-prefix-map=${_path}=/backends/${_name}")
+    _tritonbuild_prefix_map("${_path}" "/backends/${_name}")
+  endforeach()
+  # the build environment's headers (pybind11 from the build venv, the interpreter's include dir)
+  foreach(entry IN LISTS TRITONBUILD_PREFIX_MAPS)
+    _tritonbuild_split("${entry}" _name _path)
+    _tritonbuild_prefix_map("${_path}" "/${_name}")
   endforeach()
 endif()
 
