@@ -11,8 +11,9 @@ wheel, not when it imports. Two steps, because the GPU machine has no network an
     # machine's official triton and once with ours in front of it on PYTHONPATH; prints the per-test comparison
     python bench/gpu_suite.py run --bundle .gpu-bundle --tests language/test_matmul.py -k "float16 and not fp8"
 
-Each side runs under pytest-timeout, so a hang is a failed test with its time, not a stuck machine. The report
-(``--json``) lists every test as both passed / both failed / only ours failed / only official failed /
+Each side runs under pytest-timeout (thread method: a hang inside a C++ pass never returns to Python, so the
+worker is ended and xdist replaces it), so a hang is a failed test with its time, not a stuck machine. The report
+lists every test as both passed / both failed / only ours failed / only official failed /
 one side skipped, with the error of the side that failed.
 """
 
@@ -136,22 +137,28 @@ def side(name: str, python: str, overlay: list[Path], args: argparse.Namespace, 
             env.setdefault(var, "/usr/local/cuda/bin/ptxas")
     env["TRITON_CACHE_DIR"] = str(work / f"cache-{name}")
     xml = work / f"{name}.xml"
-    argv = [python, "-m", "pytest", "-q", "-p", "xdist", "-p", "timeout", f"--timeout={args.timeout}",
-            "-n", str(args.workers), f"--junitxml={xml}", "-o", "cache_dir=" + str(work / f"pc-{name}"),
-            *args.tests]
+    tests_root = Path(args.bundle).resolve() / "test"  # python/test: its conftest.py (the device fixture) applies
+    argv = [python, "-m", "pytest", "-q", "-p", "xdist", "-p", "timeout", "-p", "no:cacheprovider",
+            f"--timeout={args.timeout}", "--timeout-method=thread", "-n", str(args.workers), f"--junitxml={xml}",
+            f"--rootdir={tests_root}",
+            *(f"unit/{t}" for t in args.tests)]
     if args.k:
         argv += ["-k", args.k]
     start = time.monotonic()
-    res = subprocess.run(argv, cwd=Path(args.bundle) / "test" / "unit", env=env, capture_output=True, text=True,
-                         check=False, timeout=args.side_timeout)
+    try:
+        res = subprocess.run(argv, cwd=tests_root, env=env, capture_output=True, text=True, check=False,
+                             timeout=args.side_timeout)
+        exit_code, summary = res.returncode, (res.stdout.strip().splitlines() or [""])[-1]
+    except subprocess.TimeoutExpired:
+        exit_code, summary = -1, f"stopped after {args.side_timeout} s"
     seconds = round(time.monotonic() - start, 1)
     torch = subprocess.run([python, "-c", TORCH_CHECK], env=env, capture_output=True, text=True, check=False)
     try:
         compiled = json.loads(torch.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         compiled = {"error": (torch.stderr or torch.stdout)[-500:]}
-    return {"tests": junit(xml), "seconds": seconds, "exit": res.returncode,
-            "summary": (res.stdout.strip().splitlines() or [""])[-1], "torch_compile": compiled}
+    return {"tests": junit(xml), "seconds": seconds, "exit": exit_code, "summary": summary,
+            "torch_compile": compiled}
 
 
 def compare(ours: dict[str, dict[str, str]], official: dict[str, dict[str, str]]) -> dict[str, list]:

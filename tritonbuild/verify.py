@@ -150,8 +150,11 @@ def _compile_checks(venv: Path, backends: list[str], timeout: int) -> list[Check
 
 def _import_check(wheel: Path, python: str, expected: list[str], hide: list[str], tmp_root: Path) -> list[Check]:
     venv = tmp_root / "venv"
-    steps = [[python, "-m", "venv", str(venv)],
-             [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)]]
+    # the venv gets no pip of its own (Debian's and Ubuntu's Pythons may lack ensurepip): this interpreter's pip
+    # installs into it
+    steps = [[python, "-m", "venv", "--without-pip", str(venv)],
+             [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-index",
+              "--no-deps", str(wheel)]]
     for argv in steps:
         res = run(argv)
         if not res.ok:
