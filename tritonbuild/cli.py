@@ -27,6 +27,13 @@ def _int_range(name: str) -> click.IntRange:
     return click.IntRange(spec.minimum, spec.maximum)
 
 
+def _choice(name: str) -> click.Choice[str]:
+    """A word option's choices: the setting's own (settings.Spec), as for its env var and recipe key."""
+    from tritonbuild.settings import SPEC_BY_NAME
+
+    return click.Choice(SPEC_BY_NAME[name].choices)
+
+
 def plan_options(func: F) -> F:
     """Options shared by every command that resolves a plan."""
     opts = [
@@ -46,9 +53,9 @@ def plan_options(func: F) -> F:
         click.option("--jobs", "-j", type=_int_range("jobs"), help="Parallel compile jobs."),
         click.option("--link-jobs", type=_int_range("link_jobs"), help="Parallel link jobs."),
         click.option("--build-type", help="CMake build type (default TritonRelBuildWithAsserts, like setup.py)."),
-        click.option("--debug-info", type=click.Choice(["auto", "lines", "full", "none", "tree"]),
+        click.option("--debug-info", type=_choice("debug_info"),
                      help="Debug info: lines (-g1, default for -g build types), full (-g), none (-g0), tree."),
-        click.option("--linker", type=click.Choice(["auto", "lld", "gold", "bfd", "default"]),
+        click.option("--linker", type=_choice("linker"),
                      help="Linker for gcc builds (default auto: lld when installed, else gold)."),
         click.option("--proton/--no-proton", default=None, help="Build the proton profiler."),
         click.option("--offline/--no-offline", default=None, help="Never touch the network."),
@@ -69,10 +76,10 @@ def plan_options(func: F) -> F:
         click.option("--api-check/--no-api-check", default=None,
                      help="Refuse backends that do not fit the source's backend interface (default: on)."),
         click.option("--wheel-name", help="Distribution name (env: TRITON_WHEEL_NAME)."),
-        click.option("--version-scheme", type=click.Choice(["setup", "git", "date", "date+git", "none"]),
+        click.option("--version-scheme", type=_choice("version_scheme"),
                      help="Version suffix scheme (default: setup, like Triton's setup.py)."),
         click.option("--ccache-remote", help="ccache remote storage URL (redis://..., http://...)."),
-        click.option("--compiler-cache", type=click.Choice(["ccache", "sccache", "none"]),
+        click.option("--compiler-cache", type=_choice("compiler_cache"),
                      help="Compiler cache (default: ccache when found)."),
         click.option("--distcc", help="distcc hosts ('host[:port]/jobs ...'): distribute compiles behind ccache."),
         click.option("--zip-level", type=_int_range("zip_level"), help="Deflate level of the wheel (default 6)."),
@@ -82,7 +89,7 @@ def plan_options(func: F) -> F:
         click.option("--repair-exclude", "repair_exclude", multiple=True,
                      help="A library the user's system provides: never bundled or grafted (repeatable; default "
                           "libcuda.so.1)."),
-        click.option("--llvm-link", type=click.Choice(["auto", "static", "shared"]),
+        click.option("--llvm-link", type=_choice("llvm_link"),
                      help="How libtriton links a shared-libLLVM LLVM (default auto: static for wheels when possible)."),
         click.option("--bundle-libs/--no-bundle-libs", default=None,
                      help="Copy needed non-system libraries into the wheel (default: on)."),

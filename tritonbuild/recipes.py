@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import sys
+import tomllib
 import types
 import typing
 from dataclasses import dataclass
@@ -23,11 +23,6 @@ from typing import Any, Literal
 
 from tritonbuild.errors import UserError
 from tritonbuild.paths import recipes_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 VersionScheme = Literal["setup", "git", "date", "date+git", "none"]
 

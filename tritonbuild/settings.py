@@ -103,9 +103,13 @@ class Spec:
     help: str
     minimum: int | None = None  # whole-number settings: the one range for flag, environment and recipe
     maximum: int | None = None
+    choices: tuple[str, ...] = ()  # settings with a fixed set of words: the one set for flag, env and recipe
 
     def check(self, value: Any, origin: str) -> None:
-        """Refuse a value outside the setting's range, whichever origin it came from."""
+        """Refuse a value outside the setting's range or choices, whichever origin it came from."""
+        if self.choices and value is not None and value not in self.choices:
+            raise UserError(f"The setting {self.name} = {value!r} ({origin}) must be one of: "
+                            f"{', '.join(self.choices)}.")
         if self.minimum is None or value is None:
             return
         if isinstance(value, bool) or not isinstance(value, int) or value < self.minimum or (
@@ -116,10 +120,10 @@ class Spec:
 
 def _spec(name: str, default: Any, flag: str | None, env: dict[str, Callable[..., Any]] | None, help: str,
           extra: tuple[EnvReader, ...] = (), extra_names: tuple[str, ...] = (), minimum: int | None = None,
-          maximum: int | None = None) -> Spec:
+          maximum: int | None = None, choices: tuple[str, ...] = ()) -> Spec:
     env = env or {}
     readers = tuple(_from(n, r) for n, r in env.items()) + extra
-    return Spec(name, default, flag, readers, tuple(env) + extra_names, help, minimum, maximum)
+    return Spec(name, default, flag, readers, tuple(env) + extra_names, help, minimum, maximum, choices)
 
 
 SPECS: tuple[Spec, ...] = (
@@ -145,7 +149,7 @@ SPECS: tuple[Spec, ...] = (
           "use ccache (default: on when ccache is found)"),
     _spec("compiler_cache", None, "--compiler-cache", {"TRITONBUILD_COMPILER_CACHE": _str},
           "compiler cache: ccache, sccache or none (default: ccache when found; sccache's remote storage comes "
-          "from its own SCCACHE_* variables)"),
+          "from its own SCCACHE_* variables)", choices=("ccache", "sccache", "none")),
     _spec("distcc", None, "--distcc", {"TRITONBUILD_DISTCC_HOSTS": _str},
           "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
           "with compile jobs sized to its slots"),
@@ -159,11 +163,12 @@ SPECS: tuple[Spec, ...] = (
           extra=(_build_type,), extra_names=tuple(n for n, _ in BUILD_TYPE_ENV)),
     _spec("linker", "auto", "--linker", {"TRITONBUILD_LINKER": _str},
           "linker for gcc builds: auto (lld when installed, else gold), lld, gold, bfd, default (the compiler's); "
-          "--clang always links with lld"),
+          "--clang always links with lld", choices=("auto", "lld", "gold", "bfd", "default")),
     _spec("debug_info", "auto", "--debug-info", {"TRITONBUILD_DEBUG_INFO": _str},
           "debug info in the objects: lines (-g1, file:line in backtraces), full (-g, as setup.py), none (-g0), "
           "tree (the build type's own flags); auto: lines for build types that compile with -g "
-          "(TritonRelBuildWithAsserts, Debug, RelWithDebInfo), tree otherwise"),
+          "(TritonRelBuildWithAsserts, Debug, RelWithDebInfo), tree otherwise",
+          choices=("auto", "lines", "full", "none", "tree")),
     _spec("proton", None, "--proton/--no-proton", {"TRITON_BUILD_PROTON": env_bool},
           "build the proton profiler (default: on when the source has it and CUPTI headers are found)"),
     _spec("offline", False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
@@ -191,7 +196,8 @@ SPECS: tuple[Spec, ...] = (
     _spec("version_suffix", None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},
           "appended to the version (default: +git<sha8> off release branches, like setup.py)"),
     _spec("version_scheme", "setup", "--version-scheme", {"TRITONBUILD_VERSION_SCHEME": _str},
-          "version suffix: setup (+git<sha8> off release branches), git, date (.devYYYYMMDD), date+git, none"),
+          "version suffix: setup (+git<sha8> off release branches), git, date (.devYYYYMMDD), date+git, none",
+          choices=("setup", "git", "date", "date+git", "none")),
     _spec("requires_python", ">=3.10", None, None, "Requires-Python of the wheel"),
     _spec("zip_level", 6, "--zip-level", {"TRITONBUILD_ZIP_LEVEL": env_int},
           "deflate level of the wheel, 0-9 (default 6, like zipfile; the dev recipe uses 1: a 400 MB libtriton "
@@ -205,7 +211,7 @@ SPECS: tuple[Spec, ...] = (
           "libraries the user's system provides (like the CUDA driver): never bundled, never grafted by auditwheel"),
     _spec("llvm_link", "auto", "--llvm-link", {"TRITONBUILD_LLVM_LINK": _str},
           "how libtriton links a shared-libLLVM LLVM (Debian's): auto (static for wheels when its static libraries "
-          "are installed, shared for develop), static, shared"),
+          "are installed, shared for develop), static, shared", choices=("auto", "static", "shared")),
     _spec("bundle_libs", True, "--bundle-libs/--no-bundle-libs", {"TRITONBUILD_BUNDLE_LIBS": env_bool},
           "self-contained wheels: copy needed libraries from outside the manylinux allow-list into triton/_C "
           "($ORIGIN run paths) and drop needed entries nothing uses"),

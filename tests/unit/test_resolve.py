@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import dataclasses
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from tritonbuild.errors import UserError
 from tritonbuild.host import HostFacts
@@ -247,7 +247,7 @@ def test_debug_info_lever(tree) -> None:
     release = plan_for(root, {"build_type": "Release"})  # no -g in its flags: left alone
     assert release.toolchain.debug_info == "tree" and release.cmake.define("TRITONBUILD_DEBUG_FLAG") is None
     assert p.key != plan_for(root, {"debug_info": "full"}).key  # other objects, another build dir
-    with pytest.raises(UserError, match="is not one of auto, lines, full, none, tree"):
+    with pytest.raises(UserError, match=r"debug_info = 'some' \(cli --debug-info\) must be one of: auto, lines"):
         plan_for(root, {"debug_info": "some"})
 
 
@@ -266,7 +266,7 @@ def test_linker_lever_prefers_lld_then_gold(tree) -> None:
     assert plan_for(root, {"linker": "default"}, host=lld).cmake.define("CMAKE_SHARED_LINKER_FLAGS") is None
     with pytest.raises(UserError, match=r"no ld\.lld is installed"):
         plan_for(root, env={"TRITONBUILD_LINKER": "lld"}, host=gold)
-    with pytest.raises(UserError, match="is not one of auto, lld, gold, bfd, default"):
+    with pytest.raises(UserError, match=r"linker = 'mold' \(cli --linker\) must be one of: auto, lld, gold"):
         plan_for(root, {"linker": "mold"})
 
 

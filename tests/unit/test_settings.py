@@ -108,3 +108,20 @@ def test_every_yes_no_setting_can_be_undone_on_the_command_line() -> None:
         assert spec.flag == "/".join(option.opts + option.secondary_opts), spec.name  # type: ignore[attr-defined]
         assert option.secondary_opts and option.secondary_opts[0].startswith("--no-"), spec.name  # type: ignore[attr-defined]
         assert resolve_settings({spec.name: False}, {})[spec.name].value is False
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.choices], ids=lambda s: s.name)
+def test_a_word_setting_has_one_set_of_choices_from_flag_env_and_recipe(spec, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import typing
+
+    from tritonbuild import recipes
+
+    option = _build_options()[spec.name]
+    assert tuple(option.type.choices) == spec.choices  # type: ignore[attr-defined]
+    recipe_words = [a for a in typing.get_args(recipes._HINTS[spec.name]) if a is not type(None)]
+    literal = next(a for a in recipe_words if typing.get_origin(a) is typing.Literal)
+    assert typing.get_args(literal) == spec.choices
+    for env_name in spec.env_names:
+        assert resolve_settings({}, {env_name: spec.choices[-1]})[spec.name].value == spec.choices[-1]
+        with pytest.raises(UserError, match="must be one of"):
+            resolve_settings({}, {env_name: "no-such-choice"})
