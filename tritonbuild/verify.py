@@ -184,6 +184,10 @@ def verify(wheel: Path, *, python: str | None = None, import_test: bool = True,
         backend_checks, expected = _backend_checks(zf, provenance)
         checks += backend_checks
         info = provenance or {}
+        if provenance is not None:
+            repro = bool(info.get("wheel", {}).get("reproducible"))
+            checks.append(("reproducible", True, "yes: no build-machine paths, fixed zip metadata, the same bytes "
+                           "from any checkout dir" if repro else "no (built without --reproducible)"))
         system = elf.SYSTEM_LIBS | frozenset(info.get("wheel", {}).get("system_libs", ()))
         checks.append(_elf_check(zf, Path(tmp), system))
         if import_test:

@@ -101,6 +101,7 @@ def test_verify_passes_on_the_wheel_and_fails_when_tampered(nightly: dict, tmp_p
     wheel = Path(nightly["results"][0]["wheel"])
     ok = run_cli("verify", str(wheel), cwd=tmp_path)
     assert "ok   import: fresh venv" in ok.stdout and "discovers amd, nvidia" in ok.stdout
+    assert "ok   reproducible: yes" in ok.stdout
     tampered = tmp_path / wheel.name
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tampered, "w") as dst:
         for item in src.infolist():
