@@ -171,3 +171,34 @@ def test_help_is_fast_to_import() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ})
     assert out.stdout.strip() == "[]", "rich and gitpython must be imported lazily"
+
+
+def test_clean_finds_the_build_dir_from_the_options_build_takes(tree, tmp_path: Path) -> None:
+    args = ["--source", str(tree()), "--llvm", "/usr/lib/llvm-22", "-j", "1", "--zip-level", "0", "--no-proton",
+            "--cache-dir", str(tmp_path / "cache")]
+    build_dir = Path(plan_json(*args, cwd=tmp_path)["cmake"]["build_dir"])
+    build_dir.mkdir(parents=True)
+    (build_dir / "plan.json").write_text("{}")
+    found = run_cli("clean", "--dry-run", *args, cwd=tmp_path)
+    assert "1 build dir(s), would free" in flat(found.stdout)
+    assert build_dir.exists()
+    other = run_cli("clean", "--dry-run", *args, "--proton", cwd=tmp_path, check=False)
+    assert "0 build dir(s)" in flat(other.stdout)  # another plan, another dir: not this one
+
+
+def test_test_refuses_an_unknown_option_before_the_separator(tree, tmp_path: Path) -> None:
+    proc = run_cli("test", "lit", "--source", str(tree()), "--bakends", "nvidia", cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "No such option '--bakends'. Did you mean '--backends'?" in proc.stderr
+
+
+def test_zero_is_a_zip_level_from_flag_env_and_recipe(tree, tmp_path: Path) -> None:
+    args = ["--source", str(tree()), "--cache-dir", str(tmp_path / "cache")]
+    assert plan_json(*args, "--zip-level", "0", cwd=tmp_path)["wheel"]["zip_level"] == 0
+    assert plan_json(*args, cwd=tmp_path, env={"TRITONBUILD_ZIP_LEVEL": "0"})["wheel"]["zip_level"] == 0
+    recipe = tmp_path / "r.toml"
+    recipe.write_text("zip_level = 0\n")
+    assert plan_json(*args, "--recipe", str(recipe), cwd=tmp_path)["wheel"]["zip_level"] == 0
+    proc = run_cli("plan", *args, cwd=tmp_path, env={"TRITONBUILD_ZIP_LEVEL": "10"}, check=False)
+    assert proc.returncode == 2 and "zip_level = 10 (env TRITONBUILD_ZIP_LEVEL) must be a whole number 0-9" in \
+        flat(proc.stderr)
