@@ -224,7 +224,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     defines = tuple(sorted({**dict(_defines(s, facts, sel.names, plugins, toolchain, llvm)),
                             **linkage.defines(s, llvm, llvm.link), **nv.defines}.items()))
     if toolchain.proton:
-        proton.preflight(src.proton_requires, dict(defines))
+        proton.preflight(src.proton_requires, dict(defines), s["cmake_args"].value)
     selected = [f"third_party/{n}" for n in sel.names] + (["third_party/proton"] if toolchain.proton else [])
     ut = any(re.fullmatch(r"-DTRITON_BUILD_UT(:BOOL)?=(ON|1|TRUE|YES)", str(a), re.I) for a in s["cmake_args"].value)
     deps, dep_defines, dep_warnings = fetchdeps.resolve(facts.fetch_decls, facts.deps_supplied,
@@ -555,9 +555,8 @@ def _defines(
     if ptxas and "nvidia" in names:
         d["TRITON_PTXAS_PATH"] = str(ptxas)
     if tc.proton:
-        roctracer = proton.roctracer_include(s["roctracer_include"].value, src.root)
-        if roctracer:
-            d["ROCTRACER_INCLUDE_DIR"] = roctracer
+        given = {setting: s[setting].value for setting, _env, _dir in proton.INCLUDE_DIRS.values()}
+        d.update(proton.include_dirs(given, src.root, src.proton_requires))
     if src.generation == "G3":
         d["TRITON_CACHE_PATH"] = str(Path(facts.cache_root) / "triton-cache")
         d["TRITON_VERSION"] = src.version or "0.0.0"

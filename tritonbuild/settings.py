@@ -235,6 +235,11 @@ SPECS: tuple[Spec, ...] = (
           "(default: a second CUDA toolkit's ptxas)"),
     _spec("roctracer_include", None, None, {"TRITON_ROCTRACER_INCLUDE_PATH": _str},
           "roctracer headers for proton (default: the amd backend's third_party/amd/backend/include)"),
+    _spec("rocm_include", None, None, {"TRITON_ROCM_INCLUDE_PATH": _str},
+          "ROCm headers for proton in trees that require ROCM_INCLUDE_DIR (default: third_party/amd/backend/include)"),
+    _spec("xpupti_include", None, None, {"TRITON_XPUPTI_INCLUDE_PATH": _str},
+          "Intel XPUPTI headers for proton in trees that require XPUPTI_INCLUDE_DIR (default: "
+          "third_party/intel/backend/proton/include)"),
     _spec("pypi_index", "https://pypi.org/simple", None,
           {"TRITONBUILD_PYPI_INDEX": _str, "PIP_INDEX_URL": _str},
           "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files"),

@@ -39,6 +39,11 @@ def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) ->
         assert data["llvm"]["strategy"] == "system" and data["llvm"]["prefix"] == "/usr/lib/llvm-22"
         assert any("not the pinned commit" in w for w in data["warnings"])
     assert data["llvm"]["pin_file"].endswith("llvm-info.json" if gen == "G3" else "llvm-hash.txt")
+    defines = dict(data["cmake"]["defines"])
+    amd_headers = str(root / "third_party" / "amd" / "backend" / "include")
+    assert defines["ROCTRACER_INCLUDE_DIR"] == amd_headers  # setup.py's in-tree default
+    # mid-2026 proton also requires ROCM_INCLUDE_DIR, with the same in-tree default
+    assert defines.get("ROCM_INCLUDE_DIR") == (amd_headers if gen == "G3" else None)
     assert data["cmake"]["build_dir"].startswith(str(tmp_path / "cache" / "build"))
     assert data["key"] == Path(data["cmake"]["build_dir"]).name
     assert data["settings"]["plugin_dirs"]["origin"] == "cli --plugin-dir"
@@ -202,3 +207,21 @@ def test_zero_is_a_zip_level_from_flag_env_and_recipe(tree, tmp_path: Path) -> N
     proc = run_cli("plan", *args, cwd=tmp_path, env={"TRITONBUILD_ZIP_LEVEL": "10"}, check=False)
     assert proc.returncode == 2 and "zip_level = 10 (env TRITONBUILD_ZIP_LEVEL) must be a whole number 0-9" in \
         flat(proc.stderr)
+
+
+def test_proton_header_dirs_from_env_or_cmake_arg_when_the_tree_has_no_default(tree, tmp_path: Path) -> None:
+    """A mid-2026 tree without the amd backend's headers: the plan names TRITON_ROCM_INCLUDE_PATH and
+    --cmake-arg -DROCM_INCLUDE_DIR=..., and each of them works (issue: the old advice did not)."""
+    root = tree(generation="G3", backends=("nvidia",), required=False)
+    args = ["--source", str(root), "--backends", "nvidia", "--llvm", "/usr/lib/llvm-22", "--proton",
+            "--cache-dir", str(tmp_path / "cache")]
+    refused = run_cli("plan", *args, cwd=tmp_path, check=False)
+    err = flat(refused.stderr)
+    assert refused.returncode == 2, refused.stdout
+    assert "ROCM_INCLUDE_DIR: set TRITON_ROCM_INCLUDE_PATH or --cmake-arg -DROCM_INCLUDE_DIR=DIR" in err
+    by_env = plan_json(*args, cwd=tmp_path, env={"TRITON_ROCM_INCLUDE_PATH": "/opt/rocm/include",
+                                                 "TRITON_ROCTRACER_INCLUDE_PATH": "/opt/rocm/include"})
+    assert dict(by_env["cmake"]["defines"])["ROCM_INCLUDE_DIR"] == "/opt/rocm/include"
+    by_arg = plan_json(*args, "--cmake-arg", "-DROCM_INCLUDE_DIR=/r", "--cmake-arg", "-DROCTRACER_INCLUDE_DIR=/r",
+                       cwd=tmp_path)
+    assert by_arg["cmake"]["extra_args"] == ["-DROCM_INCLUDE_DIR=/r", "-DROCTRACER_INCLUDE_DIR=/r"]

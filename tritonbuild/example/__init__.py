@@ -96,6 +96,11 @@ _PROTON_ALWAYS = """  # The proton dialect is always built, and proton is always
   add_subdirectory(third_party/proton/Dialect)
 """
 
+_PROTON_ROCM = """if(NOT ROCM_INCLUDE_DIR)
+  message(FATAL_ERROR "ROCM include directory not defined")
+endif()
+"""
+
 _G3_HELPERS = """
 # G3: third-party paths come from python/build_helpers.py at configure time.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
@@ -316,6 +321,10 @@ def write_tree(
         cc.write_text('#include "backend/include/cuda.h"\n' + text)
     if not proton:
         shutil.rmtree(dest / "third_party" / "proton")
+    elif generation == "G3":  # mid-2026 proton also needs ROCm's headers (setup.py: TRITON_ROCM_INCLUDE_PATH)
+        cmake = dest / "third_party" / "proton" / "CMakeLists.txt"
+        json_check = "if(NOT JSON_INCLUDE_DIR)"
+        cmake.write_text(cmake.read_text().replace(json_check, _PROTON_ROCM + json_check))
     need_nvidia = required and "nvidia" in backends
     need_amd = required and "amd" in backends
     values = {
