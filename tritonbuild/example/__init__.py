@@ -198,7 +198,11 @@ def _substitute(path: Path, values: dict[str, str]) -> None:
 
 
 def _render_dir(template: Path, dest: Path, values: dict[str, str]) -> None:
+    """Copy a template with its @PLACEHOLDERS@ filled. Byte-code caches are left out: pip byte-compiles the
+    templates' .py files when it installs tritonbuild, and those are neither templates nor text."""
     for src in template.rglob("*"):
+        if "__pycache__" in src.parts or src.suffix == ".pyc":
+            continue
         rel = Path(*(part.replace("@NAME@", values["NAME"]) for part in src.relative_to(template).parts))
         target = dest / rel
         if src.is_dir():
