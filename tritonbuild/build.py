@@ -345,9 +345,20 @@ def link_compile_commands(plan: Plan, db: Path | None = None) -> list[str]:
     return [n for n in notes if n]
 
 
+def check_wheel_python(plan: Plan) -> None:
+    """Refuse, before anything is built, an interpreter that cannot build the wheel: scikit-build-core runs
+    inside the target interpreter (``develop`` and ``test`` need no such thing)."""
+    if plan.python == sys.executable or proc.run([plan.python, "-c", "import scikit_build_core"], timeout=60).ok:
+        return
+    raise UserError(f"The Python {plan.python} cannot build the wheel: it has no scikit-build-core, which "
+                    f"tritonbuild runs inside the target interpreter. Install it there ({plan.python} -m pip install "
+                    "scikit-build-core pybind11), or pass --python a virtualenv of that version that has it.")
+
+
 def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None,
                 smoke: bool = True) -> BuildResult:
     env = dict(os.environ) if env is None else dict(env)
+    check_wheel_python(plan)
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
     for stray in stray_env(env):

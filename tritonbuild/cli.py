@@ -166,7 +166,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--settings", "show_settings", is_flag=True, help="Also show where each setting came from.")
 def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     """Resolve the build and print what `build` will do. Changes nothing on disk."""
+    from tritonbuild.build import check_wheel_python
+
     p = make_plan(kw)
+    check_wheel_python(p)
     if as_json:
         click.echo(p.to_json())
         return

@@ -31,7 +31,6 @@ class HostFacts:
     python_version: str = ""
     python_include: str | None = None
     pybind11_cmake_dir: str | None = None
-    python_builds_wheels: bool = True  # the interpreter has scikit-build-core, which builds the wheel inside it
     os_release: dict[str, str] = field(default_factory=dict)
     lld_dir: str | None = None  # a directory with an unversioned ld.lld (gcc's -fuse-ld=lld looks for that name)
 
@@ -135,7 +134,6 @@ def gather(python: str | None = None) -> HostFacts:
         python_version=platform.python_version() if py == sys.executable else "",
         python_include=sysconfig.get_path("include") if py == sys.executable else None,
         pybind11_cmake_dir=pybind11_dir(py),
-        python_builds_wheels=py == sys.executable or run([py, "-c", "import scikit_build_core"], timeout=60).ok,
         os_release=_os_release(),
         lld_dir=_lld_dir(tools["ld.lld"]),
     )

@@ -196,12 +196,6 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     notes.extend(pnotes)
     warnings.extend(pwarn)
 
-    if not editable and not facts.host.python_builds_wheels:
-        py = facts.host.python
-        raise UserError(f"The Python {py} cannot build the wheel: it has no scikit-build-core, which tritonbuild "
-                        f"runs inside the target interpreter. Install it there ({py} -m pip install "
-                        "scikit-build-core pybind11), or pass --python a virtualenv of that version that has it.")
-
     # 3. toolchain (proton decides the tuple)
     toolchain, tnotes = resolve_toolchain(s, facts)
     notes.extend(tnotes)
