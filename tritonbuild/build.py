@@ -19,7 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild import __version__, compilecheck, compilecheck_run, compilercache, proc, quickwheel, republish
+from tritonbuild import (
+    __version__,
+    buildenv,
+    compilecheck,
+    compilecheck_run,
+    compilercache,
+    proc,
+    quickwheel,
+    republish,
+)
 from tritonbuild.diagnose import disk_hint, explain
 from tritonbuild.errors import BuildFailed, DiskProblem, EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of, unpack_wheel, write_if_changed
@@ -345,20 +354,30 @@ def link_compile_commands(plan: Plan, db: Path | None = None) -> list[str]:
     return [n for n in notes if n]
 
 
-def check_wheel_python(plan: Plan) -> None:
-    """Refuse, before anything is built, an interpreter that cannot build the wheel: scikit-build-core runs
-    inside the target interpreter (``develop`` and ``test`` need no such thing)."""
-    if plan.python == sys.executable or proc.run([plan.python, "-c", "import scikit_build_core"], timeout=60).ok:
-        return
-    raise UserError(f"The Python {plan.python} cannot build the wheel: it has no scikit-build-core, which "
-                    f"tritonbuild runs inside the target interpreter. Install it there ({plan.python} -m pip install "
-                    "scikit-build-core pybind11), or pass --python a virtualenv of that version that has it.")
+def _build_env_args(plan: Plan) -> tuple[tuple[str, ...], str | None]:
+    wheelhouse = plan.settings.get("wheelhouse", {}).get("value")
+    return buildenv.requirements(plan.source.build_requires), (str(wheelhouse) if wheelhouse else None)
+
+
+def build_python_note(plan: Plan) -> str | None:
+    """What ``build`` will do about a target interpreter without the build requirements (a note for ``plan``);
+    refuses up front when it cannot do anything (offline without a wheelhouse)."""
+    if buildenv.has_requirements(plan.python):
+        return None
+    reqs, wheelhouse = _build_env_args(plan)
+    if plan.toolchain.offline and not wheelhouse:
+        raise UserError(f"The Python {plan.python} lacks the build requirements ({', '.join(reqs)}) and this build "
+                        f"is offline: install them into it ({plan.python} -m pip install {' '.join(reqs)}), or pass "
+                        "--wheelhouse DIR with their wheels.")
+    source = f"from {wheelhouse}" if wheelhouse else "from the package index"
+    return (f"{plan.python} lacks {', '.join(reqs)}: the build runs scikit-build-core in an isolated environment "
+            f"of it under {Path(plan.cache_root) / 'buildenv'} ({source}, made once); the wheel is tagged and "
+            f"imported with {plan.python} itself")
 
 
 def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None,
                 smoke: bool = True) -> BuildResult:
     env = dict(os.environ) if env is None else dict(env)
-    check_wheel_python(plan)
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
     for stray in stray_env(env):
@@ -417,7 +436,7 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
     tracker = Tracker()
     with open(log_path, "w") as log:
         log.write(f"tritonbuild {__version__} plan {plan.key}\n")
-        steps = quick or [[plan.python, "-u", "-c", _SKBUILD, str(tmp_wheels), str(plan.wheel.zip_level)]]
+        steps = quick or [_skbuild_step(plan, tmp_wheels, log)]
         for argv in steps:
             rc = run_logged(argv, cwd=stage, env=build_env(plan, env), log=log, tracker=tracker, console=console,
                             label=f"building {plan.wheel.name}")
@@ -452,6 +471,16 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, root: Pat
     republish.remember(plan, final, {"sha256": result.sha256, "repaired": repaired, "targets": result.targets,
                                      "bundled": result.bundled, "compile_check": checked})
     return result
+
+
+def _skbuild_step(plan: Plan, tmp_wheels: Path, log: IO[str]) -> list[str]:
+    """scikit-build-core's build_wheel, run by the target interpreter or its isolated build environment."""
+    reqs, wheelhouse = _build_env_args(plan)
+    builder = buildenv.ensure(plan.python, reqs, Path(plan.cache_root), offline=plan.toolchain.offline,
+                              wheelhouse=wheelhouse)
+    if builder != plan.python:
+        log.write(f"tritonbuild: {plan.python} lacks {', '.join(reqs)}; building with {builder}\n")
+    return [builder, "-u", "-c", _SKBUILD, str(tmp_wheels), str(plan.wheel.zip_level)]
 
 
 def _failed(plan: Plan, rc: int, failed_in: str, tracker: Tracker, log_path: Path) -> None:

@@ -76,6 +76,8 @@ def plan_options(func: F) -> F:
         click.option("--api-check/--no-api-check", default=None,
                      help="Refuse backends that do not fit the source's backend interface (default: on)."),
         click.option("--wheel-name", help="Distribution name (env: TRITON_WHEEL_NAME)."),
+        click.option("--wheelhouse", help="Wheels for the isolated build environment of a --python that lacks "
+                                          "scikit-build-core/pybind11 (offline)."),
         click.option("--version-scheme", type=_choice("version_scheme"),
                      help="Version suffix scheme (default: setup, like Triton's setup.py)."),
         click.option("--ccache-remote", help="ccache remote storage URL (redis://..., http://...)."),
@@ -166,10 +168,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--settings", "show_settings", is_flag=True, help="Also show where each setting came from.")
 def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     """Resolve the build and print what `build` will do. Changes nothing on disk."""
-    from tritonbuild.build import check_wheel_python
+    from tritonbuild.build import build_python_note
 
     p = make_plan(kw)
-    check_wheel_python(p)
+    note = build_python_note(p)
     if as_json:
         click.echo(p.to_json())
         return
@@ -177,6 +179,8 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 
     out = report.console()
     report.print_plan(p, out)
+    if note:
+        out.print(f"[cyan]note:[/cyan] {note}")
     if show_settings:
         report.print_settings(p, out)
 

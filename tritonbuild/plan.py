@@ -37,6 +37,7 @@ class SourcePlan:
     in_tree_backends: tuple[str, ...]
     default_backends: tuple[str, ...]
     required_backends: tuple[str, ...]
+    build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires
 
 
 @dataclass(frozen=True)

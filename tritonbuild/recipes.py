@@ -64,6 +64,7 @@ class Recipe:
     compile_check: bool | None = None
     compile_check_timeout: int | None = None  # seconds per kernel
     require_pinned_llvm: bool | None = None
+    wheelhouse: str | None = None
     wheel_name: str | None = None
     version_suffix: str | None = None
     version_scheme: VersionScheme | None = None

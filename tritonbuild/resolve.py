@@ -377,6 +377,7 @@ def _source_plan(src: SourceInfo) -> SourcePlan:
         tuple_limit=src.tuple_limit, tuple_limit_known=src.tuple_limit_known, has_proton=src.has_proton,
         proton_in_tuple=src.proton_in_tuple, in_tree_backends=src.backend_names,
         default_backends=src.default_backends, required_backends=src.required_backends,
+        build_requires=src.build_requires,
     )
 
 

@@ -192,6 +192,9 @@ SPECS: tuple[Spec, ...] = (
           "refuse an LLVM that is not (or does not record being) the source's pin (the nightly recipe sets it)"),
     _spec("api_check", True, "--api-check/--no-api-check", None,
           "refuse a backend that lacks a method the source's BaseBackend/DriverBase declare abstract (off: a warning)"),
+    _spec("wheelhouse", None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
+          "a dir of wheels (scikit-build-core, pybind11/nanobind) for the isolated build environment of a target "
+          "interpreter that lacks them, offline"),
     _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str}, "distribution name of the wheel"),
     _spec("version_suffix", None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},
           "appended to the version (default: +git<sha8> off release branches, like setup.py)"),

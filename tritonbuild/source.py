@@ -61,6 +61,7 @@ class SourceInfo:
     # trees expect setup.py to have downloaded them into third_party/nvidia/backend/include.
     nvidia_missing_headers: tuple[str, ...] = ()
     proton_requires: tuple[str, ...] = ()  # variables third_party/proton/CMakeLists.txt stops without
+    build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires (pybind11/nanobind pins)
     install_requires: tuple[str, ...] = ()  # setup.py's install_requires: the wheel's Requires-Dist
 
     @property
@@ -313,4 +314,17 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
         proton_requires=required_variables(read_text(root / "third_party" / "proton" / "CMakeLists.txt")),
         install_requires=parse_install_requires(setup_text),
+        build_requires=parse_build_requires(read_text(root / "pyproject.toml")),
     )
+
+
+def parse_build_requires(text: str) -> tuple[str, ...]:
+    """``[build-system] requires`` of a pyproject.toml (empty when there is none or it does not parse)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return ()
+    reqs = data.get("build-system", {}).get("requires", [])
+    return tuple(str(r) for r in reqs) if isinstance(reqs, list) else ()
