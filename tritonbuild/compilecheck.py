@@ -11,6 +11,7 @@ targets, each case under a time limit; a timeout or an error keeps the wheel out
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,29 +26,40 @@ class Target:
     label: str  # sm_90a, gfx942, or the backend name for targets its driver reports
     spec: tuple[tuple[str, Any], ...]  # what corpus_kernels.py builds a GPUTarget from
     kernels: tuple[str, ...]
+    since: tuple[int, int] = (0, 0)  # the first Triton that compiles for it
 
 
-def _gpu(backend: str, arch: int | str, warp: int, label: str, fp8: str | None) -> Target:
+def _gpu(backend: str, arch: int | str, warp: int, label: str, fp8: str | None,
+         since: tuple[int, int] = (0, 0)) -> Target:
     spec: dict[str, Any] = {"backend": backend, "arch": arch, "warp_size": warp}
     if fp8:
         spec["fp8"] = fp8
-    return Target(label, tuple(sorted(spec.items())), KERNELS if fp8 else NO_FP8)
+    return Target(label, tuple(sorted(spec.items())), KERNELS if fp8 else NO_FP8, since)
 
 
 # Fixed targets of the GPU backends (a build machine has no GPU). fp8 dots: e4m3 on Hopper and Blackwell and on
-# gfx950, the fnuz e4m3 (fp8e4b8) on gfx942; Ampere has none. The official 3.6.0 wheel compiles every case.
+# gfx950, the fnuz e4m3 (fp8e4b8) on gfx942; Ampere has none. The official 3.6.0 and 3.3.1 wheels compile every
+# case; 3.1.0 and 3.2.0 every case for sm_80, sm_90a and gfx942, and abort on sm_100 and gfx950 (not supported).
 GPU_TARGETS: dict[str, tuple[Target, ...]] = {
     "nvidia": (_gpu("cuda", 80, 32, "sm_80", None), _gpu("cuda", 90, 32, "sm_90a", "fp8e4nv"),
-               _gpu("cuda", 100, 32, "sm_100a", "fp8e4nv")),
-    "amd": (_gpu("hip", "gfx942", 64, "gfx942", "fp8e4b8"), _gpu("hip", "gfx950", 64, "gfx950", "fp8e4nv")),
+               _gpu("cuda", 100, 32, "sm_100a", "fp8e4nv", since=(3, 3))),
+    "amd": (_gpu("hip", "gfx942", 64, "gfx942", "fp8e4b8"),
+            _gpu("hip", "gfx950", 64, "gfx950", "fp8e4nv", since=(3, 3))),
 }
 
 
-def targets_for(backend: str) -> tuple[Target, ...]:
-    """The targets a backend's cases compile for: fixed ones for nvidia and amd, else the one its driver reports
-    (CPU backends such as triton-cpu's and triton-shared's answer without a device)."""
+def _version(text: str | None) -> tuple[int, int] | None:
+    found = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def targets_for(backend: str, triton_version: str | None = None) -> tuple[Target, ...]:
+    """The targets a backend's cases compile for: fixed ones for nvidia and amd (those this Triton version knows),
+    else the one its driver reports (CPU backends such as triton-cpu's and triton-shared's answer without a
+    device)."""
     if backend in GPU_TARGETS:
-        return GPU_TARGETS[backend]
+        version = _version(triton_version)
+        return tuple(t for t in GPU_TARGETS[backend] if version is None or version >= t.since)
     spec = (("backend_name", backend), ("from_driver", True))
     return (Target(backend, spec, NO_FP8),)
 
@@ -81,19 +93,19 @@ class CompileCheckPlan:
         return f"{len(self.cases)} kernels, {self.timeout} s each; " + "; ".join(parts)
 
 
-def cases_for(backends: Iterable[str]) -> tuple[Case, ...]:
+def cases_for(backends: Iterable[str], triton_version: str | None = None) -> tuple[Case, ...]:
     out = []
     for backend in backends:
-        for target in targets_for(backend):
+        for target in targets_for(backend, triton_version):
             out += [Case(f"{kernel}@{target.label}", kernel, backend, dict(target.spec)) for kernel in target.kernels]
     return tuple(out)
 
 
-def plan_check(enabled: bool, timeout: int, backends: Sequence[str], origin: str = "cli --no-compile-check"
-               ) -> CompileCheckPlan:
+def plan_check(enabled: bool, timeout: int, backends: Sequence[str], origin: str = "cli --no-compile-check",
+               triton_version: str | None = None) -> CompileCheckPlan:
     if not enabled:
         return CompileCheckPlan(False, timeout, (), why_off=origin)
-    return CompileCheckPlan(True, timeout, cases_for(backends))
+    return CompileCheckPlan(True, timeout, cases_for(backends, triton_version))
 
 
 def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:

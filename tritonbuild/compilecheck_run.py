@@ -2,7 +2,8 @@
 
 One child process compiles the cases one after another and prints a JSON line as each starts, enters a stage and
 ends. A case that gives no result within the time limit is a hang: the child is killed (with its process group:
-ptxas and friends) and a new one goes on with the cases left, so one hang costs one time limit, not the check.
+ptxas and friends) and a new one goes on with the cases left, so one hang costs one time limit, not the check;
+likewise after a case that kills the interpreter (an assertion in libtriton).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -44,7 +46,20 @@ def child_env(env: Mapping[str, str], root: Path, on_path: bool, cache: Path,
             found = _toolkit_tool(env, name)
             if found:
                 out[var] = found
+    # amd backends before mid-2025 link with an external ld.lld (TRITON_HIP_LLD_PATH, else /opt/rocm's)
+    if "TRITON_HIP_LLD_PATH" in env:
+        out["TRITON_HIP_LLD_PATH"] = env["TRITON_HIP_LLD_PATH"]
+    elif lld := _host_lld():
+        out["TRITON_HIP_LLD_PATH"] = lld
     return out
+
+
+def _host_lld() -> str | None:
+    found = shutil.which("ld.lld")
+    if found:
+        return found
+    candidates = sorted(Path("/usr/lib").glob("llvm-*/bin/ld.lld"), reverse=True)
+    return str(candidates[0]) if candidates else None
 
 
 def _bundled(root: Path, name: str) -> bool:
@@ -189,8 +204,9 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
             got = _run_child(python, todo, cenv, plan.timeout, Path(tmp), log)
             results.update((r["case"], r) for r in got)
             todo = [c for c in todo if c.id not in results]
-            if not got or got[-1]["status"] != "timeout":  # the child ended: nothing more comes from it
+            if not got:  # the interpreter gave nothing at all: it will not for the cases left either
                 results.update((c.id, {"case": c.id, "status": "failed", "error": "the check ended before this case"})
                                for c in todo)
                 todo = []
+            # else a hang was killed or the interpreter died (an assertion in libtriton): a new one goes on
     return [results[c.id] for c in plan.cases if c.id in results]

@@ -62,7 +62,9 @@ def emit(**fields: object) -> None:
 
 
 def define_kernels(triton, tl):
-    """The kernels, written as Triton's tests and tutorials write them."""
+    """The kernels, written as Triton's tests and tutorials write them. Triton before 3.3 resolves a kernel's
+    names (``tl``) in the module's globals, so they are put there first."""
+    globals().update(triton=triton, tl=tl)
 
     @triton.jit
     def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
@@ -134,13 +136,15 @@ def define_kernels(triton, tl):
             "atomics": atomics}
 
 
-def launch_spec(case: dict, target: dict) -> tuple[dict, dict, dict]:
-    """(signature, constexprs, divisible) as Triton's launcher derives them from the launch arguments."""
+def launch_spec(case: dict, target: dict) -> tuple[dict, dict, dict, list]:
+    """(signature, constexprs, attrs, ones) as Triton's launcher derives them from the launch arguments (3.3+'s
+    convention); ``ones`` names the integer arguments specialised to the constant 1."""
     spec = CASES[case["kernel"]]
     dtype = target.get("fp8") if spec["dtype"] == "fp8" else spec["dtype"]
     signature: dict = {}
     constexprs: dict = {}
     divisible: list = []
+    ones: list = []
     for index, (name, kind, value) in enumerate(spec["args"]):
         if kind.startswith("ptr"):
             elem = {"ptr": dtype, "ptr:out": spec["out"]}.get(kind, kind.partition(":")[2])
@@ -149,6 +153,7 @@ def launch_spec(case: dict, target: dict) -> tuple[dict, dict, dict]:
         elif value == 1:
             signature[name] = "constexpr"  # the launcher specialises 1 to a constant
             constexprs[name] = 1
+            ones.append(name)
         else:
             signature[name] = "i32"
             if value % 16 == 0:
@@ -156,25 +161,32 @@ def launch_spec(case: dict, target: dict) -> tuple[dict, dict, dict]:
     for name, value in spec["constexprs"].items():
         signature[name] = "constexpr"
         constexprs[name] = value
-    return signature, constexprs, {(i,): [["tt.divisibility", 16]] for i in divisible}
+    return signature, constexprs, {(i,): [["tt.divisibility", 16]] for i in divisible}, ones
 
 
-def make_source(triton, fn, signature: dict, constexprs: dict, attrs: dict):
+def make_source(triton, fn, signature: dict, constexprs: dict, attrs: dict, ones: list):
     """An ASTSource in this Triton's calling convention: 3.3+ (attrs by argument path, constexprs in the
-    signature), else 3.0/3.1's AttrsDescriptor."""
+    signature); 3.2 and 3.1 (a signature of the non-constexpr arguments, constants by name, an AttrsDescriptor
+    with divisibility and equal-to-1 argument indices)."""
     from triton.backends.compiler import BaseBackend
     from triton.compiler import ASTSource
 
     if hasattr(BaseBackend, "parse_attr"):
         return ASTSource(fn, signature, constexprs, attrs)
-    from triton.compiler.compiler import AttrsDescriptor
-
     names = list(signature)
-    divisible = tuple(path[0] for path in attrs)
-    ones = tuple(names.index(n) for n, v in constexprs.items() if v == 1 and n in names)
-    consts = {names.index(n): v for n, v in constexprs.items()}
-    sig = {i: t for i, t in enumerate(signature.values()) if t != "constexpr"}
-    return ASTSource(fn, sig, consts, AttrsDescriptor(divisible_by_16=divisible, equal_to_1=ones))
+    sig = {n: ("i32" if n in ones else t) for n, t in signature.items() if t != "constexpr" or n in ones}
+    divisible, equal_to_1 = [path[0] for path in attrs], [names.index(n) for n in ones]
+    import triton.backends.compiler as backend_compiler
+
+    if hasattr(backend_compiler, "AttrsDescriptor"):  # 3.2
+        descriptor = backend_compiler.AttrsDescriptor()
+        descriptor.arg_properties = {"tt.divisibility": divisible, "tt.equal_to": equal_to_1}
+        descriptor._init_slots()
+    else:  # 3.1
+        from triton.compiler.compiler import AttrsDescriptor
+
+        descriptor = AttrsDescriptor(divisible_by_16=set(divisible), equal_to_1=set(equal_to_1))
+    return ASTSource(fn, sig, dict(constexprs), descriptor)
 
 
 def make_target(triton, target: dict):
@@ -244,8 +256,7 @@ def run_case(triton, tl, kernels: dict, case: dict) -> None:
     originals = watch_stages(case_id, stages_done)
     start = time.perf_counter()
     try:
-        signature, constexprs, attrs = launch_spec(case, target)
-        src = make_source(triton, kernels[spec["kernel"]], signature, constexprs, attrs)
+        src = make_source(triton, kernels[spec["kernel"]], *launch_spec(case, target))
         compiled = triton.compile(src, target=gpu_target, options=dict(spec["options"]))
         emit(event="done", case=case_id, ok=True, seconds=round(time.perf_counter() - start, 3),
              stages=stages_done, facts=facts_of(compiled))

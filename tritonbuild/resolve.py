@@ -239,7 +239,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     wheel = _wheel_plan(s, src, facts, epoch, backends, proton=toolchain.proton)
     commands = _commands(cmake, toolchain)
     check = compilecheck.plan_check(bool(s["compile_check"].value), int(s["compile_check_timeout"].value),
-                                    tuple(b.name for b in backends), s["compile_check"].origin)
+                                    tuple(b.name for b in backends), s["compile_check"].origin, src.version)
     return Plan(
         tritonbuild_version=__version__,
         source=_source_plan(src),

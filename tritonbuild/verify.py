@@ -129,12 +129,12 @@ def _entry_point_backends(zf: zipfile.ZipFile) -> list[str]:
     return sorted(parser["triton.backends"]) if parser.has_section("triton.backends") else []
 
 
-def _compile_checks(venv: Path, backends: list[str], timeout: int) -> list[Check]:
+def _compile_checks(venv: Path, backends: list[str], timeout: int, version: str | None) -> list[Check]:
     """The kernel corpus compiled with the wheel installed in ``venv`` (tritonbuild.compilecheck)."""
     from tritonbuild import compilecheck, compilecheck_run
 
     site = next(iter(sorted(venv.glob("lib/python*/site-packages"))), venv)
-    plan = compilecheck.plan_check(True, timeout, backends)
+    plan = compilecheck.plan_check(True, timeout, backends, triton_version=version)
     try:
         results = compilecheck_run.run_check(str(venv / "bin" / "python"), site, plan, on_path=False)
     except RuntimeError as exc:
@@ -195,7 +195,8 @@ def verify(wheel: Path, *, python: str | None = None, import_test: bool = True,
             hide = hidden_paths(info.get("llvm", {}).get("prefix"))
             checks += _import_check(wheel, python or sys.executable, expected, hide, Path(tmp))
             if compile_timeout is not None and (Path(tmp) / "venv" / "bin" / "python").exists():
-                checks += _compile_checks(Path(tmp) / "venv", expected, compile_timeout)
+                version = wheel.name.split("-")[1] if wheel.name.count("-") >= 4 else None
+                checks += _compile_checks(Path(tmp) / "venv", expected, compile_timeout, version)
     return checks
 
 

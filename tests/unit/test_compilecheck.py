@@ -55,3 +55,12 @@ def test_settings_agree_from_flag_env_and_recipe() -> None:
     recipe = resolve_settings({}, {}, {"require_pinned_llvm": True}, "recipe nightly")["require_pinned_llvm"]
     assert (recipe.value, recipe.origin) == (True, "recipe nightly")
     assert resolve_settings({}, {"TRITONBUILD_COMPILE_CHECK_TIMEOUT": "7"})["compile_check_timeout"].value == 7
+
+
+def test_targets_a_triton_version_does_not_know_are_left_out() -> None:
+    # Blackwell and gfx950 came with 3.3: the official 3.1.0 and 3.2.0 wheels abort compiling for them
+    old = {c.id.partition("@")[2] for c in cc.cases_for(["nvidia", "amd"], "3.2.0")}
+    assert old == {"sm_80", "sm_90a", "gfx942"}
+    assert {c.id.partition("@")[2] for c in cc.cases_for(["nvidia"], "3.7.0+git1234")} == {"sm_80", "sm_90a",
+                                                                                            "sm_100a"}
+    assert len(cc.cases_for(["nvidia", "amd"], None)) == 34  # unknown: every target
