@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -206,7 +207,10 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
             else:
                 bar.update(task, description=f"{label}: {tracker.phase}")
         rc = child.wait()
+    child.stdout.close()
     log.flush()
+    if rc in (130, -signal.SIGINT):  # Ctrl-C reached the child before this process saw it: the user's interrupt,
+        raise KeyboardInterrupt  # not a failed build (exit 130, "Interrupted.")
     return rc
 
 

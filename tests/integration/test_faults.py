@@ -67,3 +67,21 @@ def test_a_read_only_cache_is_named(tmp_path: Path, small_disk: Path) -> None:
                    str(tmp_path / "dist"), cwd=tmp_path, check=False)
     assert proc.returncode == 3 and "is read-only (EROFS)" in flat(proc.stderr), proc.stderr
     assert not (tmp_path / "dist").exists()
+
+
+def test_a_child_stopped_by_ctrl_c_is_the_users_interrupt_not_a_failed_build(tmp_path: Path) -> None:
+    """When the terminal's SIGINT reaches ninja before tritonbuild sees it, ninja's exit (130, or killed by the
+    signal) must still end the run as "Interrupted." (exit 130), not as a failed build (exit 1): seen under load."""
+    import io
+
+    from rich.console import Console
+
+    from tritonbuild.build import run_logged
+    from tritonbuild.progress import Tracker
+
+    for script in ("exit 130", "kill -INT $$"):
+        with pytest.raises(KeyboardInterrupt):
+            run_logged(["sh", "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, log=io.StringIO(),
+                       tracker=Tracker(), console=Console(file=io.StringIO()), label="build")
+    assert run_logged(["sh", "-c", "exit 1"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, log=io.StringIO(),
+                      tracker=Tracker(), console=Console(file=io.StringIO()), label="build") == 1
