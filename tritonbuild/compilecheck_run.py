@@ -39,13 +39,11 @@ def child_env(env: Mapping[str, str], root: Path, on_path: bool, cache: Path,
                 "PYTHONDONTWRITEBYTECODE": "1"})
     # the nvidia backend asks ptxas for its version even to write PTX: the wheel's bundled one comes first in
     # Triton's own lookup; a toolkit's is the fallback for a wheel built without it
-    for var, name in (("TRITON_PTXAS_PATH", "ptxas"), ("TRITON_PTXAS_BLACKWELL_PATH", "ptxas")):
+    for var, bundled in (("TRITON_PTXAS_PATH", "ptxas"), ("TRITON_PTXAS_BLACKWELL_PATH", "ptxas-blackwell")):
         if var in env:
             out[var] = env[var]
-        elif not _bundled(root, name if var == "TRITON_PTXAS_PATH" else "ptxas-blackwell"):
-            found = _toolkit_tool(env, name)
-            if found:
-                out[var] = found
+        elif not _bundled(root, bundled) and (found := _toolkit_tool(env, "ptxas")):
+            out[var] = found  # CUDA 12.8+'s ptxas also assembles sm_100
     # amd backends before mid-2025 link with an external ld.lld (TRITON_HIP_LLD_PATH, else /opt/rocm's)
     if "TRITON_HIP_LLD_PATH" in env:
         out["TRITON_HIP_LLD_PATH"] = env["TRITON_HIP_LLD_PATH"]
@@ -187,6 +185,9 @@ def _run_child(python: str, todo: list[Case], env: Mapping[str, str], timeout: i
     finally:
         if child.poll() is None:
             _kill(child)
+        watch.sel.close()
+        if child.stdout is not None:
+            child.stdout.close()
 
 
 def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool = True,
