@@ -554,9 +554,7 @@ def check_line(plan: Plan, report: Mapping[str, Any]) -> str:
     """One line on the compile check (for the summary), with the LLVM when it is not the source's pin."""
     if not report.get("enabled"):
         return f"off ({report.get('why', 'not run')})"
-    c = report["counts"]
-    skipped = f", {c['skipped']} skipped" if c.get("skipped") else ""
-    line = f"{c['ok']} of {sum(c.values())} kernels compiled in {report['seconds']:.1f} s{skipped}"
+    line = compilecheck.counts_line(report["counts"], report["seconds"])
     if plan.llvm.is_pinned is not True:
         line += (f"; LLVM {plan.llvm.version} is not the source's pin {plan.llvm.pinned_hash[:12]}: these kernels "
                  "compile with it, others may not")

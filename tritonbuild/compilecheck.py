@@ -18,7 +18,6 @@ from typing import Any
 
 KERNELS = ("matmul_fp16", "matmul_bf16", "matmul_fp8", "reduction", "softmax", "split_permute", "atomics")
 NO_FP8 = tuple(k for k in KERNELS if k != "matmul_fp8")
-DEFAULT_TIMEOUT = 120  # seconds a case may take; the official 3.6.0 wheel compiles each in about a second
 
 
 @dataclass(frozen=True)
@@ -113,6 +112,13 @@ def summarize(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     for r in results:
         counts[r["status"]] += 1
     return counts
+
+
+def counts_line(counts: Mapping[str, int], seconds: float | None = None) -> str:
+    """"N of M kernels compiled [in S s]" and how many were skipped, for the build summary and verify."""
+    took = f" in {seconds:.1f} s" if seconds is not None else ""
+    skipped = f", {counts['skipped']} skipped" if counts.get("skipped") else ""
+    return f"{counts['ok']} of {sum(counts.values())} kernels compiled{took}{skipped}"
 
 
 def failures(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
