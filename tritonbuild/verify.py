@@ -139,10 +139,8 @@ def _compile_checks(venv: Path, backends: list[str], timeout: int, version: str 
         results = compilecheck_run.run_check(str(venv / "bin" / "python"), site, plan, on_path=False)
     except RuntimeError as exc:
         return [("compile", False, str(exc))]
-    counts = compilecheck.summarize(results)
     bad = compilecheck.failures(results)
-    detail = (f"{counts['ok']} of {len(results)} kernels compiled ({', '.join(backends)})"
-              + (f", {counts['skipped']} skipped" if counts["skipped"] else ""))
+    detail = f"{compilecheck.counts_line(compilecheck.summarize(results))} ({', '.join(backends)})"
     if bad:
         detail += ": " + "; ".join(compilecheck.describe_result(r) for r in bad[:6])
     return [("compile", not bad, detail)]
@@ -150,15 +148,11 @@ def _compile_checks(venv: Path, backends: list[str], timeout: int, version: str 
 
 def _import_check(wheel: Path, python: str, expected: list[str], hide: list[str], tmp_root: Path) -> list[Check]:
     venv = tmp_root / "venv"
-    # the venv gets no pip of its own (Debian's and Ubuntu's Pythons may lack ensurepip): this interpreter's pip
-    # installs into it
-    steps = [[python, "-m", "venv", "--without-pip", str(venv)],
-             [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-index",
-              "--no-deps", str(wheel)]]
-    for argv in steps:
-        res = run(argv)
-        if not res.ok:
-            return [("import", False, f"{' '.join(argv[:3])} failed: {res.stderr.strip()[-300:]}")]
+    from tritonbuild.buildenv import venv_with
+
+    error = venv_with(python, venv, ["--no-index", "--no-deps", str(wheel)])
+    if error:
+        return [("import", False, error[-400:])]
     code = "import json, triton; from triton.backends import backends; print(json.dumps(sorted(backends)))"
     argv, why_not = _hiding([str(venv / "bin" / "python"), "-c", code], hide, tmp_root)
     res = run(argv, cwd=tmp_root)
