@@ -139,6 +139,8 @@ def side(name: str, python: str, overlay: list[Path], args: argparse.Namespace, 
     xml = work / f"{name}.xml"
     tests_root = Path(args.bundle).resolve() / "test"  # python/test: its conftest.py (the device fixture) applies
     argv = [python, "-m", "pytest", "-q", "-p", "xdist", "-p", "timeout", "-p", "no:cacheprovider",
+            "-p", "no:benchmark",  # pytest-benchmark refuses to run beside xdist
+            "-W", "ignore::DeprecationWarning",  # a newer pytest than the tree's makes its deprecations errors
             f"--timeout={args.timeout}", "--timeout-method=thread", "-n", str(args.workers), f"--junitxml={xml}",
             f"--rootdir={tests_root}",
             *(f"unit/{t}" for t in args.tests)]
@@ -162,7 +164,7 @@ def side(name: str, python: str, overlay: list[Path], args: argparse.Namespace, 
 
 
 def compare(ours: dict[str, dict[str, str]], official: dict[str, dict[str, str]]) -> dict[str, list]:
-    groups: dict[str, list] = {"both passed": [], "both failed": [], "only ours failed": [],
+    groups: dict[str, list] = {"both passed": [], "both failed": [], "both skipped": [], "only ours failed": [],
                                "only official failed": [], "skipped on one side": [], "only one side ran": []}
     for test_id in sorted(set(ours) | set(official)):
         a, b = ours.get(test_id), official.get(test_id)
@@ -173,6 +175,8 @@ def compare(ours: dict[str, dict[str, str]], official: dict[str, dict[str, str]]
             groups["both passed"].append(test_id)
         elif a["status"] == b["status"] == "failed":
             groups["both failed"].append({"test": test_id, "error": a["message"]})
+        elif a["status"] == b["status"] == "skipped":
+            groups["both skipped"].append(test_id)
         elif "skipped" in (a["status"], b["status"]):
             groups["skipped on one side"].append({"test": test_id, "ours": a["status"], "official": b["status"]})
         elif a["status"] == "failed":
