@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import best_of, example_workspace, table, tritonbuild
-from tritonbuild.staging import make_program
+from tritonbuild.execute.staging import make_program
 
 
 def main() -> None:

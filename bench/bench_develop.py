@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import example_workspace, table, timed, tritonbuild
-from tritonbuild.staging import make_program
+from tritonbuild.execute.staging import make_program
 
 
 def main() -> None:

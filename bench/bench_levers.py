@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import table
-from tritonbuild.staging import make_program
+from tritonbuild.execute.staging import make_program
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]((?:mlir|llvm|triton)/[^>"]+)[>"]', re.M)
 

@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import table, timed, tritonbuild
-from tritonbuild.staging import make_program
+from tritonbuild.execute.staging import make_program
 
 
 def ninja_time(build_dir: str, cwd: Path) -> float:

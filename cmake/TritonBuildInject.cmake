@@ -411,7 +411,7 @@ function(_tritonbuild_finish)
 endfunction()
 
 # Last install step: copy the shared libraries the installed files need from outside the manylinux allow-list
-# into triton/_C and give every ELF file an $ORIGIN run path (tritonbuild/bundle.py says how), so the wheel
+# into triton/_C and give every ELF file an $ORIGIN run path (tritonbuild/wheel/bundle.py says how), so the wheel
 # imports on a machine without this build's LLVM.
 function(_tritonbuild_bundle_step)
   if(NOT TRITONBUILD_BUNDLE_PYTHON)
@@ -425,7 +425,7 @@ function(_tritonbuild_bundle_step)
     string(APPEND _args " --system \"${lib}\"")
   endforeach()
   install(CODE "execute_process(
-      COMMAND \"${TRITONBUILD_BUNDLE_PYTHON}\" -m tritonbuild.bundle \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}\"
+      COMMAND \"${TRITONBUILD_BUNDLE_PYTHON}\" -m tritonbuild.wheel.bundle \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}\"
               --into triton/_C --report \"${CMAKE_BINARY_DIR}/../bundle.json\" ${_args}
       RESULT_VARIABLE _tb_rc)
     if(NOT _tb_rc EQUAL 0)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tritonbuild.cli import main
+from tritonbuild.cli.main import main
 
 if __name__ == "__main__":
     main()

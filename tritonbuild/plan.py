@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tritonbuild.compilecheck import CompileCheckPlan
+from tritonbuild.resolve.compilecheck import CompileCheckPlan
 
 SCHEMA_VERSION = 1
 
@@ -55,7 +55,7 @@ class BackendPlan:
     triton_pin: str | None = None
     triton_pin_from: str | None = None  # plugins: "triton-hash.txt" or "its triton submodule"
     pin_matches_source: bool | None = None
-    api: dict[str, Any] | None = None  # the compatibility check: verdict, findings, C++ drift (tritonbuild.apicheck)
+    api: dict[str, Any] | None = None  # the compatibility check: verdict, findings, C++ drift (resolve.backend_api)
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class NvidiaPart:
 class ToolchainPlan:
     c_compiler: str | None
     cxx_compiler: str | None
-    linker: str  # "lld", "gold", "bfd" or "default" (tritonbuild.linker)
+    linker: str  # "lld", "gold", "bfd" or "default" (tritonbuild.resolve.linker)
     ccache: str | None  # the ccache launcher, when ccache is the compiler cache
     jobs: int
     link_jobs: int
@@ -109,7 +109,7 @@ class ToolchainPlan:
     proton: bool
     offline: bool
     mem_total_gib: float = 0.0  # this host's memory, for the out-of-memory hint
-    compiler_cache: str = "none"  # ccache, sccache or none (tritonbuild.compilercache)
+    compiler_cache: str = "none"  # ccache, sccache or none (tritonbuild.resolve.compilercache)
     sccache: str | None = None  # the sccache launcher
     distcc: str | None = None  # distcc, run behind ccache (CCACHE_PREFIX) or as the launcher
     distcc_hosts: str | None = None  # DISTCC_HOSTS given to it
@@ -179,7 +179,7 @@ class Plan:
     warnings: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
     nvidia: tuple[NvidiaPart, ...] = ()
-    deps: tuple[Any, ...] = ()  # configure-time downloads the tree declares (tritonbuild.fetchdeps.Dep)
+    deps: tuple[Any, ...] = ()  # configure-time downloads the tree declares (tritonbuild.resolve.fetchdeps.Dep)
     compile_check: CompileCheckPlan | None = None  # the kernels the wheel must compile before it is published
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)

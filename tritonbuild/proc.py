@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, Protocol
 
 
 def own_bin_dirs() -> list[str]:
@@ -95,3 +97,49 @@ def start(argv: Sequence[str], *, cwd: str | Path | None = None,
     found = tool(args[0], env) or args[0]
     return subprocess.Popen([found, *args[1:]], cwd=cwd, env=child_env(env), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1, errors="replace")
+
+
+class LineTracker(Protocol):
+    """What ``run_logged`` feeds each output line to (``tritonbuild.execute.progress.Tracker``)."""
+
+    total: int
+    done: int
+    phase: str
+
+    def feed(self, line: str) -> None: ...
+
+
+def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[str], tracker: LineTracker,
+               console: Any, label: str) -> int:
+    """Run a command, stream its output into the log and the tracker, show a progress bar on a terminal."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    log.write(f"$ cd {cwd} && {' '.join(argv)}\n")
+    log.flush()
+    child = start(argv, cwd=cwd, env=env)
+    assert child.stdout is not None
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(label, total=None)
+        for line in child.stdout:
+            log.write(line)
+            log.flush()  # the log is what people tail -f during an hour-long build
+            tracker.feed(line)
+            if tracker.total:
+                bar.update(task, completed=tracker.done, total=tracker.total, description=f"{label}: {tracker.phase}")
+            else:
+                bar.update(task, description=f"{label}: {tracker.phase}")
+        rc = child.wait()
+    child.stdout.close()
+    log.flush()
+    if rc in (130, -signal.SIGINT):  # Ctrl-C reached the child before this process saw it: the user's interrupt,
+        raise KeyboardInterrupt  # not a failed build (exit 130, "Interrupted.")
+    return rc

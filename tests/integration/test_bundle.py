@@ -1,4 +1,4 @@
-"""tritonbuild.bundle on real ELF files built here: copy what is used, drop what is not, $ORIGIN run paths."""
+"""tritonbuild.wheel.bundle on real ELF files built here: copy what is used, drop what is not, $ORIGIN run paths."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tritonbuild import elf
+from tritonbuild.wheel import elf
 
 
 def cc(out: Path, source: str, *args: str) -> Path:
@@ -37,7 +37,7 @@ def test_bundle_copies_used_drops_unused_and_sets_origin(tmp_path: Path) -> None
     cc(tool, "int dep_fn(void);\nint tool_fn(void) { return dep_fn(); }\n", f"-L{host}", "-ldep",
        f"-Wl,-rpath,{host}")
     report = tmp_path / "bundle.json"
-    subprocess.run([sys.executable, "-m", "tritonbuild.bundle", str(tmp_path / "tree"), "--report", str(report)],
+    subprocess.run([sys.executable, "-m", "tritonbuild.wheel.bundle", str(tmp_path / "tree"), "--report", str(report)],
                    check=True)
     data = json.loads(report.read_text())
     assert [b["name"] for b in data["bundled"]] == ["libdep.so"]
@@ -59,8 +59,8 @@ def test_bundle_names_a_library_it_cannot_find(tmp_path: Path) -> None:
     lib.parent.mkdir(parents=True)
     cc(lib, "int dep_fn(void);\nint main_fn(void) { return dep_fn(); }\n", f"-L{host}", "-ldep")  # no rpath
     (host / "libdep.so").unlink()
-    proc = subprocess.run([sys.executable, "-m", "tritonbuild.bundle", str(tmp_path / "tree")], capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run([sys.executable, "-m", "tritonbuild.wheel.bundle", str(tmp_path / "tree")],
+                          capture_output=True, text=True, check=False)
     assert proc.returncode == 1
     assert "triton/_C/libmain.so needs libdep.so" in proc.stderr and "manylinux allow-list" in proc.stderr
     assert not (tmp_path / "tree" / "triton" / "_C" / "libdep.so").exists()
@@ -72,6 +72,6 @@ def test_system_libraries_and_named_ones_stay_outside(tmp_path: Path) -> None:
     lib.parent.mkdir(parents=True)
     cc(lib, "#include <math.h>\nint dep_fn(void);\ndouble f(double x) { return sin(x) + dep_fn(); }\n",
        f"-L{host}", "-ldep", "-lm", f"-Wl,-rpath,{host}")
-    subprocess.run([sys.executable, "-m", "tritonbuild.bundle", str(tmp_path / "tree"), "--into", ".",
+    subprocess.run([sys.executable, "-m", "tritonbuild.wheel.bundle", str(tmp_path / "tree"), "--into", ".",
                     "--system", "libdep.so"], check=True)
     assert sorted(p.name for p in (tmp_path / "tree").iterdir()) == ["libmain.c", "libmain.so"]

@@ -172,7 +172,7 @@ def test_help_is_fast_to_import() -> None:
     import subprocess
     import sys
 
-    code = "import sys, tritonbuild.cli; print(sorted(m for m in ('rich', 'git') if m in sys.modules))"
+    code = "import sys, tritonbuild.cli.main; print(sorted(m for m in ('rich', 'git') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ})
     assert out.stdout.strip() == "[]", "rich and gitpython must be imported lazily"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.unit.test_resolve import facts
-from tritonbuild import fetchdeps
-from tritonbuild.resolve import resolve_plan
-from tritonbuild.settings import resolve_settings
+from tritonbuild.resolve import fetchdeps
+from tritonbuild.resolve.resolver import resolve_plan
+from tritonbuild.settings.model import resolve_settings
 
 
 def test_a_supplied_dependency_declares_its_own_downloads(tree, tmp_path: Path) -> None:

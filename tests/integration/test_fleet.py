@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import daemon, free_port, redis_server, run_cli
-from tritonbuild import compilercache, example
+from tritonbuild import example
+from tritonbuild.resolve import compilercache
 
 BIN = Path(sys.executable).parent
 

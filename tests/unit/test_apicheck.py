@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_resolve import facts, plan_for
-from tritonbuild import apicheck, compat
 from tritonbuild.errors import UserError
-from tritonbuild.resolve import resolve_plan
-from tritonbuild.settings import resolve_settings
+from tritonbuild.gather import compat
+from tritonbuild.resolve import backend_api
+from tritonbuild.resolve.resolver import resolve_plan
+from tritonbuild.settings.model import resolve_settings
 
 
-def check(root: Path, plugin: Path) -> apicheck.BackendApi:
+def check(root: Path, plugin: Path) -> backend_api.BackendApi:
     return compat.gather(root, None, [], [("p", plugin, None)])[str(plugin)]
 
 
@@ -47,14 +48,14 @@ def test_a_staticmethod_change_and_an_uncalled_method_are_risky(tree, plugin) ->
 
 
 def test_signature_rules() -> None:
-    base = apicheck.parse_classes("class BaseBackend:\n    def add_stages(self, stages, options): ...\n")
-    ok = apicheck.parse_classes("class B(BaseBackend):\n    def add_stages(self, stages, options, lang=None): ...\n")
-    star = apicheck.parse_classes("class B(BaseBackend):\n    def add_stages(self, *args): ...\n")
-    usage = apicheck.Usage({"add_stages"}, {"add_stages": {3}})
+    base = backend_api.parse_classes("class BaseBackend:\n    def add_stages(self, stages, options): ...\n")
+    ok = backend_api.parse_classes("class B(BaseBackend):\n    def add_stages(self, stages, options, lang=None): ...\n")
+    star = backend_api.parse_classes("class B(BaseBackend):\n    def add_stages(self, *args): ...\n")
+    usage = backend_api.Usage({"add_stages"}, {"add_stages": {3}})
     for mod in (ok, star):
-        assert apicheck.check_module(mod, base, usage, usage.calls) == []
-    short = apicheck.parse_classes("class B(BaseBackend):\n    def add_stages(self, stages): ...\n")
-    [finding] = apicheck.check_module(short, base, usage, {})
+        assert backend_api.check_module(mod, base, usage, usage.calls) == []
+    short = backend_api.parse_classes("class B(BaseBackend):\n    def add_stages(self, stages): ...\n")
+    [finding] = backend_api.check_module(short, base, usage, {})
     assert finding.message.endswith("takes 1 positional arguments but the source's base declares it with 2")
 
 
@@ -72,21 +73,22 @@ def test_the_plan_refuses_a_backend_that_will_fail_unless_told_not_to(tree, plug
 
 
 def test_source_usage_is_parsed_once_per_file_version(tmp_path, monkeypatch) -> None:
-    from tritonbuild import apicheck, compat
+    from tritonbuild.gather import compat
+    from tritonbuild.resolve import backend_api
 
     root = tmp_path / "triton"
     root.mkdir()
     (root / "a.py").write_text("x.hash()\n")
     (root / "b.py").write_text("y.add_stages(1, 2, 3)\n")
     parsed: list[str] = []
-    real = apicheck.usage
+    real = backend_api.usage
 
     def counting(texts):
         texts = list(texts)
         parsed.extend(texts)
         return real(texts)
 
-    monkeypatch.setattr(apicheck, "usage", counting)
+    monkeypatch.setattr(backend_api, "usage", counting)
     first = compat.cached_usage(root, tmp_path / "cache")
     assert first.names >= {"hash", "add_stages"} and first.calls["add_stages"] == {3}
     assert len(parsed) == 2

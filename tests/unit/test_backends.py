@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tritonbuild.backends import expand_targets, select_backends, split_list
 from tritonbuild.errors import UserError
+from tritonbuild.resolve.backends import expand_targets, select_backends, split_list
 
 AVAILABLE = ("nvidia", "amd", "cpu", "spirv")
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tritonbuild.bindcheck import bad_calls, parse_bindings
+from tritonbuild.resolve.binding_calls import bad_calls, parse_bindings
 
 IR_CC = """
   py::class_<PassManager>(m, "pass_manager", py::module_local())

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild.compare import compare, read_allow
 from tritonbuild.errors import UserError
+from tritonbuild.wheel.compare import compare, read_allow
 
 
 def wheel(path: Path, files: dict[str, bytes], *, version: str = "3.6.0", requires_python: str = ">=3.10",

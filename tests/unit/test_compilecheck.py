@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tritonbuild import compilecheck as cc
-from tritonbuild.settings import resolve_settings
+from tritonbuild.resolve import compilecheck as cc
+from tritonbuild.settings.model import resolve_settings
 
 
 def test_gpu_backends_compile_for_three_nvidia_and_two_amd_targets() -> None:

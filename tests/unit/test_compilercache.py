@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild import compilercache
 from tritonbuild.errors import UserError
+from tritonbuild.resolve import compilercache
 
 
 def tools(*present: str):

@@ -4,8 +4,8 @@ import dataclasses
 import os
 
 from tests.unit.test_resolve import llvm, plan_for
-from tritonbuild.diagnose import disk_hint, explain
-from tritonbuild.source import GitState
+from tritonbuild.execute.diagnose import disk_hint, explain
+from tritonbuild.resolve.source import GitState
 
 OVERRIDE = ("AxisInfo.cpp:147:8: error: 'void AxisInfoAnalysis::visitNonControlFlowArguments(...)' marked "
             "'override', but does not override")

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_resolve import facts
-from tritonbuild import fetchdeps
 from tritonbuild.errors import UserError
-from tritonbuild.resolve import resolve_plan
-from tritonbuild.settings import resolve_settings
+from tritonbuild.resolve import fetchdeps
+from tritonbuild.resolve.resolver import resolve_plan
+from tritonbuild.settings.model import resolve_settings
 
 INTEL = """include(FetchContent)
     file(READ spirv-llvm-translator.conf SPIRVToLLVMTranslator_TAG)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tritonbuild import knownissues as ki
+from tritonbuild.resolve import knownissues as ki
 
 UTILITY = "lib/Dialect/TritonGPU/Transforms/Utility.cpp"
 HEADER = "mlir/Interfaces/ControlFlowInterfaces.h"

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tritonbuild.errors import UserError
-from tritonbuild.pins import parse_llvm_hash_txt, parse_llvm_info_json, same_commit
+from tritonbuild.resolve.pins import parse_llvm_hash_txt, parse_llvm_info_json, same_commit
 
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"
 

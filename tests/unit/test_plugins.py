@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.errors import UserError
-from tritonbuild.gitinfo import submodules
-from tritonbuild.plugins import derive_name, is_identifier, resolve_plugins
-from tritonbuild.source import GitState
+from tritonbuild.gather.git import submodules
+from tritonbuild.resolve.plugins import derive_name, is_identifier, resolve_plugins
+from tritonbuild.resolve.source import GitState
 
 IN_TREE = ("nvidia", "amd")
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild import proton
 from tritonbuild.errors import UserError
+from tritonbuild.resolve import proton
 
 MID_2026 = ("CUPTI_INCLUDE_DIR", "ROCTRACER_INCLUDE_DIR", "ROCM_INCLUDE_DIR", "XPUPTI_INCLUDE_DIR", "JSON_INCLUDE_DIR")
 

@@ -5,17 +5,18 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild import recipes
 from tritonbuild.errors import UserError
 from tritonbuild.paths import recipes_dir
-from tritonbuild.settings import SPEC_BY_NAME
+from tritonbuild.settings import recipes
+from tritonbuild.settings.model import SPEC_BY_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_schema_file_is_generated_from_the_model() -> None:
     committed = json.loads((ROOT / "recipes" / "recipe.schema.json").read_text())
-    assert committed == recipes.json_schema(), "run: python -m tritonbuild.recipes > recipes/recipe.schema.json"
+    assert committed == recipes.json_schema(), \
+        "run: python -m tritonbuild.settings.recipes > recipes/recipe.schema.json"
 
 
 @pytest.mark.parametrize("name", ["default", "dev", "nightly", "cpu", "spirv"])
@@ -25,9 +26,10 @@ def test_shipped_recipes_are_valid(name: str) -> None:
     assert set(r.settings()) <= set(SPEC_BY_NAME)
 
 
-def test_every_recipe_setting_is_a_real_setting() -> None:
-    fields = set(recipes.FIELDS) - {"description", "plugins", "out_dir", "cache_dir"}
-    assert fields <= set(SPEC_BY_NAME)
+def test_every_recipe_key_is_a_setting_or_a_request_key() -> None:
+    settings = set(recipes.KEYS) - set(recipes.REQUEST_KEYS)
+    assert settings <= set(SPEC_BY_NAME)
+    assert {s.name for s in SPEC_BY_NAME.values() if s.flag and s.name != "plugin_dirs"} <= settings
 
 
 def test_unknown_key_suggests(tmp_path: Path) -> None:
@@ -54,9 +56,10 @@ def test_plugins_and_relative_source(tmp_path: Path) -> None:
     r = recipes.parse({"tritonbuild": {"source": "../triton", "clang": "auto", "plugins": [
         "shared", {"git": "https://example.com/p.git", "ref": "v1"}, {"path": "/abs/p"}]}},
         tmp_path / "sub" / "r.toml")
-    assert r.source == str((tmp_path / "triton").resolve())
-    assert r.plugins == [str(tmp_path / "sub" / "shared"), "git+https://example.com/p.git@v1", "/abs/p"]
-    assert r.settings()["plugin_dirs"] == r.plugins and r.settings()["clang"] == "auto"
+    assert r.settings()["source"] == str((tmp_path / "triton").resolve())
+    assert r.settings()["plugin_dirs"] == [str(tmp_path / "sub" / "shared"), "git+https://example.com/p.git@v1",
+                                           "/abs/p"]
+    assert r.settings()["clang"] == "auto"
 
 
 def test_unknown_recipe_name_suggests(tmp_path: Path) -> None:

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.errors import UserError
-from tritonbuild.host import HostFacts
-from tritonbuild.inputs import Facts
+from tritonbuild.execute.staging import pyproject
+from tritonbuild.gather.host import HostFacts
 from tritonbuild.llvm.probe import LLVMInstall
 from tritonbuild.nvidia.discover import NvidiaFacts, Source, driver_headers
-from tritonbuild.resolve import default_jobs, default_link_jobs, resolve_plan
-from tritonbuild.settings import resolve_settings
-from tritonbuild.source import GitState, inspect_source
-from tritonbuild.staging import pyproject
+from tritonbuild.resolve.facts import Facts
+from tritonbuild.resolve.resolver import default_jobs, default_link_jobs, resolve_plan
+from tritonbuild.resolve.source import GitState, inspect_source
+from tritonbuild.settings.model import resolve_settings
 
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"
 ALL_TARGETS = ("AArch64", "AMDGPU", "NVPTX", "SPIRV", "X86")

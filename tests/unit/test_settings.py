@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tritonbuild.errors import UserError
-from tritonbuild.settings import SPECS, resolve_settings
+from tritonbuild.settings.model import SPECS, resolve_settings
 
 
 def test_defaults_everywhere_with_empty_inputs() -> None:
@@ -65,7 +65,7 @@ def test_unknown_cli_setting_is_a_programming_error() -> None:
 
 
 def test_every_setting_with_a_flag_is_an_option_of_build_and_plan() -> None:
-    from tritonbuild.cli import cli
+    from tritonbuild.cli.main import cli
 
     for command in ("build", "plan"):
         names = {o for p in cli.commands[command].params for o in (*p.opts, *p.secondary_opts)}
@@ -75,14 +75,14 @@ def test_every_setting_with_a_flag_is_an_option_of_build_and_plan() -> None:
 
 def _build_options() -> dict[str, object]:
     """The build command's click options by destination name."""
-    from tritonbuild.cli import cli
+    from tritonbuild.cli.main import cli
 
     return {p.name: p for p in cli.commands["build"].params if p.name}  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.minimum is not None], ids=lambda s: s.name)
 def test_a_whole_number_setting_has_one_range_from_flag_env_and_recipe(spec, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from tritonbuild import recipes
+    from tritonbuild.settings import recipes
 
     low, high = spec.minimum, spec.maximum
     option = _build_options()[spec.name]
@@ -112,16 +112,60 @@ def test_every_yes_no_setting_can_be_undone_on_the_command_line() -> None:
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.choices], ids=lambda s: s.name)
 def test_a_word_setting_has_one_set_of_choices_from_flag_env_and_recipe(spec, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import typing
-
-    from tritonbuild import recipes
+    from tritonbuild.settings import recipes
 
     option = _build_options()[spec.name]
     assert tuple(option.type.choices) == spec.choices  # type: ignore[attr-defined]
-    recipe_words = [a for a in typing.get_args(recipes._HINTS[spec.name]) if a is not type(None)]
-    literal = next(a for a in recipe_words if typing.get_origin(a) is typing.Literal)
-    assert typing.get_args(literal) == spec.choices
+    assert recipes.json_schema()["properties"][spec.name]["enum"] == list(spec.choices)
+    assert recipes.parse({spec.name: spec.choices[-1]}, tmp_path / "r.toml").settings()[spec.name] == spec.choices[-1]
+    with pytest.raises(UserError, match="one of"):
+        recipes.parse({spec.name: "no-such-choice"}, tmp_path / "r.toml")
     for env_name in spec.env_names:
         assert resolve_settings({}, {env_name: spec.choices[-1]})[spec.name].value == spec.choices[-1]
         with pytest.raises(UserError, match="must be one of"):
             resolve_settings({}, {env_name: "no-such-choice"})
+
+
+# A value of each kind as the command line, the environment and a recipe give it.
+_SAMPLES = {"str": ("x", "x", "x"), "int": ("3", "3", 3), "bool": (None, "1", True),
+            "list": ("a", "a", ["a"]), "word": (None, None, None)}
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_every_setting_reads_the_same_value_from_flag_env_and_recipe(spec, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One model: the flag (through click), each env variable and the recipe key give a setting the same typed
+    value, and the recipe schema states the kind."""
+    import typing
+
+    from click.testing import CliRunner
+
+    from tritonbuild.cli.options import setting_option
+    from tritonbuild.settings import recipes
+
+    flag_text, env_text, recipe_value = _SAMPLES[spec.kind]
+    if spec.kind == "word":
+        flag_text = env_text = recipe_value = spec.choices[-1]
+    expected = recipe_value
+    if spec.flag:
+        seen: dict[str, typing.Any] = {}
+        command = setting_option(spec)(lambda **kw: seen.update(kw))
+        import click
+
+        args = [spec.flag.split("/")[0]] + ([] if spec.kind == "bool" else [flag_text])
+        result = CliRunner().invoke(click.command()(command), args)
+        assert result.exit_code == 0, result.output
+        given = seen[spec.name]
+        assert (list(given) if isinstance(given, tuple) else given) == expected
+        assert resolve_settings({spec.name: given}, {})[spec.name].value == expected
+    for env_name in spec.env_names:
+        if spec.name == "build_type":  # setup.py's yes/no variables pick a build type
+            continue
+        assert resolve_settings({}, {env_name: env_text})[spec.name].value == expected, env_name
+    if spec.recipe:
+        schema = recipes.json_schema()["properties"][spec.name]
+        kinds = {o.get("type") for o in schema.get("oneOf", [schema])}
+        assert {"str": "string", "int": "integer", "bool": "boolean", "list": "array", "word": "string"}[
+            spec.kind] in kinds
+        if spec.name == "source":  # a recipe's source path is relative to the recipe file
+            recipe_value = expected = str(tmp_path / "x")
+        assert recipes.parse({spec.name: recipe_value}, tmp_path / "r.toml").settings()[spec.name] == expected

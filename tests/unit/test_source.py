@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.errors import UserError
-from tritonbuild.source import (
+from tritonbuild.resolve.source import (
     finds_lld,
     inspect_source,
     parse_install_requires,

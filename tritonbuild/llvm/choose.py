@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.inputs import Facts
 from tritonbuild.llvm.probe import LLVMInstall
 from tritonbuild.llvm.requirement import check, host_suffix, is_pinned
 from tritonbuild.plan import LLVMPlan
-from tritonbuild.settings import Resolved
-from tritonbuild.source import SourceInfo
+from tritonbuild.resolve.facts import Facts
+from tritonbuild.resolve.source import SourceInfo
+from tritonbuild.settings.model import Resolved
 
 
 def _download_blocker(

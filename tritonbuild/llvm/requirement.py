@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tritonbuild.host import HostFacts
+from tritonbuild.gather.host import HostFacts
 from tritonbuild.llvm.probe import LLVMInstall
-from tritonbuild.pins import same_commit
+from tritonbuild.resolve.pins import same_commit
 
 
 def host_suffix(host: HostFacts, env: Mapping[str, str]) -> str | None:

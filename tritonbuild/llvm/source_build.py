@@ -66,8 +66,8 @@ def checkout(req: LLVMRequest, console: Any) -> Path:
 
 
 def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Path:
-    from tritonbuild.build import run_logged
-    from tritonbuild.progress import Tracker
+    from tritonbuild.execute.progress import Tracker
+    from tritonbuild.proc import run_logged
 
     entry = cache.source_entry(req)
     if cache.is_complete(entry):

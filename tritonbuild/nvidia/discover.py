@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonbuild.elf import is_elf
 from tritonbuild.nvidia.parts import CUPTI_LIBS, ENV, embedded_includes, includes, parse_versions, pypi_wheel
+from tritonbuild.wheel.elf import is_elf
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
 _CUDA_NAME = re.compile(r"^(cuda|cupti|driver_|vector_types|crt/|nv|generated_)")

@@ -1,0 +1,121 @@
+"""``plan``, ``build``, ``develop``, ``test`` and ``clean``: the commands that resolve a plan from the settings."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tritonbuild.cli.options import plan_options
+from tritonbuild.request import make_plan, provisioned_plan
+
+
+@click.command()
+@plan_options
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the schema is in the README).")
+@click.option("--settings", "show_settings", is_flag=True, help="Also show where each setting came from.")
+def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
+    """Resolve the build and print what `build` will do. Changes nothing on disk."""
+    from tritonbuild.execute.strategies import build_python_note
+
+    p = make_plan(kw)
+    note = build_python_note(p)
+    if as_json:
+        click.echo(p.to_json())
+        return
+    from tritonbuild.report import render
+
+    out = render.console()
+    render.print_plan(p, out)
+    if note:
+        out.print(f"[cyan]note:[/cyan] {note}")
+    if show_settings:
+        render.print_settings(p, out)
+
+
+@click.command()
+@plan_options
+@click.option("--out", "-o", help="Output directory for the wheel (default: ./dist, or the recipe's out_dir).")
+@click.option("--no-smoke-test", is_flag=True, help="Skip importing the wheel before publishing it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
+def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> None:
+    """Build a wheel with the selected backends into ./dist (or --out)."""
+    import json
+
+    from tritonbuild.execute import build as build_mod
+    from tritonbuild.report import render, summary
+    from tritonbuild.wheel import publish
+
+    console = render.console(stderr=as_json)
+    p = provisioned_plan({**kw, "out": out}, console)
+    render.print_plan(p, console)
+    result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
+    summary.print_summary(p, result, console)
+    if as_json:
+        click.echo(json.dumps(publish.manifest(p, result), indent=2, sort_keys=True))
+
+
+@click.command()
+@plan_options
+def develop(**kw: Any) -> None:
+    """Build incrementally and install editable into the active environment.
+
+    The environment is $VIRTUAL_ENV, else $CONDA_PREFIX, else this interpreter (--python picks another).
+    Python files of the source and plugins are live; a rebuilt libtriton is used on the next import.
+    """
+    from tritonbuild.execute import develop as dev
+    from tritonbuild.report import render
+
+    console = render.console()
+    p = provisioned_plan(kw, console, editable=True)
+    for w in p.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+    r = dev.develop(p, console)
+    what = {"no": "no reconfigure", "yes": "configured", "clean": "clean reconfigure"}[r.configured]
+    ninja = "ninja: no work" if r.ninja_no_work else "rebuilt"
+    installed = "editable install updated" if r.installed else "editable install unchanged"
+    console.print(f"develop {p.key}: {what}, {ninja}, {installed} in {r.site} ({r.seconds:.2f} s; log {r.log})")
+    for name, path in r.targets.items():
+        console.print(f"target {name}: {path or 'built (no file of that name in the build dir)'}")
+
+
+@click.command()
+@click.argument("suite", type=click.Choice(["lit", "unit", "python"]), default="lit")
+@plan_options
+@click.argument("extra", nargs=-1, type=click.UNPROCESSED)
+def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
+    """Run the source's lit tests, C++ unit tests (ctest) or Python tests against the develop build.
+
+    Arguments after -- go to the test runner (an unknown option before -- is an error, not forwarded); the exit
+    code is the runner's.
+    """
+    from tritonbuild.execute import source_tests
+    from tritonbuild.report import render
+
+    p = make_plan(kw)
+    rc = source_tests.run(p, suite, list(extra), render.console())
+    sys.exit(rc)
+
+
+@click.command()
+@click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root.")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@plan_options
+def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
+    """Remove the build dir of the plan these options make (the options `build` takes), or all of them."""
+    from tritonbuild import paths
+    from tritonbuild.execute import builddirs as st
+    from tritonbuild.report import render
+
+    root = paths.cache_root(dict(os.environ), kw.get("cache_dir")) / "build"
+    if all_:
+        targets = sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
+    else:
+        p = make_plan(kw)
+        targets = [Path(p.cmake.build_dir)] if Path(p.cmake.build_dir).exists() else []
+    freed = st.remove_build_dirs(targets, dry_run=dry_run)
+    verb = "would free" if dry_run else "freed"
+    render.console().print(f"{len(targets)} build dir(s), {verb} {freed / 2**20:.1f} MiB")

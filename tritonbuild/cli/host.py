@@ -1,0 +1,90 @@
+"""``doctor``, ``selftest``, ``example`` and ``status``: this host, the bundled example tree, the build dirs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.option("--python", "python", help="Python interpreter to check (default: this one).")
+def doctor(python: str | None) -> None:
+    """What this host has: cmake, ninja, ccache, compilers, lld, LLVMs, Python headers, RAM/cores/disk."""
+    from tritonbuild.gather import host
+    from tritonbuild.llvm.probe import probe, system_prefixes
+    from tritonbuild.report import doctor as doc
+    from tritonbuild.report import render
+    from tritonbuild.resolve.backends import CORE_LLVM_TARGETS, expand_targets
+
+    h = host.gather(python)
+    llvms = []
+    if os.environ.get("LLVM_SYSPATH"):
+        llvms.append(probe(Path(os.environ["LLVM_SYSPATH"]), "env LLVM_SYSPATH"))
+    llvms += [probe(Path(p), how) for p, how in system_prefixes()]
+    render.print_doctor(doc.rows(h, llvms, expand_targets(CORE_LLVM_TARGETS, h.machine)), render.console())
+
+
+@click.command()
+@click.argument("dest", type=click.Path(file_okay=False))
+@click.option("--generation", type=click.Choice(["G1", "G2", "G3"]), default="G2", show_default=True)
+@click.option("--plugin", "with_plugin", is_flag=True, help="Also write an external plugin next to it.")
+def example(dest: str, generation: str, with_plugin: bool) -> None:
+    """Write the small Triton-shaped example tree (a real CMake project) into DEST."""
+    from tritonbuild import example as ex
+    from tritonbuild.errors import UserError
+
+    root = Path(dest).resolve()
+    if root.exists() and any(root.iterdir()):
+        raise UserError(f"{root} exists and is not empty; tritonbuild will not write into it. Pick a new directory.")
+    ex.write_tree(root / "triton", generation=generation)
+    ex.write_spirv_abi(root / "spirv-kernel-abi")
+    click.echo(f"wrote {root / 'triton'}")
+    click.echo(f"wrote {root / 'spirv-kernel-abi'} (what the spirv backend downloads at configure time; "
+               f"offline: --dep spirv-kernel-abi={root / 'spirv-kernel-abi'})")
+    if with_plugin:
+        ex.write_plugin(root / "triton-shared", "triton_shared")
+        click.echo(f"wrote {root / 'triton-shared'} (plugin 'triton_shared')")
+
+
+@click.command()
+@click.option("--out", "-o", default="dist", show_default=True, help="Where to put the example wheel.")
+@click.option("--cache-dir", help="Cache root.")
+@click.option("--llvm", help="LLVM prefix (default: auto).")
+def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
+    """Build the bundled example tree (nvidia;amd;spirv + a plugin) into a wheel, import it, and compile a vector
+    add to SPIR-V through its spirv backend.
+
+    Needs no network and no Triton checkout: a check that this host can build Triton wheels before a
+    one-hour real build.
+    """
+    from tritonbuild.execute import selftest as run_selftest
+
+    run_selftest.run(out, cache_dir, llvm)
+
+
+@click.command()
+@click.option("--cache-dir", help="Cache root.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(cache_dir: str | None, as_json: bool) -> None:
+    """Build dirs under the cache root: their plans, sizes, last build time and wheel outputs."""
+    import json
+
+    from tritonbuild import paths
+    from tritonbuild.execute import builddirs as st
+    from tritonbuild.report import render
+
+    rows = st.build_dirs(paths.cache_root(dict(os.environ), cache_dir) / "build")
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title="build dirs", title_justify="left")
+    for col in ("key", "source", "backends", "size", "last build", "wheels"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["key"], r["source"] or "?", ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
+                      r["last_build"] or "-", "\n".join(r["wheels"]) or "-")
+    render.console().print(table)

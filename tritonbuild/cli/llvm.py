@@ -1,0 +1,141 @@
+"""``tritonbuild llvm ...``: status, fetch, build, path, gc."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tritonbuild.cli.options import plan_options
+from tritonbuild.request import make_plan
+
+
+@click.group()
+def llvm() -> None:
+    """The LLVM a source pins: what is available, fetch or build it, where it is."""
+
+
+@llvm.command()
+@plan_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(as_json: bool, **kw: Any) -> None:
+    """The pin, the candidates found, which one `build` would use and why."""
+    import json
+
+    from tritonbuild.llvm import cache
+    from tritonbuild.report import render
+
+    p = make_plan(kw)
+    entries = [{"prefix": str(e), **cache.read_marker(e)} for e in cache.entries(Path(p.cache_root))]
+    data = {"pin": {"file": p.llvm.pin_file, "hash": p.llvm.pinned_hash, "build_number": p.llvm.build_number,
+                    "sha256": p.llvm.sha256}, "archive": p.llvm.archive, "host_suffix": p.llvm.host_suffix,
+            "required_targets": list(p.llvm.required_targets), "chosen": {
+                "strategy": p.llvm.strategy, "prefix": p.llvm.prefix, "version": p.llvm.version,
+                "is_pinned": p.llvm.is_pinned, "found_by": p.llvm.found_by},
+            "not_chosen": [{"candidate": c, "why": w} for c, w in p.llvm.rejected], "cache": entries,
+            "problem": p.llvm.problem}
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    out = render.console()
+    out.print(f"pin: {p.llvm.pinned_hash} ({p.llvm.pin_file})"
+              + (f", build {p.llvm.build_number}" if p.llvm.build_number is not None else ""))
+    out.print(f"prebuilt archive for this host: {p.llvm.archive or 'none'}"
+              + (" (sha256 pinned)" if p.llvm.host_suffix in p.llvm.sha256 else " (no sha256 in the pin)"))
+    out.print(f"targets needed: {' '.join(p.llvm.required_targets)}")
+    if p.llvm.prefix:
+        ready = p.llvm.strategy not in ("download", "source") or cache.current(Path(p.llvm.prefix), p.llvm.sha256)
+        state = "" if ready else " (not in the cache yet: `build` will fetch/build it)"
+        out.print(f"[green]build would use:[/green] {p.llvm.prefix} via {p.llvm.strategy}{state}; pinned commit: "
+                  f"{ {True: 'yes', False: 'no', None: 'unknown'}[p.llvm.is_pinned] }")
+    for cand, why in p.llvm.rejected:
+        out.print(f"  not used: {cand}: {why}")
+    for e in entries:
+        out.print(f"  cached: {e['prefix']} ({e.get('provider')}, {e.get('llvm_hash', '?')[:12]})")
+    if p.llvm.problem:
+        out.print(f"[red]problem:[/red] {p.llvm.problem}")
+
+
+@llvm.command()
+@plan_options
+def fetch(**kw: Any) -> None:
+    """Download the prebuilt LLVM for the pin, verify it, and cache it."""
+    from tritonbuild.llvm import provision
+    from tritonbuild.report import render
+
+    p = make_plan({**kw, "llvm": "download"})
+    prefix = provision.PROVIDERS["download"](provision.request_from(p), render.console(stderr=True), os.environ)
+    click.echo(str(prefix))
+
+
+@llvm.command(name="build")
+@plan_options
+@click.option("--targets", help="LLVM targets (';'/',' separated; default: what the plan needs).")
+def build_llvm(targets: str | None, **kw: Any) -> None:
+    """Build the pinned LLVM commit from source (mlir and lld, only the needed targets) into the cache."""
+    from tritonbuild.llvm import provision
+    from tritonbuild.report import render
+    from tritonbuild.resolve.backends import expand_targets, split_list
+
+    p = make_plan({**kw, "llvm": "source"})
+    over: dict[str, Any] = {}
+    if targets:
+        over["targets"] = expand_targets(split_list(targets), platform.machine())
+    prefix = provision.PROVIDERS["source"](provision.request_from(p, **over), render.console(stderr=True),
+                                           os.environ)
+    click.echo(str(prefix))
+
+
+@llvm.command()
+@plan_options
+def path(**kw: Any) -> None:
+    """Print the prefix `build` would use (for scripts); exit 2 when it is not available yet."""
+    from tritonbuild.errors import UserError
+    from tritonbuild.llvm import cache
+
+    p = make_plan(kw)
+    if not p.llvm.prefix:
+        raise UserError(p.llvm.problem or "No LLVM would be used.")
+    if p.llvm.strategy in ("download", "source") and not cache.current(Path(p.llvm.prefix), p.llvm.sha256):
+        raise UserError(f"The plan's LLVM ({p.llvm.strategy}) is not in the cache yet: run `tritonbuild llvm "
+                        f"{'fetch' if p.llvm.strategy == 'download' else 'build'}` first.")
+    click.echo(p.llvm.prefix)
+
+
+@llvm.command()
+@click.option("--cache-dir", help="Cache root.")
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+def gc(cache_dir: str | None, dry_run: bool) -> None:
+    """Remove cached LLVMs that no build dir's plan uses."""
+    import json
+    import shutil
+
+    from tritonbuild import paths
+    from tritonbuild.execute.builddirs import dir_size
+
+    root = paths.cache_root(dict(os.environ), cache_dir)
+    used = set()
+    for plan_file in (root / "build").glob("*/plan.json"):
+        try:
+            used.add(json.loads(plan_file.read_text())["llvm"]["prefix"])
+        except (OSError, ValueError, KeyError):
+            continue
+    from tritonbuild.llvm import cache
+
+    freed = 0
+    for entry in cache.entries(root):
+        if str(entry) in used:
+            click.echo(f"keep   {entry} (used by a build dir)")
+            continue
+        size = dir_size(entry)
+        freed += size
+        click.echo(f"{'would remove' if dry_run else 'remove'} {entry} ({size / 2**20:.1f} MiB)")
+        if not dry_run:
+            with cache.entry_lock(entry):
+                shutil.rmtree(entry)
+    click.echo(f"{'would free' if dry_run else 'freed'} {freed / 2**20:.1f} MiB")
+    sys.stdout.flush()

@@ -1,0 +1,60 @@
+"""The root command group and ``main``: every command group is registered here with ``add_command``, so
+``tritonbuild.cli.main.cli`` alone is the whole command line.
+
+Errors are typed (``tritonbuild.errors``) and mapped to exit codes only here, in ``main``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tritonbuild import __version__
+from tritonbuild.cli import backends, build, host, llvm, recipes, wheels
+from tritonbuild.errors import BuildFailed, TritonBuildError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tritonbuild")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Build Triton into wheels with exactly the backends you ask for."""
+    ctx.obj = {"debug": debug}
+
+
+for command in (build.plan, build.build, build.develop, build.test, build.clean, host.doctor, host.example,
+                host.selftest, host.status, wheels.verify, wheels.compare, recipes.recipes, llvm.llvm,
+                backends.backends):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = argv if argv is not None else sys.argv[1:]
+    debug = "--debug" in (args[:args.index("--")] if "--" in args else args)  # after --: the test runner's
+    try:
+        cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except TritonBuildError as exc:
+        if debug:
+            raise
+        from tritonbuild.report import render
+
+        err = render.console(stderr=True)
+        err.print(f"[red bold]error:[/red bold] {exc}", soft_wrap=False)
+        if isinstance(exc, BuildFailed):
+            if exc.tail:
+                err.print(exc.tail, markup=False, highlight=False)
+            if exc.log_path:
+                err.print(f"full log: {exc.log_path}")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+    sys.exit(0)

@@ -1,0 +1,46 @@
+"""Click options made from the one settings model (``tritonbuild.settings.model.SPECS``).
+
+A setting's flag, its ``--no-`` form, its type, range, choices and help all come from its ``Spec``; the
+request options (recipe, cache dir, interpreter) are the only ones written here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from tritonbuild.settings.model import SPECS, Spec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _help(spec: Spec) -> str:
+    env = f" (env: {', '.join(spec.env_names)})" if spec.env_names else ""
+    return spec.help[:1].upper() + spec.help[1:] + env + "."
+
+
+def setting_option(spec: Spec) -> Callable[[F], F]:
+    """The click option of one setting; its destination is the setting's name."""
+    assert spec.flag is not None
+    if spec.kind == "bool":
+        return click.option(spec.flag, spec.name, default=None, help=_help(spec))
+    types: dict[str, Any] = {"int": click.IntRange(spec.minimum, spec.maximum), "word": click.Choice(spec.choices)}
+    return click.option(*spec.flag.split("/"), spec.name, type=types.get(spec.kind),
+                        multiple=spec.kind == "list", help=_help(spec))
+
+
+REQUEST = (
+    click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file."),
+    click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs."),
+    click.option("--python", "python",
+                 help="Python to build for (default: $VIRTUAL_ENV's, else $CONDA_PREFIX's, else this one)."),
+)
+
+
+def plan_options(func: F) -> F:
+    """Every setting's option and the request options: what each command that resolves a plan takes."""
+    for opt in reversed((*(setting_option(spec) for spec in SPECS if spec.flag), *REQUEST)):
+        func = opt(func)
+    return func

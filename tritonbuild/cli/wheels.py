@@ -1,0 +1,58 @@
+"""``verify`` and ``compare``: checks of built wheels, ours or anyone's."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("wheel", type=click.Path(exists=True, dir_okay=False))
+@click.option("--no-import", is_flag=True, help="Skip the fresh-venv import test.")
+@click.option("--python", "python", help="Interpreter for the import test (default: this one).")
+@click.option("--compile", "compile_check", is_flag=True,
+              help="Also compile the kernel corpus (matmul, reduction, softmax, ...) for the wheel's backends.")
+@click.option("--compile-timeout", type=click.IntRange(min=1), default=120, show_default=True,
+              help="Seconds one kernel may take before it counts as a hang.")
+def verify(wheel: str, no_import: bool, python: str | None, compile_check: bool, compile_timeout: int) -> None:
+    """Check a wheel: RECORD hashes, backends against its provenance, an import in a fresh venv, and with
+    --compile real kernels compiled through it (any wheel: yours or the official one)."""
+    from tritonbuild.report import render
+    from tritonbuild.wheel import verify as ver
+
+    if compile_check and no_import:
+        raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
+    checks = ver.verify(Path(wheel), python=python, import_test=not no_import,
+                        compile_timeout=compile_timeout if compile_check else None)
+    out = render.console()
+    for name, ok, detail in checks:
+        out.print(f"{'[green]ok[/green]  ' if ok else '[red]FAIL[/red]'} {name}: {detail}")
+    if not all(ok for _, ok, _ in checks):
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("a", type=click.Path(exists=True, dir_okay=False))
+@click.argument("b", type=click.Path(exists=True, dir_okay=False))
+@click.option("--allow", "allow", type=click.Path(exists=True, dir_okay=False),
+              help="Accepted differences: lines of '<kind> <glob>  # reason'.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(a: str, b: str, allow: str | None, as_json: bool) -> None:
+    """Compare two wheels (yours and the official one): files, metadata, entry points, backends, ELF needs.
+
+    Exit code 1 when a difference is not accepted by --allow.
+    """
+    from tritonbuild.wheel import compare as cmp
+
+    result = cmp.compare(Path(a), Path(b), Path(allow) if allow else None)
+    if as_json:
+        click.echo(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        from tritonbuild.report import compare as report_compare
+
+        report_compare.print_compare(result)
+    if result["unaccepted"]:
+        sys.exit(1)

@@ -1,0 +1,52 @@
+"""``tritonbuild test``: run the source's lit, C++ unit and Python tests against the develop build (edge)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tritonbuild import proc
+from tritonbuild.errors import UserError
+from tritonbuild.execute.develop import dev_dir, ninja_program
+from tritonbuild.plan import Plan
+
+
+def _ninja_targets(build: Path) -> set[str]:
+    out = proc.run([ninja_program(), "-C", str(build), "-t", "targets", "all"])
+    return {line.split(":")[0] for line in out.stdout.splitlines()}
+
+
+def _ninja(build: Path, targets: list[str], jobs: int) -> None:
+    rc = proc.run([ninja_program(), "-C", str(build), f"-j{jobs}", *targets], capture=False).returncode
+    if rc != 0:
+        raise UserError(f"Building the test dependencies ({' '.join(targets) or 'all'}) failed in {build}.")
+
+
+def run(plan: Plan, suite: str, extra: list[str], console: Any) -> int:
+    build = dev_dir(plan)
+    if not (build / "build.ninja").is_file():
+        raise UserError(f"No develop build for this plan yet ({build}). Run `tritonbuild develop` with the same "
+                        "options first.")
+    env = dict(os.environ)
+    if suite == "lit":
+        site = build / "test" / "lit.site.cfg.py"
+        if not site.is_file():
+            raise UserError(f"The source configured no lit suite ({site} is missing).")
+        targets = _ninja_targets(build)
+        tools = sorted(t for t in targets if t.startswith("triton-") and "/" not in t and "." not in t)
+        _ninja(build, tools, plan.toolchain.jobs)
+        argv = ["lit", "-v", str(build / "test"), *extra]
+    elif suite == "unit":
+        _ninja(build, [], plan.toolchain.jobs)
+        listing = proc.run(["ctest", "--test-dir", str(build), "-N"])
+        if "Total Tests: 0" in listing.stdout:
+            raise UserError("This build has no C++ unit tests: the wheel plan sets TRITON_BUILD_UT=OFF. Run "
+                            "`tritonbuild develop --cmake-arg=-DTRITON_BUILD_UT=ON` (a separate build dir) and "
+                            "then `tritonbuild test unit --cmake-arg=-DTRITON_BUILD_UT=ON`.")
+        argv = ["ctest", "--test-dir", str(build), "--output-on-failure", *extra]
+    else:
+        tests = Path(plan.source.root) / "python" / "test"
+        argv = [plan.python, "-m", "pytest", str(tests), *extra]
+    console.print(f"$ {' '.join(argv)}")
+    return proc.run(argv, env=env, capture=False).returncode

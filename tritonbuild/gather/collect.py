@@ -1,0 +1,142 @@
+"""Gather every fact a plan needs (edge: reads the disk, runs git and llvm-config, may clone a URL)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from tritonbuild import paths
+from tritonbuild.errors import UserError
+from tritonbuild.fileutil import read_text
+from tritonbuild.gather import compat, git, host
+from tritonbuild.llvm import cache as llvm_cache
+from tritonbuild.llvm.probe import LLVMInstall, probe, system_prefixes
+from tritonbuild.nvidia import discover as nvidia_discover
+from tritonbuild.resolve import fetchdeps, knownissues
+from tritonbuild.resolve.backend_api import BackendApi
+from tritonbuild.resolve.facts import Facts
+from tritonbuild.resolve.plugins import absolute, read_plugin, submodule_pin
+from tritonbuild.resolve.source import GitState, SourceInfo, inspect_source, looks_like_triton
+from tritonbuild.settings.model import Resolved
+
+# The settings that say where NVIDIA's files are, by the Triton variable they stand for.
+NVIDIA_SETTINGS = {"cudart_path": "TRITON_CUDART_PATH", "cudacrt_path": "TRITON_CUDACRT_PATH",
+                   "cupti_include": "TRITON_CUPTI_INCLUDE_PATH", "cupti_lib": "TRITON_CUPTI_LIB_PATH"}
+
+
+def source_root(s: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
+    given = s["source"].value
+    if given is None:
+        if looks_like_triton(cwd):
+            return cwd
+        raise UserError(
+            f"No --source given and the current directory {cwd} is not a Triton source tree. Pass --source with "
+            "a Triton checkout (or a git URL and --ref), or run tritonbuild from the top of a checkout; "
+            "`tritonbuild example DIR` writes a small Triton-shaped tree to try it on."
+        )
+    text = str(given)
+    if git.is_git_url(text) and not Path(text).exists():
+        return git.checkout_url(text, s["ref"].value, cache)
+    if s["ref"].value and not (s["ref"].origin.startswith("recipe") and not s["source"].origin.startswith("recipe")):
+        # a recipe's ref belongs to the recipe's source URL; it does not apply to a path given on top of it
+        raise UserError("--ref only applies when --source is a git URL; check out the ref in your tree instead.")
+    return absolute(text, cwd)
+
+
+def clone_git_plugins(s: Mapping[str, Resolved], env: Mapping[str, str], cache_dir: str | None
+                      ) -> dict[str, Resolved]:
+    """Replace ``git+URL@REF`` plugin specs with their checkouts in the source cache (clone once)."""
+    specs = list(s["plugin_dirs"].value)
+    if not any(str(p).startswith("git+") for p in specs):
+        return dict(s)
+    cache = paths.cache_root(env, cache_dir)
+    out = []
+    for spec in specs:
+        text = str(spec)
+        if text.startswith("git+"):
+            url, _, ref = text[4:].rpartition("@") if "@" in text[4:].split("/")[-1] else (text[4:], "", "")
+            out.append(str(git.checkout_url(url, ref or None, cache)))
+        else:
+            out.append(text)
+    return {**s, "plugin_dirs": Resolved(out, s["plugin_dirs"].origin)}
+
+
+def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
+           python: str | None = None) -> Facts:
+    cache = paths.cache_root(env, cache_dir)
+    root = source_root(s, cwd, cache)
+    if not root.exists():
+        raise UserError(f"The source {root} (from {s['source'].origin}) does not exist. Check --source.")
+    source = inspect_source(root, git.git_state(root))
+    llvm_choice = str(s["llvm"].value)
+    explicit = None
+    if llvm_choice not in ("auto", "system", "download", "source"):
+        explicit = probe(absolute(llvm_choice, cwd), found_by=s["llvm"].origin)
+    system = () if explicit else tuple(probe(Path(p), found_by=how) for p, how in system_prefixes())
+    pin = source.pin
+    at_pin = [e for e in llvm_cache.entries(cache) if llvm_cache.read_marker(e).get("llvm_hash") == pin.llvm_hash]
+    stale = tuple((str(e), why) for e in at_pin if (why := llvm_cache.pin_conflict(e, dict(pin.sha256))))
+    cached = tuple(probe(e, found_by="tritonbuild cache") for e in at_pin
+                   if str(e) not in dict(stale)) if not explicit else ()
+    plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
+    plugin_paths = [absolute(p, cwd) for p in s["plugin_dirs"].value]
+    api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
+    decls, supplied = fetchdeps.gather(root, plugin_paths, s["deps"].value, cwd, cache)
+    json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
+    nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
+    nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)
+    known_source, known_llvm = known_issue_facts(root, [*([explicit] if explicit else []), *system, *cached])
+    pin_file = paths.data_dir() / "llvm-hash.txt"
+    default_pin = pin_file.read_text().strip() if pin_file.is_file() else None
+    return Facts(
+        source=source,
+        host=host.gather(python),
+        llvm_explicit=explicit,
+        llvm_system=system,
+        llvm_cached=cached,
+        llvm_stale=stale if not explicit else (),
+        plugin_git=plugin_git,
+        cwd=str(cwd),
+        cmake_dir=str(paths.cmake_dir()),
+        cache_root=str(cache),
+        json_prefix=json_prefix,
+        default_pin=default_pin,
+        nvidia=nv,
+        api=api,
+        fetch_decls=tuple(decls),
+        deps_supplied=supplied,
+        known_source=known_source,
+        known_llvm=known_llvm,
+    )
+
+
+def known_issue_facts(root: Path, llvms: list[LLVMInstall]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """Which known source/LLVM incompatibilities (tritonbuild.resolve.knownissues) the source and each LLVM show."""
+    def texts(base: Path, names: set[str]) -> dict[str, str | None]:
+        return {n: read_text(base / n) if (base / n).is_file() else None for n in names}
+
+    source = knownissues.source_markers(texts(root, {i.source_file for i in knownissues.ISSUES}))
+    headers = {i.llvm_header for i in knownissues.ISSUES}
+    return source, {str(inst.prefix): knownissues.llvm_markers(texts(Path(inst.prefix) / "include", headers))
+                    for inst in llvms}
+
+
+def compat_facts(root: Path, source: SourceInfo, plugin_dirs: list[Path],
+                 plugin_git: Mapping[str, GitState | None], cache: Path | None = None) -> dict[str, BackendApi]:
+    """The compatibility check of every in-tree backend and every plugin that can be read (a plugin that cannot
+    is reported by the plan's own validation)."""
+    plugins = []
+    for path in plugin_dirs:
+        try:
+            plugin = submodule_pin(read_plugin(path, "plugin"), plugin_git.get(str(path)))
+        except UserError:
+            continue
+        plugins.append((plugin.name, path, plugin.triton_pin))
+    commit = source.git.commit if source.git else None
+    return compat.gather(root, commit, [(b.name, Path(b.path)) for b in source.backends], plugins, cache)
+
+
+def plugin_git_states(dirs: Sequence[str], cwd: Path) -> dict[str, GitState | None]:
+    """Git facts of each plugin dir (its commit, and the ``triton`` submodule that older plugins pin)."""
+    return {str(path): git.git_state(path) if path.is_dir() else None
+            for path in (absolute(raw, cwd) for raw in dirs)}

@@ -1,0 +1,70 @@
+"""The build summary: one table of what ``build`` made, for people (rich)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tritonbuild.plan import Plan
+from tritonbuild.resolve import compilecheck
+from tritonbuild.result import BuildResult
+
+
+def bundle_line(plan: Plan, bundled: Mapping[str, Any]) -> str:
+    """One line on how the wheel was made self-contained (for the summary)."""
+    if not plan.wheel.bundle_libs:
+        return "off (--no-bundle-libs): the wheel needs what this machine's libraries need"
+    libs = bundled.get("bundled", [])
+    size = sum(int(b.get("size", 0)) for b in libs) / 2**20
+    copied = (f"{len(libs)} copied into triton/_C ({size:.1f} MiB): {', '.join(b['name'] for b in libs)}"
+              if libs else "nothing to copy")
+    dropped = len(bundled.get("dropped", []))
+    return f"LLVM linked {plan.llvm.link}; {copied}" + (f"; {dropped} unused needed entries dropped" if dropped else "")
+
+
+def check_line(plan: Plan, report: Mapping[str, Any]) -> str:
+    """One line on the compile check (for the summary), with the LLVM when it is not the source's pin."""
+    if not report.get("enabled"):
+        return f"off ({report.get('why', 'not run')})"
+    line = compilecheck.counts_line(report["counts"], report["seconds"])
+    if plan.llvm.is_pinned is not True:
+        line += (f"; LLVM {plan.llvm.version} is not the source's pin {plan.llvm.pinned_hash[:12]}: these kernels "
+                 "compile with it, others may not")
+    return line
+
+
+def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
+    from rich.table import Table
+
+    t = Table(title="built", show_header=False, title_justify="left")
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column(overflow="fold")  # paths are copied from CI logs: never cut them
+    t.add_row("wheel", str(result.wheel))
+    t.add_row("size", f"{result.size / 2**20:.1f} MiB")
+    t.add_row("sha256", result.sha256)
+    t.add_row("backends", ", ".join(plan.backend_names) + (" (+proton)" if plan.toolchain.proton else ""))
+    t.add_row("time", f"{result.seconds:.1f} s  (" + ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
+              + ")")
+    if result.ccache:
+        remote = f", {result.ccache['remote_hits']} from remote storage" if result.ccache.get("remote_hits") else ""
+        t.add_row("ccache", f"{result.ccache['hits']} hits, {result.ccache['misses']} misses{remote}")
+    if result.sccache:
+        sc = result.sccache
+        t.add_row("sccache", f"{sc['hits']} hits, {sc['misses']} misses ({sc['location']})")
+    if result.distcc:
+        t.add_row("distcc", f"{result.distcc['remote']} objects compiled on {plan.toolchain.distcc_hosts}, "
+                            f"{result.distcc['local']} locally")
+    if result.republished:
+        t.add_row("ninja", "no work to do; nothing the wheel holds changed: the last wheel was published again")
+    elif result.ninja_no_work:
+        t.add_row("ninja", "no work to do")
+    t.add_row("libraries", bundle_line(plan, result.bundled))
+    t.add_row("compile check", check_line(plan, result.compile_check))
+    if result.repaired:
+        r = result.repaired
+        t.add_row("repair", f"{r['size_before'] / 2**20:.1f} MiB -> {r['size_after'] / 2**20:.1f} MiB "
+                            f"({r['platform']}; not grafted: {', '.join(r['excluded']) or 'none'})")
+    for name, path in result.targets.items():
+        t.add_row(f"target {name}", path or "built (no file of that name in the build dir)")
+    t.add_row("log", str(result.log))
+    console.print(t)

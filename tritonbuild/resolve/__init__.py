@@ -1,0 +1,1 @@
+"""Resolve settings and facts into a Plan (pure: no module here reads the disk or runs a program)."""

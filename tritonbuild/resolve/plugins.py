@@ -1,0 +1,166 @@
+"""External backend plugins (Triton's ``TRITON_PLUGIN_DIRS`` contract).
+
+A plugin is a directory with ``backend/compiler.py``, ``backend/driver.py`` and ``backend/name.conf`` (one
+line: the plugin's name). Without name.conf the name is derived from the directory's last component:
+dashes and dots become underscores (``triton-shared`` -> ``triton_shared``), and the result must be a C and
+Python identifier. The plugin's own Triton pin is ``triton-hash.txt`` at its root, or, in plugins older
+than that file (triton-shared before 2025), the commit of its git submodule ``triton``; the LLVM targets it
+needs beyond Triton's core may be listed in ``backend/llvm-targets.txt`` (``;``/``,``/newline separated).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonbuild.errors import UserError
+from tritonbuild.fileutil import read_text
+from tritonbuild.resolve.backends import split_list
+from tritonbuild.resolve.pins import same_commit
+from tritonbuild.resolve.source import GitState, finds_lld, package_extras
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Plugin:
+    name: str
+    path: str
+    name_from: str  # "name.conf" or "directory name"
+    given_as: str  # where the directory came from: "--plugin-dir", "TRITON_PLUGIN_DIRS", a recipe
+    language: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    llvm_targets: tuple[str, ...] = ()
+    finds_lld: bool = False
+    triton_pin: str | None = None
+    triton_pin_from: str | None = None  # "triton-hash.txt" or "its triton submodule"
+    git: GitState | None = None
+    pin_matches_source: bool | None = None
+
+
+def derive_name(dirname: str) -> str:
+    """The documented rule for a plugin without name.conf: dashes and dots become underscores."""
+    return re.sub(r"[-.]", "_", dirname)
+
+
+def is_identifier(name: str) -> bool:
+    return bool(_IDENT.fullmatch(name)) and not keyword.iskeyword(name)
+
+
+def absolute(path: str, cwd: Path) -> Path:
+    p = Path(path).expanduser()
+    return (p if p.is_absolute() else cwd / p).resolve()
+
+
+def read_plugin(path: Path, given_as: str) -> Plugin:
+    """Check one plugin directory and read its name, extras and pins."""
+    backend = path / "backend"
+    fix = (
+        "A plugin directory needs backend/compiler.py, backend/driver.py and backend/name.conf "
+        "(see Triton's TRITON_PLUGIN_DIRS contract)."
+    )
+    if not path.is_dir():
+        raise UserError(f"The plugin directory {path} (from {given_as}) does not exist. Check the path.")
+    if not backend.is_dir():
+        raise UserError(f"The plugin directory {path} (from {given_as}) has no backend/ directory. {fix}")
+    for required in ("compiler.py", "driver.py"):
+        if not (backend / required).is_file():
+            raise UserError(f"The plugin {path} (from {given_as}) has no backend/{required}. {fix}")
+    conf = backend / "name.conf"
+    if conf.is_file():
+        name, name_from = conf.read_text(encoding="utf-8").strip(), "name.conf"
+        where = f"{conf}"
+    else:
+        name, name_from = derive_name(path.name), "directory name"
+        where = f"the directory name of {path}"
+    if not is_identifier(name):
+        raise UserError(
+            f"The plugin name {name!r} (from {where}) is not a C and Python identifier, but Triton uses it as "
+            f"init_triton_{name}() and as triton.backends.{name}. Write a valid name (letters, digits, "
+            f"underscores, not starting with a digit) into {backend / 'name.conf'}."
+        )
+    targets_file = backend / "llvm-targets.txt"
+    targets = tuple(split_list(targets_file.read_text().replace("\n", ";"))) if targets_file.is_file() else ()
+    pin_file = path / "triton-hash.txt"
+    pin = pin_file.read_text().strip() or None if pin_file.is_file() else None
+    return Plugin(
+        name=name,
+        path=str(path),
+        name_from=name_from,
+        given_as=given_as,
+        language=package_extras(path / "language"),
+        tools=package_extras(path / "tools"),
+        llvm_targets=targets,
+        finds_lld=finds_lld(read_text(path / "CMakeLists.txt")),
+        triton_pin=pin,
+        triton_pin_from="triton-hash.txt" if pin else None,
+    )
+
+
+def submodule_pin(plugin: Plugin, git: GitState | None) -> Plugin:
+    """A plugin without triton-hash.txt whose repository has the submodule ``triton`` pins that commit."""
+    if plugin.triton_pin or git is None:
+        return plugin
+    commit = dict(git.submodules).get("triton")
+    if commit is None:
+        return plugin
+    return dataclasses.replace(plugin, triton_pin=commit, triton_pin_from="its triton submodule")
+
+
+def resolve_plugins(
+    dirs: Sequence[tuple[str, str]],
+    *,
+    cwd: Path,
+    in_tree: Sequence[str],
+    source_commit: str | None,
+    git_states: Mapping[str, GitState | None] | None = None,
+) -> tuple[tuple[Plugin, ...], list[str], list[str]]:
+    """Validate plugin dirs given as ``(path, given_as)``; return plugins, notes and warnings."""
+    plugins: list[Plugin] = []
+    notes: list[str] = []
+    warnings: list[str] = []
+    seen_paths: dict[Path, str] = {}
+    for raw, given_as in dirs:
+        path = absolute(raw, cwd)
+        if raw != str(path):
+            notes.append(f"plugin directory {raw!r} ({given_as}) is used as {path}")
+        if path in seen_paths:
+            raise UserError(
+                f"The plugin directory {path} is given twice ({seen_paths[path]} and {given_as}). "
+                "Give each plugin once."
+            )
+        seen_paths[path] = given_as
+        plugin = read_plugin(path, given_as)
+        if plugin.name in in_tree:
+            raise UserError(
+                f"The plugin {path} is named {plugin.name!r} (from its {plugin.name_from}), which is also the "
+                f"in-tree backend third_party/{plugin.name}. Rename the plugin in its backend/name.conf, or "
+                f"leave it out and select the in-tree backend."
+            )
+        for other in plugins:
+            if other.name == plugin.name:
+                raise UserError(
+                    f"Two plugins are both named {plugin.name!r}: {other.path} and {path}. Plugin names must be "
+                    "unique; change one of them in its backend/name.conf."
+                )
+        if plugin.name_from == "directory name":
+            notes.append(
+                f"plugin {path} has no backend/name.conf; its name {plugin.name!r} was derived from the "
+                "directory name (dashes and dots become underscores). Triton's own CMake reads name.conf, so "
+                "tritonbuild passes this name to it explicitly."
+            )
+        git = (git_states or {}).get(str(path))
+        plugin = submodule_pin(plugin, git)
+        matches = same_commit(plugin.triton_pin, source_commit)
+        if matches is False:
+            warnings.append(
+                f"plugin {plugin.name!r} pins Triton {plugin.triton_pin[:12] if plugin.triton_pin else ''} "
+                f"({plugin.triton_pin_from}) but the source is at {source_commit[:12] if source_commit else '?'}: "
+                "it may not compile against this source"
+            )
+        plugins.append(dataclasses.replace(plugin, git=git, pin_matches_source=matches))
+    return tuple(plugins), notes, warnings

@@ -1,0 +1,330 @@
+"""Inspect a Triton source tree: layout generation, version, pin, in-tree backends, limits.
+
+Only reads files. The pure text parsers are separate functions so that tests feed them strings.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonbuild.errors import UserError
+from tritonbuild.fileutil import read_text
+from tritonbuild.resolve.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
+from tritonbuild.resolve.proton import required_variables
+
+# Upstream's tuple macro took 4 entries until 2025-08 and 5 since.
+DEFAULT_TUPLE_LIMIT = 5
+
+
+@dataclass(frozen=True)
+class GitState:
+    commit: str
+    dirty: bool
+    branch: str | None = None
+    commit_time: int | None = None  # unix time of the commit (for SOURCE_DATE_EPOCH)
+    # top-level submodules as committed in HEAD: (path, commit). A plugin older than triton-hash.txt
+    # (triton-shared before 2025) pins its Triton as the submodule ``triton``.
+    submodules: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class InTreeBackend:
+    name: str
+    path: str
+    language: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    finds_lld: bool = False  # its CMakeLists.txt runs find_package(LLD): upstream's amd backend does
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    root: str
+    generation: str  # G1, G2, G3
+    version: str | None
+    pin: LLVMPin
+    backends: tuple[InTreeBackend, ...]
+    default_backends: tuple[str, ...]
+    required_backends: tuple[str, ...]
+    has_proton: bool
+    proton_in_tuple: str  # "always", "when-built" or "never"
+    tuple_limit: int
+    tuple_limit_known: bool
+    git: GitState | None = None
+    # git submodules declared in .gitmodules but not checked out, with the in-tree backends whose CMake uses them
+    missing_submodules: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    core_finds_lld: bool = False  # the top-level CMakeLists.txt itself runs find_package(LLD)
+    # CUDA headers the nvidia backend includes as "backend/include/<name>" that are not in the tree: 2024
+    # trees expect setup.py to have downloaded them into third_party/nvidia/backend/include.
+    nvidia_missing_headers: tuple[str, ...] = ()
+    proton_requires: tuple[str, ...] = ()  # variables third_party/proton/CMakeLists.txt stops without
+    build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires (pybind11/nanobind pins)
+    install_requires: tuple[str, ...] = ()  # setup.py's install_requires: the wheel's Requires-Dist
+
+    @property
+    def backend_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.backends)
+
+    def backend(self, name: str) -> InTreeBackend:
+        return next(b for b in self.backends if b.name == name)
+
+
+# --- pure parsers -----------------------------------------------------------------------------------------
+
+_ARG_N = re.compile(r"#\s*define\s+FOR_EACH_ARG_N\s*\(([^)]*)\)")
+
+
+def parse_tuple_limit(main_cc: str) -> int | None:
+    """The number of backends ``TRITON_BACKENDS_TUPLE`` may hold, read from ``python/src/main.cc``."""
+    m = _ARG_N.search(main_cc)
+    if not m:
+        return None
+    return sum(1 for p in m.group(1).split(",") if re.fullmatch(r"\s*_\d+\s*", p))
+
+
+_VERSION_PATTERNS = (
+    re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.M),
+    re.compile(r"""^TRITON_VERSION\s*=\s*['"]([^'"]+)['"]""", re.M),
+    re.compile(r"""\bversion\s*=\s*['"](\d+\.\d+[^'"]*)['"]"""),
+)
+
+
+def parse_version(*texts: str) -> str | None:
+    for pattern in _VERSION_PATTERNS:
+        for text in texts:
+            m = pattern.search(text)
+            if m:
+                return m.group(1)
+    return None
+
+
+_SETUP_BACKENDS = re.compile(r"BackendInstaller\.copy\(\s*\[([^\]]*)\]")
+
+
+def parse_setup_backends(setup_py: str) -> tuple[str, ...] | None:
+    """The in-tree backend list hard-coded in setup.py (``BackendInstaller.copy([...])``)."""
+    m = _SETUP_BACKENDS.search(setup_py)
+    if not m:
+        return None
+    return tuple(re.findall(r"""['"]([^'"]+)['"]""", m.group(1)))
+
+
+def parse_install_requires(setup_py: str) -> tuple[str, ...]:
+    """The requirements in setup.py's ``setup(install_requires=[...])`` when they are a literal list of strings
+    (Intel's tree needs ``pyelftools`` at import time; upstream lists importlib-metadata for old Pythons)."""
+    try:
+        tree = ast.parse(setup_py)
+    except SyntaxError:
+        return ()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setup":
+            for kw in node.keywords:
+                if kw.arg == "install_requires" and isinstance(kw.value, (ast.List, ast.Tuple)):
+                    return tuple(e.value for e in kw.value.elts
+                                 if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return ()
+
+
+_IF = re.compile(r"^\s*if\s*\((.*)\)", re.I)
+_ENDIF = re.compile(r"^\s*endif\s*\(", re.I)
+_PROTON_NAME = re.compile(r"""list\s*\(\s*APPEND\s+TRITON_PLUGIN_NAMES\s+"?proton"?\s*\)""", re.I)
+
+
+def parse_proton_in_tuple(cmakelists: str) -> str:
+    """Whether the top-level CMakeLists puts ``proton`` into the backends tuple: always, when built, never.
+
+    Upstream since 2025 builds the proton dialect unconditionally and always appends ``proton`` to
+    ``TRITON_PLUGIN_NAMES``; older trees never did.
+    """
+    stack: list[str] = []
+    for line in cmakelists.splitlines():
+        code = line.split("#", 1)[0]
+        if m := _IF.match(code):
+            stack.append(m.group(1))
+        elif _ENDIF.match(code) and stack:
+            stack.pop()
+        elif _PROTON_NAME.search(code):
+            return "when-built" if any("TRITON_BUILD_PROTON" in c for c in stack) else "always"
+    return "never"
+
+
+_THIRD_PARTY_INCLUDE = re.compile(r'#\s*include\s*[<"]third_party/([A-Za-z0-9_]+)/')
+
+
+_BACKEND_INCLUDE = re.compile(r'#\s*include\s*[<"]backend/include/([\w./-]+)[">]')
+
+
+def nvidia_missing_headers(nvidia: Path) -> tuple[str, ...]:
+    """Headers the nvidia backend's C++ includes from its backend/include dir that the tree lacks."""
+    wanted: set[str] = set()
+    if nvidia.is_dir():
+        for path in nvidia.rglob("*"):
+            if path.suffix in _CORE_SUFFIXES and path.is_file() and "backend" not in path.relative_to(nvidia).parts:
+                wanted.update(_BACKEND_INCLUDE.findall(read_text(path)))
+    return tuple(sorted(n for n in wanted if not (nvidia / "backend" / "include" / n).is_file()))
+
+
+def parse_backend_includes(texts: Iterable[str]) -> set[str]:
+    found: set[str] = set()
+    for text in texts:
+        found.update(_THIRD_PARTY_INCLUDE.findall(text))
+    return found
+
+
+_FIND_LLD = re.compile(r"^[^#\n]*\bfind_package\s*\(\s*LLD\b", re.I | re.M)
+
+
+def finds_lld(cmakelists: str) -> bool:
+    """Whether a CMakeLists.txt looks for LLD. Upstream's amd backend does (it links lldELF); older trees
+    and the other backends never need LLD, so an LLVM without it can build them."""
+    return bool(_FIND_LLD.search(cmakelists))
+
+
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(\S+)\s*$", re.M)
+
+
+def parse_gitmodules(text: str) -> tuple[str, ...]:
+    return tuple(_SUBMODULE_PATH.findall(text))
+
+
+# --- reading a tree ---------------------------------------------------------------------------------------
+
+_CORE_DIRS = ("lib", "include", "python/src", "bin")
+_CORE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".c", ".inc"}
+
+
+def discovers_backends_by_directory(root: Path) -> bool:
+    """2024 trees list the directories of the ``triton/backends`` package instead of reading entry points, so
+    an editable install needs each backend linked in there (setup.py's develop does the same)."""
+    text = read_text(root / "python" / "triton" / "backends" / "__init__.py")
+    return bool(text) and "entry_points(" not in text and "listdir" in text
+
+
+def looks_like_triton(root: Path) -> bool:
+    cml = root / "CMakeLists.txt"
+    return cml.is_file() and (root / "python" / "triton").is_dir() and "project(triton" in read_text(cml).replace(
+        " (", "("
+    )
+
+
+def generation_of(root: Path) -> str:
+    if (root / "cmake" / "llvm-info.json").is_file():
+        return "G3"
+    if (root / "setup.py").is_file():
+        return "G2"
+    return "G1"
+
+
+def read_pin(root: Path) -> LLVMPin:
+    info = root / "cmake" / "llvm-info.json"
+    txt = root / "cmake" / "llvm-hash.txt"
+    if info.is_file():
+        return parse_llvm_info_json(read_text(info), str(info))
+    if txt.is_file():
+        return parse_llvm_hash_txt(read_text(txt), str(txt))
+    raise UserError(
+        f"The Triton source {root} has no LLVM pin: neither cmake/llvm-hash.txt nor cmake/llvm-info.json "
+        "exists. Check that --source points at the top of a complete Triton checkout."
+    )
+
+
+def package_extras(path: Path) -> tuple[str, ...]:
+    """A backend's ``language/<x>`` or ``tools/<x>`` dirs that go into the package as ``triton.<kind>.extra.<x>``.
+    A dir with a CMakeLists.txt is C++ that CMake builds (triton-shared's tools/triton-shared-opt), not
+    package data, and is left out (setup.py would copy its sources into the wheel)."""
+    if not path.is_dir():
+        return ()
+    return tuple(sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+                        and not (p / "CMakeLists.txt").is_file()))
+
+
+def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
+    out = []
+    third_party = root / "third_party"
+    if third_party.is_dir():
+        for d in sorted(third_party.iterdir()):
+            backend = d / "backend"
+            if (backend / "compiler.py").is_file() and (backend / "driver.py").is_file():
+                out.append(
+                    InTreeBackend(
+                        name=d.name, path=str(d), language=package_extras(d / "language"),
+                        tools=package_extras(d / "tools"),
+                        finds_lld=finds_lld(read_text(d / "CMakeLists.txt")),
+                    )
+                )
+    return tuple(out)
+
+
+def _core_texts(root: Path) -> Iterable[str]:
+    for sub in _CORE_DIRS:
+        base = root / sub
+        if not base.is_dir():
+            continue
+        for path in base.rglob("*"):
+            if path.suffix in _CORE_SUFFIXES and path.is_file():
+                yield read_text(path)
+
+
+def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
+    root = root.resolve()
+    if not looks_like_triton(root):
+        raise UserError(
+            f"{root} is not a Triton source tree (expected a CMakeLists.txt with project(triton ...) and a "
+            "python/triton package). Pass --source with the path of a Triton checkout, or a git URL with --ref."
+        )
+    generation = generation_of(root)
+    setup_py = root / ("python/setup.py" if generation == "G1" else "setup.py")
+    setup_text = read_text(setup_py)
+    version = parse_version(read_text(root / "python" / "triton" / "__init__.py"), setup_text)
+    backends = find_in_tree_backends(root)
+    names = tuple(b.name for b in backends)
+    default = tuple(n for n in (parse_setup_backends(setup_text) or names) if n in names)
+    included = parse_backend_includes(_core_texts(root))
+    order = [*default, *names]  # report required backends in the source's own default order
+    required = tuple(sorted((n for n in names if n in included), key=order.index))
+    limit = parse_tuple_limit(read_text(root / "python" / "src" / "main.cc"))
+    top_cmake = read_text(root / "CMakeLists.txt")
+    missing = []
+    for sub in parse_gitmodules(read_text(root / ".gitmodules")):
+        path = root / sub
+        if path.is_dir() and any(path.iterdir()):
+            continue
+        users = tuple(b.name for b in backends
+                      if sub in read_text(Path(b.path) / "CMakeLists.txt") or Path(sub).name in read_text(
+                          Path(b.path) / "CMakeLists.txt"))
+        missing.append((sub, users))
+    return SourceInfo(
+        root=str(root),
+        generation=generation,
+        version=version,
+        pin=read_pin(root),
+        backends=backends,
+        default_backends=default or names,
+        required_backends=required,
+        has_proton=(root / "third_party" / "proton").is_dir(),
+        proton_in_tuple=parse_proton_in_tuple(top_cmake),
+        tuple_limit=limit if limit is not None else DEFAULT_TUPLE_LIMIT,
+        tuple_limit_known=limit is not None,
+        git=git,
+        missing_submodules=tuple(missing),
+        core_finds_lld=finds_lld(top_cmake),
+        nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
+        proton_requires=required_variables(read_text(root / "third_party" / "proton" / "CMakeLists.txt")),
+        install_requires=parse_install_requires(setup_text),
+        build_requires=parse_build_requires(read_text(root / "pyproject.toml")),
+    )
+
+
+def parse_build_requires(text: str) -> tuple[str, ...]:
+    """``[build-system] requires`` of a pyproject.toml (empty when there is none or it does not parse)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return ()
+    reqs = data.get("build-system", {}).get("requires", [])
+    return tuple(str(r) for r in reqs) if isinstance(reqs, list) else ()

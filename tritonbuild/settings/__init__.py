@@ -1,0 +1,1 @@
+"""The one settings model: every setting declared once; flags, recipe keys and docs come from it."""

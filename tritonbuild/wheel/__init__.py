@@ -1,0 +1,1 @@
+"""The wheel as a file: writing it, making it self-contained, checking, verifying and comparing it."""

@@ -1,0 +1,191 @@
+"""``tritonbuild compare A.whl B.whl``: how two wheels differ, for checking a custom build against the official
+one (edge: reads the wheels; the diff itself is pure).
+
+Differences (each a ``kind`` and a ``key``, so an allow-list can accept them with a reason):
+``only-a``/``only-b`` (a file), ``metadata`` (Name, Version, Requires-Python, Requires-Dist), ``entry-point``
+(``group:name``), ``backend`` (a ``triton/backends/<name>``), ``needed`` (``file:library``: an ELF file in
+both wheels needs a library from outside the manylinux allow-list in one only). Big files and each ELF's needed
+libraries and undefined-symbol count are shown too, as information.
+
+Allow-list file: one rule per line, ``<kind> <glob>``, then optionally ``# reason``; blank lines and lines
+starting with ``#`` are ignored. Example: ``only-b triton/backends/nvidia/lib/cupti/*_static.a  # static libs``.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import tempfile
+import zipfile
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from email.parser import Parser
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from tritonbuild.errors import UserError
+from tritonbuild.wheel import elf
+
+KINDS = ("only-a", "only-b", "metadata", "entry-point", "backend", "needed")
+BIG = 1 << 20
+
+
+@dataclass(frozen=True)
+class Diff:
+    kind: str
+    key: str
+    a: str = ""
+    b: str = ""
+    allowed_by: str | None = None  # the allow-list rule (and its reason) that accepts it
+
+
+@dataclass(frozen=True)
+class ElfSummary:
+    needed: tuple[str, ...]
+    undefined: int
+
+
+@dataclass
+class WheelFacts:
+    path: str
+    files: dict[str, int] = field(default_factory=dict)  # name -> size
+    metadata: dict[str, str] = field(default_factory=dict)
+    entry_points: dict[str, str] = field(default_factory=dict)  # "group:name" -> value
+    elves: dict[str, ElfSummary] = field(default_factory=dict)
+
+    @property
+    def backends(self) -> set[str]:
+        return {n.split("/")[2] for n in self.files if n.startswith("triton/backends/") and n.count("/") >= 3
+                and n.endswith("/compiler.py")}
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    pattern: str
+    reason: str
+
+    def matches(self, d: Diff) -> bool:
+        return self.kind == d.kind and fnmatch.fnmatchcase(d.key, self.pattern)
+
+
+def _dist_info(names: list[str], leaf: str) -> str | None:
+    return next((n for n in names if n.count("/") == 1 and n.split("/")[0].endswith(".dist-info")
+                 and n.endswith("/" + leaf)), None)
+
+
+def read_wheel(path: Path) -> WheelFacts:
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UserError(f"{path} is not a readable wheel ({exc}). Pass two .whl files.") from None
+    with zf, tempfile.TemporaryDirectory(prefix="tritonbuild-compare-") as tmp:
+        names = zf.namelist()
+        facts = WheelFacts(str(path), {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()})
+        meta = _dist_info(names, "METADATA")
+        if meta:
+            msg = Parser().parsestr(zf.read(meta).decode("utf-8", errors="replace"))
+            for key in ("Name", "Version", "Requires-Python"):
+                facts.metadata[key] = str(msg.get(key, ""))
+            facts.metadata["Requires-Dist"] = "; ".join(sorted(
+                str(r) for r in (msg.get_all("Requires-Dist") or []) if "extra ==" not in str(r)))
+        eps = _dist_info(names, "entry_points.txt")
+        if eps:
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.optionxform = str  # type: ignore[assignment,method-assign]
+            parser.read_string(zf.read(eps).decode())
+            facts.entry_points = {f"{g}:{n}": v.strip() for g in parser.sections() for n, v in parser[g].items()}
+        for info in zf.infolist():
+            if info.is_dir() or info.file_size < 64:
+                continue
+            with zf.open(info) as f:
+                if f.read(4) != b"\x7fELF":
+                    continue
+            target = Path(zf.extract(info, tmp))
+            found = elf.read(target, symbols=True)
+            if found is not None:
+                facts.elves[info.filename] = ElfSummary(found.needed, len(found.undefined))
+            target.unlink()
+    return facts
+
+
+def _dist(name: str) -> str:
+    """A path with the dist-info dir's version-specific name made comparable."""
+    head, _, rest = name.partition("/")
+    return f"<dist-info>/{rest}" if head.endswith(".dist-info") else name
+
+
+def differences(a: WheelFacts, b: WheelFacts) -> list[Diff]:
+    out: list[Diff] = []
+    fa = {_dist(n) for n in a.files}
+    fb = {_dist(n) for n in b.files}
+    out += [Diff("only-a", n) for n in sorted(fa - fb)]
+    out += [Diff("only-b", n) for n in sorted(fb - fa)]
+    for key in sorted(set(a.metadata) | set(b.metadata)):
+        if a.metadata.get(key, "") != b.metadata.get(key, ""):
+            out.append(Diff("metadata", key, a.metadata.get(key, ""), b.metadata.get(key, "")))
+    for key in sorted(set(a.entry_points) | set(b.entry_points)):
+        if a.entry_points.get(key) != b.entry_points.get(key):
+            out.append(Diff("entry-point", key, a.entry_points.get(key, ""), b.entry_points.get(key, "")))
+    for name in sorted(a.backends ^ b.backends):
+        out.append(Diff("backend", name, "yes" if name in a.backends else "", "yes" if name in b.backends else ""))
+    for path in sorted(set(a.elves) & set(b.elves)):
+        # allow-listed libraries (libdl, libpthread: part of libc since glibc 2.34) differ by toolchain only
+        na = set(a.elves[path].needed) - elf.SYSTEM_LIBS
+        nb = set(b.elves[path].needed) - elf.SYSTEM_LIBS
+        out += [Diff("needed", f"{path}:{lib}", "yes" if lib in na else "", "yes" if lib in nb else "")
+                for lib in sorted(na ^ nb)]
+    return out
+
+
+def read_allow(path: Path) -> list[Rule]:
+    rules = []
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        body, _, reason = line.partition("#")
+        parts = body.split()
+        if len(parts) != 2 or parts[0] not in KINDS:
+            raise UserError(f"{path}:{number}: {raw.strip()!r} is not an allow rule. Write '<kind> <glob>  # reason' "
+                            f"with kind one of {', '.join(KINDS)}.")
+        rules.append(Rule(parts[0], parts[1], reason.strip()))
+    return rules
+
+
+def apply(diffs: list[Diff], rules: list[Rule]) -> list[Diff]:
+    out = []
+    for d in diffs:
+        rule = next((r for r in rules if r.matches(d)), None)
+        out.append(Diff(d.kind, d.key, d.a, d.b, f"{rule.kind} {rule.pattern}" + (f" ({rule.reason})" if rule.reason
+                                                                                    else "")) if rule else d)
+    return out
+
+
+def grouped(diffs: list[Diff], kind: str) -> dict[str, int]:
+    """Files of one kind counted by directory."""
+    return dict(sorted(Counter(str(PurePosixPath(d.key).parent) for d in diffs if d.kind == kind).items()))
+
+
+def report(a: WheelFacts, b: WheelFacts, diffs: list[Diff]) -> dict[str, Any]:
+    big = sorted({n for w in (a, b) for n, s in w.files.items() if s >= BIG})
+    return {
+        "a": a.path, "b": b.path,
+        "differences": [asdict(d) for d in diffs],
+        "unaccepted": sum(1 for d in diffs if d.allowed_by is None),
+        "only_a_by_dir": grouped(diffs, "only-a"), "only_b_by_dir": grouped(diffs, "only-b"),
+        "metadata": {"a": a.metadata, "b": b.metadata},
+        "entry_points": {"a": a.entry_points, "b": b.entry_points},
+        "backends": {"a": sorted(a.backends), "b": sorted(b.backends)},
+        "big_files": [{"file": n, "a": a.files.get(n), "b": b.files.get(n)} for n in big],
+        "elf": {n: {"a": asdict(a.elves[n]) if n in a.elves else None, "b": asdict(b.elves[n]) if n in b.elves
+                    else None} for n in sorted(set(a.elves) | set(b.elves))},
+        "sizes": {"a_files": len(a.files), "b_files": len(b.files), "a_bytes": sum(a.files.values()),
+                  "b_bytes": sum(b.files.values())},
+    }
+
+
+def compare(a: Path, b: Path, allow: Path | None = None) -> dict[str, Any]:
+    wa, wb = read_wheel(a), read_wheel(b)
+    diffs = apply(differences(wa, wb), read_allow(allow) if allow else [])
+    return report(wa, wb, diffs)

@@ -1,0 +1,213 @@
+"""Compile acceptance (edge): run ``corpus_kernels.py`` with a wheel's interpreter and time each case.
+
+One child process compiles the cases one after another and prints a JSON line as each starts, enters a stage and
+ends. A case that gives no result within the time limit is a hang: the child is killed (with its process group:
+ptxas and friends) and a new one goes on with the cases left, so one hang costs one time limit, not the check;
+likewise after a case that kills the interpreter (an assertion in libtriton).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tritonbuild.resolve.compilecheck import Case, CompileCheckPlan
+
+SCRIPT = Path(__file__).resolve().parent / "corpus_kernels.py"
+# The child sees only the wheel: no caller PYTHON* variable, no user site, a private kernel cache.
+_DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
+
+
+def child_env(env: Mapping[str, str], root: Path, on_path: bool, cache: Path,
+              extra_paths: Sequence[Path] = ()) -> dict[str, str]:
+    """The check's environment: the caller's without PYTHON* and TRITON_* settings (a user's TRITON_INTERPRET or
+    cache dir must not change what is checked), ``root`` (the dir holding ``triton/``) on PYTHONPATH when the
+    wheel is unpacked rather than installed, a private kernel cache, and a ptxas."""
+    out = {k: v for k, v in env.items() if k not in _DROP and not k.startswith("TRITON_")}
+    if on_path:
+        out["PYTHONPATH"] = os.pathsep.join(str(p) for p in (root, *extra_paths))
+    out.update({"PYTHONNOUSERSITE": "1", "TRITON_CACHE_DIR": str(cache), "TRITON_ALWAYS_COMPILE": "1",
+                "PYTHONDONTWRITEBYTECODE": "1"})
+    # the nvidia backend asks ptxas for its version even to write PTX: the wheel's bundled one comes first in
+    # Triton's own lookup; a toolkit's is the fallback for a wheel built without it
+    for var, bundled in (("TRITON_PTXAS_PATH", "ptxas"), ("TRITON_PTXAS_BLACKWELL_PATH", "ptxas-blackwell")):
+        if var in env:
+            out[var] = env[var]
+        elif not _bundled(root, bundled) and (found := _toolkit_tool(env, "ptxas")):
+            out[var] = found  # CUDA 12.8+'s ptxas also assembles sm_100
+    # amd backends before mid-2025 link with an external ld.lld (TRITON_HIP_LLD_PATH, else /opt/rocm's)
+    if "TRITON_HIP_LLD_PATH" in env:
+        out["TRITON_HIP_LLD_PATH"] = env["TRITON_HIP_LLD_PATH"]
+    elif lld := _host_lld():
+        out["TRITON_HIP_LLD_PATH"] = lld
+    return out
+
+
+def _host_lld() -> str | None:
+    found = shutil.which("ld.lld")
+    if found:
+        return found
+    candidates = sorted(Path("/usr/lib").glob("llvm-*/bin/ld.lld"), reverse=True)
+    return str(candidates[0]) if candidates else None
+
+
+def _bundled(root: Path, name: str) -> bool:
+    return os.access(root / "triton/backends/nvidia/bin" / name, os.X_OK)
+
+
+def _toolkit_tool(env: Mapping[str, str], name: str) -> str | None:
+    for root in (env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.access(Path(root) / "bin" / name, os.X_OK):
+            return str(Path(root) / "bin" / name)
+    return None
+
+
+def _start(python: str, cases: Sequence[Case], env: Mapping[str, str], cwd: Path) -> subprocess.Popen[bytes]:
+    payload = json.dumps([c.to_json() for c in cases])
+    return subprocess.Popen([python, "-u", str(SCRIPT), payload], cwd=cwd, env=dict(env), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        child.kill()
+    child.wait()
+
+
+class _Watch:
+    """Reads one child's lines, keeping the case it is on, the stage it entered and when the case started. It
+    reads the pipe's bytes itself: a buffered readline() could hold lines the selector no longer sees."""
+
+    def __init__(self, child: subprocess.Popen[bytes], log: Callable[[str], None]) -> None:
+        self.child, self.log = child, log
+        self.case: str | None = None
+        self.stage: str | None = None
+        self.started = time.monotonic()
+        assert child.stdout is not None
+        self.fd = child.stdout.fileno()
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.fd, selectors.EVENT_READ)
+        self.buffer, self.lines, self.ended = b"", list[str](), False
+        self.tail: list[str] = []
+
+    def _line(self, deadline: float) -> str | None:
+        """The next line; "" at the end of the output; None when the deadline passed."""
+        while not self.lines:
+            if self.ended:
+                return ""
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.sel.select(timeout=left):
+                return None
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                self.ended, chunk = True, b"\n" if self.buffer else b""
+            *done, self.buffer = (self.buffer + chunk).split(b"\n")
+            self.lines += [d.decode(errors="replace") for d in done]
+        return self.lines.pop(0)
+
+    def next_event(self, deadline: float) -> dict[str, Any] | None:
+        """The next JSON event, ``{}`` at the end of the child's output, None when the deadline passed."""
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                return None
+            if line == "" and self.ended and not self.lines:
+                return {}
+            self.log(line)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                self.tail = [*self.tail[-20:], line]  # stray output (warnings) kept for errors
+                continue
+            if isinstance(event, dict):
+                return event
+
+
+def _result(event: Mapping[str, Any]) -> dict[str, Any]:
+    if event["event"] == "skip":
+        return {"case": event["case"], "status": "skipped", "reason": event.get("reason")}
+    status = "ok" if event.get("ok") else "failed"
+    out = {"case": event["case"], "status": status, "seconds": event.get("seconds"),
+           "stages": event.get("stages", [])}
+    if status == "failed":
+        out.update(error=event.get("error"), traceback=event.get("traceback"))
+    if event.get("facts"):
+        out["facts"] = event["facts"]
+    return out
+
+
+def _run_child(python: str, todo: list[Case], env: Mapping[str, str], timeout: int, cwd: Path,
+               log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Run the child over ``todo`` until it ends or a case hangs; the results it gave (a hang is the last one)."""
+    child = _start(python, todo, env, cwd)
+    watch, results = _Watch(child, log), []
+    ready_by = time.monotonic() + max(timeout, 60)  # importing triton
+    deadline = ready_by
+    try:
+        while True:
+            event = watch.next_event(deadline)
+            if event is None:
+                if watch.case is None:
+                    raise RuntimeError(f"the wheel's interpreter did not start the check within {max(timeout, 60)} s")
+                results.append({"case": watch.case, "status": "timeout", "seconds": round(
+                    time.monotonic() - watch.started, 1), "stage": watch.stage})
+                return results
+            if event == {}:
+                if watch.case is not None and watch.case not in {r["case"] for r in results}:
+                    results.append({"case": watch.case, "status": "failed", "stage": watch.stage,
+                                    "error": f"the interpreter exited (code {child.wait()}) during this case: "
+                                             + " | ".join(watch.tail[-3:])})
+                return results
+            kind = event.get("event")
+            if kind == "fatal":
+                raise RuntimeError(f"the wheel's triton cannot run the check: {event.get('error')}")
+            if kind == "start":
+                watch.case, watch.stage, watch.started = event["case"], None, time.monotonic()
+                deadline = watch.started + timeout
+            elif kind == "stage":
+                watch.stage = event.get("stage")
+            elif kind in ("done", "skip"):
+                result = _result(event)
+                if result["status"] == "failed":
+                    result["stage"] = watch.stage
+                results.append(result)
+    finally:
+        if child.poll() is None:
+            _kill(child)
+        watch.sel.close()
+        if child.stdout is not None:
+            child.stdout.close()
+
+
+def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool = True,
+              extra_paths: Sequence[Path] = (), env: Mapping[str, str] | None = None,
+              log: Callable[[str], None] = lambda line: None) -> list[dict[str, Any]]:
+    """Compile every case of ``plan`` with ``python``; ``root`` holds the wheel's ``triton/`` (an unpacked wheel,
+    put on PYTHONPATH, or with ``on_path=False`` the site-packages it is installed in). One result per case, in
+    the plan's order. ``extra_paths`` follow ``root`` on PYTHONPATH (a quick rebuild's dist-info, where the
+    backends' entry points are). Raises RuntimeError when triton does not load."""
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="tritonbuild-compile-") as tmp:
+        cenv = child_env(os.environ if env is None else env, root, on_path, Path(tmp) / "cache", extra_paths)
+        todo = list(plan.cases)
+        while todo:
+            got = _run_child(python, todo, cenv, plan.timeout, Path(tmp), log)
+            results.update((r["case"], r) for r in got)
+            todo = [c for c in todo if c.id not in results]
+            if not got:  # the interpreter gave nothing at all: it will not for the cases left either
+                results.update((c.id, {"case": c.id, "status": "failed", "error": "the check ended before this case"})
+                               for c in todo)
+                todo = []
+            # else a hang was killed or the interpreter died (an assertion in libtriton): a new one goes on
+    return [results[c.id] for c in plan.cases if c.id in results]

@@ -1,0 +1,44 @@
+"""The wheel's ``triton/_build_info.json``: what was built, from what, with what (edge: asks the compiler its
+version)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tritonbuild import __version__
+from tritonbuild.gather.host import tool_version
+from tritonbuild.plan import Plan
+
+
+def provenance(plan: Plan) -> dict[str, Any]:
+    """The wheel's ``triton/_build_info.json``: what was built, from what, with what.
+
+    In reproducible mode it holds no directory of the build machine (the source, plugins and cache are
+    named, not located), so the same plan built elsewhere gives the same bytes.
+    """
+    tc = plan.toolchain
+
+    def where(path: str) -> str:
+        if not plan.reproducible:
+            return path
+        if path.startswith(plan.source.root):
+            return "<source>" + path[len(plan.source.root):]
+        return next((f"<plugin:{b.name}>" for b in plan.backends if b.path == path), "<elsewhere>")
+
+    return {
+        "tritonbuild_version": __version__,
+        "plan_key": None if plan.reproducible else plan.key,
+        "plan_fingerprint": plan.fingerprint,
+        "source": {"root": where(plan.source.root), "commit": plan.source.commit, "dirty": plan.source.dirty,
+                   "version": plan.source.version, "generation": plan.source.generation},
+        "backends": [{"name": b.name, "origin": b.origin, "path": where(b.path), "commit": b.commit,
+                      "dirty": b.dirty} for b in plan.backends],
+        "backends_tuple": list(plan.backends_tuple),
+        "llvm": {"prefix": plan.llvm.prefix, "version": plan.llvm.version, "pinned_hash": plan.llvm.pinned_hash,
+                 "revision": plan.llvm.revision, "is_pinned": plan.llvm.is_pinned,
+                 "shared_libllvm": plan.llvm.link_dylib, "link": plan.llvm.link},
+        "toolchain": {"compiler": tool_version(tc.cxx_compiler), "compiler_path": tc.cxx_compiler,
+                      "linker": tc.linker, "build_type": tc.build_type, "proton": tc.proton},
+        "wheel": {"name": plan.wheel.name, "version": plan.wheel.version, "reproducible": plan.reproducible,
+                  "self_contained": plan.wheel.bundle_libs, "system_libs": list(plan.wheel.system_libs)},
+    }

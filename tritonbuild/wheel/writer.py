@@ -1,0 +1,147 @@
+"""The one place that writes wheel archives and knows zipfile's internals (edge: files).
+
+Two writers: ``write_wheel`` makes a quick rebuild's wheel from an install prefix, copying the last wheel's
+unchanged members still compressed and deflating large changed ones on all cores; ``SKBUILD_RUNNER`` is the
+script that runs scikit-build-core's ``build_wheel`` with the plan's deflate level (scikit-build-core has no
+setting for it). zipfile has no public call to append a member whose compressed bytes are known, so
+``_copy_compressed`` writes the local header itself and updates the archive's directory as ``writestr`` does.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import struct
+import time
+import zipfile
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from tritonbuild.fileutil import record_hash
+
+_LOCAL_HEADER = 30  # fixed part of a zip local file header
+_DATA_DESCRIPTOR = 0x08
+
+# scikit-build-core deflates at zlib's default level and has no setting for it: the runner gives zipfile the
+# plan's level (a dev build of a 400 MB libtriton spends most of its packaging time compressing).
+SKBUILD_RUNNER = (
+    "import sys, zipfile\n"
+    "level = int(sys.argv[2])\n"
+    "_writestr = zipfile.ZipFile.writestr\n"
+    "def writestr(self, zinfo, data, compress_type=None, compresslevel=None):\n"
+    "    return _writestr(self, zinfo, data, compress_type, level if compresslevel is None else compresslevel)\n"
+    "zipfile.ZipFile.writestr = writestr\n"
+    "from scikit_build_core.build import build_wheel\n"
+    "name = build_wheel(sys.argv[1])\n"
+    "print('tritonbuild-wheel:', name, flush=True)\n"
+)
+
+
+def _raw(fp: IO[bytes], info: zipfile.ZipInfo) -> bytes:
+    """A member's compressed bytes, read after its local header."""
+    fp.seek(info.header_offset)
+    header = fp.read(_LOCAL_HEADER)
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    fp.seek(info.header_offset + _LOCAL_HEADER + name_len + extra_len)
+    return fp.read(info.compress_size)
+
+
+def _copy_compressed(out: zipfile.ZipFile, info: zipfile.ZipInfo, raw: bytes) -> None:
+    """Append a member whose compressed bytes are known (zipfile has no public call for it)."""
+    new = zipfile.ZipInfo(info.filename, info.date_time)
+    new.compress_type, new.external_attr, new.create_system = info.compress_type, info.external_attr, \
+        info.create_system
+    new.CRC, new.compress_size, new.file_size = info.CRC, info.compress_size, info.file_size
+    new.flag_bits = info.flag_bits & ~_DATA_DESCRIPTOR  # sizes are in the local header
+    assert out.fp is not None
+    new.header_offset = out.fp.tell()
+    out.fp.write(new.FileHeader())
+    out.fp.write(raw)
+    out.filelist.append(new)
+    out.NameToInfo[new.filename] = new
+    out.start_dir = out.fp.tell()
+    out._didModify = True  # type: ignore[attr-defined]  # write the central directory on close, like writestr
+
+
+CHUNK = 8 << 20  # bytes deflated per task by deflate_parallel
+_WINDOW = 32 << 10  # deflate's window: each chunk is primed with the 32 KiB before it
+
+
+def _deflate_chunk(data: bytes, start: int, level: int) -> bytes:
+    """One chunk of a raw deflate stream, pigz-style: primed with the preceding window, ended with a sync flush
+    (byte-aligned, not final) unless it is the last, so that the chunks concatenate into one valid stream."""
+    end = min(start + CHUNK, len(data))
+    zdict = data[max(0, start - _WINDOW):start]
+    c = zlib.compressobj(level, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict) if zdict else \
+        zlib.compressobj(level, zlib.DEFLATED, -15, 9)
+    body = c.compress(data[start:end])
+    return body + c.flush(zlib.Z_FINISH if end == len(data) else zlib.Z_SYNC_FLUSH)
+
+
+def deflate_parallel(data: bytes, level: int) -> bytes:
+    """``data`` as one raw deflate stream, its chunks compressed on all cores (zlib releases the GIL): the one
+    member a quick rebuild changes is usually libtriton, and deflating it alone was most of the packaging."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return b"".join(pool.map(lambda start: _deflate_chunk(data, start, level), range(0, len(data), CHUNK)))
+
+
+def _record_row(name: str, data: bytes) -> list[str]:
+    return [name, f"sha256={record_hash(data)}", str(len(data))]
+
+
+def _reuse_or_deflate(out: zipfile.ZipFile, old: zipfile.ZipFile, raw_fp: IO[bytes], old_rows: dict[str, list[str]],
+                      prefix: Path, path: Path, level: int) -> tuple[list[str], bool]:
+    """Write one member: the last wheel's compressed bytes when its content is the same, else deflated anew.
+    Returns its RECORD row and whether it was copied."""
+    name = path.relative_to(prefix).as_posix()
+    data = path.read_bytes()
+    info = old.NameToInfo.get(name)
+    if info is not None and info.file_size == len(data) and zlib.crc32(data) == info.CRC and name in old_rows:
+        _copy_compressed(out, info, _raw(raw_fp, info))
+        return old_rows[name], True
+    st = path.stat()
+    new = zipfile.ZipInfo(name, time.localtime(st.st_mtime)[:6])
+    new.compress_type = zipfile.ZIP_DEFLATED
+    new.external_attr = (st.st_mode & 0xFFFF) << 16
+    if len(data) >= 2 * CHUNK and (os.cpu_count() or 1) > 1:
+        new.CRC, new.file_size = zlib.crc32(data), len(data)
+        raw = deflate_parallel(data, level)
+        new.compress_size = len(raw)
+        _copy_compressed(out, new, raw)
+    else:
+        out.writestr(new, data, compresslevel=level)
+    return _record_row(name, data), False
+
+
+def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, level: int) -> dict[str, int]:
+    """The wheel at ``dest`` from ``files`` under ``prefix``, reusing ``last``'s members and dist-info; returns how
+    many members were copied and deflated."""
+    counts = {"copied": 0, "deflated": 0}
+    with zipfile.ZipFile(last) as old, open(last, "rb") as raw_fp, zipfile.ZipFile(dest, "w") as out:
+        dist_info = next(n.split("/", 1)[0] for n in old.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
+        old_rows = {r[0]: r for r in csv.reader(io.StringIO(old.read(f"{dist_info}/RECORD").decode())) if r}
+        rows = []
+        for path in files:
+            row, copied = _reuse_or_deflate(out, old, raw_fp, old_rows, prefix, path, level)
+            rows.append(row)
+            counts["copied" if copied else "deflated"] += 1
+        for info in old.infolist():
+            if info.filename.startswith(f"{dist_info}/") and info.filename != f"{dist_info}/RECORD":
+                _copy_compressed(out, info, _raw(raw_fp, info))
+                rows.append(old_rows.get(info.filename) or _record_row(info.filename, old.read(info)))
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerows([*rows, [f"{dist_info}/RECORD", "", ""]])
+        record = zipfile.ZipInfo(f"{dist_info}/RECORD", time.localtime()[:6])
+        record.compress_type = zipfile.ZIP_DEFLATED
+        record.external_attr = 0o644 << 16
+        out.writestr(record, text.getvalue())
+    return counts
+
+
+def describe(counts: dict[str, Any]) -> str:
+    return f"{counts['deflated']} members deflated, {counts['copied']} copied compressed from the last wheel"
