@@ -24,3 +24,4 @@ class BuildResult:
     bundled: dict[str, Any] = field(default_factory=dict)  # tritonbuild.wheel.bundle's report: copied/dropped/run paths
     republished: bool = False  # nothing changed since the last build: its wheel was published again
     compile_check: dict[str, Any] = field(default_factory=dict)  # tritonbuild.resolve.compilecheck's report
+    strategy: str = "full"  # how it was made: republish, quick or full (tritonbuild.execute.strategies)

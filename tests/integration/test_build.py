@@ -235,6 +235,7 @@ def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(work: di
     _, again = build(work)
     _, same = build(work)
     assert same["republished"] is True and same["ninja_no_work"] is True, same["timings"]
+    assert (first["strategy"], same["strategy"]) == ("full", "republish")
     assert same["sha256"] == again["sha256"] and Path(same["wheel"]).samefile(again["wheel"])
     assert same["timings"] == {"republish": same["seconds"]}  # no configure, install or packaging
     Path(same["wheel"]).unlink()  # a wheel deleted from the output dir comes back, whole
@@ -270,6 +271,7 @@ def test_an_edit_rebuilds_from_the_kept_prefix_and_reuses_unchanged_members(work
         log = Path(edited["log"]).read_text()
         assert "quick-prefix: " in log and "copied compressed from the last wheel" in log, log[-2000:]
         assert edited["republished"] is False and "package" in edited["timings"], edited["timings"]
+        assert edited["strategy"] == "quick"
         with zipfile.ZipFile(edited["wheel"]) as zf:
             assert zf.testzip() is None
             assert marker.encode() in zf.read("triton/_C/libtriton.so")

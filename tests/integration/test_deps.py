@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.unit.test_resolve import facts
-from tritonbuild.resolve import fetchdeps
+from tritonbuild.gather import deps
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.settings.model import resolve_settings
 
@@ -18,7 +18,7 @@ def test_a_supplied_dependency_declares_its_own_downloads(tree, tmp_path: Path) 
     (abi / "inner-tag.conf").write_text("abc123\n")
     (abi / "CMakeLists.txt").write_text("file(READ inner-tag.conf INNER_TAG)\nFetchContent_Declare(inner\n"
                                         "  GIT_REPOSITORY https://example.invalid/inner.git GIT_TAG ${INNER_TAG})\n")
-    decls, given = fetchdeps.gather(root, [], [f"spirv-kernel-abi={abi}", f"inner={tmp_path}"], tmp_path, tmp_path)
+    decls, given = deps.gather(root, [], [f"spirv-kernel-abi={abi}", f"inner={tmp_path}"], tmp_path, tmp_path)
     assert ("inner", "deps/spirv-kernel-abi/CMakeLists.txt:2", "git", "https://example.invalid/inner.git",
             "abc123") in decls
     assert set(given) == {"spirv-kernel-abi", "inner"}

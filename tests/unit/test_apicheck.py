@@ -9,6 +9,7 @@ import pytest
 from tests.unit.test_resolve import facts, plan_for
 from tritonbuild.errors import UserError
 from tritonbuild.gather import compat
+from tritonbuild.gather.plugins import read_all
 from tritonbuild.resolve import backend_api
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.settings.model import resolve_settings
@@ -63,7 +64,8 @@ def test_the_plan_refuses_a_backend_that_will_fail_unless_told_not_to(tree, plug
     root = tree()
     old = plugin("old-plugin", "old_plugin", api="old")
     f = facts(root)
-    f = type(f)(**{**f.__dict__, "api": compat.gather(root, None, [], [("old_plugin", old, None)])})
+    f = type(f)(**{**f.__dict__, "api": compat.gather(root, None, [], [("old_plugin", old, None)]),
+                   "plugin_files": read_all([str(old)], root)})
     with pytest.raises(UserError, match=r"old_plugin: PluginBackend does not define hash.*--no-api-check"):
         resolve_plan(resolve_settings({"plugin_dirs": (str(old),)}, {}), f, {})
     p = resolve_plan(resolve_settings({"plugin_dirs": (str(old),), "api_check": False}, {}), f, {})

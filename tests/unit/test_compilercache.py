@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.errors import UserError
+from tritonbuild.execute import cache_stats
 from tritonbuild.resolve import compilercache
 
 
@@ -64,7 +65,7 @@ def test_distcc_counts_read_its_log(tmp_path: Path) -> None:
                    "distcc[3] compile c.cpp on 127.0.0.1:3633/2 completed ok\n"
                    "distcc[4] (dcc_build_somewhere) Warning: failed to distribute d.cpp to h, "
                    "running locally instead\n")
-    assert compilercache.distcc_counts(log) == {"remote": 2, "local": 2}
-    assert compilercache.distcc_counts(tmp_path / "none.log") == {}
-    assert compilercache.delta({"hits": 2, "location": "x"}, {"hits": 5, "location": "S3"}) == {"hits": 3,
+    assert cache_stats.distcc_counts(log) == {"remote": 2, "local": 2}
+    assert cache_stats.distcc_counts(tmp_path / "none.log") == {}
+    assert cache_stats.delta({"hits": 2, "location": "x"}, {"hits": 5, "location": "S3"}) == {"hits": 3,
                                                                                            "location": "S3"}

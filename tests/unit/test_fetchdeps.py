@@ -8,6 +8,7 @@ import pytest
 
 from tests.unit.test_resolve import facts
 from tritonbuild.errors import UserError
+from tritonbuild.gather import deps
 from tritonbuild.resolve import fetchdeps
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.settings.model import resolve_settings
@@ -26,7 +27,7 @@ INTEL = """include(FetchContent)
 def test_declarations_with_tags_in_the_file_or_a_conf_file(tree) -> None:
     root = tree()
     assert ("googletest", "unittest/googletest.cmake:10", "git", "https://github.com/google/googletest.git",
-            "v1.17.0") in fetchdeps.scan(root)
+            "v1.17.0") in deps.scan(root)
     assert fetchdeps.conf_reads(INTEL) == [("spirv-llvm-translator.conf", "SPIRVToLLVMTranslator_TAG")]
     [decl] = fetchdeps.parse(INTEL, "third_party/intel/lib/Target/SPIRV/CMakeLists.txt",
                              {"SPIRVToLLVMTranslator_TAG": "4a2bbe2f8b7dc3c1c46b56a7d1ab1c1b17fc7b2c\n"})
@@ -40,13 +41,13 @@ def test_declarations_outside_what_configure_reaches_are_left_out(tree) -> None:
         (root / rel).parent.mkdir(parents=True)
         (root / rel).write_text("FetchContent_Declare(unused GIT_REPOSITORY https://example.invalid/x.git "
                                 "GIT_TAG v1)\n")
-    names = [d[0] for d in fetchdeps.scan(root)]
+    names = [d[0] for d in deps.scan(root)]
     assert names == ["spirv-kernel-abi", "googletest"]
     # the spirv backend's Find module reads its tag from the .conf next to the CMakeLists.txt calling find_package
-    [spirv] = [d for d in fetchdeps.scan(root) if d[0] == "spirv-kernel-abi"]
+    [spirv] = [d for d in deps.scan(root) if d[0] == "spirv-kernel-abi"]
     assert spirv[1] == "third_party/spirv/cmake/FindSPIRVKernelABI.cmake:10" and spirv[4] == "v1.0.0"
     (root / "CMakeLists.txt").write_text((root / "CMakeLists.txt").read_text() + "add_subdirectory(utils/Runner)\n")
-    assert "unused" in [d[0] for d in fetchdeps.scan(root)]
+    assert "unused" in [d[0] for d in deps.scan(root)]
 
 
 def test_which_declarations_a_plan_configures() -> None:
@@ -59,7 +60,7 @@ def test_which_declarations_a_plan_configures() -> None:
 
 def plan(root: Path, cli: dict, supplied: dict | None = None):
     f = facts(root)
-    f = type(f)(**{**f.__dict__, "fetch_decls": tuple(fetchdeps.scan(root)), "deps_supplied": supplied or {}})
+    f = type(f)(**{**f.__dict__, "fetch_decls": tuple(deps.scan(root)), "deps_supplied": supplied or {}})
     return resolve_plan(resolve_settings(cli, {}), f, {})
 
 

@@ -6,11 +6,18 @@ import pytest
 
 from tritonbuild.errors import UserError
 from tritonbuild.gather.git import submodules
-from tritonbuild.resolve.plugins import derive_name, is_identifier, resolve_plugins
+from tritonbuild.gather.plugins import read_all
+from tritonbuild.resolve import plugins as pure
+from tritonbuild.resolve.plugins import derive_name, is_identifier
 from tritonbuild.resolve.source import GitState
 
 IN_TREE = ("nvidia", "amd")
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"
+
+
+def resolve_plugins(dirs, *, cwd: Path, **kw):  # type: ignore[no-untyped-def]
+    """The gather step (what each dir holds), then the pure check."""
+    return pure.resolve_plugins(dirs, files=read_all([d for d, _ in dirs], cwd), **kw)
 
 
 def resolve(dirs, cwd: Path, commit: str | None = None):

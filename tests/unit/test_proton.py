@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.errors import UserError
+from tritonbuild.gather.source import proton_include_defaults
 from tritonbuild.resolve import proton
 
 MID_2026 = ("CUPTI_INCLUDE_DIR", "ROCTRACER_INCLUDE_DIR", "ROCM_INCLUDE_DIR", "XPUPTI_INCLUDE_DIR", "JSON_INCLUDE_DIR")
@@ -15,10 +16,13 @@ MID_2026 = ("CUPTI_INCLUDE_DIR", "ROCTRACER_INCLUDE_DIR", "ROCM_INCLUDE_DIR", "X
 def test_in_tree_defaults_for_what_the_tree_requires(tmp_path: Path) -> None:
     (tmp_path / "third_party" / "amd" / "backend" / "include").mkdir(parents=True)
     amd = str(tmp_path / "third_party" / "amd" / "backend" / "include")
-    got = proton.include_dirs({}, str(tmp_path), MID_2026)
+    present = proton_include_defaults(tmp_path)  # the gather step
+    assert present == ("third_party/amd/backend/include",)
+    got = proton.include_dirs({}, str(tmp_path), MID_2026, present)
     assert got == {"ROCTRACER_INCLUDE_DIR": amd, "ROCM_INCLUDE_DIR": amd}  # no Intel headers in this tree
-    assert proton.include_dirs({"xpupti_include": "/x"}, str(tmp_path), MID_2026)["XPUPTI_INCLUDE_DIR"] == "/x"
-    assert "ROCM_INCLUDE_DIR" not in proton.include_dirs({}, str(tmp_path), ("ROCTRACER_INCLUDE_DIR",))
+    assert proton.include_dirs({"xpupti_include": "/x"}, str(tmp_path), MID_2026, present)["XPUPTI_INCLUDE_DIR"] \
+        == "/x"
+    assert "ROCM_INCLUDE_DIR" not in proton.include_dirs({}, str(tmp_path), ("ROCTRACER_INCLUDE_DIR",), present)
 
 
 def test_a_cmake_arg_define_satisfies_the_check_and_the_advice_works() -> None:

@@ -2,18 +2,21 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tritonbuild.errors import UserError
 from tritonbuild.execute.staging import pyproject
-from tritonbuild.gather.host import HostFacts
-from tritonbuild.llvm.probe import LLVMInstall
-from tritonbuild.nvidia.discover import NvidiaFacts, Source, driver_headers
-from tritonbuild.resolve.facts import Facts
-from tritonbuild.resolve.resolver import default_jobs, default_link_jobs, resolve_plan
-from tritonbuild.resolve.source import GitState, inspect_source
+from tritonbuild.gather.plugins import read_all
+from tritonbuild.gather.source import inspect_source
+from tritonbuild.nvidia.discover import driver_headers
+from tritonbuild.nvidia.parts import NvidiaFacts, Source
+from tritonbuild.resolve.facts import Facts, HostFacts, LLVMInstall
+from tritonbuild.resolve.resolver import resolve_plan
+from tritonbuild.resolve.source import GitState
+from tritonbuild.resolve.toolchain import default_jobs, default_link_jobs
 from tritonbuild.settings.model import resolve_settings
 
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"
@@ -64,7 +67,9 @@ def facts(root: Path, *, host: HostFacts = HOST, system: tuple[LLVMInstall, ...]
 
 def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw: object):
     env = env or {}
-    return resolve_plan(resolve_settings(cli or {}, env), facts(root, **kw), env)  # type: ignore[arg-type]
+    s = resolve_settings(cli or {}, env)
+    found = replace(facts(root, **kw), plugin_files=read_all(s["plugin_dirs"].value, root.parent))  # type: ignore[arg-type]
+    return resolve_plan(s, found, env)
 
 
 def test_default_plan(tree) -> None:

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.errors import UserError
+from tritonbuild.gather.source import inspect_source
 from tritonbuild.resolve.source import (
     finds_lld,
-    inspect_source,
     parse_install_requires,
     parse_proton_in_tuple,
     parse_setup_backends,

@@ -24,9 +24,10 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
 
     from tritonbuild import paths
     from tritonbuild.gather import collect, git
+    from tritonbuild.gather import source as src_mod
+    from tritonbuild.gather.plugins import read_all
     from tritonbuild.report import render
     from tritonbuild.resolve import plugins
-    from tritonbuild.resolve import source as src_mod
     from tritonbuild.settings import model
 
     env = dict(os.environ)
@@ -35,7 +36,8 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     root = collect.source_root(s, cwd, paths.cache_root(env, cache_dir))
     info = src_mod.inspect_source(root, git.git_state(root))
     found, _notes, warnings = plugins.resolve_plugins(
-        [(p, "plugin") for p in s["plugin_dirs"].value], cwd=cwd, in_tree=info.backend_names,
+        [(p, "plugin") for p in s["plugin_dirs"].value], files=read_all(s["plugin_dirs"].value, cwd),
+        in_tree=info.backend_names,
         source_commit=info.git.commit if info.git else None,
         git_states=collect.plugin_git_states(s["plugin_dirs"].value, cwd))
     rows = render.backends_rows(info, found)

@@ -79,12 +79,4 @@ def status(cache_dir: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    from rich.table import Table
-
-    table = Table(title="build dirs", title_justify="left")
-    for col in ("key", "source", "backends", "size", "last build", "wheels"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(r["key"], r["source"] or "?", ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
-                      r["last_build"] or "-", "\n".join(r["wheels"]) or "-")
-    render.console().print(table)
+    render.print_build_dirs(rows, render.console())

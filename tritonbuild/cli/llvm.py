@@ -41,23 +41,8 @@ def status(as_json: bool, **kw: Any) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    out = render.console()
-    out.print(f"pin: {p.llvm.pinned_hash} ({p.llvm.pin_file})"
-              + (f", build {p.llvm.build_number}" if p.llvm.build_number is not None else ""))
-    out.print(f"prebuilt archive for this host: {p.llvm.archive or 'none'}"
-              + (" (sha256 pinned)" if p.llvm.host_suffix in p.llvm.sha256 else " (no sha256 in the pin)"))
-    out.print(f"targets needed: {' '.join(p.llvm.required_targets)}")
-    if p.llvm.prefix:
-        ready = p.llvm.strategy not in ("download", "source") or cache.current(Path(p.llvm.prefix), p.llvm.sha256)
-        state = "" if ready else " (not in the cache yet: `build` will fetch/build it)"
-        out.print(f"[green]build would use:[/green] {p.llvm.prefix} via {p.llvm.strategy}{state}; pinned commit: "
-                  f"{ {True: 'yes', False: 'no', None: 'unknown'}[p.llvm.is_pinned] }")
-    for cand, why in p.llvm.rejected:
-        out.print(f"  not used: {cand}: {why}")
-    for e in entries:
-        out.print(f"  cached: {e['prefix']} ({e.get('provider')}, {e.get('llvm_hash', '?')[:12]})")
-    if p.llvm.problem:
-        out.print(f"[red]problem:[/red] {p.llvm.problem}")
+    ready = p.llvm.strategy not in ("download", "source") or cache.current(Path(p.llvm.prefix or "/"), p.llvm.sha256)
+    render.print_llvm_status(p.llvm, entries, ready, render.console())
 
 
 @llvm.command()

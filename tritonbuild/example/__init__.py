@@ -292,47 +292,14 @@ def write_tree(
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copytree(TREE, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
-    limit = tuple_limit or (4 if generation == "G1" else 5)
-    for name in ("nvidia", "amd", "cpu", "spirv"):
-        if name not in backends:
-            shutil.rmtree(dest / "third_party" / name, ignore_errors=True)
-    for name in backends:
-        spec = BACKENDS[name]
-        select = _HOST_SELECT if spec.llvm_target == "host" else (
-            f"set(TB_LLVM_TARGET {spec.llvm_target})\nset(TB_LOOKUP {spec.lookup})")
-        _render_dir(BACKEND_TEMPLATE, dest / "third_party" / name,
-                    {"NAME": name, "CLASS": spec.cls, "GPU": spec.gpu, "TARGET_SELECT": select,
-                     "EXTRA_CMAKE": spec.extra_cmake, "EXTRA_LINK": spec.extra_link, "EXTRA_DECL": spec.extra_decl,
-                     "EXTRA_INIT": spec.extra_init, "EXTRA_STAGES": spec.extra_stages})
+    _write_backends(dest, backends)
     if generation == "G1":
-        # 2024 trees keep the language extras in the core package (python/triton/language/extra/<x>).
-        for name in backends:
-            for lang in sorted((dest / "third_party" / name / "language").glob("*")):
-                shutil.move(str(lang), dest / "python" / "triton" / "language" / "extra" / lang.name)
-        # 2024 trees discover backends by listing triton/backends, not through entry points.
-        init = dest / "python" / "triton" / "backends" / "__init__.py"
-        text = init.read_text()
-        start, end = text.index("    if os.environ.get(\"TRITON_BACKENDS_IN_TREE\""), text.index("    for name, value")
-        text = text[:start] + _DIRECTORY_DISCOVERY + text[end:]
-        text = text.replace("from importlib.metadata import entry_points\n", "")
-        init.write_text(text.replace(text.splitlines()[0], '"""Backend discovery: the directories of this package."""'))
-    if generation == "G1" and "nvidia" in backends:
-        # 2024 trees: the nvidia backend compiles against CUDA headers that setup.py downloads into the tree's
-        # third_party/nvidia/backend/include; the tree itself does not have them.
-        cc = dest / "third_party" / "nvidia" / "triton_nvidia.cc"
-        value = 'm.attr("VALUE") = 1;'
-        text = cc.read_text().replace(value, value + '\n  m.attr("CUDA_VERSION") = CUDA_VERSION;')
-        cc.write_text('#include "backend/include/cuda.h"\n' + text)
-    if not proton:
-        shutil.rmtree(dest / "third_party" / "proton")
-    elif generation == "G3":  # mid-2026 proton also needs ROCm's headers (setup.py: TRITON_ROCM_INCLUDE_PATH)
-        cmake = dest / "third_party" / "proton" / "CMakeLists.txt"
-        json_check = "if(NOT JSON_INCLUDE_DIR)"
-        cmake.write_text(cmake.read_text().replace(json_check, _PROTON_ROCM + json_check))
+        _make_2024(dest, backends)
+    _write_proton(dest, generation, proton)
     need_nvidia = required and "nvidia" in backends
     need_amd = required and "amd" in backends
     values = {
-        "FOR_EACH": _for_each(limit),
+        "FOR_EACH": _for_each(tuple_limit or (4 if generation == "G1" else 5)),
         "PROTON_TUPLE": _PROTON_ALWAYS if proton and generation != "G1" else "",
         "G3_BUILD_HELPERS": _G3_HELPERS if generation == "G3" else "",
         "CORE_INCLUDES": '#include "third_party/nvidia/include/NVIDIAAttrs.h"' if need_nvidia else "",
@@ -344,16 +311,69 @@ def write_tree(
     for rel in ("CMakeLists.txt", "python/src/main.cc", "lib/Core.cpp", "python/src/ir.cc",
                 "python/triton/__init__.py"):
         _substitute(dest / rel, values)
-    defaults = [b for b in default_backends if b in backends]
+    _write_setup(dest, generation, version, [b for b in default_backends if b in backends])
+    _write_pins(dest, generation, llvm_hash)
+    return dest
+
+
+def _write_backends(dest: Path, backends: Sequence[str]) -> None:
+    """The selected backends, each rendered from the backend template; the others removed."""
+    for name in ("nvidia", "amd", "cpu", "spirv"):
+        if name not in backends:
+            shutil.rmtree(dest / "third_party" / name, ignore_errors=True)
+    for name in backends:
+        spec = BACKENDS[name]
+        select = _HOST_SELECT if spec.llvm_target == "host" else (
+            f"set(TB_LLVM_TARGET {spec.llvm_target})\nset(TB_LOOKUP {spec.lookup})")
+        _render_dir(BACKEND_TEMPLATE, dest / "third_party" / name,
+                    {"NAME": name, "CLASS": spec.cls, "GPU": spec.gpu, "TARGET_SELECT": select,
+                     "EXTRA_CMAKE": spec.extra_cmake, "EXTRA_LINK": spec.extra_link, "EXTRA_DECL": spec.extra_decl,
+                     "EXTRA_INIT": spec.extra_init, "EXTRA_STAGES": spec.extra_stages})
+
+
+def _make_2024(dest: Path, backends: Sequence[str]) -> None:
+    """What 2024 trees (G1) do differently: language extras in the core package, backends discovered by listing
+    directories, and an nvidia backend that needs the CUDA headers setup.py downloads."""
+    for name in backends:
+        for lang in sorted((dest / "third_party" / name / "language").glob("*")):
+            shutil.move(str(lang), dest / "python" / "triton" / "language" / "extra" / lang.name)
+    init = dest / "python" / "triton" / "backends" / "__init__.py"
+    text = init.read_text()
+    start, end = text.index("    if os.environ.get(\"TRITON_BACKENDS_IN_TREE\""), text.index("    for name, value")
+    text = text[:start] + _DIRECTORY_DISCOVERY + text[end:]
+    text = text.replace("from importlib.metadata import entry_points\n", "")
+    init.write_text(text.replace(text.splitlines()[0], '"""Backend discovery: the directories of this package."""'))
+    if "nvidia" in backends:
+        cc = dest / "third_party" / "nvidia" / "triton_nvidia.cc"
+        value = 'm.attr("VALUE") = 1;'
+        text = cc.read_text().replace(value, value + '\n  m.attr("CUDA_VERSION") = CUDA_VERSION;')
+        cc.write_text('#include "backend/include/cuda.h"\n' + text)
+
+
+def _write_proton(dest: Path, generation: str, proton: bool) -> None:
+    if not proton:
+        shutil.rmtree(dest / "third_party" / "proton")
+    elif generation == "G3":  # mid-2026 proton also needs ROCm's headers (setup.py: TRITON_ROCM_INCLUDE_PATH)
+        cmake = dest / "third_party" / "proton" / "CMakeLists.txt"
+        json_check = "if(NOT JSON_INCLUDE_DIR)"
+        cmake.write_text(cmake.read_text().replace(json_check, _PROTON_ROCM + json_check))
+
+
+def _write_setup(dest: Path, generation: str, version: str, defaults: list[str]) -> None:
+    """setup.py (python/setup.py in 2024 trees), and from G2 on pyproject.toml and build_helpers.py."""
     setup = _SETUP.format(version=version, backends=defaults)
     if generation == "G1":
         (dest / "python" / "setup.py").write_text(setup)
-    else:
-        (dest / "setup.py").write_text(setup)
-        (dest / "pyproject.toml").write_text(
-            '[build-system]\nrequires = ["setuptools>=40.8.0", "cmake>=3.20,<4.0", "ninja>=1.11.1", '
-            '"pybind11>=2.13.1"]\nbuild-backend = "setuptools.build_meta"\n')
-        (dest / "python" / "build_helpers.py").write_text(_BUILD_HELPERS)
+        return
+    (dest / "setup.py").write_text(setup)
+    (dest / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=40.8.0", "cmake>=3.20,<4.0", "ninja>=1.11.1", '
+        '"pybind11>=2.13.1"]\nbuild-backend = "setuptools.build_meta"\n')
+    (dest / "python" / "build_helpers.py").write_text(_BUILD_HELPERS)
+
+
+def _write_pins(dest: Path, generation: str, llvm_hash: str) -> None:
+    """The LLVM pin (llvm-hash.txt, or G3's llvm-info.json) and G1's single NVIDIA version."""
     if generation == "G3":
         (dest / "cmake" / "llvm-hash.txt").unlink()
         (dest / "cmake" / "llvm-info.json").write_text(json.dumps(
@@ -364,7 +384,6 @@ def write_tree(
     if generation == "G1":  # 2024 trees pinned one NVIDIA version for every component
         (dest / "cmake" / "nvidia-toolchain-version.json").unlink()
         (dest / "cmake" / "nvidia-toolchain-version.txt").write_text("12.4.99\n")
-    return dest
 
 
 _HASH = "    def hash(self) -> str:\n"

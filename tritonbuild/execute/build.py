@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from tritonbuild import __version__, proc
 from tritonbuild.errors import BuildFailed, DiskProblem, UserError
+from tritonbuild.execute import cache_stats as compilercache
 from tritonbuild.execute import quick, republish
 from tritonbuild.execute.diagnose import disk_hint, explain
 from tritonbuild.execute.lock import disk_problem, free_gib, lock
@@ -34,7 +35,6 @@ from tritonbuild.execute.staging import cmake_build_dir
 from tritonbuild.execute.strategies import Strategy, full_build, package, quick_rebuild, republished
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.plan import Plan
-from tritonbuild.resolve import compilercache
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel.acceptance import smoke_test
 from tritonbuild.wheel.publish import publish, write_outputs
@@ -95,7 +95,7 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     for note in link_compile_commands(plan):
         console.print(f"[cyan]note:[/cyan] {note}")
     return _finish(plan, final, started, timings, tracker, compilercache.delta(before, cache_stats(plan, env)),
-                   repaired, checked)
+                   repaired, checked, strategy.name)
 
 
 def _run(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tracker: Tracker, console: Any,
@@ -115,7 +115,7 @@ def _run(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tr
 
 
 def _finish(plan: Plan, final: Path, started: float, timings: dict[str, float], tracker: Tracker,
-            moved: dict[str, Any], repaired: dict[str, Any], checked: dict[str, Any]) -> BuildResult:
+            moved: dict[str, Any], repaired: dict[str, Any], checked: dict[str, Any], strategy: str) -> BuildResult:
     """The result of a built wheel: written next to it (manifest, SHA256SUMS) and remembered for republishing."""
     root = Path(plan.cmake.build_dir)
     tc = plan.toolchain
@@ -126,7 +126,7 @@ def _finish(plan: Plan, final: Path, started: float, timings: dict[str, float], 
         distcc=compilercache.distcc_counts(root / "distcc.log") if tc.distcc_hosts else {},
         ninja_no_work=tracker.ninja_no_work, log=root / "build.log", repaired=repaired,
         targets=target_outputs(cmake_build_dir(plan), plan.cmake.build_targets[1:]),
-        bundled=_read_json(root / "bundle.json"), compile_check=checked,
+        bundled=_read_json(root / "bundle.json"), compile_check=checked, strategy=strategy,
     )
     write_outputs(plan, result)
     republish.remember(plan, final, {"sha256": result.sha256, "repaired": repaired, "targets": result.targets,

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild import proc
+from tritonbuild.execute import cache_stats as compilercache
 from tritonbuild.execute.staging import cmake_build_dir, license_files, pyproject, staging_dir
 from tritonbuild.fileutil import write_if_changed
 from tritonbuild.plan import Plan
-from tritonbuild.resolve import compilercache
 from tritonbuild.wheel.provenance import provenance
 
 STRAY_ENV_PREFIXES = ("SKBUILD_",)

@@ -48,7 +48,7 @@ def republished(plan: Plan, env: Mapping[str, str], started: float) -> BuildResu
         seconds=seconds, timings={"republish": seconds}, ninja_no_work=True,
         log=Path(plan.cmake.build_dir) / "build.log", repaired=dict(record.get("repaired") or {}),
         targets=dict(record.get("targets") or {}), bundled=dict(record.get("bundled") or {}), republished=True,
-        compile_check=dict(record.get("compile_check") or {}))
+        compile_check=dict(record.get("compile_check") or {}), strategy="republish")
     write_outputs(plan, result)
     return result
 

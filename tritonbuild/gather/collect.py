@@ -8,15 +8,17 @@ from pathlib import Path
 from tritonbuild import paths
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import read_text
-from tritonbuild.gather import compat, git, host
+from tritonbuild.gather import compat, deps, git, host
+from tritonbuild.gather.plugins import absolute, read_all, read_plugin
+from tritonbuild.gather.source import inspect_source, looks_like_triton
 from tritonbuild.llvm import cache as llvm_cache
-from tritonbuild.llvm.probe import LLVMInstall, probe, system_prefixes
+from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.nvidia import discover as nvidia_discover
-from tritonbuild.resolve import fetchdeps, knownissues
+from tritonbuild.resolve import knownissues
 from tritonbuild.resolve.backend_api import BackendApi
-from tritonbuild.resolve.facts import Facts
-from tritonbuild.resolve.plugins import absolute, read_plugin, submodule_pin
-from tritonbuild.resolve.source import GitState, SourceInfo, inspect_source, looks_like_triton
+from tritonbuild.resolve.facts import Facts, LLVMInstall
+from tritonbuild.resolve.plugins import submodule_pin
+from tritonbuild.resolve.source import GitState, SourceInfo
 from tritonbuild.settings.model import Resolved
 
 # The settings that say where NVIDIA's files are, by the Triton variable they stand for.
@@ -81,7 +83,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
     plugin_paths = [absolute(p, cwd) for p in s["plugin_dirs"].value]
     api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
-    decls, supplied = fetchdeps.gather(root, plugin_paths, s["deps"].value, cwd, cache)
+    decls, supplied = deps.gather(root, plugin_paths, s["deps"].value, cwd, cache)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
     nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)
@@ -107,6 +109,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         deps_supplied=supplied,
         known_source=known_source,
         known_llvm=known_llvm,
+        plugin_files=read_all(s["plugin_dirs"].value, cwd),
     )
 
 

@@ -8,34 +8,13 @@ import platform
 import shutil
 import sys
 import sysconfig
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonbuild.proc import run, tool
+from tritonbuild.resolve.facts import HostFacts
 
 TOOLS = ("cmake", "ninja", "ccache", "sccache", "distcc", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld",
          "lld", "ld.gold", "git", "ptxas")
-
-
-@dataclass(frozen=True)
-class HostFacts:
-    machine: str
-    system: str
-    glibc: str | None
-    cpus: int
-    mem_total_gib: float
-    mem_available_gib: float
-    disk_free_gib: float | None
-    tools: dict[str, str | None] = field(default_factory=dict)  # name -> absolute path or None
-    python: str = sys.executable
-    python_version: str = ""
-    python_include: str | None = None
-    pybind11_cmake_dir: str | None = None
-    os_release: dict[str, str] = field(default_factory=dict)
-    lld_dir: str | None = None  # a directory with an unversioned ld.lld (gcc's -fuse-ld=lld looks for that name)
-
-    def tool(self, name: str) -> str | None:
-        return self.tools.get(name)
 
 
 def _meminfo() -> tuple[float, float]:

@@ -3,14 +3,14 @@ LLVM (not the pin: a warning), or a problem that says what to run."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.llvm.probe import LLVMInstall
-from tritonbuild.llvm.requirement import check, host_suffix, is_pinned
+from tritonbuild.llvm.requirement import PREBUILT_TARGETS, LLVMRequest, check, host_suffix, is_pinned, source_entry
 from tritonbuild.plan import LLVMPlan
-from tritonbuild.resolve.facts import Facts
+from tritonbuild.resolve.facts import Facts, LLVMInstall
 from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.settings.model import Resolved
 
@@ -19,7 +19,6 @@ def _download_blocker(
     s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], suffix: str | None
 ) -> str | None:
     """Why the prebuilt download cannot supply this plan's LLVM, or None when it can."""
-    from tritonbuild.llvm.download import PREBUILT_TARGETS
 
     pin = facts.source.pin
     if s["offline"].value:
@@ -39,7 +38,6 @@ def _download_refusal(short: str, blocker: str, targets: tuple[str, ...], users:
                       root: str) -> str:
     """Why the prebuilt cannot serve, and what to do instead: for missing targets, which backends need them, the
     prebuilt for the others, or a source build with all of them."""
-    from tritonbuild.llvm.download import PREBUILT_TARGETS
 
     extra = [t for t in targets if t not in PREBUILT_TARGETS]
     if not extra:
@@ -55,93 +53,108 @@ def _download_refusal(short: str, blocker: str, targets: tuple[str, ...], users:
             "builds the pinned LLVM with every target this plan needs (hours on 2 cores).")
 
 
+@dataclass(frozen=True)
+class _Pick:
+    """What one candidate of the chain supplies: an installed LLVM, or a prefix a provider will fill."""
+
+    strategy: str
+    chosen: LLVMInstall | None = None
+    prefix: str | None = None
+    pinned: bool | None = None
+
+
 def resolve_llvm(
     s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str], need_lld: bool = True,
     users: Mapping[str, tuple[str, ...]] | None = None,
 ) -> LLVMPlan:
     """auto: an explicit prefix, else a cached LLVM at the pinned commit, else the prebuilt download, else a
     system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run."""
-    pin = facts.source.pin
     suffix = host_suffix(facts.host, env)
     choice = str(s["llvm"].value)
     rejected: list[tuple[str, str]] = []
-    chosen: LLVMInstall | None = None
-    strategy, prefix, pinned = "none", None, None
-    problem: str | None = None
-    req_root = Path(facts.cache_root)
-    if choice not in ("auto", "system", "download", "source"):
-        inst = facts.llvm_explicit
-        assert inst is not None, "facts.gather probes an explicit LLVM prefix"
-        why = check(inst, targets, need_lld)
-        if why:
-            raise UserError(
-                f"The LLVM at {inst.prefix} (from {s['llvm'].origin}) cannot build this plan: {why}. Point "
-                f"--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR{' and LLD' if need_lld else ''}, or run "
-                "`tritonbuild llvm status`."
-            )
-        chosen, strategy = inst, "prefix"
-    if chosen is None and choice == "auto":
-        rejected.extend(facts.llvm_stale)
-        for inst in facts.llvm_cached:
-            why = check(inst, targets, need_lld)
-            if why:
-                rejected.append((inst.prefix, why))
-            else:
-                chosen, strategy = inst, "cached"
-                break
-    if chosen is None and choice in ("auto", "download"):
-        blocker = _download_blocker(s, facts, targets, suffix)
-        if blocker is None:
-            strategy, pinned = "download", True
-            prefix = str(req_root / "llvm" / pin.archive_name(suffix or "").removesuffix(".tar.gz"))
-        elif choice == "download":
-            raise UserError(_download_refusal(pin.short, blocker, targets, users or {}, facts.source.root))
-        else:
-            rejected.append(("prebuilt download", blocker))
-    if choice == "source":
-        from tritonbuild.llvm.cache import LLVMRequest, source_entry
+    pick = ((_explicit(s, facts, targets, need_lld) if choice not in STRATEGIES else None)
+            or (_first_usable(facts.llvm_cached, "cached", targets, need_lld, rejected, facts.llvm_stale)
+                if choice == "auto" else None)
+            or (_download(s, facts, targets, suffix, users or {}, rejected) if choice in ("auto", "download")
+                else None)
+            or (_from_source(s, facts, targets) if choice == "source" else None)
+            or (_first_usable(facts.llvm_system, "system", targets, need_lld, rejected)
+                if choice in ("auto", "system") else None))
+    problem = None if pick else _no_llvm(facts, targets, rejected)
+    return _llvm_plan(facts, suffix, targets, need_lld, pick or _Pick("none"), problem, rejected)
 
-        strategy, pinned = "source", True
-        prefix = str(source_entry(LLVMRequest(pin.llvm_hash, None, {}, None, targets, req_root, "",
-                                              assertions=bool(s["llvm_assertions"].value))))
-    if chosen is None and strategy == "none" and choice in ("auto", "system"):
-        for inst in facts.llvm_system:
-            why = check(inst, targets, need_lld)
-            if why:
-                rejected.append((inst.prefix, why))
-                continue
-            chosen, strategy = inst, "system"
-            break
-        if chosen is None:
-            tried = "; ".join(f"{p}: {w}" for p, w in rejected) or "none found"
-            problem = (
-                f"No usable LLVM for pin {pin.short} with targets {' '.join(targets)} ({tried}). Install a system "
-                "LLVM (Debian: llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev), pass --llvm PREFIX / "
-                f"LLVM_SYSPATH, or build the pinned one: tritonbuild llvm build --source {facts.source.root}"
-            )
-    if chosen is not None:
-        prefix = chosen.prefix
-        pinned = is_pinned(chosen, pin.llvm_hash)
+
+STRATEGIES = ("auto", "system", "download", "source")
+
+
+def _explicit(s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], need_lld: bool) -> _Pick:
+    inst = facts.llvm_explicit
+    assert inst is not None, "facts.gather probes an explicit LLVM prefix"
+    why = check(inst, targets, need_lld)
+    if why:
+        raise UserError(
+            f"The LLVM at {inst.prefix} (from {s['llvm'].origin}) cannot build this plan: {why}. Point "
+            f"--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR{' and LLD' if need_lld else ''}, or run "
+            "`tritonbuild llvm status`."
+        )
+    return _Pick("prefix", inst)
+
+
+def _first_usable(candidates: Sequence[LLVMInstall], strategy: str, targets: tuple[str, ...], need_lld: bool,
+                  rejected: list[tuple[str, str]], stale: Sequence[tuple[str, str]] = ()) -> _Pick | None:
+    """The first candidate that can build the plan; the others are recorded with why not."""
+    rejected.extend(stale)
+    for inst in candidates:
+        why = check(inst, targets, need_lld)
+        if not why:
+            return _Pick(strategy, inst)
+        rejected.append((inst.prefix, why))
+    return None
+
+
+def _download(s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], suffix: str | None,
+              users: Mapping[str, tuple[str, ...]], rejected: list[tuple[str, str]]) -> _Pick | None:
+    pin = facts.source.pin
+    blocker = _download_blocker(s, facts, targets, suffix)
+    if blocker is None:
+        entry = Path(facts.cache_root) / "llvm" / pin.archive_name(suffix or "").removesuffix(".tar.gz")
+        return _Pick("download", prefix=str(entry), pinned=True)
+    if str(s["llvm"].value) == "download":
+        raise UserError(_download_refusal(pin.short, blocker, targets, users, facts.source.root))
+    rejected.append(("prebuilt download", blocker))
+    return None
+
+
+def _from_source(s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...]) -> _Pick:
+    pin = facts.source.pin
+    entry = source_entry(LLVMRequest(pin.llvm_hash, None, {}, None, targets, Path(facts.cache_root), "",
+                                     assertions=bool(s["llvm_assertions"].value)))
+    return _Pick("source", prefix=str(entry), pinned=True)
+
+
+def _no_llvm(facts: Facts, targets: tuple[str, ...], rejected: list[tuple[str, str]]) -> str:
+    tried = "; ".join(f"{p}: {w}" for p, w in rejected) or "none found"
+    return (
+        f"No usable LLVM for pin {facts.source.pin.short} with targets {' '.join(targets)} ({tried}). Install a "
+        "system LLVM (Debian: llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev), pass --llvm PREFIX / "
+        f"LLVM_SYSPATH, or build the pinned one: tritonbuild llvm build --source {facts.source.root}"
+    )
+
+
+def _llvm_plan(facts: Facts, suffix: str | None, targets: tuple[str, ...], need_lld: bool, pick: _Pick,
+               problem: str | None, rejected: list[tuple[str, str]]) -> LLVMPlan:
+    pin, chosen = facts.source.pin, pick.chosen
+    prefix = chosen.prefix if chosen else pick.prefix
     return LLVMPlan(
-        pin_file=pin.path,
-        pinned_hash=pin.llvm_hash,
-        build_number=pin.build_number,
-        sha256=dict(pin.sha256),
-        host_suffix=suffix,
-        archive=pin.archive_name(suffix) if suffix else None,
-        required_targets=targets,
-        needs_lld=need_lld,
-        strategy=strategy,
-        found_by=chosen.found_by if chosen else (strategy if prefix else None),
-        prefix=prefix,
-        version=chosen.version if chosen else None,
-        targets_built=chosen.targets_built if chosen else (),
-        link_dylib=chosen.link_dylib if chosen else False,
-        static_libs=chosen.static_libs if chosen else True,
+        pin_file=pin.path, pinned_hash=pin.llvm_hash, build_number=pin.build_number, sha256=dict(pin.sha256),
+        host_suffix=suffix, archive=pin.archive_name(suffix) if suffix else None, required_targets=targets,
+        needs_lld=need_lld, strategy=pick.strategy,
+        found_by=chosen.found_by if chosen else (pick.strategy if prefix else None), prefix=prefix,
+        version=chosen.version if chosen else None, targets_built=chosen.targets_built if chosen else (),
+        link_dylib=chosen.link_dylib if chosen else False, static_libs=chosen.static_libs if chosen else True,
         static_missing=chosen.static_missing if chosen else (),
         revision=chosen.revision if chosen else (pin.llvm_hash if prefix else None),
-        is_pinned=pinned,
-        problem=problem,
+        is_pinned=is_pinned(chosen, pin.llvm_hash) if chosen else pick.pinned, problem=problem,
         rejected=tuple(rejected),
     )
 

@@ -14,12 +14,11 @@ from tritonbuild import http
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.llvm import cache
-from tritonbuild.llvm.cache import LLVMRequest
+from tritonbuild.llvm.requirement import LLVMRequest, download_entry, llvm_dir
 
 DEFAULT_MIRROR = "https://oaitriton.blob.core.windows.net/public/llvm-builds"
 # Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.
 LLVM_GIB = 3  # an archive (~0.5 GiB) and its extracted prefix (~2 GiB)
-PREBUILT_TARGETS = frozenset({"NVPTX", "AMDGPU", "X86", "AArch64"})
 
 
 def url_for(req: LLVMRequest) -> str:
@@ -112,12 +111,12 @@ def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, ret
     """Make the prebuilt LLVM for ``req`` available in the cache (download at most once) and return it."""
     if req.offline:
         raise UserError(f"Offline (TRITON_OFFLINE_BUILD/--offline): the prebuilt LLVM {req.archive} is not in the "
-                        f"cache ({cache.llvm_dir(req.cache_root)}). Fetch it on a connected machine or pass "
+                        f"cache ({llvm_dir(req.cache_root)}). Fetch it on a connected machine or pass "
                         "--llvm PREFIX.")
     if not req.archive:
         raise UserError("No prebuilt LLVM exists for this host (unknown platform suffix); set "
                         "TRITON_LLVM_SYSTEM_SUFFIX, or use --llvm system / PREFIX / source.")
-    entry = cache.download_entry(req)
+    entry = download_entry(req)
     if cache.current(entry, req.sha256):
         return entry
     log: Callable[[str], None] = (lambda m: console.print(f"[cyan]llvm:[/cyan] {m}")) if console else print
@@ -144,7 +143,7 @@ def _fetch_into(req: LLVMRequest, entry: Path, console: Any, timeout: float, ret
         stale = cache.pin_conflict(entry, req.sha256)
         if stale:
             log(f"{entry.name}: {stale}")
-        downloads = cache.llvm_dir(req.cache_root) / ".downloads"
+        downloads = llvm_dir(req.cache_root) / ".downloads"
         archive = downloads / f"{req.archive}.{os.getpid()}"
         progress = _progress(console, req.archive or "")
         try:

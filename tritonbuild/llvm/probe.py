@@ -5,30 +5,12 @@ from __future__ import annotations
 import glob
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.proc import run
+from tritonbuild.resolve.facts import LLVMInstall
 
 MARKER = "tritonbuild-llvm.json"  # written by tritonbuild's own providers next to an LLVM they installed
-
-
-@dataclass(frozen=True)
-class LLVMInstall:
-    prefix: str
-    runs: bool
-    error: str | None = None
-    version: str | None = None
-    targets_built: tuple[str, ...] = ()
-    has_mlir: bool = False
-    has_lld: bool = False
-    mlir_tblgen_runs: bool = False
-    has_filecheck: bool = False
-    link_dylib: bool = False
-    static_libs: bool = False  # lib/ has the LLVM and MLIR component archives (libtriton can link LLVM statically)
-    static_missing: tuple[str, ...] = ()  # archives a static link needs that lib/ lacks (libPolly.a)
-    revision: str | None = None
-    found_by: str = ""  # how the prefix was found: "--llvm", "LLVM_SYSPATH", "PATH llvm-config", ...
 
 
 def _run(argv: list[str]) -> tuple[bool, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tritonbuild.llvm import cache, download, source_build
-from tritonbuild.llvm.cache import LLVMRequest
+from tritonbuild.llvm.requirement import LLVMRequest
 from tritonbuild.plan import Plan
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
-from tritonbuild.gather.host import HostFacts
-from tritonbuild.llvm.probe import LLVMInstall
+from tritonbuild.resolve.facts import HostFacts, LLVMInstall
 from tritonbuild.resolve.pins import same_commit
 
 
@@ -54,3 +55,46 @@ def check(install: LLVMInstall, targets: Sequence[str], need_lld: bool = True) -
 
 def is_pinned(install: LLVMInstall, pinned_hash: str) -> bool | None:
     return same_commit(install.revision, pinned_hash)
+
+
+PREBUILT_TARGETS = frozenset({"NVPTX", "AMDGPU", "X86", "AArch64"})  # what Triton's prebuilt LLVM archives hold
+
+
+@dataclass(frozen=True)
+class LLVMRequest:
+    """What a provider needs to supply the pinned LLVM."""
+
+    llvm_hash: str
+    build_number: int | None
+    sha256: dict[str, str]
+    suffix: str | None
+    targets: tuple[str, ...]
+    cache_root: Path
+    mirror: str
+    allow_unpinned: bool = False
+    offline: bool = False
+    build_type: str = "Release"
+    assertions: bool = False
+    llvm_src: str | None = None
+
+    @property
+    def archive(self) -> str | None:
+        if not self.suffix:
+            return None
+        if self.build_number is None:
+            return f"llvm-{self.llvm_hash[:8]}-{self.suffix}.tar.gz"
+        return f"llvm-{self.llvm_hash[:8]}-{self.suffix}-{self.build_number}.tar.gz"
+
+
+def llvm_dir(cache_root: Path) -> Path:
+    return cache_root / "llvm"
+
+
+def download_entry(req: LLVMRequest) -> Path:
+    assert req.archive
+    return llvm_dir(req.cache_root) / req.archive.removesuffix(".tar.gz")
+
+
+def source_entry(req: LLVMRequest) -> Path:
+    kind = req.build_type + ("-asserts" if req.assertions else "")
+    return llvm_dir(req.cache_root) / f"src-{req.llvm_hash[:12]}-{'_'.join(sorted(req.targets))}-{kind}"

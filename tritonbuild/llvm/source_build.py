@@ -10,7 +10,7 @@ from typing import Any
 
 from tritonbuild.errors import BuildFailed, UserError
 from tritonbuild.llvm import cache
-from tritonbuild.llvm.cache import LLVMRequest
+from tritonbuild.llvm.requirement import LLVMRequest, llvm_dir, source_entry
 
 DEFAULT_LLVM_SRC = "https://github.com/llvm/llvm-project.git"
 PROJECTS = ("mlir", "lld")
@@ -43,7 +43,7 @@ def checkout(req: LLVMRequest, console: Any) -> Path:
     if req.offline and not Path(url).exists():
         raise UserError(f"Offline: the LLVM source {url} is not a local path. Pass --llvm-src with a local "
                         "llvm-project clone or mirror.")
-    dest = cache.llvm_dir(req.cache_root).parent / "llvm-src" / hashlib.sha256(url.encode()).hexdigest()[:16]
+    dest = llvm_dir(req.cache_root).parent / "llvm-src" / hashlib.sha256(url.encode()).hexdigest()[:16]
     try:
         repo = git.Repo(dest) if (dest / ".git").is_dir() else git.Repo.init(dest)
         if "origin" not in [r.name for r in repo.remotes]:
@@ -69,7 +69,7 @@ def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Pat
     from tritonbuild.execute.progress import Tracker
     from tritonbuild.proc import run_logged
 
-    entry = cache.source_entry(req)
+    entry = source_entry(req)
     if cache.is_complete(entry):
         console.print(f"LLVM {req.llvm_hash[:12]} ({', '.join(req.targets)}) is already in the cache: {entry}")
         return entry
@@ -77,7 +77,7 @@ def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Pat
         if cache.is_complete(entry):
             return entry
         src = checkout(req, console)
-        build = cache.llvm_dir(req.cache_root).parent / "llvm-build" / entry.name
+        build = llvm_dir(req.cache_root).parent / "llvm-build" / entry.name
         staging = cache.staging_dir(entry)
         log_path = build.parent / f"{entry.name}.log"
         build.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tritonbuild.nvidia.discover import NvidiaFacts, Source
+from tritonbuild.nvidia.parts import NvidiaFacts, Source
 from tritonbuild.plan import NvidiaPart
 
 

@@ -10,40 +10,24 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonbuild.nvidia.parts import CUPTI_LIBS, ENV, embedded_includes, includes, parse_versions, pypi_wheel
+from tritonbuild.nvidia.parts import (
+    CUPTI_LIBS,
+    ENV,
+    Files,
+    NvidiaFacts,
+    Source,
+    embedded_includes,
+    includes,
+    parse_versions,
+    pypi_wheel,
+)
 from tritonbuild.wheel.elf import is_elf
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
 _CUDA_NAME = re.compile(r"^(cuda|cupti|driver_|vector_types|crt/|nv|generated_)")
 
-Files = tuple[tuple[str, str], ...]  # (directory, path relative to it)
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where one component comes from."""
-
-    component: str  # cudart, cudacrt, cupti, cupti-lib
-    dirs: tuple[str, ...]  # where its files are (a wheel's: where it is, or will be, unpacked in the cache)
-    found_by: str  # "env TRITON_CUDART_PATH", "CUDA toolkit /usr/local/cuda-13.0", "PyPI nvidia-cuda-...==..."
-    wheel: str | None = None  # the PyPI spec when it comes from a wheel
-    cached: bool = True  # False: a wheel still to download
-
-
-@dataclass(frozen=True)
-class NvidiaFacts:
-    versions: dict[str, str] = field(default_factory=dict)  # the tree's pins per component
-    driver_headers: tuple[str, ...] = ()  # CUDA headers the nvidia driver compiles against at run time
-    wants_ptxas_blackwell: bool = False  # the tree's nvidia backend looks for bin/ptxas-blackwell
-    sources: dict[str, Source] = field(default_factory=dict)  # per component, the first found
-    header_files: Files | None = None  # closure of driver_headers (None: a source is not unpacked yet)
-    cupti_header_files: Files | None = None  # closure of cupti.h
-    cupti_lib_files: Files | None = None
-    tools: tuple[tuple[str, str, str], ...] = ()  # (name, real binary, found by)
-    toolkit: str | None = None  # the CUDA toolkit root the headers come from, if one
 
 
 def cuda_roots(env: Mapping[str, str]) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # What setup.py downloads for each component, and the Triton variable that replaces the download.
 ENV = {
@@ -75,3 +75,30 @@ def pypi_wheel(component: str, version: str | None) -> WheelRef | None:
         project = {"cudart": "runtime", "cudacrt": "nvcc", "cupti": "cupti", "cupti-lib": "cupti"}[component]
         return WheelRef(f"nvidia-cuda-{project}-cu12", version, f"nvidia/cuda_{project}/{sub}")
     return None
+
+
+Files = tuple[tuple[str, str], ...]  # (directory, path relative to it)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one component comes from."""
+
+    component: str  # cudart, cudacrt, cupti, cupti-lib
+    dirs: tuple[str, ...]  # where its files are (a wheel's: where it is, or will be, unpacked in the cache)
+    found_by: str  # "env TRITON_CUDART_PATH", "CUDA toolkit /usr/local/cuda-13.0", "PyPI nvidia-cuda-...==..."
+    wheel: str | None = None  # the PyPI spec when it comes from a wheel
+    cached: bool = True  # False: a wheel still to download
+
+
+@dataclass(frozen=True)
+class NvidiaFacts:
+    versions: dict[str, str] = field(default_factory=dict)  # the tree's pins per component
+    driver_headers: tuple[str, ...] = ()  # CUDA headers the nvidia driver compiles against at run time
+    wants_ptxas_blackwell: bool = False  # the tree's nvidia backend looks for bin/ptxas-blackwell
+    sources: dict[str, Source] = field(default_factory=dict)  # per component, the first found
+    header_files: Files | None = None  # closure of driver_headers (None: a source is not unpacked yet)
+    cupti_header_files: Files | None = None  # closure of cupti.h
+    cupti_lib_files: Files | None = None
+    tools: tuple[tuple[str, str, str], ...] = ()  # (name, real binary, found by)
+    toolkit: str | None = None  # the CUDA toolkit root the headers come from, if one

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonbuild.gather.host import HostFacts, tool_version
-from tritonbuild.llvm.probe import LLVMInstall
+from tritonbuild.gather.host import tool_version
 from tritonbuild.llvm.requirement import check
-from tritonbuild.resolve.resolver import default_jobs, default_link_jobs
+from tritonbuild.resolve.facts import HostFacts, LLVMInstall
+from tritonbuild.resolve.toolchain import default_jobs, default_link_jobs
 
 Row = tuple[str, str, str]
 

@@ -1,4 +1,5 @@
-"""Render plans, backend lists and host reports for people (rich). JSON output lives in the Plan itself."""
+"""Render plans, backend lists, build dirs, LLVM status and host reports for people (rich). JSON output lives
+in the Plan itself."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tritonbuild.plan import Plan
+    from tritonbuild.plan import LLVMPlan, Plan
 
 
 def console(stderr: bool = False) -> Console:
@@ -155,3 +156,35 @@ def _cache_words(tc: Any) -> str:
     if tc.distcc_hosts:
         words += f", distcc: {tc.distcc_hosts}"
     return words
+
+
+def print_build_dirs(rows: list[dict[str, Any]], console: Any) -> None:
+    """``tritonbuild status``: one row per build dir."""
+    from rich.table import Table
+
+    table = Table(title="build dirs", title_justify="left")
+    for col in ("key", "source", "backends", "size", "last build", "wheels"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["key"], r["source"] or "?", ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
+                      r["last_build"] or "-", "\n".join(r["wheels"]) or "-")
+    console.print(table)
+
+
+def print_llvm_status(llvm: LLVMPlan, entries: list[dict[str, Any]], ready: bool, out: Any) -> None:
+    """``tritonbuild llvm status``: the pin, the LLVM ``build`` would use and why the others were not."""
+    out.print(f"pin: {llvm.pinned_hash} ({llvm.pin_file})"
+              + (f", build {llvm.build_number}" if llvm.build_number is not None else ""))
+    out.print(f"prebuilt archive for this host: {llvm.archive or 'none'}"
+              + (" (sha256 pinned)" if llvm.host_suffix in llvm.sha256 else " (no sha256 in the pin)"))
+    out.print(f"targets needed: {' '.join(llvm.required_targets)}")
+    if llvm.prefix:
+        state = "" if ready else " (not in the cache yet: `build` will fetch/build it)"
+        out.print(f"[green]build would use:[/green] {llvm.prefix} via {llvm.strategy}{state}; pinned commit: "
+                  f"{ {True: 'yes', False: 'no', None: 'unknown'}[llvm.is_pinned] }")
+    for cand, why in llvm.rejected:
+        out.print(f"  not used: {cand}: {why}")
+    for e in entries:
+        out.print(f"  cached: {e['prefix']} ({e.get('provider')}, {e.get('llvm_hash', '?')[:12]})")
+    if llvm.problem:
+        out.print(f"[red]problem:[/red] {llvm.problem}")

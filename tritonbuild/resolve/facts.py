@@ -1,17 +1,59 @@
-"""What a plan is resolved from: every fact about the disk, git, the host and LLVMs, gathered at the edge
-(``facts.gather``) and passed to the pure resolvers."""
+"""What a plan is resolved from: every fact about the disk, git, the host and LLVMs, as values.
+
+``tritonbuild.gather`` fills them at the edge (``gather.collect.gather``); the resolvers only read them. The
+types of the facts live here or in other pure modules (``resolve.source``, ``nvidia.parts``), never in a module
+that reads the disk or runs a program, so that resolving imports nothing of the edge."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tritonbuild.gather.host import HostFacts
-from tritonbuild.llvm.probe import LLVMInstall
-from tritonbuild.nvidia.discover import NvidiaFacts
+from tritonbuild.nvidia.parts import NvidiaFacts
 from tritonbuild.resolve import fetchdeps
 from tritonbuild.resolve.backend_api import BackendApi
+from tritonbuild.resolve.plugins import PluginFiles
 from tritonbuild.resolve.source import GitState, SourceInfo
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    machine: str
+    system: str
+    glibc: str | None
+    cpus: int
+    mem_total_gib: float
+    mem_available_gib: float
+    disk_free_gib: float | None
+    tools: dict[str, str | None] = field(default_factory=dict)  # name -> absolute path or None
+    python: str = sys.executable
+    python_version: str = ""
+    python_include: str | None = None
+    pybind11_cmake_dir: str | None = None
+    os_release: dict[str, str] = field(default_factory=dict)
+    lld_dir: str | None = None  # a directory with an unversioned ld.lld (gcc's -fuse-ld=lld looks for that name)
+
+    def tool(self, name: str) -> str | None:
+        return self.tools.get(name)
+
+
+@dataclass(frozen=True)
+class LLVMInstall:
+    prefix: str
+    runs: bool
+    error: str | None = None
+    version: str | None = None
+    targets_built: tuple[str, ...] = ()
+    has_mlir: bool = False
+    has_lld: bool = False
+    mlir_tblgen_runs: bool = False
+    has_filecheck: bool = False
+    link_dylib: bool = False
+    static_libs: bool = False  # lib/ has the LLVM and MLIR component archives (libtriton can link LLVM statically)
+    static_missing: tuple[str, ...] = ()  # archives a static link needs that lib/ lacks (libPolly.a)
+    revision: str | None = None
+    found_by: str = ""  # how the prefix was found: "--llvm", "LLVM_SYSPATH", "PATH llvm-config", ...
 
 
 @dataclass(frozen=True)
@@ -20,7 +62,7 @@ class Facts:
     host: HostFacts
     llvm_explicit: LLVMInstall | None  # probed --llvm PATH / LLVM_SYSPATH
     llvm_system: tuple[LLVMInstall, ...]  # probed system LLVMs, newest first
-    plugin_git: Mapping[str, GitState | None]
+    plugin_git: Mapping[str, GitState | None]  # by absolute plugin path
     cwd: str
     cmake_dir: str  # tritonbuild's injected CMake code
     cache_root: str
@@ -34,3 +76,4 @@ class Facts:
     deps_supplied: Mapping[str, fetchdeps.Supplied] = field(default_factory=dict)  # --dep, by lowercase name
     known_source: tuple[str, ...] = ()  # tritonbuild.resolve.knownissues ids whose source side this source shows
     known_llvm: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # LLVM prefix -> ids its headers show
+    plugin_files: Mapping[str, PluginFiles] = field(default_factory=dict)  # what each plugin dir holds, as given

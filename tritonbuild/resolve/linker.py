@@ -8,7 +8,7 @@ Measured on upstream d8da7c998's libtriton link (bench/bench_levers.py; static L
 from __future__ import annotations
 
 from tritonbuild.errors import UserError
-from tritonbuild.gather.host import HostFacts
+from tritonbuild.resolve.facts import HostFacts
 
 CHOICES = ("auto", "lld", "gold", "bfd", "default")
 

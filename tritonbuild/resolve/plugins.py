@@ -1,4 +1,5 @@
-"""External backend plugins (Triton's ``TRITON_PLUGIN_DIRS`` contract).
+"""External backend plugins (Triton's ``TRITON_PLUGIN_DIRS`` contract), checked from what their directories
+hold (pure: ``tritonbuild.gather.plugins`` reads them).
 
 A plugin is a directory with ``backend/compiler.py``, ``backend/driver.py`` and ``backend/name.conf`` (one
 line: the plugin's name). Without name.conf the name is derived from the directory's last component:
@@ -18,10 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import read_text
 from tritonbuild.resolve.backends import split_list
 from tritonbuild.resolve.pins import same_commit
-from tritonbuild.resolve.source import GitState, finds_lld, package_extras
+from tritonbuild.resolve.source import GitState
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -51,54 +51,51 @@ def is_identifier(name: str) -> bool:
     return bool(_IDENT.fullmatch(name)) and not keyword.iskeyword(name)
 
 
-def absolute(path: str, cwd: Path) -> Path:
-    p = Path(path).expanduser()
-    return (p if p.is_absolute() else cwd / p).resolve()
+@dataclass(frozen=True)
+class PluginFiles:
+    """What a plugin directory holds, read at the edge (``tritonbuild.gather.plugins.read_files``)."""
+
+    path: str  # absolute, symlinks resolved
+    is_dir: bool = False
+    has_backend: bool = False
+    missing: tuple[str, ...] = ()  # which of backend/compiler.py and backend/driver.py are missing
+    name_conf: str | None = None  # backend/name.conf's text
+    llvm_targets: str | None = None  # backend/llvm-targets.txt's text
+    triton_hash: str | None = None  # triton-hash.txt's text
+    language: tuple[str, ...] = ()  # package extras: language/<x>, tools/<x> (tritonbuild.gather.source)
+    tools: tuple[str, ...] = ()
+    finds_lld: bool = False  # its CMakeLists.txt looks for LLD
 
 
-def read_plugin(path: Path, given_as: str) -> Plugin:
-    """Check one plugin directory and read its name, extras and pins."""
+def check_plugin(files: PluginFiles, given_as: str) -> Plugin:
+    """Check one plugin directory against Triton's plugin contract and read its name, extras and pins."""
+    path = Path(files.path)
     backend = path / "backend"
     fix = (
         "A plugin directory needs backend/compiler.py, backend/driver.py and backend/name.conf "
         "(see Triton's TRITON_PLUGIN_DIRS contract)."
     )
-    if not path.is_dir():
+    if not files.is_dir:
         raise UserError(f"The plugin directory {path} (from {given_as}) does not exist. Check the path.")
-    if not backend.is_dir():
+    if not files.has_backend:
         raise UserError(f"The plugin directory {path} (from {given_as}) has no backend/ directory. {fix}")
-    for required in ("compiler.py", "driver.py"):
-        if not (backend / required).is_file():
-            raise UserError(f"The plugin {path} (from {given_as}) has no backend/{required}. {fix}")
-    conf = backend / "name.conf"
-    if conf.is_file():
-        name, name_from = conf.read_text(encoding="utf-8").strip(), "name.conf"
-        where = f"{conf}"
+    for required in files.missing:
+        raise UserError(f"The plugin {path} (from {given_as}) has no backend/{required}. {fix}")
+    if files.name_conf is not None:
+        name, name_from, where = files.name_conf.strip(), "name.conf", f"{backend / 'name.conf'}"
     else:
-        name, name_from = derive_name(path.name), "directory name"
-        where = f"the directory name of {path}"
+        name, name_from, where = derive_name(path.name), "directory name", f"the directory name of {path}"
     if not is_identifier(name):
         raise UserError(
             f"The plugin name {name!r} (from {where}) is not a C and Python identifier, but Triton uses it as "
             f"init_triton_{name}() and as triton.backends.{name}. Write a valid name (letters, digits, "
             f"underscores, not starting with a digit) into {backend / 'name.conf'}."
         )
-    targets_file = backend / "llvm-targets.txt"
-    targets = tuple(split_list(targets_file.read_text().replace("\n", ";"))) if targets_file.is_file() else ()
-    pin_file = path / "triton-hash.txt"
-    pin = pin_file.read_text().strip() or None if pin_file.is_file() else None
-    return Plugin(
-        name=name,
-        path=str(path),
-        name_from=name_from,
-        given_as=given_as,
-        language=package_extras(path / "language"),
-        tools=package_extras(path / "tools"),
-        llvm_targets=targets,
-        finds_lld=finds_lld(read_text(path / "CMakeLists.txt")),
-        triton_pin=pin,
-        triton_pin_from="triton-hash.txt" if pin else None,
-    )
+    targets = tuple(split_list(files.llvm_targets.replace("\n", ";"))) if files.llvm_targets is not None else ()
+    pin = (files.triton_hash or "").strip() or None
+    return Plugin(name=name, path=str(path), name_from=name_from, given_as=given_as, language=files.language,
+                  tools=files.tools, llvm_targets=targets, finds_lld=files.finds_lld, triton_pin=pin,
+                  triton_pin_from="triton-hash.txt" if pin else None)
 
 
 def submodule_pin(plugin: Plugin, git: GitState | None) -> Plugin:
@@ -114,18 +111,19 @@ def submodule_pin(plugin: Plugin, git: GitState | None) -> Plugin:
 def resolve_plugins(
     dirs: Sequence[tuple[str, str]],
     *,
-    cwd: Path,
+    files: Mapping[str, PluginFiles],
     in_tree: Sequence[str],
     source_commit: str | None,
     git_states: Mapping[str, GitState | None] | None = None,
 ) -> tuple[tuple[Plugin, ...], list[str], list[str]]:
-    """Validate plugin dirs given as ``(path, given_as)``; return plugins, notes and warnings."""
+    """Validate plugin dirs given as ``(path as given, given_as)``, with what each holds (``files``, by the path
+    as given); return plugins, notes and warnings."""
     plugins: list[Plugin] = []
     notes: list[str] = []
     warnings: list[str] = []
     seen_paths: dict[Path, str] = {}
     for raw, given_as in dirs:
-        path = absolute(raw, cwd)
+        path = Path(files[raw].path)
         if raw != str(path):
             notes.append(f"plugin directory {raw!r} ({given_as}) is used as {path}")
         if path in seen_paths:
@@ -134,7 +132,7 @@ def resolve_plugins(
                 "Give each plugin once."
             )
         seen_paths[path] = given_as
-        plugin = read_plugin(path, given_as)
+        plugin = check_plugin(files[raw], given_as)
         if plugin.name in in_tree:
             raise UserError(
                 f"The plugin {path} is named {plugin.name!r} (from its {plugin.name_from}), which is also the "

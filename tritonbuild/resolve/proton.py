@@ -33,17 +33,17 @@ INCLUDE_DIRS = {
 _DEFINE = re.compile(r"-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Za-z]+)?=(.*)")
 
 
-def include_dirs(given: Mapping[str, str | None], source_root: str, required: tuple[str, ...]
-                 ) -> dict[str, str]:
+def include_dirs(given: Mapping[str, str | None], source_root: str, required: tuple[str, ...],
+                 present: tuple[str, ...]) -> dict[str, str]:
     """setup.py's values for proton's header dirs: each setting's value (``given``: setting name -> value), else
-    the in-tree default when it exists. ROCTRACER_INCLUDE_DIR always (every proton needs it); the others when the
-    tree's proton CMakeLists requires them."""
+    the in-tree default when the source has it (``present``: the defaults found, relative to the source root).
+    ROCTRACER_INCLUDE_DIR always (every proton needs it); the others when the tree's proton CMakeLists requires
+    them."""
     out = {}
     for var, (setting, _env, default) in INCLUDE_DIRS.items():
         if var != "ROCTRACER_INCLUDE_DIR" and var not in required:
             continue
-        value = given.get(setting) or (str(Path(source_root) / default)
-                                       if (Path(source_root) / default).is_dir() else None)
+        value = given.get(setting) or (str(Path(source_root) / default) if default in present else None)
         if value:
             out[var] = value
     return out

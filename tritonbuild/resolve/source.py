@@ -9,12 +9,8 @@ import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from tritonbuild.errors import UserError
-from tritonbuild.fileutil import read_text
-from tritonbuild.resolve.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
-from tritonbuild.resolve.proton import required_variables
+from tritonbuild.resolve.pins import LLVMPin
 
 # Upstream's tuple macro took 4 entries until 2025-08 and 5 since.
 DEFAULT_TUPLE_LIMIT = 5
@@ -61,6 +57,7 @@ class SourceInfo:
     # trees expect setup.py to have downloaded them into third_party/nvidia/backend/include.
     nvidia_missing_headers: tuple[str, ...] = ()
     proton_requires: tuple[str, ...] = ()  # variables third_party/proton/CMakeLists.txt stops without
+    proton_include_defaults: tuple[str, ...] = ()  # proton's in-tree header dirs the source has (resolve.proton)
     build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires (pybind11/nanobind pins)
     install_requires: tuple[str, ...] = ()  # setup.py's install_requires: the wheel's Requires-Dist
 
@@ -154,17 +151,7 @@ def parse_proton_in_tuple(cmakelists: str) -> str:
 _THIRD_PARTY_INCLUDE = re.compile(r'#\s*include\s*[<"]third_party/([A-Za-z0-9_]+)/')
 
 
-_BACKEND_INCLUDE = re.compile(r'#\s*include\s*[<"]backend/include/([\w./-]+)[">]')
-
-
-def nvidia_missing_headers(nvidia: Path) -> tuple[str, ...]:
-    """Headers the nvidia backend's C++ includes from its backend/include dir that the tree lacks."""
-    wanted: set[str] = set()
-    if nvidia.is_dir():
-        for path in nvidia.rglob("*"):
-            if path.suffix in _CORE_SUFFIXES and path.is_file() and "backend" not in path.relative_to(nvidia).parts:
-                wanted.update(_BACKEND_INCLUDE.findall(read_text(path)))
-    return tuple(sorted(n for n in wanted if not (nvidia / "backend" / "include" / n).is_file()))
+BACKEND_INCLUDE = re.compile(r'#\s*include\s*[<"]backend/include/([\w./-]+)[">]')
 
 
 def parse_backend_includes(texts: Iterable[str]) -> set[str]:
@@ -188,134 +175,6 @@ _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(\S+)\s*$", re.M)
 
 def parse_gitmodules(text: str) -> tuple[str, ...]:
     return tuple(_SUBMODULE_PATH.findall(text))
-
-
-# --- reading a tree ---------------------------------------------------------------------------------------
-
-_CORE_DIRS = ("lib", "include", "python/src", "bin")
-_CORE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".c", ".inc"}
-
-
-def discovers_backends_by_directory(root: Path) -> bool:
-    """2024 trees list the directories of the ``triton/backends`` package instead of reading entry points, so
-    an editable install needs each backend linked in there (setup.py's develop does the same)."""
-    text = read_text(root / "python" / "triton" / "backends" / "__init__.py")
-    return bool(text) and "entry_points(" not in text and "listdir" in text
-
-
-def looks_like_triton(root: Path) -> bool:
-    cml = root / "CMakeLists.txt"
-    return cml.is_file() and (root / "python" / "triton").is_dir() and "project(triton" in read_text(cml).replace(
-        " (", "("
-    )
-
-
-def generation_of(root: Path) -> str:
-    if (root / "cmake" / "llvm-info.json").is_file():
-        return "G3"
-    if (root / "setup.py").is_file():
-        return "G2"
-    return "G1"
-
-
-def read_pin(root: Path) -> LLVMPin:
-    info = root / "cmake" / "llvm-info.json"
-    txt = root / "cmake" / "llvm-hash.txt"
-    if info.is_file():
-        return parse_llvm_info_json(read_text(info), str(info))
-    if txt.is_file():
-        return parse_llvm_hash_txt(read_text(txt), str(txt))
-    raise UserError(
-        f"The Triton source {root} has no LLVM pin: neither cmake/llvm-hash.txt nor cmake/llvm-info.json "
-        "exists. Check that --source points at the top of a complete Triton checkout."
-    )
-
-
-def package_extras(path: Path) -> tuple[str, ...]:
-    """A backend's ``language/<x>`` or ``tools/<x>`` dirs that go into the package as ``triton.<kind>.extra.<x>``.
-    A dir with a CMakeLists.txt is C++ that CMake builds (triton-shared's tools/triton-shared-opt), not
-    package data, and is left out (setup.py would copy its sources into the wheel)."""
-    if not path.is_dir():
-        return ()
-    return tuple(sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
-                        and not (p / "CMakeLists.txt").is_file()))
-
-
-def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
-    out = []
-    third_party = root / "third_party"
-    if third_party.is_dir():
-        for d in sorted(third_party.iterdir()):
-            backend = d / "backend"
-            if (backend / "compiler.py").is_file() and (backend / "driver.py").is_file():
-                out.append(
-                    InTreeBackend(
-                        name=d.name, path=str(d), language=package_extras(d / "language"),
-                        tools=package_extras(d / "tools"),
-                        finds_lld=finds_lld(read_text(d / "CMakeLists.txt")),
-                    )
-                )
-    return tuple(out)
-
-
-def _core_texts(root: Path) -> Iterable[str]:
-    for sub in _CORE_DIRS:
-        base = root / sub
-        if not base.is_dir():
-            continue
-        for path in base.rglob("*"):
-            if path.suffix in _CORE_SUFFIXES and path.is_file():
-                yield read_text(path)
-
-
-def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
-    root = root.resolve()
-    if not looks_like_triton(root):
-        raise UserError(
-            f"{root} is not a Triton source tree (expected a CMakeLists.txt with project(triton ...) and a "
-            "python/triton package). Pass --source with the path of a Triton checkout, or a git URL with --ref."
-        )
-    generation = generation_of(root)
-    setup_py = root / ("python/setup.py" if generation == "G1" else "setup.py")
-    setup_text = read_text(setup_py)
-    version = parse_version(read_text(root / "python" / "triton" / "__init__.py"), setup_text)
-    backends = find_in_tree_backends(root)
-    names = tuple(b.name for b in backends)
-    default = tuple(n for n in (parse_setup_backends(setup_text) or names) if n in names)
-    included = parse_backend_includes(_core_texts(root))
-    order = [*default, *names]  # report required backends in the source's own default order
-    required = tuple(sorted((n for n in names if n in included), key=order.index))
-    limit = parse_tuple_limit(read_text(root / "python" / "src" / "main.cc"))
-    top_cmake = read_text(root / "CMakeLists.txt")
-    missing = []
-    for sub in parse_gitmodules(read_text(root / ".gitmodules")):
-        path = root / sub
-        if path.is_dir() and any(path.iterdir()):
-            continue
-        users = tuple(b.name for b in backends
-                      if sub in read_text(Path(b.path) / "CMakeLists.txt") or Path(sub).name in read_text(
-                          Path(b.path) / "CMakeLists.txt"))
-        missing.append((sub, users))
-    return SourceInfo(
-        root=str(root),
-        generation=generation,
-        version=version,
-        pin=read_pin(root),
-        backends=backends,
-        default_backends=default or names,
-        required_backends=required,
-        has_proton=(root / "third_party" / "proton").is_dir(),
-        proton_in_tuple=parse_proton_in_tuple(top_cmake),
-        tuple_limit=limit if limit is not None else DEFAULT_TUPLE_LIMIT,
-        tuple_limit_known=limit is not None,
-        git=git,
-        missing_submodules=tuple(missing),
-        core_finds_lld=finds_lld(top_cmake),
-        nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
-        proton_requires=required_variables(read_text(root / "third_party" / "proton" / "CMakeLists.txt")),
-        install_requires=parse_install_requires(setup_text),
-        build_requires=parse_build_requires(read_text(root / "pyproject.toml")),
-    )
 
 
 def parse_build_requires(text: str) -> tuple[str, ...]:

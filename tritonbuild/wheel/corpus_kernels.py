@@ -65,6 +65,11 @@ def define_kernels(triton, tl):
     """The kernels, written as Triton's tests and tutorials write them. Triton before 3.3 resolves a kernel's
     names (``tl``) in the module's globals, so they are put there first."""
     globals().update(triton=triton, tl=tl)
+    return {"matmul": _matmul(triton, tl), **_small_kernels(triton, tl)}
+
+
+def _matmul(triton, tl):
+    """The tutorial's grouped matmul: the kernel whose ttgir pipeline hangs with a mismatched LLVM."""
 
     @triton.jit
     def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
@@ -96,6 +101,12 @@ def define_kernels(triton, tl):
         c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
         c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
         tl.store(c_ptrs, c, mask=c_mask)
+
+    return matmul
+
+
+def _small_kernels(triton, tl):
+    """A reduction, softmax, split/permute and atomics."""
 
     @triton.jit
     def row_sum(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
@@ -132,8 +143,7 @@ def define_kernels(triton, tl):
         tl.atomic_add(sum_ptr + offs % 16, x, mask=mask)
         tl.atomic_max(max_ptr + offs % 16, x.to(tl.int32), mask=mask)
 
-    return {"matmul": matmul, "row_sum": row_sum, "softmax": softmax, "split_permute": split_permute,
-            "atomics": atomics}
+    return {"row_sum": row_sum, "softmax": softmax, "split_permute": split_permute, "atomics": atomics}
 
 
 def launch_spec(case: dict, target: dict) -> tuple[dict, dict, dict, list]:

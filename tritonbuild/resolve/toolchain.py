@@ -1,0 +1,100 @@
+"""The toolchain of a plan (pure): compilers, linker, compiler cache and distcc, jobs, debug info, proton."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tritonbuild.errors import UserError
+from tritonbuild.nvidia import choose
+from tritonbuild.plan import ToolchainPlan
+from tritonbuild.resolve import compilercache, debuginfo, linker
+from tritonbuild.resolve.facts import Facts, HostFacts
+from tritonbuild.settings.model import Resolved
+
+GIB_PER_COMPILE_JOB = 2.5
+GIB_PER_LINK_JOB = 8.0
+
+
+def default_jobs(host: HostFacts) -> int:
+    """min(cores, total memory / 2.5 GiB), at least 1: a Triton C++ file needs up to ~2.5 GiB to compile.
+
+    Total (not available) memory keeps the default the same from run to run on one machine.
+    """
+    return max(1, min(host.cpus, int(host.mem_total_gib / GIB_PER_COMPILE_JOB)))
+
+
+def default_link_jobs(host: HostFacts, jobs: int) -> int:
+    """min(jobs, total memory / 8 GiB), at least 1: a static LLVM link of libtriton needs several GiB."""
+    return max(1, min(jobs, int(host.mem_total_gib / GIB_PER_LINK_JOB)))
+
+
+def _compilers(s: Mapping[str, Resolved], host: HostFacts, notes: list[str]) -> tuple[str, str, bool]:
+    """C and C++ compilers, and whether they are clang (with lld)."""
+    clang = s["clang"].value
+    if clang == "auto":
+        clang = bool(host.tool("clang") and host.tool("clang++") and host.tool("ld.lld"))
+        notes.append(f"clang=auto: using {'clang+lld' if clang else 'the default compiler (clang/lld not found)'}")
+    if clang:
+        cc, cxx, lld = host.tool("clang"), host.tool("clang++"), host.tool("ld.lld")
+        if not (cc and cxx and lld):
+            raise UserError(
+                f"clang+lld was asked for ({s['clang'].origin}) but clang, clang++ or ld.lld is not installed "
+                "(looked on PATH and in /usr/lib/llvm-*/bin). Install them (Debian: clang-22 lld-22) or drop "
+                "--clang / TRITON_BUILD_WITH_CLANG_LLD."
+            )
+        return cc, cxx, True
+    cc, cxx = host.tool("gcc") or host.tool("cc"), host.tool("g++") or host.tool("c++")
+    if not (cc and cxx):
+        raise UserError("No C/C++ compiler found (gcc/g++ or cc/c++). Install one (Debian: g++) or use --clang.")
+    return cc, cxx, False
+
+
+def _compiler_cache(s: Mapping[str, Resolved], host: HostFacts,
+                    notes: list[str]) -> tuple[str, str | None, str | None, str | None]:
+    """The compiler cache (kind and tool) and distcc (tool and hosts)."""
+    cc_kind, s_cc = s["compiler_cache"], s["ccache"]
+    cache, cache_tool = compilercache.choose(cc_kind.value, s_cc.value, cc_kind.origin if cc_kind.value else
+                                             s_cc.origin, host.tool, notes)
+    hosts = s["distcc"].value
+    distcc = host.tool("distcc") if hosts else None
+    compilercache.check(cache, s["ccache_remote"].value, s["ccache_remote"].origin, hosts)
+    if hosts and not distcc:
+        raise UserError(f"--distcc ({s['distcc'].origin}) needs distcc, which is not installed. Install it "
+                        "(Debian: distcc) or drop --distcc.")
+    return cache, cache_tool, distcc, hosts
+
+
+def _proton(s: Mapping[str, Resolved], facts: Facts, notes: list[str]) -> bool:
+    """Whether proton is built: as asked, else when the source has it and CUPTI headers are available."""
+    proton, src = s["proton"].value, facts.source
+    if proton and not src.has_proton:
+        raise UserError(
+            f"Proton was asked for ({s['proton'].origin}) but this source has no third_party/proton. Drop "
+            "--proton / TRITON_BUILD_PROTON."
+        )
+    if proton is None:
+        proton = src.has_proton and choose.cupti_available(facts.nvidia, bool(s["offline"].value))
+        if src.has_proton and not proton:
+            cupti = facts.nvidia.sources.get("cupti")
+            why = f"{cupti.wheel} from PyPI is not cached and the build is offline" if cupti else "none found"
+            notes.append(f"proton is off: no CUPTI headers ({why}; set TRITON_CUPTI_INCLUDE_PATH or CUDA_HOME, or "
+                         "build once online)")
+    return bool(proton)
+
+
+def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[ToolchainPlan, list[str]]:
+    host, notes = facts.host, list[str]()
+    cc, cxx, clang = _compilers(s, host, notes)
+    link_with, lld_dir = linker.choose(str(s["linker"].value), s["linker"].origin, clang, host)
+    cache, cache_tool, distcc, hosts = _compiler_cache(s, host, notes)
+    jobs = s["jobs"].value or (compilercache.fleet_jobs(hosts) if hosts else default_jobs(host))
+    link_jobs = s["link_jobs"].value or default_link_jobs(host, jobs)
+    build_type = str(s["build_type"].value)
+    return ToolchainPlan(
+        c_compiler=cc, cxx_compiler=cxx, linker=link_with, lld_dir=lld_dir,
+        ccache=cache_tool if cache == "ccache" else None, compiler_cache=cache,
+        sccache=cache_tool if cache == "sccache" else None, distcc=distcc, distcc_hosts=hosts,
+        jobs=int(jobs), link_jobs=int(link_jobs), build_type=build_type,
+        debug_info=debuginfo.choose(str(s["debug_info"].value), s["debug_info"].origin, build_type),
+        proton=_proton(s, facts, notes), offline=bool(s["offline"].value), mem_total_gib=host.mem_total_gib,
+    ), notes
