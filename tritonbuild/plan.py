@@ -11,14 +11,41 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tritonbuild.resolve.compilecheck import CompileCheckPlan
-
 SCHEMA_VERSION = 1
 
 # Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
 # The packaging defines only change the link of libtriton and the install step, never an object file.
 VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS", "TRITONBUILD_LLVM_LINK",
                               "TRITONBUILD_BUNDLE_PYTHON", "TRITONBUILD_SYSTEM_LIBS"})
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str  # kernel@target
+    kernel: str
+    backend: str
+    target: dict[str, Any]  # what corpus_kernels.py builds a GPUTarget from
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kernel": self.kernel, "backend": self.backend, "target": self.target}
+
+
+@dataclass(frozen=True)
+class CompileCheckPlan:
+    enabled: bool
+    timeout: int  # seconds per case
+    cases: tuple[Case, ...]
+    why_off: str | None = None  # set when not enabled
+
+    def describe(self) -> str:
+        if not self.enabled:
+            return f"off ({self.why_off})"
+        by_target: dict[str, list[str]] = {}
+        for case in self.cases:
+            kernel, _, target = case.id.partition("@")
+            by_target.setdefault(target, []).append(kernel)
+        parts = [f"{t}: {', '.join(k)}" for t, k in by_target.items()]
+        return f"{len(self.cases)} kernels, {self.timeout} s each; " + "; ".join(parts)
 
 
 @dataclass(frozen=True)

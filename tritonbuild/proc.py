@@ -143,3 +143,14 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
     if rc in (130, -signal.SIGINT):  # Ctrl-C reached the child before this process saw it: the user's interrupt,
         raise KeyboardInterrupt  # not a failed build (exit 130, "Interrupted.")
     return rc
+
+
+def venv_with(python: str, root: Path, install: list[str], timeout: float = 300) -> str | None:
+    """A venv of ``python`` at ``root`` with ``install`` (pip arguments) installed by this interpreter's pip, as
+    the venv gets no pip of its own (Debian's and Ubuntu's Pythons may lack ensurepip); None, or what failed."""
+    for argv in ([python, "-m", "venv", "--without-pip", str(root)],
+                 [sys.executable, "-m", "pip", "--python", str(root / "bin" / "python"), "install", "-q", *install]):
+        res = run(argv, timeout=timeout)
+        if not res.ok:
+            return f"{' '.join(argv[:3])} failed: {res.output[-600:]}"
+    return None

@@ -14,8 +14,7 @@ PKG = ROOT / "tritonbuild"
 SKIP = ("example/tree", "example/backend_template", "example/plugin_template")
 
 # Pure: resolve a request into a plan and describe it, without reading the disk or running a program.
-PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "llvm/requirement.py", "llvm/choose.py",
-        "nvidia/parts.py", "nvidia/choose.py")
+PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "nvidia/parts.py", "nvidia/choose.py")
 # The edge: what reads the disk, runs programs or talks to the network.
 EDGE = ("tritonbuild.proc", "tritonbuild.http", "tritonbuild.fileutil", "tritonbuild.gather", "tritonbuild.execute",
         "tritonbuild.wheel", "tritonbuild.cli", "tritonbuild.report", "tritonbuild.llvm.probe",
@@ -126,3 +125,17 @@ def test_no_function_over_sixty_lines(limit: int) -> None:
                 if length > limit:
                     long.append(f"{name}.{node.name}: {length} lines")
     assert not long, "\n".join(long)
+
+
+def test_the_stage_packages_import_each_other_one_way() -> None:
+    """No two packages (cli, execute, wheel, report, gather, resolve, llvm, nvidia, settings) import each other."""
+    def package(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 2 else module
+
+    both = set()
+    edges = {(package(a), package(d)) for a, deps in graph().items() for d in deps if package(a) != package(d)}
+    for a, b in edges:
+        if (b, a) in edges:
+            both.add(tuple(sorted((a, b))))
+    assert not both, f"packages that import each other: {sorted(both)}"

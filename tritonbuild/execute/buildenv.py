@@ -42,17 +42,6 @@ def has_requirements(python: str) -> bool:
     return proc.run([python, "-c", "import scikit_build_core, pybind11"], timeout=60).ok
 
 
-def venv_with(python: str, root: Path, install: list[str], timeout: float = 300) -> str | None:
-    """A venv of ``python`` at ``root`` with ``install`` (pip arguments) installed by this interpreter's pip, as
-    the venv gets no pip of its own (Debian's and Ubuntu's Pythons may lack ensurepip); None, or what failed."""
-    for argv in ([python, "-m", "venv", "--without-pip", str(root)],
-                 [sys.executable, "-m", "pip", "--python", str(root / "bin" / "python"), "install", "-q", *install]):
-        res = proc.run(argv, timeout=timeout)
-        if not res.ok:
-            return f"{' '.join(argv[:3])} failed: {res.output[-600:]}"
-    return None
-
-
 def ensure(python: str, reqs: tuple[str, ...], cache_root: Path, *, offline: bool, wheelhouse: str | None) -> str:
     """The interpreter to run scikit-build-core with: ``python`` itself when it has what the build needs, else an
     isolated venv of it with ``reqs`` installed (made once, reused while the interpreter and ``reqs`` stay)."""
@@ -72,7 +61,7 @@ def ensure(python: str, reqs: tuple[str, ...], cache_root: Path, *, offline: boo
             "on a connected machine).")
     shutil.rmtree(root, ignore_errors=True)  # a half-made env from an interrupted run
     where = (["--no-index", "--find-links", wheelhouse] if wheelhouse else [])
-    error = venv_with(python, root, [*where, *reqs], timeout=900)
+    error = proc.venv_with(python, root, [*where, *reqs], timeout=900)
     if error:
         shutil.rmtree(root, ignore_errors=True)
         raise EnvironmentProblem(f"Making a build environment with {', '.join(reqs)} for {python} failed: {error}")

@@ -1,1 +1,2 @@
-"""LLVM: what a plan needs (requirement), what a prefix has (probe), and the providers that supply it."""
+"""LLVM at the edge: what a prefix has (probe), the cache, and the providers that supply the pinned one (the choice
+is pure: ``tritonbuild.resolve.llvm``)."""

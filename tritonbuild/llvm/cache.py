@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.llvm.probe import MARKER
-from tritonbuild.llvm.requirement import llvm_dir
+from tritonbuild.resolve.llvm_requirement import llvm_dir
 
 
 def is_complete(entry: Path) -> bool:

@@ -14,7 +14,7 @@ from tritonbuild import http
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.llvm import cache
-from tritonbuild.llvm.requirement import LLVMRequest, download_entry, llvm_dir
+from tritonbuild.resolve.llvm_requirement import LLVMRequest, download_entry, llvm_dir
 
 DEFAULT_MIRROR = "https://oaitriton.blob.core.windows.net/public/llvm-builds"
 # Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.

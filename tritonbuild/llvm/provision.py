@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tritonbuild.llvm import cache, download, source_build
-from tritonbuild.llvm.requirement import LLVMRequest
 from tritonbuild.plan import Plan
+from tritonbuild.resolve.llvm_requirement import LLVMRequest
 
 
 class Provider(Protocol):

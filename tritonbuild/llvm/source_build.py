@@ -10,7 +10,7 @@ from typing import Any
 
 from tritonbuild.errors import BuildFailed, UserError
 from tritonbuild.llvm import cache
-from tritonbuild.llvm.requirement import LLVMRequest, llvm_dir, source_entry
+from tritonbuild.resolve.llvm_requirement import LLVMRequest, llvm_dir, source_entry
 
 DEFAULT_LLVM_SRC = "https://github.com/llvm/llvm-project.git"
 PROJECTS = ("mlir", "lld")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tritonbuild.gather.host import tool_version
-from tritonbuild.llvm.requirement import check
 from tritonbuild.resolve.facts import HostFacts, LLVMInstall
+from tritonbuild.resolve.llvm_requirement import check
 from tritonbuild.resolve.toolchain import default_jobs, default_link_jobs
 
 Row = tuple[str, str, str]

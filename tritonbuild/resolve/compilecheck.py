@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tritonbuild.plan import Case, CompileCheckPlan
+
 KERNELS = ("matmul_fp16", "matmul_bf16", "matmul_fp8", "reduction", "softmax", "split_permute", "atomics")
 NO_FP8 = tuple(k for k in KERNELS if k != "matmul_fp8")
 
@@ -61,35 +63,6 @@ def targets_for(backend: str, triton_version: str | None = None) -> tuple[Target
         return tuple(t for t in GPU_TARGETS[backend] if version is None or version >= t.since)
     spec = (("backend_name", backend), ("from_driver", True))
     return (Target(backend, spec, NO_FP8),)
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str  # kernel@target
-    kernel: str
-    backend: str
-    target: dict[str, Any]  # what corpus_kernels.py builds a GPUTarget from
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "kernel": self.kernel, "backend": self.backend, "target": self.target}
-
-
-@dataclass(frozen=True)
-class CompileCheckPlan:
-    enabled: bool
-    timeout: int  # seconds per case
-    cases: tuple[Case, ...]
-    why_off: str | None = None  # set when not enabled
-
-    def describe(self) -> str:
-        if not self.enabled:
-            return f"off ({self.why_off})"
-        by_target: dict[str, list[str]] = {}
-        for case in self.cases:
-            kernel, _, target = case.id.partition("@")
-            by_target.setdefault(target, []).append(kernel)
-        parts = [f"{t}: {', '.join(k)}" for t, k in by_target.items()]
-        return f"{len(self.cases)} kernels, {self.timeout} s each; " + "; ".join(parts)
 
 
 def cases_for(backends: Iterable[str], triton_version: str | None = None) -> tuple[Case, ...]:

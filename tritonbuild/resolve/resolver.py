@@ -13,7 +13,6 @@ from pathlib import Path
 
 from tritonbuild import __version__
 from tritonbuild.errors import UserError
-from tritonbuild.llvm.choose import pinned_hint, resolve_llvm
 from tritonbuild.nvidia import choose
 from tritonbuild.plan import (
     BackendPlan,
@@ -40,6 +39,7 @@ from tritonbuild.resolve.backends import (
 )
 from tritonbuild.resolve.cmake import cmake_plan, commands, defines, source_date_epoch
 from tritonbuild.resolve.facts import Facts
+from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
 from tritonbuild.resolve.plugins import Plugin, resolve_plugins
 from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.resolve.toolchain import resolve_toolchain

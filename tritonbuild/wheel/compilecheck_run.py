@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tritonbuild.resolve.compilecheck import Case, CompileCheckPlan
+from tritonbuild.plan import Case, CompileCheckPlan
 
 SCRIPT = Path(__file__).resolve().parent / "corpus_kernels.py"
 # The child sees only the wheel: no caller PYTHON* variable, no user site, a private kernel cache.

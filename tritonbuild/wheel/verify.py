@@ -149,7 +149,7 @@ def _compile_checks(venv: Path, backends: list[str], timeout: int, version: str 
 
 def _import_check(wheel: Path, python: str, expected: list[str], hide: list[str], tmp_root: Path) -> list[Check]:
     venv = tmp_root / "venv"
-    from tritonbuild.execute.buildenv import venv_with
+    from tritonbuild.proc import venv_with
 
     error = venv_with(python, venv, ["--no-index", "--no-deps", str(wheel)])
     if error:

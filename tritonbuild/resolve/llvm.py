@@ -8,9 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.llvm.requirement import PREBUILT_TARGETS, LLVMRequest, check, host_suffix, is_pinned, source_entry
 from tritonbuild.plan import LLVMPlan
 from tritonbuild.resolve.facts import Facts, LLVMInstall
+from tritonbuild.resolve.llvm_requirement import (
+    PREBUILT_TARGETS,
+    LLVMRequest,
+    check,
+    host_suffix,
+    is_pinned,
+    source_entry,
+)
 from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.settings.model import Resolved
 
