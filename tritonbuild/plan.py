@@ -166,6 +166,7 @@ class WheelPlan:
     system_libs: tuple[str, ...] = ()  # besides the manylinux allow-list: libraries the user's system provides
     zip_level: int = 6  # deflate level of the wheel's members
     requires: tuple[str, ...] = ()  # Requires-Dist: the source's setup.py install_requires
+    python_abi: str = ""  # the interpreter tag the wheel gets (cp312, cp313t), from the target interpreter
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tritonbuild.gather import collect
+from tritonbuild.errors import UserError
+from tritonbuild.gather import collect, pythons
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.settings import recipes
@@ -39,15 +40,44 @@ def active_python(env: Mapping[str, str]) -> str:
     return sys.executable
 
 
+def _recipe(kw: Mapping[str, Any], cwd: Path) -> tuple[recipes.Recipe, str]:
+    return recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe") else (recipes.Recipe(), "recipe")
+
+
+def target_pythons(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[str]:
+    """The interpreters the request builds for (``--python``, repeatable, else the recipe's ``pythons``, else the
+    active one), each found and checked up front: one that cannot build is refused with the fix."""
+    env = dict(os.environ) if env is None else dict(env)
+    given = kw.get("python") or _recipe(kw, cwd or Path.cwd())[0].pythons or ()
+    if isinstance(given, str):
+        given = (given,)
+    if not given:
+        return [active_python(env)]
+    found: list[str] = []
+    for spec in given:
+        path = pythons.find(str(spec), env)
+        pythons.probe(path)
+        if os.path.realpath(path) not in {os.path.realpath(p) for p in found}:
+            found.append(path)
+    return found
+
+
+def make_plans(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None, *,
+               editable: bool = False) -> list[Plan]:
+    """One plan per target interpreter, in the order given."""
+    return [make_plan({**kw, "python": python}, env, cwd, editable=editable)
+            for python in target_pythons(kw, env, cwd)]
+
+
 def make_plan(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None, *,
               editable: bool = False) -> Plan:
-    """The plan for flag values ``kw`` (settings by name, plus ``REQUEST_OPTIONS``; None: not given)."""
+    """The plan for flag values ``kw`` (settings by name, plus ``REQUEST_OPTIONS``; None: not given) and one
+    interpreter (``kw["python"]``: a path, or a one-element list of the command line's ``--python``)."""
     env = dict(os.environ) if env is None else dict(env)
     cwd = cwd or Path.cwd()
-    recipe, recipe_origin = (recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe")
-                             else (recipes.Recipe(), "recipe"))
+    recipe, recipe_origin = _recipe(kw, cwd)
     s = resolve_settings({k: kw.get(k) for k in flag_settings()}, env, recipe.settings(), recipe_origin)
-    python = kw.get("python") or active_python(env)
+    python = _one_python(kw.get("python")) or active_python(env)
     cache_dir = kw.get("cache_dir") or recipe.cache_dir
     s = collect.clone_git_plugins(s, env, cache_dir)
     plan = resolve_plan(s, collect.gather(s, env, cwd, cache_dir, python), env, editable=editable)
@@ -72,3 +102,14 @@ def provisioned_plan(kw: Mapping[str, Any], console: Any, *, editable: bool = Fa
         console.print(f"[yellow]warning:[/yellow] {exc} Falling back to a system LLVM (not the pinned commit).")
         p = make_plan({**kw, "llvm": "system"}, editable=editable)
     return p
+
+
+def _one_python(given: Any) -> str | None:
+    """The one interpreter of a command that builds for one (develop, test, llvm, clean, or a plan of the matrix)."""
+    if not given or isinstance(given, str):
+        return given or None
+    if len(given) > 1:
+        raise UserError(f"This command works with one interpreter, but --python was given {len(given)} times "
+                        f"({', '.join(given)}). `build` and `plan` take several; give one here.")
+    return str(given[0])
+

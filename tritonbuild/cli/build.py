@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from tritonbuild.cli.options import plan_options
-from tritonbuild.request import make_plan, provisioned_plan
+from tritonbuild.request import make_plan, make_plans, provisioned_plan, target_pythons
 
 
 @click.command()
@@ -18,22 +18,27 @@ from tritonbuild.request import make_plan, provisioned_plan
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the schema is in the README).")
 @click.option("--settings", "show_settings", is_flag=True, help="Also show where each setting came from.")
 def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
-    """Resolve the build and print what `build` will do. Changes nothing on disk."""
-    from tritonbuild.execute.strategies import build_python_note
+    """Resolve the build and print what `build` will do (a plan per --python). Changes nothing on disk."""
+    import json
 
-    p = make_plan(kw)
-    note = build_python_note(p)
-    if as_json:
-        click.echo(p.to_json())
-        return
+    from tritonbuild.execute.strategies import build_python_note
     from tritonbuild.report import render
 
+    plans = make_plans(kw)
+    notes = [build_python_note(p) for p in plans]
+    if as_json:
+        click.echo(plans[0].to_json() if len(plans) == 1 else
+                   json.dumps({"plans": [p.to_dict() for p in plans]}, indent=2, sort_keys=True))
+        return
     out = render.console()
-    render.print_plan(p, out)
-    if note:
-        out.print(f"[cyan]note:[/cyan] {note}")
-    if show_settings:
-        render.print_settings(p, out)
+    for p, note in zip(plans, notes, strict=True):
+        render.print_plan(p, out)
+        if note:
+            out.print(f"[cyan]note:[/cyan] {note}")
+        if show_settings:
+            render.print_settings(p, out)
+    if len(plans) > 1:
+        render.print_matrix(plans, out)
 
 
 @click.command()
@@ -42,7 +47,11 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 @click.option("--no-smoke-test", is_flag=True, help="Skip importing the wheel before publishing it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
 def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> None:
-    """Build a wheel with the selected backends into ./dist (or --out)."""
+    """Build a wheel with the selected backends into ./dist (or --out); one per --python.
+
+    Several interpreters build one after the other in build dirs of the same depth, so the compiler cache serves
+    every translation unit that does not include Python's headers from the first build.
+    """
     import json
 
     from tritonbuild.execute import build as build_mod
@@ -50,12 +59,19 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> Non
     from tritonbuild.wheel import publish
 
     console = render.console(stderr=as_json)
-    p = provisioned_plan({**kw, "out": out}, console)
-    render.print_plan(p, console)
-    result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
-    summary.print_summary(p, result, console)
+    built = []
+    for python in target_pythons(kw):
+        p = provisioned_plan({**kw, "out": out, "python": python}, console)
+        render.print_plan(p, console)
+        result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
+        summary.print_summary(p, result, console)
+        built.append((p, result))
+    if len(built) > 1:
+        summary.print_wheels(built, console)
     if as_json:
-        click.echo(json.dumps(publish.manifest(p, result), indent=2, sort_keys=True))
+        manifests = [publish.manifest(p, r) for p, r in built]
+        click.echo(json.dumps(manifests[0] if len(manifests) == 1 else {"wheels": manifests}, indent=2,
+                              sort_keys=True))
 
 
 @click.command()

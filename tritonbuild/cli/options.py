@@ -34,8 +34,9 @@ def setting_option(spec: Spec) -> Callable[[F], F]:
 REQUEST = (
     click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file."),
     click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs."),
-    click.option("--python", "python",
-                 help="Python to build for (default: $VIRTUAL_ENV's, else $CONDA_PREFIX's, else this one)."),
+    click.option("--python", "python", multiple=True,
+                 help="Python to build for: a path or a version (3.12, cp312, 3.13t); repeatable for a wheel per "
+                      "interpreter (default: $VIRTUAL_ENV's, else $CONDA_PREFIX's, else this one)."),
 )
 
 

@@ -10,8 +10,10 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from tritonbuild.errors import UserError
+from tritonbuild.gather import pythons
 from tritonbuild.proc import run, tool
-from tritonbuild.resolve.facts import HostFacts
+from tritonbuild.resolve.facts import HostFacts, PythonFacts
 
 TOOLS = ("cmake", "ninja", "ccache", "sccache", "distcc", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld",
          "lld", "ld.gold", "git", "ptxas")
@@ -99,6 +101,7 @@ def gather(python: str | None = None) -> HostFacts:
     if tools["ptxas"] is None and Path("/usr/local/cuda/bin/ptxas").is_file():
         tools["ptxas"] = "/usr/local/cuda/bin/ptxas"
     py = python or sys.executable
+    target = _target_python(py)
     libc = platform.libc_ver()
     return HostFacts(
         machine=platform.machine(),
@@ -110,8 +113,9 @@ def gather(python: str | None = None) -> HostFacts:
         disk_free_gib=round(free, 1) if free is not None else None,
         tools=tools,
         python=py,
-        python_version=platform.python_version() if py == sys.executable else "",
-        python_include=sysconfig.get_path("include") if py == sys.executable else None,
+        python_version=target.version if target else "",
+        python_include=target.include if target else None,
+        python_abi=target.abi if target else "",
         pybind11_cmake_dir=pybind11_dir(py),
         os_release=_os_release(),
         lld_dir=_lld_dir(tools["ld.lld"]),
@@ -124,3 +128,17 @@ def _lld_dir(found: str | None) -> str | None:
         if (path.parent / "ld.lld").exists():
             return str(path.parent)
     return None
+
+
+def _target_python(python: str) -> PythonFacts | None:
+    """The target interpreter's version, ABI and headers; None when it does not run (``doctor`` reports that; a
+    build refuses it up front in ``tritonbuild.request``)."""
+    if python == sys.executable:
+        major, minor = sys.version_info[:2]
+        free = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+        return PythonFacts(python, platform.python_version(), f"cp{major}{minor}", free, sysconfig.get_path("include"))
+    try:
+        return pythons.probe(python, require_headers=False)
+    except UserError:
+        return None
+

@@ -68,3 +68,18 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
         t.add_row(f"target {name}", path or "built (no file of that name in the build dir)")
     t.add_row("log", str(result.log))
     console.print(t)
+
+
+def print_wheels(built: list[tuple[Plan, BuildResult]], console: Any) -> None:
+    """The matrix: each interpreter's wheel, time and compiler-cache figures (the later ones hit the first's)."""
+    from rich.table import Table
+
+    t = Table(title="wheels", title_justify="left")
+    for col in ("python", "wheel", "time", "compiler cache"):
+        t.add_column(col, overflow="fold")
+    for plan, result in built:
+        cache = result.ccache or result.sccache
+        figures = f"{cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses" if cache else "-"
+        t.add_row(plan.python, result.wheel.name, f"{result.seconds:.1f} s", figures)
+    console.print(t)
+

@@ -30,6 +30,7 @@ class HostFacts:
     python: str = sys.executable
     python_version: str = ""
     python_include: str | None = None
+    python_abi: str = ""  # the target interpreter's ABI tag: cp312, cp313t (free-threaded)
     pybind11_cmake_dir: str | None = None
     os_release: dict[str, str] = field(default_factory=dict)
     lld_dir: str | None = None  # a directory with an unversioned ld.lld (gcc's -fuse-ld=lld looks for that name)
@@ -54,6 +55,21 @@ class LLVMInstall:
     static_missing: tuple[str, ...] = ()  # archives a static link needs that lib/ lacks (libPolly.a)
     revision: str | None = None
     found_by: str = ""  # how the prefix was found: "--llvm", "LLVM_SYSPATH", "PATH llvm-config", ...
+
+
+@dataclass(frozen=True)
+class PythonFacts:
+    """One target interpreter (``tritonbuild.gather.pythons.probe``)."""
+
+    path: str
+    version: str  # 3.12.3
+    tag: str  # the interpreter tag: cp312
+    free_threaded: bool = False  # a 3.13t/3.14t build: its own ABI (cp313t), never abi3
+    include: str | None = None  # the dir with Python.h
+
+    @property
+    def abi(self) -> str:
+        return self.tag + ("t" if self.free_threaded else "")
 
 
 @dataclass(frozen=True)

@@ -186,6 +186,7 @@ def _wheel_plan(s: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch:
         system_libs=tuple(str(n) for n in s["repair_exclude"].value),
         zip_level=_zip_level(s["zip_level"]),
         requires=src.install_requires,
+        python_abi=facts.host.python_abi,
     )
 
 

@@ -1,8 +1,8 @@
 """Recipes: named, documented TOML files that describe a whole build (``recipes/<name>.toml``).
 
 A recipe's keys are the settings a recipe may set (``Spec.recipe`` in ``tritonbuild.settings.model``: their
-types, ranges and choices are the settings' own) plus four keys of the request: ``description``, ``plugins``,
-``out_dir`` and ``cache_dir``. An unknown key is an error with a suggestion and a wrong type names the key.
+types, ranges and choices are the settings' own) plus five keys of the request: ``description``, ``plugins``,
+``pythons``, ``out_dir`` and ``cache_dir``. An unknown key is an error with a suggestion and a wrong type names the key.
 ``recipes/recipe.schema.json`` is generated from the same specs (``python -m tritonbuild.settings.recipes``)
 and a test fails when it drifts. Recipe values sit between the defaults and the environment in the
 precedence chain.
@@ -25,7 +25,7 @@ from tritonbuild.errors import UserError
 from tritonbuild.paths import recipes_dir
 from tritonbuild.settings.model import SPECS, Spec
 
-REQUEST_KEYS = ("description", "plugins", "out_dir", "cache_dir")  # not settings: what the request is about
+REQUEST_KEYS = ("description", "plugins", "pythons", "out_dir", "cache_dir")  # not settings: the request
 SETTING_KEYS: dict[str, Spec] = {spec.name: spec for spec in SPECS if spec.recipe}
 KEYS = (*REQUEST_KEYS[:1], *SETTING_KEYS, *REQUEST_KEYS[1:])
 
@@ -38,6 +38,7 @@ class Recipe:
     description: str | None = None
     out_dir: str | None = None
     cache_dir: str | None = None
+    pythons: list[str] | None = None  # the interpreters to build wheels for: paths or versions (3.12, cp313t)
 
     def settings(self) -> dict[str, Any]:
         """The recipe as setting values, for ``resolve_settings``."""
@@ -68,14 +69,15 @@ def key_schema(spec: Spec) -> dict[str, Any]:
 def json_schema() -> dict[str, Any]:
     props: dict[str, Any] = {name: key_schema(spec) for name, spec in SETTING_KEYS.items()}
     props = {"description": {"type": "string"}, **props, "plugins": {"type": "array", "items": _PLUGIN_ITEM},
-             "out_dir": {"type": "string"}, "cache_dir": {"type": "string"}}
+             "pythons": {"type": "array", "items": {"type": "string"}}, "out_dir": {"type": "string"},
+             "cache_dir": {"type": "string"}}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "tritonbuild recipe",
             "type": "object", "properties": props, "additionalProperties": False}
 
 
 def _check(name: str, value: Any, where: str) -> Any:
     spec = SETTING_KEYS.get(name)
-    schema: dict[str, Any] = key_schema(spec) if spec else {"type": "string"}
+    schema: dict[str, Any] = key_schema(spec) if spec else json_schema()["properties"][name]
     if "oneOf" in schema:
         if not any(_matches(option, value) for option in schema["oneOf"]):
             raise UserError(f"The recipe {where} has {name} = {value!r}, which is none of: "

@@ -1,0 +1,92 @@
+"""Find and probe the interpreters a build is for (edge: looks on PATH and in the usual install places, runs each
+interpreter once).
+
+``--python`` takes a path or a version: ``3.12``, ``python3.12``, ``cp312``, and ``3.13t``/``cp313t`` for a
+free-threaded build. A version is looked for on PATH (``python3.12``), in manylinux images
+(``/opt/python/cp312-cp312/bin/python``), and in pyenv's and uv's install dirs, in that order.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from tritonbuild.errors import UserError
+from tritonbuild.proc import run
+from tritonbuild.resolve.facts import PythonFacts
+
+_VERSION = re.compile(r"^(?:python|cp|cpython-?)?(3)\.?(\d{1,2})(t?)$", re.I)
+
+_PROBE = (
+    "import json, os, sys, sysconfig\n"
+    "inc = sysconfig.get_path('include')\n"
+    "print(json.dumps({'version': '.'.join(map(str, sys.version_info[:3])), "
+    "'implementation': sys.implementation.name, "
+    "'free_threaded': bool(sysconfig.get_config_var('Py_GIL_DISABLED')), "
+    "'include': inc if os.path.isfile(os.path.join(inc, 'Python.h')) else None, "
+    "'executable': sys.executable}))\n"
+)
+
+
+def places(major: str, minor: str, t: str, env: Mapping[str, str]) -> list[str]:
+    """Where an interpreter of that version is looked for, in order."""
+    name = f"python{major}.{minor}{t}"
+    home = env.get("HOME", "")
+    found = [shutil.which(name, path=env.get("PATH")) or ""]
+    found.append(f"/opt/python/cp{major}{minor}-cp{major}{minor}{t}/bin/python")
+    found += sorted(glob.glob(f"{home}/.pyenv/versions/{major}.{minor}*{t}/bin/{name}"), reverse=True)
+    uv = env.get("UV_PYTHON_INSTALL_DIR") or f"{home}/.local/share/uv/python"
+    found += sorted(glob.glob(f"{uv}/cpython-{major}.{minor}.*{'+freethreaded' if t else ''}-linux-*/bin/{name}"),
+                    reverse=True)
+    return [p for p in found if p]
+
+
+def find(spec: str, env: Mapping[str, str]) -> str:
+    """The interpreter ``spec`` names: a path as given, or the first of that version found."""
+    m = _VERSION.match(spec.strip())
+    if m is None and os.sep not in spec and shutil.which(spec, path=env.get("PATH")):
+        return str(shutil.which(spec, path=env.get("PATH")))  # a command name: python3, pypy3
+    if m is None or os.sep in spec:
+        given = Path(spec).expanduser()
+        if not (given.is_file() and os.access(given, os.X_OK)):
+            raise UserError(f"The Python {spec!r} (--python) is not an executable file. Give the path of an "
+                            "interpreter, or a version such as 3.12, cp312 or 3.13t.")
+        return str(given)
+    major, minor, t = m.groups()
+    candidates = places(major, minor, t, env)
+    for candidate in candidates:
+        if Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise UserError(f"No Python {major}.{minor}{t} was found for --python {spec} (looked on PATH for "
+                    f"python{major}.{minor}{t}, in /opt/python/cp{major}{minor}-cp{major}{minor}{t}, and in pyenv's "
+                    "and uv's install dirs). Install it (uv python install "
+                    f"{major}.{minor}{t}; Debian: apt install python{major}.{minor}-dev), or give its path.")
+
+
+def probe(path: str, *, require_headers: bool = True) -> PythonFacts:
+    """What the interpreter at ``path`` is; refuses one that cannot run or (``require_headers``) has no headers to
+    build against."""
+    res = run([path, "-c", _PROBE], timeout=60)
+    try:
+        data = json.loads(res.stdout.strip().splitlines()[-1]) if res.ok else None
+    except (ValueError, IndexError):
+        data = None
+    if data is None:
+        raise UserError(f"The Python {path} (--python) does not run ({res.output[-300:] or 'no output'}). Give "
+                        "another interpreter.")
+    if data["implementation"] != "cpython":
+        raise UserError(f"The Python {path} is {data['implementation']}, not CPython: Triton's bindings build "
+                        "for CPython only. Give a CPython interpreter.")
+    if data["include"] is None and require_headers:
+        short = ".".join(data["version"].split(".")[:2])
+        raise UserError(f"The Python {path} ({data['version']}) has no headers (Python.h), which the bindings "
+                        f"compile against. Install them (Debian/Ubuntu: apt install python{short}-dev) or give "
+                        "another interpreter.")
+    major, minor = data["version"].split(".")[:2]
+    return PythonFacts(path=path, version=data["version"], tag=f"cp{major}{minor}",
+                       free_threaded=bool(data["free_threaded"]), include=data["include"])
