@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -14,6 +15,8 @@ import pytest
 
 from tests.integration.conftest import run_cli
 from tritonbuild import example
+from tritonbuild.errors import UserError
+from tritonbuild.gather import pythons
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "python"
 
@@ -53,3 +56,75 @@ def test_a_bare_python_312_gets_a_cp312_wheel_built_in_its_own_build_env(cpython
     out = subprocess.run([cpython312, "-c", "import sys, triton; print(sys.version_info[:2], triton.__file__)"],
                          env={"PYTHONPATH": str(unpacked)}, capture_output=True, text=True, check=True).stdout
     assert out.startswith("(3, 12)") and str(unpacked) in out
+
+
+def test_probe_reads_version_tag_and_headers_and_refuses_an_interpreter_without_headers(tmp_path: Path) -> None:
+    me = pythons.probe(sys.executable)
+    assert me.version.startswith(f"{sys.version_info[0]}.{sys.version_info[1]}.")
+    assert me.tag == f"cp{sys.version_info[0]}{sys.version_info[1]}" and me.abi == me.tag
+    headless = tmp_path / "python3.99"
+    headless.write_text("#!/bin/sh\necho '{\"version\": \"3.99.0\", \"implementation\": \"cpython\", "
+                        "\"free_threaded\": true, \"include\": null, \"executable\": \"x\"}'\n")
+    headless.chmod(0o755)
+    with pytest.raises(UserError, match=r"has no headers \(Python.h\).*apt install python3.99-dev"):
+        pythons.probe(str(headless))
+    free = pythons.probe(str(headless), require_headers=False)
+    assert (free.tag, free.abi, free.free_threaded) == ("cp399", "cp399t", True)
+    broken = tmp_path / "broken"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    with pytest.raises(UserError, match="does not run"):
+        pythons.probe(str(broken))
+
+
+
+def python_objects(build_dir: Path) -> int:
+    """How many of a build dir's objects include Python.h (ninja's deps log)."""
+    out = subprocess.run(["ninja", "-C", str(build_dir / "cmake"), "-t", "deps"], capture_output=True, text=True,
+                         check=True).stdout
+    count, counted = 0, False
+    for line in out.splitlines():
+        if line and not line.startswith(" "):
+            counted = False
+        elif "Python.h" in line and not counted:
+            count, counted = count + 1, True
+    return count
+
+
+def test_one_command_builds_a_wheel_per_interpreter_sharing_every_compile_without_python(
+        cpython312: str, tmp_path: Path) -> None:
+    tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"), proton=False)
+    args = ["--source", str(tree), "--backends", "nvidia;amd", "--python", sys.executable, "--python", cpython312,
+            "--cache-dir", str(tmp_path / "cache")]
+    env = {"CCACHE_DIR": str(tmp_path / "ccache")}
+    planned = json.loads(run_cli("plan", "--json", *args, cwd=tmp_path, env=env).stdout)["plans"]
+    assert [p["python"] for p in planned] == [sys.executable, cpython312]
+    assert [p["wheel"]["python_abi"] for p in planned] == [f"cp3{sys.version_info[1]}", "cp312"]
+    result = json.loads(run_cli("build", "--json", *args, "--out", str(tmp_path / "dist"), cwd=tmp_path,
+                                env=env).stdout)
+    first, second = result["wheels"]
+    assert f"-cp3{sys.version_info[1]}-" in first["wheel"] and "-cp312-cp312-" in second["wheel"]
+    # the second interpreter compiled only what includes Python's headers; the rest came from the first build
+    assert second["ccache"]["misses"] == python_objects(Path(second["build_dir"])) > 0
+    assert second["ccache"]["hits"] == first["ccache"]["misses"] - second["ccache"]["misses"] > 0
+    sums = (tmp_path / "dist" / "SHA256SUMS").read_text()
+    for built, python in ((first, sys.executable), (second, cpython312)):
+        assert f"{built['sha256']}  {Path(built['wheel']).name}" in sums
+        assert Path(built["wheel"].removesuffix(".whl") + ".manifest.json").is_file()
+        assert built["compile_check"]["counts"]["ok"] == len(built["plan"]["compile_check"]["cases"])
+        unpacked = tmp_path / Path(built["wheel"]).stem
+        with zipfile.ZipFile(built["wheel"]) as zf:
+            zf.extractall(unpacked)
+        code = "import sys, triton._C.libtriton; print(sys.version_info[:2])"
+        out = subprocess.run([python, "-c", code], env={"PYTHONPATH": str(unpacked)}, capture_output=True,
+                             text=True, check=True).stdout
+        assert out.strip() == str((3, int(built["plan"]["wheel"]["python_abi"][3:])))
+
+
+def test_an_interpreter_that_cannot_build_is_refused_before_anything_is_built(tmp_path: Path) -> None:
+    tree = example.write_tree(tmp_path / "triton", backends=("nvidia",), proton=False)
+    proc = run_cli("build", "--source", str(tree), "--backends", "nvidia", "--python", sys.executable,
+                   "--python", "3.99", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist"),
+                   cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "No Python 3.99 was found" in proc.stderr
+    assert not (tmp_path / "cache" / "build").exists() and not (tmp_path / "dist").exists()
