@@ -119,6 +119,10 @@ def test_one_command_builds_a_wheel_per_interpreter_sharing_every_compile_withou
         out = subprocess.run([python, "-c", code], env={"PYTHONPATH": str(unpacked)}, capture_output=True,
                              text=True, check=True).stdout
         assert out.strip() == str((3, int(built["plan"]["wheel"]["python_abi"][3:])))
+    verified = run_cli("verify", first["wheel"], second["wheel"], "--python", cpython312, "--python",
+                       sys.executable, cwd=tmp_path).stdout
+    assert f"{Path(first['wheel']).name} (with {sys.executable})" in verified
+    assert f"{Path(second['wheel']).name} (with {cpython312})" in verified and "FAIL" not in verified
 
 
 def test_an_interpreter_that_cannot_build_is_refused_before_anything_is_built(tmp_path: Path) -> None:

@@ -10,27 +10,36 @@ import click
 
 
 @click.command()
-@click.argument("wheel", type=click.Path(exists=True, dir_okay=False))
+@click.argument("wheels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--no-import", is_flag=True, help="Skip the fresh-venv import test.")
-@click.option("--python", "python", help="Interpreter for the import test (default: this one).")
+@click.option("--python", "pythons", multiple=True,
+              help="Interpreter for the import test, repeatable: each wheel is imported by the one of its tag "
+                   "(default: this one when its tag fits, else one of that version found as --python 3.12 would).")
 @click.option("--compile", "compile_check", is_flag=True,
               help="Also compile the kernel corpus (matmul, reduction, softmax, ...) for the wheel's backends.")
 @click.option("--compile-timeout", type=click.IntRange(min=1), default=120, show_default=True,
               help="Seconds one kernel may take before it counts as a hang.")
-def verify(wheel: str, no_import: bool, python: str | None, compile_check: bool, compile_timeout: int) -> None:
-    """Check a wheel: RECORD hashes, backends against its provenance, an import in a fresh venv, and with
-    --compile real kernels compiled through it (any wheel: yours or the official one)."""
+def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], compile_check: bool,
+           compile_timeout: int) -> None:
+    """Check wheels: RECORD hashes, backends against its provenance, an import in a fresh venv, and with
+    --compile real kernels compiled through it (any wheel: yours or the official one). Several wheels (a
+    matrix) are each checked with the interpreter of their tag."""
     from tritonbuild.report import render
     from tritonbuild.wheel import verify as ver
 
     if compile_check and no_import:
         raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
-    checks = ver.verify(Path(wheel), python=python, import_test=not no_import,
-                        compile_timeout=compile_timeout if compile_check else None)
-    out = render.console()
-    for name, ok, detail in checks:
-        out.print(f"{'[green]ok[/green]  ' if ok else '[red]FAIL[/red]'} {name}: {detail}")
-    if not all(ok for _, ok, _ in checks):
+    out, failed = render.console(), False
+    for wheel in wheels:
+        python = ver.interpreter_for(Path(wheel), pythons) if not no_import else None
+        checks = ver.verify(Path(wheel), python=python, import_test=not no_import,
+                            compile_timeout=compile_timeout if compile_check else None)
+        if len(wheels) > 1:
+            out.print(f"[bold]{Path(wheel).name}[/bold]" + (f" (with {python})" if python else ""))
+        for name, ok, detail in checks:
+            out.print(f"{'[green]ok[/green]  ' if ok else '[red]FAIL[/red]'} {name}: {detail}")
+        failed = failed or not all(ok for _, ok, _ in checks)
+    if failed:
         sys.exit(1)
 
 

@@ -11,10 +11,12 @@ import os
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tritonbuild.fileutil import record_hash
+from tritonbuild.gather import pythons
 from tritonbuild.proc import run, tool
 from tritonbuild.wheel import elf
 
@@ -202,3 +204,17 @@ def _provenance(zf: zipfile.ZipFile) -> dict[str, Any] | None:
     except KeyError:
         return None
     return data if isinstance(data, dict) else {}
+
+
+def interpreter_for(wheel: Path, given: Sequence[str]) -> str:
+    """The interpreter that imports ``wheel``: the given one whose ABI is the wheel's tag (cp312, cp313t), else
+    this one when it fits, else one of that version found as ``--python cp312`` would find it."""
+    parts = wheel.name.removesuffix(".whl").split("-")
+    abi = parts[-2] if len(parts) >= 5 else ""
+    for python in given:
+        if pythons.probe(pythons.find(python, os.environ), require_headers=False).abi == abi:
+            return pythons.find(python, os.environ)
+    if abi in ("", "abi3", "none") or pythons.probe(sys.executable, require_headers=False).abi == abi:
+        return given[0] if given else sys.executable
+    return pythons.find(abi, os.environ)
+
