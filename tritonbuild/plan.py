@@ -65,6 +65,8 @@ class SourcePlan:
     default_backends: tuple[str, ...]
     required_backends: tuple[str, ...]
     build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires
+    bindings: str = "pybind11"  # pybind11, or nanobind (mid-2026 trees)
+    stable_abi: bool = False  # the tree has TRITON_STABLE_ABI (a cp312-abi3 wheel for 3.12+)
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,15 @@ class WheelPlan:
     system_libs: tuple[str, ...] = ()  # besides the manylinux allow-list: libraries the user's system provides
     zip_level: int = 6  # deflate level of the wheel's members
     requires: tuple[str, ...] = ()  # Requires-Dist: the source's setup.py install_requires
-    python_abi: str = ""  # the interpreter tag the wheel gets (cp312, cp313t), from the target interpreter
+    python_abi: str = ""  # the target interpreter's ABI (cp312, cp313t)
+    py_api: str | None = None  # "cp312": a limited-API wheel tagged cp312-abi3 (TRITON_STABLE_ABI), else None
+
+    @property
+    def tag(self) -> str:
+        """The wheel's python and ABI tags: cp312-abi3, or the interpreter's own (cp311-cp311, cp313-cp313t)."""
+        if self.py_api:
+            return f"{self.py_api}-abi3"
+        return f"{self.python_abi[:5]}-{self.python_abi}" if self.python_abi else "?"
 
 
 @dataclass(frozen=True)
@@ -209,6 +219,7 @@ class Plan:
     nvidia: tuple[NvidiaPart, ...] = ()
     deps: tuple[Any, ...] = ()  # configure-time downloads the tree declares (tritonbuild.resolve.fetchdeps.Dep)
     compile_check: CompileCheckPlan | None = None  # the kernels the wheel must compile before it is published
+    serves: tuple[str, ...] = ()  # further interpreters a cp312-abi3 wheel is for: each imports it before publishing
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -64,9 +64,17 @@ def target_pythons(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, 
 
 def make_plans(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None, *,
                editable: bool = False) -> list[Plan]:
-    """One plan per target interpreter, in the order given."""
-    return [make_plan({**kw, "python": python}, env, cwd, editable=editable)
-            for python in target_pythons(kw, env, cwd)]
+    """One plan per wheel, in the order the interpreters were given. Interpreters one cp312-abi3 wheel serves
+    (CPython 3.12+ of a tree with TRITON_STABLE_ABI) share one plan, built with the oldest of them (the limited
+    API is 3.12's); the others import that wheel before it is published (``Plan.serves``)."""
+    plans = [make_plan({**kw, "python": python}, env, cwd, editable=editable)
+             for python in target_pythons(kw, env, cwd)]
+    abi3 = sorted((p for p in plans if p.wheel.py_api), key=lambda p: int(p.wheel.python_abi[3:]))
+    if len(abi3) < 2:
+        return plans
+    builder = replace(abi3[0], serves=tuple(p.python for p in abi3[1:]))
+    first = next(i for i, p in enumerate(plans) if p.wheel.py_api)
+    return [builder if i == first else p for i, p in enumerate(plans) if not p.wheel.py_api or i == first]
 
 
 def make_plan(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None, *,
@@ -88,20 +96,31 @@ def make_plan(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: 
 
 
 def provisioned_plan(kw: Mapping[str, Any], console: Any, *, editable: bool = False) -> Plan:
-    """The plan, with its LLVM made available first. If an ``auto`` download fails on the network, say so and
-    fall back to the system LLVM (a new plan: a different LLVM is a different build dir)."""
+    """The plan (one interpreter), with its LLVM made available first (see ``provisioned_plans``)."""
+    return _provisioned(lambda k: [make_plan(k, editable=editable)], kw, console)[0]
+
+
+def provisioned_plans(kw: Mapping[str, Any], console: Any) -> list[Plan]:
+    """The plan of each wheel (``make_plans``), with their LLVM made available first."""
+    return _provisioned(make_plans, kw, console)
+
+
+def _provisioned(make: Callable[[Mapping[str, Any]], list[Plan]], kw: Mapping[str, Any], console: Any) -> list[Plan]:
+    """Plans whose LLVM exists. If an ``auto`` download fails on the network, say so and fall back to the system
+    LLVM (new plans: a different LLVM is a different build dir)."""
     from tritonbuild.http import NetworkError
     from tritonbuild.llvm import provision
 
-    p = make_plan(kw, editable=editable)
+    plans = make(kw)
     try:
-        provision.ensure(p, console, dict(os.environ))
+        for p in plans:
+            provision.ensure(p, console, dict(os.environ))
     except NetworkError as exc:
-        if p.settings["llvm"]["value"] != "auto":
+        if plans[0].settings["llvm"]["value"] != "auto":
             raise
         console.print(f"[yellow]warning:[/yellow] {exc} Falling back to a system LLVM (not the pinned commit).")
-        p = make_plan({**kw, "llvm": "system"}, editable=editable)
-    return p
+        plans = make({**kw, "llvm": "system"})
+    return plans
 
 
 def _one_python(given: Any) -> str | None:

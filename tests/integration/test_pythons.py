@@ -132,3 +132,25 @@ def test_an_interpreter_that_cannot_build_is_refused_before_anything_is_built(tm
                    cwd=tmp_path, check=False)
     assert proc.returncode == 2 and "No Python 3.99 was found" in proc.stderr
     assert not (tmp_path / "cache" / "build").exists() and not (tmp_path / "dist").exists()
+
+
+def test_a_stable_abi_tree_gets_a_version_wheel_for_311_and_one_cp312_abi3_wheel(cpython312: str,
+                                                                                 tmp_path: Path) -> None:
+    """Mid-2026 upstream (the example's G4: nanobind, TRITON_STABLE_ABI): 3.11 builds its own wheel, 3.12 the
+    limited-API one, tagged so that pip installs it on every CPython from 3.12 on."""
+    tree = example.write_tree(tmp_path / "triton", generation="G4", backends=("nvidia", "amd"), proton=False)
+    args = ["build", "--json", "--source", str(tree), "--backends", "nvidia;amd", "--python", cpython312,
+            "--python", sys.executable, "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist")]
+    result = json.loads(run_cli(*args, cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "ccache")}).stdout)
+    abi3, own = result["wheels"]  # in the order given
+    assert Path(abi3["wheel"]).name.endswith("-cp312-abi3-linux_x86_64.whl")
+    assert f"-cp3{sys.version_info[1]}-cp3{sys.version_info[1]}-" in Path(own["wheel"]).name
+    assert dict(abi3["plan"]["cmake"]["defines"])["TRITON_STABLE_ABI"] == "ON"
+    assert dict(own["plan"]["cmake"]["defines"])["TRITON_STABLE_ABI"] == "OFF"
+    assert abi3["plan"]["source"]["bindings"] == "nanobind"
+    with zipfile.ZipFile(abi3["wheel"]) as zf:
+        meta = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/WHEEL"))).decode()
+    assert "Tag: cp312-abi3-linux_x86_64" in meta
+    [env] = (tmp_path / "cache" / "buildenv").iterdir()  # the tree's own nanobind pin for the bare 3.12
+    assert "nanobind==2.10.2" in json.loads((env / ".tritonbuild-ready").read_text())["requirements"]
+    assert abi3["compile_check"]["counts"]["ok"] == len(abi3["plan"]["compile_check"]["cases"])

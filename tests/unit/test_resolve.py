@@ -497,3 +497,15 @@ def test_proton_variables_the_tree_requires_are_checked_before_configuring(tree)
     ok = plan_for(root, {"backends": "nvidia"}, env={"TRITON_ROCTRACER_INCLUDE_PATH": "/opt/rocm/include"})
     assert ok.cmake.define("ROCTRACER_INCLUDE_DIR") == "/opt/rocm/include"
     assert plan_for(root, {"backends": "nvidia", "proton": False}).toolchain.proton is False
+
+
+@pytest.mark.parametrize(("abi", "py_api", "define", "tag"), [
+    ("cp311", None, "OFF", "cp311-cp311"), ("cp312", "cp312", "ON", "cp312-abi3"),
+    ("cp314", "cp312", "ON", "cp312-abi3"), ("cp314t", None, "OFF", "cp314-cp314t")])
+def test_a_stable_abi_tree_makes_one_abi3_wheel_for_312_and_later_but_never_free_threaded(
+        tree, abi: str, py_api: str | None, define: str, tag: str) -> None:
+    p = plan_for(tree(generation="G4"), host=replace(HOST, python_abi=abi))
+    assert (p.wheel.py_api, dict(p.cmake.defines)["TRITON_STABLE_ABI"], p.wheel.tag) == (py_api, define, tag)
+    assert p.source.bindings == "nanobind" and p.source.stable_abi
+    assert "TRITON_STABLE_ABI" not in dict(plan_for(tree(generation="G3"), host=replace(HOST, python_abi=abi))
+                                           .cmake.defines)

@@ -8,9 +8,11 @@ from tritonbuild.errors import UserError
 from tritonbuild.gather.source import inspect_source
 from tritonbuild.resolve.source import (
     finds_lld,
+    parse_bindings,
     parse_install_requires,
     parse_proton_in_tuple,
     parse_setup_backends,
+    parse_stable_abi,
     parse_tuple_limit,
     parse_version,
 )
@@ -127,3 +129,13 @@ def test_missing_submodules_are_found_with_their_users(tree) -> None:
     assert inspect_source(root).missing_submodules == (("third_party/sleef", ("cpu",)),)
     (root / "third_party" / "sleef" / "CMakeLists.txt").write_text("# checked out\n")
     assert inspect_source(root).missing_submodules == ()
+
+
+def test_mid_2026_trees_bind_with_nanobind_and_can_build_for_the_stable_abi(tree) -> None:
+    g4 = inspect_source(tree(generation="G4"))
+    assert (g4.generation, g4.bindings, g4.stable_abi) == ("G3", "nanobind", True)  # G3's layout, 2026's bindings
+    assert "nanobind==2.10.2" in g4.build_requires
+    g3 = inspect_source(tree(generation="G3"))
+    assert (g3.bindings, g3.stable_abi) == ("pybind11", False)
+    assert parse_bindings("# find_package(nanobind CONFIG)\nfind_package(pybind11 CONFIG)") == "pybind11"
+    assert parse_stable_abi('option(TRITON_STABLE_ABI "abi3" OFF)') and not parse_stable_abi("# TRITON_STABLE_ABI")

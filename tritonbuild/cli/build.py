@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from tritonbuild.cli.options import plan_options
-from tritonbuild.request import make_plan, make_plans, provisioned_plan, target_pythons
+from tritonbuild.request import make_plan, make_plans, provisioned_plan, provisioned_plans
 
 
 @click.command()
@@ -60,8 +60,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> Non
 
     console = render.console(stderr=as_json)
     built = []
-    for python in target_pythons(kw):
-        p = provisioned_plan({**kw, "out": out, "python": python}, console)
+    for p in provisioned_plans({**kw, "out": out}, console):
         render.print_plan(p, console)
         result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
         summary.print_summary(p, result, console)

@@ -28,7 +28,7 @@ def doctor(python: str | None) -> None:
 
 @click.command()
 @click.argument("dest", type=click.Path(file_okay=False))
-@click.option("--generation", type=click.Choice(["G1", "G2", "G3"]), default="G2", show_default=True)
+@click.option("--generation", type=click.Choice(["G1", "G2", "G3", "G4"]), default="G2", show_default=True)
 @click.option("--plugin", "with_plugin", is_flag=True, help="Also write an external plugin next to it.")
 def example(dest: str, generation: str, with_plugin: bool) -> None:
     """Write the small Triton-shaped example tree (a real CMake project) into DEST."""

@@ -9,7 +9,10 @@ and ``tritonbuild example`` write them.
 Layout generations (see the contract): G1 keeps ``python/setup.py``, a 4-entry tuple macro and never puts
 proton in the tuple; G2 has a root ``setup.py``/``pyproject.toml``, a 5-entry macro and always puts proton
 in the tuple; G3 pins LLVM in ``cmake/llvm-info.json`` and runs ``python/build_helpers.py
-write_thirdparty_cmake_vars`` at configure time.
+write_thirdparty_cmake_vars`` at configure time; G4 is mid-2026 upstream: G3 with nanobind bindings instead of
+pybind11 (``find_package(nanobind)``, ``nanobind_build_library(nanobind-static)``, ``nanobind==2.10.2`` in
+pyproject.toml) and ``option(TRITON_STABLE_ABI)``, which builds the Python-facing code against the limited API
+of 3.12 (``Py_LIMITED_API=0x030C0000``) for one ``cp312-abi3`` wheel.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ TREE = HERE / "tree"
 BACKEND_TEMPLATE = HERE / "backend_template"
 PLUGIN_TEMPLATE = HERE / "plugin_template"
 EXAMPLE_LLVM_HASH = "2eb709b95d8f521aa15401e159fac0729d56a677"
-GENERATIONS = ("G1", "G2", "G3")
+GENERATIONS = ("G1", "G2", "G3", "G4")
 
 
 @dataclass(frozen=True)
@@ -301,7 +304,7 @@ def write_tree(
     values = {
         "FOR_EACH": _for_each(tuple_limit or (4 if generation == "G1" else 5)),
         "PROTON_TUPLE": _PROTON_ALWAYS if proton and generation != "G1" else "",
-        "G3_BUILD_HELPERS": _G3_HELPERS if generation == "G3" else "",
+        "G3_BUILD_HELPERS": _G3_HELPERS if generation in ("G3", "G4") else "",
         "CORE_INCLUDES": '#include "third_party/nvidia/include/NVIDIAAttrs.h"' if need_nvidia else "",
         "IR_INCLUDES": '#include "third_party/amd/include/AMDAttrs.h"' if need_amd else "",
         "VERSION": version,
@@ -313,6 +316,8 @@ def write_tree(
         _substitute(dest / rel, values)
     _write_setup(dest, generation, version, [b for b in default_backends if b in backends])
     _write_pins(dest, generation, llvm_hash)
+    if generation == "G4":
+        _make_nanobind(dest)
     return dest
 
 
@@ -353,7 +358,7 @@ def _make_2024(dest: Path, backends: Sequence[str]) -> None:
 def _write_proton(dest: Path, generation: str, proton: bool) -> None:
     if not proton:
         shutil.rmtree(dest / "third_party" / "proton")
-    elif generation == "G3":  # mid-2026 proton also needs ROCm's headers (setup.py: TRITON_ROCM_INCLUDE_PATH)
+    elif generation in ("G3", "G4"):  # mid-2026 proton also needs ROCm's headers (setup.py: TRITON_ROCM_INCLUDE_PATH)
         cmake = dest / "third_party" / "proton" / "CMakeLists.txt"
         json_check = "if(NOT JSON_INCLUDE_DIR)"
         cmake.write_text(cmake.read_text().replace(json_check, _PROTON_ROCM + json_check))
@@ -372,9 +377,49 @@ def _write_setup(dest: Path, generation: str, version: str, defaults: list[str])
     (dest / "python" / "build_helpers.py").write_text(_BUILD_HELPERS)
 
 
+# pybind11 -> nanobind, as upstream's switch (#10283) rewrote the bindings; only what the example's C++ uses.
+_NANOBIND_CXX = (
+    ("#include <pybind11/pybind11.h>", "#include <nanobind/nanobind.h>\n#include <nanobind/stl/string.h>\n"
+                                       "#include <nanobind/stl/vector.h>"),
+    ("#include <pybind11/stl.h>", "#include <nanobind/stl/string.h>"),
+    ("namespace py = pybind11;", "namespace py = nanobind;"),
+    ("pybind11::module &&m", "nanobind::module_ &&m"),
+    ("PYBIND11_MODULE(", "NB_MODULE("),
+    ("pybind11::class_<", "nanobind::class_<"),
+    ("pybind11::init<>()", "nanobind::init<>()"),
+    ("pybind11::bytes(binary)", "nanobind::bytes(binary.data(), binary.size())"),
+)
+_NANOBIND_CMAKE = """find_package(Python 3.10 REQUIRED COMPONENTS Interpreter Development.Module)
+  find_package(nanobind CONFIG REQUIRED HINTS "${Python3_SITELIB}")
+  nanobind_build_library(nanobind-static)
+  if(TRITON_STABLE_ABI)
+    # the limited API of 3.12: one libtriton for every CPython from 3.12 on (a cp312-abi3 wheel)
+    target_compile_definitions(nanobind-static PUBLIC Py_LIMITED_API=0x030C0000)
+  endif()"""
+
+
+def _make_nanobind(dest: Path) -> None:
+    """G4: the bindings in nanobind, and the stable-ABI option."""
+    for path in sorted(dest.rglob("*")):
+        if path.suffix in (".cc", ".cpp", ".h") and path.is_file():
+            text = path.read_text()
+            for old, new in _NANOBIND_CXX:
+                text = text.replace(old, new)
+            path.write_text(text)
+        elif path.name == "CMakeLists.txt":
+            text = path.read_text().replace("pybind11::headers", "nanobind-static")
+            text = text.replace('find_package(pybind11 CONFIG REQUIRED HINTS "${Python3_SITELIB}")', _NANOBIND_CMAKE)
+            text = text.replace('option(TRITON_BUILD_PROTON "Build the Triton Proton profiler" ON)',
+                                'option(TRITON_BUILD_PROTON "Build the Triton Proton profiler" ON)\n'
+                                'option(TRITON_STABLE_ABI "Build with Python Stable ABI (abi3) for Python 3.12+" OFF)')
+            path.write_text(text)
+    pyproject = dest / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"pybind11>=2.13.1"', '"nanobind==2.10.2"'))
+
+
 def _write_pins(dest: Path, generation: str, llvm_hash: str) -> None:
     """The LLVM pin (llvm-hash.txt, or G3's llvm-info.json) and G1's single NVIDIA version."""
-    if generation == "G3":
+    if generation in ("G3", "G4"):
         (dest / "cmake" / "llvm-hash.txt").unlink()
         (dest / "cmake" / "llvm-info.json").write_text(json.dumps(
             {"llvm_hash": llvm_hash, "build_number": 1,

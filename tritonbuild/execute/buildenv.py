@@ -35,17 +35,20 @@ def requirements(tree_build_requires: tuple[str, ...]) -> tuple[str, ...]:
     return BASE_REQUIREMENTS + (bindings or ("pybind11>=2.13",))
 
 
-def has_requirements(python: str) -> bool:
-    """The interpreter can build by itself (what tritonbuild's own venv and a prepared build venv can)."""
+def has_requirements(python: str, reqs: tuple[str, ...] = (*BASE_REQUIREMENTS, "pybind11")) -> bool:
+    """The interpreter can build by itself: it imports scikit-build-core and the tree's binding library."""
+    modules = ["scikit_build_core", *(m.group(1) for r in reqs if (m := BINDINGS.match(r)))]
     if python == sys.executable:
-        return True
-    return proc.run([python, "-c", "import scikit_build_core, pybind11"], timeout=60).ok
+        import importlib.util
+
+        return all(importlib.util.find_spec(m) is not None for m in modules)
+    return proc.run([python, "-c", f"import {', '.join(modules)}"], timeout=60).ok
 
 
 def ensure(python: str, reqs: tuple[str, ...], cache_root: Path, *, offline: bool, wheelhouse: str | None) -> str:
     """The interpreter to run scikit-build-core with: ``python`` itself when it has what the build needs, else an
     isolated venv of it with ``reqs`` installed (made once, reused while the interpreter and ``reqs`` stay)."""
-    if has_requirements(python):
+    if has_requirements(python, reqs):
         return python
     real = os.path.realpath(python)
     key = hashlib.sha256(json.dumps([real, list(reqs)]).encode()).hexdigest()[:16]

@@ -64,6 +64,7 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
         f"minimum-version = {_s(SKBUILD_MINIMUM_VERSION)}",
         f"build-dir = {_s(str(cmake_build_dir(plan)))}",
         "wheel.packages = []",
+        *([f"wheel.py-api = {_s(plan.wheel.py_api)}"] if plan.wheel.py_api else []),
         f"wheel.license-files = [{', '.join(_s(n) for n in license_files(plan))}]",
         f"cmake.source-dir = {_s(rel_source)}",
         f"cmake.build-type = {_s(plan.toolchain.build_type)}",

@@ -96,9 +96,9 @@ def build_env_args(plan: Plan) -> tuple[tuple[str, ...], str | None]:
 def build_python_note(plan: Plan) -> str | None:
     """What ``build`` will do about a target interpreter without the build requirements (a note for ``plan``);
     refuses up front when it cannot do anything (offline without a wheelhouse)."""
-    if buildenv.has_requirements(plan.python):
-        return None
     reqs, wheelhouse = build_env_args(plan)
+    if buildenv.has_requirements(plan.python, reqs):
+        return None
     if plan.toolchain.offline and not wheelhouse:
         raise UserError(f"The Python {plan.python} lacks the build requirements ({', '.join(reqs)}) and this build "
                         f"is offline: install them into it ({plan.python} -m pip install {' '.join(reqs)}), or pass "

@@ -20,11 +20,13 @@ from tritonbuild.resolve.source import (
     SourceInfo,
     finds_lld,
     parse_backend_includes,
+    parse_bindings,
     parse_build_requires,
     parse_gitmodules,
     parse_install_requires,
     parse_proton_in_tuple,
     parse_setup_backends,
+    parse_stable_abi,
     parse_tuple_limit,
     parse_version,
 )
@@ -161,6 +163,8 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
         proton_requires=required_variables(read_text(root / "third_party" / "proton" / "CMakeLists.txt")),
         proton_include_defaults=proton_include_defaults(root),
+        bindings=parse_bindings(top_cmake),
+        stable_abi=parse_stable_abi(top_cmake),
         install_requires=parse_install_requires(setup_text),
         build_requires=parse_build_requires(read_text(root / "pyproject.toml")),
     )

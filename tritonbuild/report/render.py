@@ -31,9 +31,9 @@ def print_plan(plan: Plan, out: Console) -> None:
     head.add_column(overflow="fold")
     commit = f"{src.commit[:12]}{' (dirty)' if src.dirty else ''}" if src.commit else "not a git checkout"
     head.add_row("source", f"{src.root}  [{src.generation}, Triton {src.version or '?'}, {commit}]")
-    abi = f"{plan.wheel.python_abi}-{plan.wheel.python_abi}" if plan.wheel.python_abi else "?"
-    head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} ({abi}) -> {plan.wheel.out_dir}")
-    head.add_row("python", plan.python)
+    head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} ({plan.wheel.tag}) -> {plan.wheel.out_dir}")
+    head.add_row("python", plan.python + (f" (the wheel also serves {', '.join(plan.serves)})" if plan.serves
+                                          else ""))
     head.add_row("tuple", f"{', '.join(plan.backends_tuple)}  ({len(plan.backends_tuple)}/{src.tuple_limit})")
     pin = f"{llvm.pinned_hash[:12]} ({os.path.basename(llvm.pin_file)}"
     pin += f", build {llvm.build_number})" if llvm.build_number is not None else ")"
@@ -200,7 +200,7 @@ def print_matrix(plans: list[Plan], out: Any) -> None:
     for col in ("python", "tag", "wheel", "build dir"):
         table.add_column(col, overflow="fold")
     for p in plans:
-        abi = p.wheel.python_abi or "?"
-        table.add_row(p.python, f"{abi}-{abi}", f"{p.wheel.name}-{p.wheel.version}", p.cmake.build_dir)
+        table.add_row("\n".join((p.python, *p.serves)), p.wheel.tag, f"{p.wheel.name}-{p.wheel.version}",
+                      p.cmake.build_dir)
     out.print(table)
 

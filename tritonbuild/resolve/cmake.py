@@ -16,7 +16,7 @@ from tritonbuild.plan import CMakePlan, LLVMPlan, ToolchainPlan, compute_key
 from tritonbuild.resolve import compilercache, linker, proton
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.plugins import Plugin
-from tritonbuild.resolve.source import SourceInfo
+from tritonbuild.resolve.source import SourceInfo, limited_api
 from tritonbuild.settings.model import Resolved
 
 INSTALL_COMPONENT = "tritonbuild"
@@ -152,6 +152,8 @@ def _core_defines(facts: Facts, names: tuple[str, ...], plugins: tuple[Plugin, .
         d["TRITON_PLUGIN_DIRS"] = ";".join(
             p.path if p.name_from == "name.conf" else shim_dir(facts.cache_root, p.name, p.path) for p in plugins
         )
+    if src.stable_abi:
+        d["TRITON_STABLE_ABI"] = "ON" if limited_api(src, facts.host.python_abi) else "OFF"
     if src.generation == "G3":
         d["TRITON_CACHE_PATH"] = str(Path(facts.cache_root) / "triton-cache")
         d["TRITON_VERSION"] = src.version or "0.0.0"

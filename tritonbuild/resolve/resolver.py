@@ -41,7 +41,7 @@ from tritonbuild.resolve.cmake import cmake_plan, commands, defines, source_date
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
 from tritonbuild.resolve.plugins import Plugin, resolve_plugins
-from tritonbuild.resolve.source import SourceInfo
+from tritonbuild.resolve.source import SourceInfo, limited_api
 from tritonbuild.resolve.toolchain import resolve_toolchain
 from tritonbuild.settings.model import Resolved
 
@@ -187,6 +187,7 @@ def _wheel_plan(s: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch:
         zip_level=_zip_level(s["zip_level"]),
         requires=src.install_requires,
         python_abi=facts.host.python_abi,
+        py_api="cp312" if limited_api(src, facts.host.python_abi) else None,
     )
 
 
@@ -262,7 +263,7 @@ def _source_plan(src: SourceInfo) -> SourcePlan:
         tuple_limit=src.tuple_limit, tuple_limit_known=src.tuple_limit_known, has_proton=src.has_proton,
         proton_in_tuple=src.proton_in_tuple, in_tree_backends=src.backend_names,
         default_backends=src.default_backends, required_backends=src.required_backends,
-        build_requires=src.build_requires,
+        build_requires=src.build_requires, bindings=src.bindings, stable_abi=src.stable_abi,
     )
 
 

@@ -58,6 +58,8 @@ class SourceInfo:
     nvidia_missing_headers: tuple[str, ...] = ()
     proton_requires: tuple[str, ...] = ()  # variables third_party/proton/CMakeLists.txt stops without
     proton_include_defaults: tuple[str, ...] = ()  # proton's in-tree header dirs the source has (resolve.proton)
+    bindings: str = "pybind11"  # the binding library of libtriton's Python module: pybind11 or nanobind
+    stable_abi: bool = False  # the tree has option(TRITON_STABLE_ABI): one cp312-abi3 wheel serves 3.12+
     build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires (pybind11/nanobind pins)
     install_requires: tuple[str, ...] = ()  # setup.py's install_requires: the wheel's Requires-Dist
 
@@ -187,3 +189,25 @@ def parse_build_requires(text: str) -> tuple[str, ...]:
         return ()
     reqs = data.get("build-system", {}).get("requires", [])
     return tuple(str(r) for r in reqs) if isinstance(reqs, list) else ()
+
+
+_NANOBIND = re.compile(r"^[^#\n]*\bfind_package\s*\(\s*nanobind\b", re.M)
+_STABLE_ABI = re.compile(r"^[^#\n]*\boption\s*\(\s*TRITON_STABLE_ABI\b", re.M)
+
+
+def parse_bindings(cmakelists: str) -> str:
+    """The binding library of the tree's Python module: nanobind from mid-2026 (upstream #10283), else pybind11."""
+    return "nanobind" if _NANOBIND.search(cmakelists) else "pybind11"
+
+
+def parse_stable_abi(cmakelists: str) -> bool:
+    """Whether the tree can build its Python-facing code against the limited API (``TRITON_STABLE_ABI``, #10958)."""
+    return bool(_STABLE_ABI.search(cmakelists))
+
+
+def limited_api(src: SourceInfo, python_abi: str) -> bool:
+    """A tree with TRITON_STABLE_ABI builds for CPython 3.12 and later against the limited API (one cp312-abi3
+    wheel); 3.10 and 3.11, and free-threaded interpreters (cp313t: no limited API), get their own wheels."""
+    match = re.fullmatch(r"cp3(\d+)(t?)", python_abi)
+    return bool(src.stable_abi and match and not match.group(2) and int(match.group(1)) >= 12)
+

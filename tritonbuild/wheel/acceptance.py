@@ -34,26 +34,27 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, prefix: Path | None = N
     else:
         root, extra = unpack_wheel(wheel, target), []
     try:
-        _import_check(plan, root, log)
+        for python in (plan.python, *plan.serves):
+            _import_check(plan, root, log, python)
         return compile_check(plan, root, log, console, extra)
     finally:
         shutil.rmtree(target, ignore_errors=True)
 
 
-def _import_check(plan: Plan, root: Path, log: IO[str]) -> None:
+def _import_check(plan: Plan, root: Path, log: IO[str], python: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(root)
     code = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
-    res = proc.run([plan.python, "-c", code], cwd=Path(plan.cmake.build_dir), env=env, timeout=300)
-    log.write(f"$ smoke test: {plan.python} -c {code!r}\n{res.stdout}{res.stderr}\n")
+    res = proc.run([python, "-c", code], cwd=Path(plan.cmake.build_dir), env=env, timeout=300)
+    log.write(f"$ smoke test: {python} -c {code!r}\n{res.stdout}{res.stderr}\n")
     if not res.ok:
         detail = res.output.splitlines()[-8:]
         hint = ""
         if "registered more than once" in res.stderr:
             hint = (" libtriton carries two copies of LLVM (a shared libLLVM plus static LLVM libraries); "
                     "tritonbuild's LLVM_LINK_LLVM_DYLIB fix was not applied to this build.")
-        raise BuildFailed(f"The built wheel does not import (exit code {res.returncode}).{hint} The wheel was "
-                          "not written to the output dir.", tail="\n".join(detail))
+        raise BuildFailed(f"The built wheel does not import with {python} (exit code {res.returncode}).{hint} The "
+                          "wheel was not written to the output dir.", tail="\n".join(detail))
 
 
 def compile_check(plan: Plan, root: Path, log: IO[str], console: Any = None,

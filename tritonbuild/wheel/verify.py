@@ -207,14 +207,21 @@ def _provenance(zf: zipfile.ZipFile) -> dict[str, Any] | None:
 
 
 def interpreter_for(wheel: Path, given: Sequence[str]) -> str:
-    """The interpreter that imports ``wheel``: the given one whose ABI is the wheel's tag (cp312, cp313t), else
-    this one when it fits, else one of that version found as ``--python cp312`` would find it."""
+    """The interpreter that imports ``wheel``: for an interpreter-specific wheel (cp312-cp312, cp313-cp313t) the
+    given one of that ABI, else this one when it fits, else one of that version found as ``--python cp312``
+    would find it; for a cp312-abi3 wheel the same with any CPython from 3.12 on."""
     parts = wheel.name.removesuffix(".whl").split("-")
-    abi = parts[-2] if len(parts) >= 5 else ""
-    for python in given:
-        if pythons.probe(pythons.find(python, os.environ), require_headers=False).abi == abi:
-            return pythons.find(python, os.environ)
-    if abi in ("", "abi3", "none") or pythons.probe(sys.executable, require_headers=False).abi == abi:
+    py, abi = (parts[-3], parts[-2]) if len(parts) >= 5 else ("", "")
+    if abi in ("", "none"):
         return given[0] if given else sys.executable
-    return pythons.find(abi, os.environ)
 
+    def fits(python: str) -> bool:
+        found = pythons.probe(python, require_headers=False)
+        if abi == "abi3":
+            return not found.free_threaded and found.tag.startswith("cp3") and int(found.tag[3:]) >= int(py[3:])
+        return found.abi == abi
+
+    for python in (*(pythons.find(g, os.environ) for g in given), sys.executable):
+        if fits(python):
+            return python
+    return pythons.find(py if abi == "abi3" else abi, os.environ)
