@@ -11,8 +11,9 @@ def test_nightly_workflow_example_is_valid() -> None:
     doc = yaml.safe_load(WORKFLOW.read_text())
     job = doc["jobs"]["wheels"]
     matrix = job["strategy"]["matrix"]
-    assert len(matrix["python"]) >= 2 and len(matrix["backends"]) >= 2
+    assert len(matrix["backends"]) >= 2 and "python" not in matrix  # every Python in one job: build once
     runs = "\n".join(step.get("run", "") for step in job["steps"])
+    assert runs.count("--python 3.") >= 2
     assert "tritonbuild build --recipe nightly" in runs and "tritonbuild verify" in runs
     caches = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache")]
     assert any(".tritonbuild/llvm" in s["with"]["path"] and "llvm" in s["with"]["key"] for s in caches)
