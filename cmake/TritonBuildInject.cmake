@@ -365,6 +365,7 @@ function(_tritonbuild_finish)
           ${_tb_extra_excludes}
           REGEX "/triton/profiler$" EXCLUDE
           REGEX "/triton/FileCheck$" EXCLUDE
+          REGEX "/triton/include$" EXCLUDE
           REGEX "/triton/_C/[^/]*\\.(so|pyd|dylib)$" EXCLUDE
           REGEX "/triton/_C/\\.keep$" EXCLUDE)
   _tritonbuild_install_library(triton triton/_C)
@@ -400,6 +401,17 @@ function(_tritonbuild_finish)
             PATTERN "__pycache__" EXCLUDE)
   endif()
   install(PROGRAMS "${TRITON_WHEEL_DIR}/FileCheck" DESTINATION triton ${comp} OPTIONAL)
+  # Extension headers (--ext-headers): the set upstream's wheel_headers component installs since #10847
+  # (Triton's *.h and TableGen *.td, the build's generated *.h and *.h.inc, python/'s *.h), for every tree
+  # generation, so out-of-tree extensions compile against the wheel.
+  if(TRITONBUILD_EXT_HEADERS)
+    install(DIRECTORY "${CMAKE_SOURCE_DIR}/include/" DESTINATION triton/include ${comp} OPTIONAL
+            FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+    install(DIRECTORY "${CMAKE_BINARY_DIR}/include/" DESTINATION triton/include ${comp} OPTIONAL
+            FILES_MATCHING PATTERN "*.h" PATTERN "*.h.inc")
+    install(DIRECTORY "${CMAKE_SOURCE_DIR}/python/" DESTINATION triton/include/python ${comp} OPTIONAL
+            FILES_MATCHING PATTERN "*.h" PATTERN "triton" EXCLUDE)
+  endif()
   # tritonbuild writes the provenance file next to the CMake build dir (<build dir>/build_info.json).
   if(NOT TRITONBUILD_BUILD_INFO AND EXISTS "${CMAKE_BINARY_DIR}/../build_info.json")
     get_filename_component(TRITONBUILD_BUILD_INFO "${CMAKE_BINARY_DIR}/../build_info.json" ABSOLUTE)

@@ -151,6 +151,11 @@ def test_a_stable_abi_tree_gets_a_version_wheel_for_311_and_one_cp312_abi3_wheel
     with zipfile.ZipFile(abi3["wheel"]) as zf:
         meta = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/WHEEL"))).decode()
     assert "Tag: cp312-abi3-linux_x86_64" in meta
+    with zipfile.ZipFile(own["wheel"]) as zf:  # extension headers (on by default): sources, .td and generated
+        names = set(zf.namelist())
+    assert {"triton/include/triton/Core.h", "triton/include/triton/CoreOps.td",
+            "triton/include/triton/CoreOps.h.inc"} <= names
+    assert dict(own["plan"]["cmake"]["defines"])["TRITON_EXT_ENABLED"] == "ON"
     [env] = (tmp_path / "cache" / "buildenv").iterdir()  # the tree's own nanobind pin for the bare 3.12
     assert "nanobind==2.10.2" in json.loads((env / ".tritonbuild-ready").read_text())["requirements"]
     assert abi3["compile_check"]["counts"]["ok"] == len(abi3["plan"]["compile_check"]["cases"])

@@ -509,3 +509,16 @@ def test_a_stable_abi_tree_makes_one_abi3_wheel_for_312_and_later_but_never_free
     assert p.source.bindings == "nanobind" and p.source.stable_abi
     assert "TRITON_STABLE_ABI" not in dict(plan_for(tree(generation="G3"), host=replace(HOST, python_abi=abi))
                                            .cmake.defines)
+
+
+def test_stable_abi_and_extension_headers_follow_their_settings_and_the_tree(tree) -> None:
+    g4, g2 = tree("g4", generation="G4"), tree("g2", generation="G2")
+    host = replace(HOST, python_abi="cp313")
+    off = plan_for(g4, {"stable_abi": False}, host=host)
+    assert off.wheel.py_api is None and dict(off.cmake.defines)["TRITON_STABLE_ABI"] == "OFF"
+    with pytest.raises(UserError, match="no TRITON_STABLE_ABI option .*Drop --stable-abi"):
+        plan_for(g2, {"stable_abi": True}, host=host)
+    defines = dict(plan_for(g4, host=host).cmake.defines)
+    assert (defines["TRITONBUILD_EXT_HEADERS"], defines["TRITON_EXT_ENABLED"]) == ("ON", "ON")  # on by default
+    defines = dict(plan_for(g2, env={"TRITON_EXT_ENABLED": "0"}, host=host).cmake.defines)
+    assert defines["TRITONBUILD_EXT_HEADERS"] == "OFF" and "TRITON_EXT_ENABLED" not in defines  # G2 has no option

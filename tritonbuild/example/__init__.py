@@ -411,7 +411,9 @@ def _make_nanobind(dest: Path) -> None:
             text = text.replace('find_package(pybind11 CONFIG REQUIRED HINTS "${Python3_SITELIB}")', _NANOBIND_CMAKE)
             text = text.replace('option(TRITON_BUILD_PROTON "Build the Triton Proton profiler" ON)',
                                 'option(TRITON_BUILD_PROTON "Build the Triton Proton profiler" ON)\n'
-                                'option(TRITON_STABLE_ABI "Build with Python Stable ABI (abi3) for Python 3.12+" OFF)')
+                                'option(TRITON_STABLE_ABI "Build with Python Stable ABI (abi3) for Python 3.12+" OFF)\n'
+                                'option(TRITON_EXT_ENABLED "Symbols visible to plugin extensions" OFF)\n'
+                                'if(TRITON_EXT_ENABLED)\n  add_compile_definitions(TRITON_EXT_ENABLED=1)\nendif()')
             path.write_text(text)
     pyproject = dest / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('"pybind11>=2.13.1"', '"nanobind==2.10.2"'))

@@ -22,6 +22,7 @@ from tritonbuild.resolve.source import (
     parse_backend_includes,
     parse_bindings,
     parse_build_requires,
+    parse_ext_option,
     parse_gitmodules,
     parse_install_requires,
     parse_proton_in_tuple,
@@ -165,6 +166,7 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         proton_include_defaults=proton_include_defaults(root),
         bindings=parse_bindings(top_cmake),
         stable_abi=parse_stable_abi(top_cmake),
+        ext_option=parse_ext_option(top_cmake),
         install_requires=parse_install_requires(setup_text),
         build_requires=parse_build_requires(read_text(root / "pyproject.toml")),
     )

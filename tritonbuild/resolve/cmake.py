@@ -125,7 +125,8 @@ def _placeholders(value: str, source: str, cache: str, plugins: tuple[Plugin, ..
 def defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...], plugins: tuple[Plugin, ...],
             tc: ToolchainPlan, llvm: LLVMPlan) -> tuple[tuple[str, str], ...]:
     """The CMake cache variables of the plan (without LLVM linkage, NVIDIA parts and dependencies)."""
-    d = {**_core_defines(facts, names, plugins, tc), **_toolchain_defines(s, facts, tc), **_llvm_defines(llvm),
+    d = {**_core_defines(facts, names, plugins, tc), **_python_defines(s, facts),
+         **_toolchain_defines(s, facts, tc), **_llvm_defines(llvm),
          **_dependency_defines(s, facts, names, tc)}
     return tuple(sorted(d.items()))
 
@@ -152,11 +153,21 @@ def _core_defines(facts: Facts, names: tuple[str, ...], plugins: tuple[Plugin, .
         d["TRITON_PLUGIN_DIRS"] = ";".join(
             p.path if p.name_from == "name.conf" else shim_dir(facts.cache_root, p.name, p.path) for p in plugins
         )
-    if src.stable_abi:
-        d["TRITON_STABLE_ABI"] = "ON" if limited_api(src, facts.host.python_abi) else "OFF"
     if src.generation == "G3":
         d["TRITON_CACHE_PATH"] = str(Path(facts.cache_root) / "triton-cache")
         d["TRITON_VERSION"] = src.version or "0.0.0"
+    return d
+
+
+def _python_defines(s: Mapping[str, Resolved], facts: Facts) -> dict[str, str]:
+    """The Python-facing build: the stable ABI (a cp312-abi3 wheel) and the extension headers."""
+    src, d = facts.source, {"TRITONBUILD_EXT_HEADERS": "ON" if s["ext_headers"].value else "OFF"}
+    if src.stable_abi:
+        wanted = s["stable_abi"]
+        abi3 = limited_api(src, facts.host.python_abi, wanted.value, wanted.origin)
+        d["TRITON_STABLE_ABI"] = "ON" if abi3 else "OFF"
+    if src.ext_option:
+        d["TRITON_EXT_ENABLED"] = "ON" if s["ext_headers"].value else "OFF"
     return d
 
 

@@ -187,7 +187,8 @@ def _wheel_plan(s: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch:
         zip_level=_zip_level(s["zip_level"]),
         requires=src.install_requires,
         python_abi=facts.host.python_abi,
-        py_api="cp312" if limited_api(src, facts.host.python_abi) else None,
+        py_api="cp312" if limited_api(src, facts.host.python_abi, s["stable_abi"].value, s["stable_abi"].origin)
+        else None,
     )
 
 

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tritonbuild.errors import UserError
 from tritonbuild.resolve.pins import LLVMPin
 
 # Upstream's tuple macro took 4 entries until 2025-08 and 5 since.
@@ -60,6 +61,7 @@ class SourceInfo:
     proton_include_defaults: tuple[str, ...] = ()  # proton's in-tree header dirs the source has (resolve.proton)
     bindings: str = "pybind11"  # the binding library of libtriton's Python module: pybind11 or nanobind
     stable_abi: bool = False  # the tree has option(TRITON_STABLE_ABI): one cp312-abi3 wheel serves 3.12+
+    ext_option: bool = False  # the tree has option(TRITON_EXT_ENABLED): symbols visible to extensions
     build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires (pybind11/nanobind pins)
     install_requires: tuple[str, ...] = ()  # setup.py's install_requires: the wheel's Requires-Dist
 
@@ -193,6 +195,7 @@ def parse_build_requires(text: str) -> tuple[str, ...]:
 
 _NANOBIND = re.compile(r"^[^#\n]*\bfind_package\s*\(\s*nanobind\b", re.M)
 _STABLE_ABI = re.compile(r"^[^#\n]*\boption\s*\(\s*TRITON_STABLE_ABI\b", re.M)
+_EXT_ENABLED = re.compile(r"^[^#\n]*\boption\s*\(\s*TRITON_EXT_ENABLED\b", re.M)
 
 
 def parse_bindings(cmakelists: str) -> str:
@@ -205,9 +208,20 @@ def parse_stable_abi(cmakelists: str) -> bool:
     return bool(_STABLE_ABI.search(cmakelists))
 
 
-def limited_api(src: SourceInfo, python_abi: str) -> bool:
+def parse_ext_option(cmakelists: str) -> bool:
+    """Whether the tree has ``option(TRITON_EXT_ENABLED)`` (#10847: symbols visible to out-of-tree extensions)."""
+    return bool(_EXT_ENABLED.search(cmakelists))
+
+
+def limited_api(src: SourceInfo, python_abi: str, wanted: bool | None = None, origin: str = "") -> bool:
     """A tree with TRITON_STABLE_ABI builds for CPython 3.12 and later against the limited API (one cp312-abi3
-    wheel); 3.10 and 3.11, and free-threaded interpreters (cp313t: no limited API), get their own wheels."""
+    wheel); 3.10 and 3.11, and free-threaded interpreters (cp313t: no limited API), get their own wheels.
+    ``wanted``: the stable_abi setting (None: as the tree allows; False: never)."""
+    if wanted and not src.stable_abi:
+        raise UserError(f"A stable-ABI wheel was asked for ({origin}) but this source has no TRITON_STABLE_ABI option "
+                        "(upstream added it in July 2026, #10958). Drop --stable-abi / TRITON_STABLE_ABI to build a "
+                        "wheel per interpreter.")
     match = re.fullmatch(r"cp3(\d+)(t?)", python_abi)
-    return bool(src.stable_abi and match and not match.group(2) and int(match.group(1)) >= 12)
+    return bool(wanted is not False and src.stable_abi and match and not match.group(2)
+                and int(match.group(1)) >= 12)
 

@@ -223,6 +223,13 @@ SPECS: tuple[Spec, ...] = (
     _spec("wheelhouse", None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
           "a dir of wheels (scikit-build-core, pybind11/nanobind) for the isolated build environment of a target "
           "interpreter that lacks them, offline"),
+    _spec("stable_abi", None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
+          "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
+          "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
+          "per interpreter"),
+    _spec("ext_headers", True, "--ext-headers/--no-ext-headers", {"TRITON_EXT_ENABLED": env_bool},
+          "extension headers in the wheel (triton/include: Triton's *.h, *.td and generated *.h.inc, for every tree "
+          "generation) and TRITON_EXT_ENABLED=ON where the tree has it, as PyTorch's and Intel's wheels do"),
     _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str}, "distribution name of the wheel"),
     _spec("version_suffix", None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},
           "appended to the version (default: +git<sha8> off release branches, like setup.py)"),
