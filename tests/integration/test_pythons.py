@@ -156,6 +156,10 @@ def test_a_stable_abi_tree_gets_a_version_wheel_for_311_and_one_cp312_abi3_wheel
     assert {"triton/include/triton/Core.h", "triton/include/triton/CoreOps.td",
             "triton/include/triton/CoreOps.h.inc"} <= names
     assert dict(own["plan"]["cmake"]["defines"])["TRITON_EXT_ENABLED"] == "ON"
+    # nanobind as setup.py finds it: the interpreter's own (nanobind_ROOT), else the build env's pin via its site dir
+    assert dict(own["plan"]["cmake"]["defines"])["nanobind_ROOT"].endswith("/nanobind/cmake")
+    assert "nanobind_ROOT" not in dict(abi3["plan"]["cmake"]["defines"])
+    assert "pybind11_DIR" not in dict(own["plan"]["cmake"]["defines"])
     [env] = (tmp_path / "cache" / "buildenv").iterdir()  # the tree's own nanobind pin for the bare 3.12
     assert "nanobind==2.10.2" in json.loads((env / ".tritonbuild-ready").read_text())["requirements"]
     assert abi3["compile_check"]["counts"]["ok"] == len(abi3["plan"]["compile_check"]["cases"])

@@ -92,7 +92,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     default_pin = pin_file.read_text().strip() if pin_file.is_file() else None
     return Facts(
         source=source,
-        host=host.gather(python),
+        host=host.gather(python, bindings=source.bindings),
         llvm_explicit=explicit,
         llvm_system=system,
         llvm_cached=cached,

@@ -89,7 +89,21 @@ def _pybind11_of(python: str) -> str | None:
     return out.stdout.strip() or None if out.ok else None
 
 
-def gather(python: str | None = None) -> HostFacts:
+def nanobind_dir(python: str) -> str | None:
+    """nanobind's CMake dir in the target interpreter (setup.py's ``-Dnanobind_ROOT``), None when it has none: the
+    isolated build environment then installs the tree's pin and CMake finds it in its site-packages."""
+    if python == sys.executable:
+        try:
+            import nanobind  # type: ignore[import-untyped]
+
+            return str(nanobind.cmake_dir())
+        except ImportError:
+            return None
+    out = run([python, "-c", "import nanobind; print(nanobind.cmake_dir())"], timeout=60)
+    return out.stdout.strip() or None if out.ok else None
+
+
+def gather(python: str | None = None, *, bindings: str = "pybind11") -> HostFacts:
     total, avail = _meminfo()
     try:
         free = shutil.disk_usage(Path.cwd()).free / 2**30
@@ -116,7 +130,8 @@ def gather(python: str | None = None) -> HostFacts:
         python_version=target.version if target else "",
         python_include=target.include if target else None,
         python_abi=target.abi if target else "",
-        pybind11_cmake_dir=pybind11_dir(py),
+        pybind11_cmake_dir=pybind11_dir(py) if bindings == "pybind11" else None,
+        nanobind_cmake_dir=nanobind_dir(py) if bindings == "nanobind" else None,
         os_release=_os_release(),
         lld_dir=_lld_dir(tools["ld.lld"]),
     )

@@ -110,6 +110,8 @@ def _env_headers(facts: Facts) -> list[tuple[str, str]]:
     out = []
     if facts.host.pybind11_cmake_dir:  # <site>/pybind11/share/cmake/pybind11
         out.append(("pybind11", str(Path(facts.host.pybind11_cmake_dir).parents[2] / "include")))
+    if facts.host.nanobind_cmake_dir:  # <site>/nanobind/cmake: its headers and the sources nanobind-static builds
+        out.append(("nanobind", str(Path(facts.host.nanobind_cmake_dir).parent)))
     if facts.host.python_include:
         out.append(("python-include", facts.host.python_include))
     return out
@@ -216,6 +218,8 @@ def _dependency_defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[st
         d["JSON_INCLUDE_DIR"] = f"{json_prefix}/include"
     if facts.host.pybind11_cmake_dir:
         d["pybind11_DIR"] = facts.host.pybind11_cmake_dir
+    if facts.host.nanobind_cmake_dir:
+        d["nanobind_ROOT"] = facts.host.nanobind_cmake_dir  # as setup.py passes it
     ptxas = s["ptxas"].value or facts.host.tool("ptxas")
     if ptxas and "nvidia" in names:
         d["TRITON_PTXAS_PATH"] = str(ptxas)

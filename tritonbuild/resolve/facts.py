@@ -32,6 +32,7 @@ class HostFacts:
     python_include: str | None = None
     python_abi: str = ""  # the target interpreter's ABI tag: cp312, cp313t (free-threaded)
     pybind11_cmake_dir: str | None = None
+    nanobind_cmake_dir: str | None = None  # the target interpreter's nanobind (trees that bind with nanobind)
     os_release: dict[str, str] = field(default_factory=dict)
     lld_dir: str | None = None  # a directory with an unversioned ld.lld (gcc's -fuse-ld=lld looks for that name)
 
