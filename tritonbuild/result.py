@@ -25,3 +25,4 @@ class BuildResult:
     republished: bool = False  # nothing changed since the last build: its wheel was published again
     compile_check: dict[str, Any] = field(default_factory=dict)  # tritonbuild.resolve.compilecheck's report
     strategy: str = "full"  # how it was made: republish, quick or full (tritonbuild.execute.strategies)
+    time_report: dict[str, Any] = field(default_factory=dict)  # Ninja's critical path and slowest edges

@@ -87,6 +87,18 @@ def test_wheel_layout(first: dict) -> None:
     with zipfile.ZipFile(first["wheel"]) as zf:  # setup.py's install_requires become Requires-Dist
         meta = next(zf.read(n).decode() for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
     assert "Requires-Dist: importlib-metadata; python_version < \"3.10\"" in meta.splitlines(), meta
+    # extension headers (on by default): Triton's headers and .td files, and what the build generated
+    assert {"triton/include/triton/Core.h", "triton/include/triton/CoreOps.td",
+            "triton/include/triton/CoreOps.h.inc"} <= files
+
+
+def test_the_manifest_says_where_the_time_went(first: dict) -> None:
+    went = first["where_time_went"]
+    path = [e["output"] for e in went["critical_path"]]
+    assert path[-1].endswith(".so") or "install" in path[-1] or path[-1].endswith("triton")  # a link, at the end
+    assert 0 < went["critical_path_seconds"] <= went["wall_seconds"] + 0.01
+    assert went["edges"] >= len(path) and len(went["slowest"]) == min(5, went["edges"])
+    assert any(e["output"].endswith(".o") for e in went["slowest"])
 
 
 def test_libraries_keep_their_symbols_without_strip(first: dict, tmp_path: Path) -> None:

@@ -516,7 +516,7 @@ def test_stable_abi_and_extension_headers_follow_their_settings_and_the_tree(tre
     host = replace(HOST, python_abi="cp313")
     off = plan_for(g4, {"stable_abi": False}, host=host)
     assert off.wheel.py_api is None and dict(off.cmake.defines)["TRITON_STABLE_ABI"] == "OFF"
-    with pytest.raises(UserError, match="no TRITON_STABLE_ABI option .*Drop --stable-abi"):
+    with pytest.raises(UserError, match=r"no TRITON_STABLE_ABI option .*Drop --stable-abi"):
         plan_for(g2, {"stable_abi": True}, host=host)
     defines = dict(plan_for(g4, host=host).cmake.defines)
     assert (defines["TRITONBUILD_EXT_HEADERS"], defines["TRITON_EXT_ENABLED"]) == ("ON", "ON")  # on by default

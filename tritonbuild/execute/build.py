@@ -19,7 +19,7 @@ from typing import IO, Any
 from tritonbuild import __version__, proc
 from tritonbuild.errors import BuildFailed, DiskProblem, UserError
 from tritonbuild.execute import cache_stats as compilercache
-from tritonbuild.execute import quick, republish
+from tritonbuild.execute import ninjalog, quick, republish
 from tritonbuild.execute.diagnose import disk_hint, explain
 from tritonbuild.execute.lock import disk_problem, free_gib, lock
 from tritonbuild.execute.prepare import (
@@ -79,6 +79,7 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     (root / "bundle.json").unlink(missing_ok=True)  # the install step writes it afresh
     (root / "distcc.log").unlink(missing_ok=True)  # distcc appends: one build's lines only
     before = cache_stats(plan, env)
+    log_offset = ninjalog.log_size(cmake_build_dir(plan))
     tracker = Tracker()
     with open(root / "build.log", "w") as log:
         log.write(f"tritonbuild {__version__} plan {plan.key}\n")
@@ -94,8 +95,9 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     final = publish(wheel, Path(plan.wheel.out_dir))
     for note in link_compile_commands(plan):
         console.print(f"[cyan]note:[/cyan] {note}")
-    return _finish(plan, final, started, timings, tracker, compilercache.delta(before, cache_stats(plan, env)),
-                   repaired, checked, strategy.name)
+    made = {"strategy": strategy.name, "time_report": ninjalog.where_time_went(cmake_build_dir(plan), log_offset),
+            "repaired": repaired, "compile_check": checked}
+    return _finish(plan, final, started, timings, tracker, compilercache.delta(before, cache_stats(plan, env)), made)
 
 
 def _run(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tracker: Tracker, console: Any,
@@ -115,7 +117,7 @@ def _run(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tr
 
 
 def _finish(plan: Plan, final: Path, started: float, timings: dict[str, float], tracker: Tracker,
-            moved: dict[str, Any], repaired: dict[str, Any], checked: dict[str, Any], strategy: str) -> BuildResult:
+            moved: dict[str, Any], made: dict[str, Any]) -> BuildResult:
     """The result of a built wheel: written next to it (manifest, SHA256SUMS) and remembered for republishing."""
     root = Path(plan.cmake.build_dir)
     tc = plan.toolchain
@@ -124,13 +126,13 @@ def _finish(plan: Plan, final: Path, started: float, timings: dict[str, float], 
         seconds=round(time.monotonic() - started, 2), timings=timings,
         ccache=moved if tc.ccache else {}, sccache=moved if tc.sccache else {},
         distcc=compilercache.distcc_counts(root / "distcc.log") if tc.distcc_hosts else {},
-        ninja_no_work=tracker.ninja_no_work, log=root / "build.log", repaired=repaired,
+        ninja_no_work=tracker.ninja_no_work, log=root / "build.log",
         targets=target_outputs(cmake_build_dir(plan), plan.cmake.build_targets[1:]),
-        bundled=_read_json(root / "bundle.json"), compile_check=checked, strategy=strategy,
+        bundled=_read_json(root / "bundle.json"), **made,
     )
     write_outputs(plan, result)
-    republish.remember(plan, final, {"sha256": result.sha256, "repaired": repaired, "targets": result.targets,
-                                     "bundled": result.bundled, "compile_check": checked})
+    republish.remember(plan, final, {"sha256": result.sha256, "repaired": result.repaired, "targets": result.targets,
+                                     "bundled": result.bundled, "compile_check": result.compile_check})
     return result
 
 

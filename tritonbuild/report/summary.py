@@ -58,6 +58,8 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
         t.add_row("ninja", "no work to do; nothing the wheel holds changed: the last wheel was published again")
     elif result.ninja_no_work:
         t.add_row("ninja", "no work to do")
+    if result.time_report:
+        t.add_row("critical path", critical_line(result.time_report))
     t.add_row("libraries", bundle_line(plan, result.bundled))
     t.add_row("compile check", check_line(plan, result.compile_check))
     if result.repaired:
@@ -82,4 +84,16 @@ def print_wheels(built: list[tuple[Plan, BuildResult]], console: Any) -> None:
         figures = f"{cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses" if cache else "-"
         t.add_row(plan.python, result.wheel.name, f"{result.seconds:.1f} s", figures)
     console.print(t)
+
+
+def critical_line(report: Mapping[str, Any]) -> str:
+    """Why the build took what it took: the chain it waited on and the slowest edges (from Ninja's log)."""
+    path = report["critical_path"]
+    slow = ", ".join(f"{_short(e['output'])} {e['seconds']:.1f} s" for e in report["slowest"][:3])
+    return (f"{report['critical_path_seconds']:.1f} s of {report['wall_seconds']:.1f} s wall over {len(path)} of "
+            f"{report['edges']} edges, ending {_short(path[-1]['output'])}; slowest: {slow}")
+
+
+def _short(output: str) -> str:
+    return output.rsplit("/", 1)[-1]
 

@@ -35,7 +35,7 @@ def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
         "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
         "timings": result.timings, "ccache": result.ccache, "sccache": result.sccache, "distcc": result.distcc,
         "ninja_no_work": result.ninja_no_work,
-        "republished": result.republished, "strategy": result.strategy,
+        "republished": result.republished, "strategy": result.strategy, "where_time_went": result.time_report,
         "repair": result.repaired, "targets": result.targets, "bundled": result.bundled,
         "compile_check": result.compile_check,
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
