@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from tritonbuild.cli.options import plan_options
-from tritonbuild.request import make_plan, make_plans, provisioned_plan, provisioned_plans
 
 
 @click.command()
@@ -21,8 +20,9 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     """Resolve the build and print what `build` will do (a plan per --python). Changes nothing on disk."""
     import json
 
-    from tritonbuild.execute.strategies import build_python_note
+    from tritonbuild.execute.buildenv import build_python_note
     from tritonbuild.report import render
+    from tritonbuild.request import make_plans
 
     plans = make_plans(kw)
     notes = [build_python_note(p) for p in plans]
@@ -56,6 +56,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> Non
 
     from tritonbuild.execute import build as build_mod
     from tritonbuild.report import render, summary
+    from tritonbuild.request import provisioned_plans
     from tritonbuild.wheel import publish
 
     console = render.console(stderr=as_json)
@@ -83,6 +84,7 @@ def develop(**kw: Any) -> None:
     """
     from tritonbuild.execute import develop as dev
     from tritonbuild.report import render
+    from tritonbuild.request import provisioned_plan
 
     console = render.console()
     p = provisioned_plan(kw, console, editable=True)
@@ -109,6 +111,7 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
     """
     from tritonbuild.execute import source_tests
     from tritonbuild.report import render
+    from tritonbuild.request import make_plan
 
     p = make_plan(kw)
     rc = source_tests.run(p, suite, list(extra), render.console())
@@ -124,6 +127,7 @@ def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
     from tritonbuild import paths
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
+    from tritonbuild.request import make_plan
 
     root = paths.cache_root(dict(os.environ), kw.get("cache_dir")) / "build"
     if all_:

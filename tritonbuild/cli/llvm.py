@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from tritonbuild.cli.options import plan_options
-from tritonbuild.request import make_plan
 
 
 @click.group()
@@ -28,6 +27,7 @@ def status(as_json: bool, **kw: Any) -> None:
 
     from tritonbuild.llvm import cache
     from tritonbuild.report import render
+    from tritonbuild.request import make_plan
 
     p = make_plan(kw)
     entries = [{"prefix": str(e), **cache.read_marker(e)} for e in cache.entries(Path(p.cache_root))]
@@ -51,6 +51,7 @@ def fetch(**kw: Any) -> None:
     """Download the prebuilt LLVM for the pin, verify it, and cache it."""
     from tritonbuild.llvm import provision
     from tritonbuild.report import render
+    from tritonbuild.request import make_plan
 
     p = make_plan({**kw, "llvm": "download"})
     prefix = provision.PROVIDERS["download"](provision.request_from(p), render.console(stderr=True), os.environ)
@@ -64,6 +65,7 @@ def build_llvm(targets: str | None, **kw: Any) -> None:
     """Build the pinned LLVM commit from source (mlir and lld, only the needed targets) into the cache."""
     from tritonbuild.llvm import provision
     from tritonbuild.report import render
+    from tritonbuild.request import make_plan
     from tritonbuild.resolve.backends import expand_targets, split_list
 
     p = make_plan({**kw, "llvm": "source"})
@@ -81,6 +83,7 @@ def path(**kw: Any) -> None:
     """Print the prefix `build` would use (for scripts); exit 2 when it is not available yet."""
     from tritonbuild.errors import UserError
     from tritonbuild.llvm import cache
+    from tritonbuild.request import make_plan
 
     p = make_plan(kw)
     if not p.llvm.prefix:

@@ -20,8 +20,10 @@ import sys
 from pathlib import Path
 
 from tritonbuild import proc
-from tritonbuild.errors import EnvironmentProblem
+from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.execute.staging import SKBUILD_MINIMUM_VERSION
+from tritonbuild.gather import pythons
+from tritonbuild.plan import Plan
 
 # The build requirements tritonbuild's staging pyproject needs (the binding library follows the tree's own pins).
 BASE_REQUIREMENTS = (f"scikit-build-core>={SKBUILD_MINIMUM_VERSION}",)
@@ -37,12 +39,17 @@ def requirements(tree_build_requires: tuple[str, ...]) -> tuple[str, ...]:
 
 def has_requirements(python: str, reqs: tuple[str, ...] = (*BASE_REQUIREMENTS, "pybind11")) -> bool:
     """The interpreter can build by itself: it imports scikit-build-core and the tree's binding library."""
-    modules = ["scikit_build_core", *(m.group(1) for r in reqs if (m := BINDINGS.match(r)))]
+    bindings = [m.group(1) for r in reqs if (m := BINDINGS.match(r))]
     if python == sys.executable:
         import importlib.util
 
-        return all(importlib.util.find_spec(m) is not None for m in modules)
-    return proc.run([python, "-c", f"import {', '.join(modules)}"], timeout=60).ok
+        return all(importlib.util.find_spec(m) is not None for m in ("scikit_build_core", *bindings))
+    try:
+        found = pythons.probe(python, require_headers=False)
+    except UserError:
+        return False
+    dirs = {"pybind11": found.pybind11_cmake_dir, "nanobind": found.nanobind_cmake_dir}
+    return found.has_skbuild and all(dirs[b] for b in bindings)
 
 
 def ensure(python: str, reqs: tuple[str, ...], cache_root: Path, *, offline: bool, wheelhouse: str | None) -> str:
@@ -70,3 +77,25 @@ def ensure(python: str, reqs: tuple[str, ...], cache_root: Path, *, offline: boo
         raise EnvironmentProblem(f"Making a build environment with {', '.join(reqs)} for {python} failed: {error}")
     ready.write_text(json.dumps({"python": real, "requirements": list(reqs)}) + "\n")
     return str(venv_python)
+
+
+def build_env_args(plan: Plan) -> tuple[tuple[str, ...], str | None]:
+    """The build requirements of the source, and the wheelhouse to install them from (None: the index)."""
+    wheelhouse = plan.settings.get("wheelhouse", {}).get("value")
+    return requirements(plan.source.build_requires), (str(wheelhouse) if wheelhouse else None)
+
+
+def build_python_note(plan: Plan) -> str | None:
+    """What ``build`` will do about a target interpreter without the build requirements (a note for ``plan``);
+    refuses up front when it cannot do anything (offline without a wheelhouse)."""
+    reqs, wheelhouse = build_env_args(plan)
+    if has_requirements(plan.python, reqs):
+        return None
+    if plan.toolchain.offline and not wheelhouse:
+        raise UserError(f"The Python {plan.python} lacks the build requirements ({', '.join(reqs)}) and this build "
+                        f"is offline: install them into it ({plan.python} -m pip install {' '.join(reqs)}), or pass "
+                        "--wheelhouse DIR with their wheels.")
+    source = f"from {wheelhouse}" if wheelhouse else "from the package index"
+    return (f"{plan.python} lacks {', '.join(reqs)}: the build runs scikit-build-core in an isolated environment "
+            f"of it under {Path(plan.cache_root) / 'buildenv'} ({source}, made once); the wheel is tagged and "
+            f"imported with {plan.python} itself")

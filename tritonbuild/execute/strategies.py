@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild.errors import UserError
 from tritonbuild.execute import buildenv, quick, republish
+from tritonbuild.execute.buildenv import build_env_args
 from tritonbuild.execute.prepare import build_env
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.plan import Plan
@@ -85,25 +85,3 @@ def package(strategy: Strategy, plan: Plan, tmp_wheels: Path, log: IO[str]) -> d
                                 plan.wheel.zip_level)
     log.write(f"tritonbuild: wheel from {prefix}: {writer.describe(counts)}\n")
     return {"package": round(time.monotonic() - start, 2)}
-
-
-def build_env_args(plan: Plan) -> tuple[tuple[str, ...], str | None]:
-    """The build requirements of the source, and the wheelhouse to install them from (None: the index)."""
-    wheelhouse = plan.settings.get("wheelhouse", {}).get("value")
-    return buildenv.requirements(plan.source.build_requires), (str(wheelhouse) if wheelhouse else None)
-
-
-def build_python_note(plan: Plan) -> str | None:
-    """What ``build`` will do about a target interpreter without the build requirements (a note for ``plan``);
-    refuses up front when it cannot do anything (offline without a wheelhouse)."""
-    reqs, wheelhouse = build_env_args(plan)
-    if buildenv.has_requirements(plan.python, reqs):
-        return None
-    if plan.toolchain.offline and not wheelhouse:
-        raise UserError(f"The Python {plan.python} lacks the build requirements ({', '.join(reqs)}) and this build "
-                        f"is offline: install them into it ({plan.python} -m pip install {' '.join(reqs)}), or pass "
-                        "--wheelhouse DIR with their wheels.")
-    source = f"from {wheelhouse}" if wheelhouse else "from the package index"
-    return (f"{plan.python} lacks {', '.join(reqs)}: the build runs scikit-build-core in an isolated environment "
-            f"of it under {Path(plan.cache_root) / 'buildenv'} ({source}, made once); the wheel is tagged and "
-            f"imported with {plan.python} itself")

@@ -181,11 +181,45 @@ def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[s
     return out
 
 
+def _stamp(source: Path, source_commit: str | None, in_tree: Sequence[tuple[str, Path]],
+           plugins: Sequence[tuple[str, Path, str | None]]) -> str:
+    """What every check reads, by path, size and mtime: the source's Python package and bindings, each backend's
+    Python files, the plugins' pins and the source commit (their drift)."""
+    files = [*_py_files(source / "python" / "triton"), *sorted((source / "python" / "src").glob("*.cc"))]
+    for _name, path in [*in_tree, *((n, p) for n, p, _pin in plugins)]:
+        files += _py_files(path / "backend")
+    h = hashlib.sha256(json.dumps([source_commit, [(n, str(p)) for n, p in in_tree],
+                                   [(n, str(p), pin) for n, p, pin in plugins]]).encode())
+    for f in files:
+        st = f.stat()
+        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
 def gather(source: Path, source_commit: str | None, in_tree: Iterable[tuple[str, Path]],
            plugins: Iterable[tuple[str, Path, str | None]],
            cache: Path | None = None) -> dict[str, backend_api.BackendApi]:
     """The check for each in-tree backend ``(name, path)`` and plugin ``(name, path, triton pin)``, by path
-    (``cache``: where parsed files are remembered)."""
+    (``cache``: where parsed files and, keyed by every input's path, size and mtime, whole results are
+    remembered: a plan of an unchanged tree reads its answer instead of parsing the backends again)."""
+    in_tree, plugins = list(in_tree), list(plugins)
+    store = cache / ("result-" + hashlib.sha256(str(source).encode()).hexdigest()[:16] + ".json") if cache else None
+    key = _stamp(source, source_commit, in_tree, plugins)
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        kept = json.loads(store.read_text()) if store else None
+        if kept and kept["key"] == key:
+            return {p: backend_api.BackendApi.from_dict(d) for p, d in kept["results"].items()}
+    out = _check_all(source, source_commit, in_tree, plugins, cache)
+    if store and store.parent.parent.is_dir():
+        with contextlib.suppress(OSError):
+            write_if_changed(store, json.dumps({"key": key, "results": {p: a.to_dict() | {"name": a.name}
+                                                                        for p, a in out.items()}}))
+    return out
+
+
+def _check_all(source: Path, source_commit: str | None, in_tree: Sequence[tuple[str, Path]],
+               plugins: Sequence[tuple[str, Path, str | None]],
+               cache: Path | None) -> dict[str, backend_api.BackendApi]:
     classes, used = source_interface(source, cache)
     if not classes:
         return {}  # a source without python/triton/backends: nothing to check against

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import os
 import platform
 import shutil
@@ -70,37 +72,19 @@ def tool_version(path: str | None) -> str | None:
     return lines[0] if lines else None
 
 
-def pybind11_dir(python: str) -> str | None:
+def pybind11_dir(target: PythonFacts | None) -> str | None:
     """pybind11's CMake dir from the target interpreter, else from tritonbuild's own environment (its headers
     do not depend on the Python version; CMake finds the target Python through Python3_EXECUTABLE)."""
-    theirs = None if python == sys.executable else _pybind11_of(python)
-    if theirs:
-        return theirs
-    try:
-        import pybind11
+    if target and target.pybind11_cmake_dir:
+        return target.pybind11_cmake_dir
+    return _own_cmake_dir("pybind11", "get_cmake_dir")
 
-        return str(pybind11.get_cmake_dir())
+
+def _own_cmake_dir(module: str, attr: str) -> str | None:
+    try:
+        return str(getattr(importlib.import_module(module), attr)())
     except ImportError:
         return None
-
-
-def _pybind11_of(python: str) -> str | None:
-    out = run([python, "-c", "import pybind11; print(pybind11.get_cmake_dir())"], timeout=60)
-    return out.stdout.strip() or None if out.ok else None
-
-
-def nanobind_dir(python: str) -> str | None:
-    """nanobind's CMake dir in the target interpreter (setup.py's ``-Dnanobind_ROOT``), None when it has none: the
-    isolated build environment then installs the tree's pin and CMake finds it in its site-packages."""
-    if python == sys.executable:
-        try:
-            import nanobind  # type: ignore[import-untyped]
-
-            return str(nanobind.cmake_dir())
-        except ImportError:
-            return None
-    out = run([python, "-c", "import nanobind; print(nanobind.cmake_dir())"], timeout=60)
-    return out.stdout.strip() or None if out.ok else None
 
 
 def gather(python: str | None = None, *, bindings: str = "pybind11") -> HostFacts:
@@ -130,8 +114,10 @@ def gather(python: str | None = None, *, bindings: str = "pybind11") -> HostFact
         python_version=target.version if target else "",
         python_include=target.include if target else None,
         python_abi=target.abi if target else "",
-        pybind11_cmake_dir=pybind11_dir(py) if bindings == "pybind11" else None,
-        nanobind_cmake_dir=nanobind_dir(py) if bindings == "nanobind" else None,
+        pybind11_cmake_dir=pybind11_dir(target) if bindings == "pybind11" else None,
+        # nanobind as setup.py passes it (-Dnanobind_ROOT), from the target interpreter only: without one, the
+        # isolated build environment installs the tree's pin and CMake finds it in its site-packages
+        nanobind_cmake_dir=target.nanobind_cmake_dir if target and bindings == "nanobind" else None,
         os_release=_os_release(),
         lld_dir=_lld_dir(tools["ld.lld"]),
     )
@@ -151,7 +137,9 @@ def _target_python(python: str) -> PythonFacts | None:
     if python == sys.executable:
         major, minor = sys.version_info[:2]
         free = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
-        return PythonFacts(python, platform.python_version(), f"cp{major}{minor}", free, sysconfig.get_path("include"))
+        return PythonFacts(python, platform.python_version(), f"cp{major}{minor}", free, sysconfig.get_path("include"),
+                           importlib.util.find_spec("scikit_build_core") is not None,
+                           _own_cmake_dir("pybind11", "get_cmake_dir"), _own_cmake_dir("nanobind", "cmake_dir"))
     try:
         return pythons.probe(python, require_headers=False)
     except UserError:

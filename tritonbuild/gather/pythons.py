@@ -8,6 +8,7 @@ free-threaded build. A version is looked for on PATH (``python3.12``), in manyli
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
@@ -22,14 +23,21 @@ from tritonbuild.resolve.facts import PythonFacts
 
 _VERSION = re.compile(r"^(?:python|cp|cpython-?)?(3)\.?(\d{1,2})(t?)$", re.I)
 
+# One run answers everything a plan asks of an interpreter: what it is, and what of the build it has.
 _PROBE = (
-    "import json, os, sys, sysconfig\n"
+    "import importlib.util as u, json, os, sys, sysconfig\n"
     "inc = sysconfig.get_path('include')\n"
+    "def cmake_dir(name, attr):\n"
+    "    try:\n"
+    "        return str(getattr(__import__(name), attr)()) if u.find_spec(name) else None\n"
+    "    except Exception:\n"
+    "        return None\n"
     "print(json.dumps({'version': '.'.join(map(str, sys.version_info[:3])), "
     "'implementation': sys.implementation.name, "
     "'free_threaded': bool(sysconfig.get_config_var('Py_GIL_DISABLED')), "
     "'include': inc if os.path.isfile(os.path.join(inc, 'Python.h')) else None, "
-    "'executable': sys.executable}))\n"
+    "'executable': sys.executable, 'skbuild': u.find_spec('scikit_build_core') is not None, "
+    "'pybind11': cmake_dir('pybind11', 'get_cmake_dir'), 'nanobind': cmake_dir('nanobind', 'cmake_dir')}))\n"
 )
 
 
@@ -71,6 +79,18 @@ def find(spec: str, env: Mapping[str, str]) -> str:
 def probe(path: str, *, require_headers: bool = True) -> PythonFacts:
     """What the interpreter at ``path`` is; refuses one that cannot run or (``require_headers``) has no headers to
     build against."""
+    found = _probe(path)
+    if found.include is None and require_headers:
+        short = ".".join(found.version.split(".")[:2])
+        raise UserError(f"The Python {path} ({found.version}) has no headers (Python.h), which the bindings "
+                        f"compile against. Install them (Debian/Ubuntu: apt install python{short}-dev) or give "
+                        "another interpreter.")
+    return found
+
+
+@functools.cache
+def _probe(path: str) -> PythonFacts:
+    """One run of the interpreter per process (a plan asks for the same interpreter several times)."""
     res = run([path, "-c", _PROBE], timeout=60)
     try:
         data = json.loads(res.stdout.strip().splitlines()[-1]) if res.ok else None
@@ -82,11 +102,8 @@ def probe(path: str, *, require_headers: bool = True) -> PythonFacts:
     if data["implementation"] != "cpython":
         raise UserError(f"The Python {path} is {data['implementation']}, not CPython: Triton's bindings build "
                         "for CPython only. Give a CPython interpreter.")
-    if data["include"] is None and require_headers:
-        short = ".".join(data["version"].split(".")[:2])
-        raise UserError(f"The Python {path} ({data['version']}) has no headers (Python.h), which the bindings "
-                        f"compile against. Install them (Debian/Ubuntu: apt install python{short}-dev) or give "
-                        "another interpreter.")
     major, minor = data["version"].split(".")[:2]
     return PythonFacts(path=path, version=data["version"], tag=f"cp{major}{minor}",
-                       free_threaded=bool(data["free_threaded"]), include=data["include"])
+                       free_threaded=bool(data["free_threaded"]), include=data["include"],
+                       has_skbuild=bool(data["skbuild"]), pybind11_cmake_dir=data["pybind11"],
+                       nanobind_cmake_dir=data["nanobind"])

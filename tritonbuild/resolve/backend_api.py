@@ -211,6 +211,11 @@ class BackendApi:
     def to_dict(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "findings": [asdict(f) for f in self.findings], "drift": self.drift}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BackendApi:
+        """The value ``to_dict`` (with ``name``) wrote."""
+        return cls(data["name"], tuple(Finding(**f) for f in data["findings"]), data["verdict"], data["drift"])
+
 
 
 def verdict(findings: Iterable[Finding], drift_commits: int = 0) -> str:

@@ -67,6 +67,9 @@ class PythonFacts:
     tag: str  # the interpreter tag: cp312
     free_threaded: bool = False  # a 3.13t/3.14t build: its own ABI (cp313t), never abi3
     include: str | None = None  # the dir with Python.h
+    has_skbuild: bool = False  # scikit-build-core importable: it can run the build itself
+    pybind11_cmake_dir: str | None = None  # its pybind11's and nanobind's CMake dirs, when it has them
+    nanobind_cmake_dir: str | None = None
 
     @property
     def abi(self) -> str:
