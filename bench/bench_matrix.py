@@ -26,7 +26,10 @@ from common import example_workspace, table
 
 def python_units(build_dir: Path) -> tuple[int, int]:
     """(objects whose dependencies include Python.h, all objects) in a build dir's ninja deps log."""
-    out = subprocess.run(["ninja", "-C", str(build_dir / "cmake"), "-t", "deps"], capture_output=True, text=True,
+    from tritonbuild.execute.staging import cache_value
+
+    ninja = cache_value(build_dir / "cmake", "CMAKE_MAKE_PROGRAM") or "ninja"  # the build dir's own
+    out = subprocess.run([ninja, "-C", str(build_dir / "cmake"), "-t", "deps"], capture_output=True, text=True,
                          check=False).stdout
     units, python, current = 0, 0, False
     for line in out.splitlines():

@@ -17,6 +17,7 @@ from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.gather import pythons
+from tritonbuild.proc import tool
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "python"
 
@@ -80,7 +81,8 @@ def test_probe_reads_version_tag_and_headers_and_refuses_an_interpreter_without_
 
 def python_objects(build_dir: Path) -> int:
     """How many of a build dir's objects include Python.h (ninja's deps log)."""
-    out = subprocess.run(["ninja", "-C", str(build_dir / "cmake"), "-t", "deps"], capture_output=True, text=True,
+    ninja = str(tool("ninja"))  # the build dir's own (a ninja of another version would rewrite its logs)
+    out = subprocess.run([ninja, "-C", str(build_dir / "cmake"), "-t", "deps"], capture_output=True, text=True,
                          check=True).stdout
     count, counted = 0, False
     for line in out.splitlines():
@@ -156,6 +158,13 @@ def test_a_stable_abi_tree_gets_a_version_wheel_for_311_and_one_cp312_abi3_wheel
     assert {"triton/include/triton/Core.h", "triton/include/triton/CoreOps.td",
             "triton/include/triton/CoreOps.h.inc"} <= names
     assert dict(own["plan"]["cmake"]["defines"])["TRITON_EXT_ENABLED"] == "ON"
+    # the same set as the tree's own wheel_headers component (what setup.py installs with TRITON_EXT_ENABLED)
+    cmake_dir = Path(own["build_dir"]) / "cmake"
+    subprocess.run([str(tool("cmake")), "--install", str(cmake_dir), "--component", "wheel_headers"], check=True,
+                   capture_output=True)
+    staged = cmake_dir / "tritonbuild-stage" / "triton"
+    theirs = {p.relative_to(staged).as_posix() for p in (staged / "include").rglob("*") if p.is_file()}
+    assert theirs and {"triton/" + n for n in theirs} == {n for n in names if n.startswith("triton/include/")}
     # nanobind as setup.py finds it: the interpreter's own (nanobind_ROOT), else the build env's pin via its site dir
     assert dict(own["plan"]["cmake"]["defines"])["nanobind_ROOT"].endswith("/nanobind/cmake")
     assert "nanobind_ROOT" not in dict(abi3["plan"]["cmake"]["defines"])

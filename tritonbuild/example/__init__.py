@@ -398,8 +398,24 @@ _NANOBIND_CMAKE = """find_package(Python 3.10 REQUIRED COMPONENTS Interpreter De
   endif()"""
 
 
+# Upstream's wheel_headers component (#10847): what setup.py installs into the wheel with TRITON_EXT_ENABLED. The
+# example declares it as upstream does; tritonbuild installs the same set itself for every generation, and a test
+# holds the two sets equal.
+_WHEEL_HEADERS = """
+  set(_TRITON_WHEEL_INCLUDE "${TRITON_WHEEL_DIR}/include")
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ COMPONENT wheel_headers DESTINATION "${_TRITON_WHEEL_INCLUDE}"
+          FILES_MATCHING PATTERN "*.h")
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/include/ COMPONENT wheel_headers DESTINATION "${_TRITON_WHEEL_INCLUDE}"
+          FILES_MATCHING PATTERN "*.h" PATTERN "*.h.inc")
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ COMPONENT wheel_headers DESTINATION "${_TRITON_WHEEL_INCLUDE}"
+          FILES_MATCHING PATTERN "*.td")
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ COMPONENT wheel_headers DESTINATION "${_TRITON_WHEEL_INCLUDE}/python"
+          FILES_MATCHING PATTERN "*.h" PATTERN "triton" EXCLUDE)
+"""
+
+
 def _make_nanobind(dest: Path) -> None:
-    """G4: the bindings in nanobind, and the stable-ABI option."""
+    """G4: the bindings in nanobind, the stable-ABI and extension options, the wheel_headers component."""
     for path in sorted(dest.rglob("*")):
         if path.suffix in (".cc", ".cpp", ".h") and path.is_file():
             text = path.read_text()
@@ -409,6 +425,8 @@ def _make_nanobind(dest: Path) -> None:
         elif path.name == "CMakeLists.txt":
             text = path.read_text().replace("pybind11::headers", "nanobind-static")
             text = text.replace('find_package(pybind11 CONFIG REQUIRED HINTS "${Python3_SITELIB}")', _NANOBIND_CMAKE)
+            filecheck = '  configure_file("${LLVM_SYSPATH}/bin/FileCheck" "${TRITON_WHEEL_DIR}/FileCheck" COPYONLY)\n'
+            text = text.replace(filecheck, filecheck + _WHEEL_HEADERS)
             text = text.replace('option(TRITON_BUILD_PROTON "Build the Triton Proton profiler" ON)',
                                 'option(TRITON_BUILD_PROTON "Build the Triton Proton profiler" ON)\n'
                                 'option(TRITON_STABLE_ABI "Build with Python Stable ABI (abi3) for Python 3.12+" OFF)\n'
