@@ -105,5 +105,5 @@ def _probe(path: str) -> PythonFacts:
     major, minor = data["version"].split(".")[:2]
     return PythonFacts(path=path, version=data["version"], tag=f"cp{major}{minor}",
                        free_threaded=bool(data["free_threaded"]), include=data["include"],
-                       has_skbuild=bool(data["skbuild"]), pybind11_cmake_dir=data["pybind11"],
-                       nanobind_cmake_dir=data["nanobind"])
+                       has_skbuild=bool(data.get("skbuild")), pybind11_cmake_dir=data.get("pybind11"),
+                       nanobind_cmake_dir=data.get("nanobind"))
