@@ -268,6 +268,13 @@ function(_tritonbuild_companion_libraries roots out)
     if(NOT _type MATCHES "^(SHARED|MODULE)_LIBRARY$" OR _skip)
       continue()
     endif()
+    # A library that links libtriton itself (mid-2026 upstream's examples/plugins with TRITON_EXT_ENABLED) cannot
+    # be a dependency of triton: that is a cycle CMake refuses. It is left out of the wheel (a test plugin).
+    get_target_property(_links ${t} LINK_LIBRARIES)
+    if("triton" IN_LIST _links)
+      message(STATUS "tritonbuild: ${t} links libtriton; not built with it or put into the wheel")
+      continue()
+    endif()
     # a library the tree itself puts into the package (test/lib/Instrumentation -> triton/instrumentation)
     get_target_property(_outdir ${t} LIBRARY_OUTPUT_DIRECTORY)
     if(_outdir)

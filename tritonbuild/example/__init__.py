@@ -389,6 +389,18 @@ _NANOBIND_CXX = (
     ("pybind11::init<>()", "nanobind::init<>()"),
     ("pybind11::bytes(binary)", "nanobind::bytes(binary.data(), binary.size())"),
 )
+# Upstream adds examples/plugins with TRITON_EXT_ENABLED: shared libraries that link libtriton, put into the
+# package's plugins/ dir (the tree's wheel-building setup.py builds every target).
+_EXT_PLUGIN = """
+  if(TRITON_EXT_ENABLED)
+    add_library(TritonExamplePlugin SHARED ${PROJECT_SOURCE_DIR}/lib/ExamplePlugin.cpp)
+    target_link_libraries(TritonExamplePlugin PRIVATE triton)
+    if(DEFINED CMAKE_LIBRARY_OUTPUT_DIRECTORY)
+      set_target_properties(TritonExamplePlugin PROPERTIES LIBRARY_OUTPUT_DIRECTORY
+                            "${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/../plugins")
+    endif()
+  endif()
+"""
 _NANOBIND_CMAKE = """find_package(Python 3.10 REQUIRED COMPONENTS Interpreter Development.Module)
   find_package(nanobind CONFIG REQUIRED HINTS "${Python3_SITELIB}")
   nanobind_build_library(nanobind-static)
@@ -426,7 +438,7 @@ def _make_nanobind(dest: Path) -> None:
             text = path.read_text().replace("pybind11::headers", "nanobind-static")
             text = text.replace('find_package(pybind11 CONFIG REQUIRED HINTS "${Python3_SITELIB}")', _NANOBIND_CMAKE)
             filecheck = '  configure_file("${LLVM_SYSPATH}/bin/FileCheck" "${TRITON_WHEEL_DIR}/FileCheck" COPYONLY)\n'
-            text = text.replace(filecheck, filecheck + _WHEEL_HEADERS)
+            text = text.replace(filecheck, filecheck + _WHEEL_HEADERS + _EXT_PLUGIN)
             text = text.replace('option(TRITON_BUILD_PROTON "Build the Triton Proton profiler" ON)',
                                 'option(TRITON_BUILD_PROTON "Build the Triton Proton profiler" ON)\n'
                                 'option(TRITON_STABLE_ABI "Build with Python Stable ABI (abi3) for Python 3.12+" OFF)\n'
