@@ -38,3 +38,15 @@ def test_compare_reports_elf_needs_and_exits_by_the_allow_list(tmp_path: Path) -
         assert zf.read("triton/_C/libtriton.so")[:4] == b"\x7fELF"
     bad = run_cli("compare", str(a), str(tmp_path / "missing.whl"), cwd=tmp_path, check=False)
     assert bad.returncode == 2
+
+
+def test_several_pairs_are_compared_in_order_and_an_odd_count_is_refused(tmp_path: Path) -> None:
+    plain = lib(tmp_path, "plain")
+    a = wheel(tmp_path / "a.whl", {**BASE, "triton/_C/libtriton.so": plain})
+    b = wheel(tmp_path / "b.whl", {**BASE, "triton/_C/libtriton.so": plain})
+    c = wheel(tmp_path / "c.whl", {**BASE, "triton/_C/libtriton.so": plain, "triton/extra.py": b"x = 1\n"})
+    proc = run_cli("compare", str(a), str(b), str(a), str(c), "--json", cwd=tmp_path, check=False)
+    first, second = json.loads(proc.stdout)
+    assert proc.returncode == 1 and not first["unaccepted"] and second["unaccepted"]
+    odd = run_cli("compare", str(a), str(b), str(c), cwd=tmp_path, check=False)
+    assert odd.returncode == 2 and "in pairs" in odd.stderr

@@ -44,24 +44,28 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
 
 
 @click.command()
-@click.argument("a", type=click.Path(exists=True, dir_okay=False))
-@click.argument("b", type=click.Path(exists=True, dir_okay=False))
+@click.argument("wheels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--allow", "allow", type=click.Path(exists=True, dir_okay=False),
               help="Accepted differences: lines of '<kind> <glob>  # reason'.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def compare(a: str, b: str, allow: str | None, as_json: bool) -> None:
-    """Compare two wheels (yours and the official one): files, metadata, entry points, backends, ELF needs.
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (a list for several pairs).")
+def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> None:
+    """Compare wheels in pairs, A B [A2 B2 ...] (yours and the official one, per Python of a matrix): files,
+    metadata, entry points, backends, ELF needs.
 
     Exit code 1 when a difference is not accepted by --allow.
     """
     from tritonbuild.wheel import compare as cmp
 
-    result = cmp.compare(Path(a), Path(b), Path(allow) if allow else None)
+    if len(wheels) % 2:
+        raise click.UsageError(f"compare takes wheels in pairs (A B [A2 B2 ...]); {len(wheels)} were given.")
+    results = [cmp.compare(Path(a), Path(b), Path(allow) if allow else None)
+               for a, b in zip(wheels[::2], wheels[1::2], strict=True)]
     if as_json:
-        click.echo(json.dumps(result, indent=2, sort_keys=True))
+        click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=2, sort_keys=True))
     else:
         from tritonbuild.report import compare as report_compare
 
-        report_compare.print_compare(result)
-    if result["unaccepted"]:
+        for result in results:
+            report_compare.print_compare(result)
+    if any(r["unaccepted"] for r in results):
         sys.exit(1)
