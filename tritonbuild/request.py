@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.gather import collect, pythons
+from tritonbuild.gather import collect, host, pythons
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.settings import recipes
@@ -67,8 +67,7 @@ def make_plans(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd:
     """One plan per wheel, in the order the interpreters were given. Interpreters one cp312-abi3 wheel serves
     (CPython 3.12+ of a tree with TRITON_STABLE_ABI) share one plan, built with the oldest of them (the limited
     API is 3.12's); the others import that wheel before it is published (``Plan.serves``)."""
-    plans = [make_plan({**kw, "python": python}, env, cwd, editable=editable)
-             for python in target_pythons(kw, env, cwd)]
+    plans = _plans(kw, env, cwd, target_pythons(kw, env, cwd), editable=editable)
     abi3 = sorted((p for p in plans if p.wheel.py_api), key=lambda p: int(p.wheel.python_abi[3:]))
     if len(abi3) < 2:
         return plans
@@ -82,17 +81,30 @@ def make_plan(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: 
     """The plan for flag values ``kw`` (settings by name, plus ``REQUEST_OPTIONS``; None: not given) and one
     interpreter (``kw["python"]``: a path, or a one-element list of the command line's ``--python``)."""
     env = dict(os.environ) if env is None else dict(env)
+    return _plans(kw, env, cwd, [_one_python(kw.get("python")) or active_python(env)], editable=editable)[0]
+
+
+def _plans(kw: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path | None, targets: list[str], *,
+           editable: bool) -> list[Plan]:
+    """A plan per interpreter in ``targets``: the settings and the facts are gathered once (only the host's
+    interpreter facts differ between them), then each is resolved."""
+    env = dict(os.environ) if env is None else dict(env)
     cwd = cwd or Path.cwd()
     recipe, recipe_origin = _recipe(kw, cwd)
     s = resolve_settings({k: kw.get(k) for k in flag_settings()}, env, recipe.settings(), recipe_origin)
-    python = _one_python(kw.get("python")) or active_python(env)
     cache_dir = kw.get("cache_dir") or recipe.cache_dir
     s = collect.clone_git_plugins(s, env, cache_dir)
-    plan = resolve_plan(s, collect.gather(s, env, cwd, cache_dir, python), env, editable=editable)
+    facts = collect.gather(s, env, cwd, cache_dir, targets[0])
     out_dir = kw.get("out") or recipe.out_dir
-    if out_dir:
-        plan = replace(plan, wheel=replace(plan.wheel, out_dir=str((cwd / out_dir).resolve())))
-    return plan
+    plans = []
+    for python in targets:
+        if python != facts.host.python:
+            facts = replace(facts, host=host.gather(python, bindings=facts.source.bindings))
+        plan = resolve_plan(s, facts, env, editable=editable)
+        if out_dir:
+            plan = replace(plan, wheel=replace(plan.wheel, out_dir=str((cwd / out_dir).resolve())))
+        plans.append(plan)
+    return plans
 
 
 def provisioned_plan(kw: Mapping[str, Any], console: Any, *, editable: bool = False) -> Plan:
