@@ -189,7 +189,9 @@ class CMakePlan:
     build_targets: tuple[str, ...]
     install_component: str
     env: tuple[tuple[str, str], ...]
-    plugin_shims: tuple[tuple[str, str], ...]  # (shim dir, real path) of plugins without name.conf
+    plugin_shims: tuple[tuple[str, str], ...]  # (shim dir, plugin dir as CMake sees it) of plugins without name.conf
+    # (link, real path): CMake sees the source and plugins through these links (tritonbuild.resolve.pathviews)
+    views: tuple[tuple[str, str], ...] = ()
 
     def define(self, name: str) -> str | None:
         return dict(self.defines).get(name)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from tritonbuild.plan import BackendPlan, Plan
+from tritonbuild.resolve import pathviews
 
 # What a C++ API change between two LLVM commits looks like from gcc and clang (gcc quotes with U+2018/9).
 _Q = "['\u2018\u2019`]?"
@@ -64,7 +65,8 @@ def blamed_plugins(plan: Plan, errors: Sequence[str]) -> list[BackendPlan]:
         for line in errors:
             line = line.strip()
             m = _DIAG_PATH.match(line)
-            if m and _inside(os.path.normpath(os.path.join(cmake_dir, m.group(1))), plugin.path):
+            named = m and pathviews.to_real(os.path.normpath(os.path.join(cmake_dir, m.group(1))), plan.cmake.views)
+            if named and _inside(named, plugin.path):
                 found.append(plugin)
                 break
             m = _FAILED_OBJECT.match(line)

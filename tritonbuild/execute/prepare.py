@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild import proc
+from tritonbuild.errors import UserError
 from tritonbuild.execute import cache_stats as compilercache
 from tritonbuild.execute.staging import cmake_build_dir, license_files, pyproject, staging_dir
 from tritonbuild.fileutil import write_if_changed
 from tritonbuild.plan import Plan
+from tritonbuild.resolve import pathviews
 from tritonbuild.wheel.provenance import provenance
 
 STRAY_ENV_PREFIXES = ("SKBUILD_",)
@@ -35,8 +37,20 @@ def build_env(plan: Plan, env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+def place_views(plan: Plan) -> None:
+    """The links CMake sees the source and plugins through (``tritonbuild.resolve.pathviews``), pointed at this
+    plan's checkout; they are links only, so removing the build dir never touches the checkout."""
+    for link, real in plan.cmake.views:
+        Path(link).parent.mkdir(parents=True, exist_ok=True)
+        note = place_link(Path(link), Path(real))
+        if note:
+            raise UserError(f"{note}: remove it (it is in tritonbuild's build dir) or build with --no-stable-paths")
+
+
 def write_shims(plan: Plan) -> None:
-    """A plugin without name.conf gets a wrapper dir with the derived name.conf that add_subdirectory()s it."""
+    """A plugin without name.conf gets a wrapper dir with the derived name.conf that add_subdirectory()s it.
+    The links come first: a shim add_subdirectory()s the plugin through its link."""
+    place_views(plan)
     for shim, real in plan.cmake.plugin_shims:
         name = Path(shim).name.rsplit("-", 1)[0]
         backend = Path(shim) / "backend"
@@ -110,10 +124,22 @@ def target_outputs(build: Path, targets: Sequence[str]) -> dict[str, str | None]
 
 
 def link_compile_commands(plan: Plan, db: Path | None = None) -> list[str]:
-    """Symlink compile_commands.json into the source root and each plugin root; never replace a user's file."""
+    """Symlink compile_commands.json into the source root and each plugin root; never replace a user's file.
+    With stable paths the link is to a copy that names the checkout's files, not the build dir's links."""
     db = db or cmake_build_dir(plan) / "compile_commands.json"
     if not db.is_file():
         return []
+    if plan.cmake.views:
+        db = _for_editors(db, plan.cmake.views)
     roots = [plan.source.root] + [b.path for b in plan.backends if b.origin == "plugin"]
     notes = [place_link(Path(root) / "compile_commands.json", db) for root in roots]
     return [n for n in notes if n]
+
+
+def _for_editors(db: Path, views: Sequence[tuple[str, str]]) -> Path:
+    """``compile_commands.checkout.json`` beside ``db``, remade when ``db`` is newer."""
+    out = db.with_name("compile_commands.checkout.json")
+    if not out.is_file() or out.stat().st_mtime_ns < db.stat().st_mtime_ns:
+        write_if_changed(out, pathviews.for_editors(db.read_text(), views))
+        os.utime(out)
+    return out

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tritonbuild.errors import UserError
 from tritonbuild.plan import CMakePlan, LLVMPlan, ToolchainPlan, compute_key
-from tritonbuild.resolve import compilercache, linker, proton
+from tritonbuild.resolve import compilercache, linker, pathviews, proton
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.source import SourceInfo, limited_api
@@ -43,22 +43,32 @@ def cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
         defines=tuple((k, _placeholders(v, src.root, facts.cache_root, plugins)) for k, v in defines),
         extra_args=extra_args, build_type=toolchain.build_type, targets=("triton",))
     build_dir = str(Path(facts.cache_root) / "build" / key)
+    links = _views(s, toolchain, build_dir, src.root, plugins)
     cmake = CMakePlan(
-        source_dir=src.root,
+        source_dir=pathviews.rewrite(src.root, links),
         build_dir=build_dir,
         generator="Ninja",
-        defines=defines,
-        extra_args=extra_args,
+        defines=pathviews.rewrite_all(defines, links),
+        extra_args=tuple(pathviews.rewrite(a, links) for a in extra_args),
         build_targets=("triton", *extra_targets(s["targets"])),
         install_component=INSTALL_COMPONENT,
-        env=tuple(_cmake_env(s, facts, toolchain, plugins, epoch, build_dir, env)),
-        plugin_shims=shims,
+        env=tuple(_cmake_env(s, facts, toolchain, plugins, epoch, build_dir, env, bool(links))),
+        plugin_shims=pathviews.rewrite_all(shims, links),
+        views=links,
     )
     return cmake, key, fingerprint
 
 
+def _views(s: Mapping[str, Resolved], toolchain: ToolchainPlan, build_dir: str, source_root: str,
+           plugins: tuple[Plugin, ...]) -> tuple[tuple[str, str], ...]:
+    """The links CMake sees the source and plugins through: with a compiler cache, unless --no-stable-paths."""
+    if not s["stable_paths"].value or toolchain.compiler_cache == "none":
+        return ()
+    return pathviews.views(build_dir, source_root, ((p.name, p.path) for p in plugins))
+
+
 def _cmake_env(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan, plugins: tuple[Plugin, ...],
-               epoch: int | None, build_dir: str, env: Mapping[str, str]) -> list[tuple[str, str]]:
+               epoch: int | None, build_dir: str, env: Mapping[str, str], views: bool) -> list[tuple[str, str]]:
     """What the build's environment adds: a ccache remote, SOURCE_DATE_EPOCH, ccache's base dir."""
     out: list[tuple[str, str]] = []
     if s["ccache_remote"].value and not toolchain.ccache:
@@ -69,12 +79,16 @@ def _cmake_env(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
             raise UserError("A reproducible build needs SOURCE_DATE_EPOCH: build from a git checkout (its commit "
                             "date is used) or set SOURCE_DATE_EPOCH.")
         out.append(("SOURCE_DATE_EPOCH", str(epoch)))
-    # One base dir above the source, the plugins and the build dirs: the cache rewrites paths under it
-    # relative to the build dir, so a fresh build dir (same depth under a cache root) hits the cache.
-    base = os.path.commonpath([facts.source.root, facts.cache_root, *(p.path for p in plugins)])
+    # The cache rewrites paths under its base dir relative to the build dir. With the stable paths everything
+    # the build reads of the checkout is under the build dir, so the cache root is the base (LLVM and the build
+    # environment's headers in it included); without them, one dir above the source, plugins and cache.
+    base = facts.cache_root if views else os.path.commonpath([facts.source.root, facts.cache_root,
+                                                              *(p.path for p in plugins)])
     return out + compilercache.build_env(toolchain.compiler_cache, base, remote=s["ccache_remote"].value,
                                          distcc=toolchain.distcc, distcc_hosts=toolchain.distcc_hosts,
-                                         log_dir=build_dir, env=env)
+                                         log_dir=build_dir, env=env,
+                                         strip=(build_dir, facts.source.root, *(p.path for p in plugins))
+                                         if views else ())
 
 
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.+-]+")

@@ -64,18 +64,23 @@ def fleet_jobs(hosts: str) -> int:
     return total
 
 
-def sccache_port(env: Mapping[str, str]) -> int:
-    """A server port for this sccache configuration: one server per set of SCCACHE_* variables, so a build never
-    talks to a server started with another storage (the server reads its configuration when it starts)."""
+def sccache_port(env: Mapping[str, str], basedirs: str = "") -> int:
+    """A server port for this sccache configuration: one server per set of SCCACHE_* variables and base dirs, so a
+    build never talks to a server started with another storage or other base dirs (the server reads its
+    configuration when it starts, and it strips the base dirs)."""
     config = "\n".join(f"{k}={v}" for k, v in sorted(env.items())
                        if k.startswith(SCCACHE_ENV_PREFIX) and k not in ("SCCACHE_SERVER_PORT", "SCCACHE_BASEDIRS"))
+    if basedirs:
+        config += f"\nbasedirs={basedirs}"
     return 20000 + int(hashlib.sha256(config.encode()).hexdigest(), 16) % 10000
 
 
 def build_env(kind: str, base: str, *, remote: str | None, distcc: str | None, distcc_hosts: str | None,
-              log_dir: str, env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Environment the build adds for the engines. ``base`` is one dir above the source, plugins and build dirs:
-    paths under it are rewritten relative, so a fresh build dir at the same depth hits the cache."""
+              log_dir: str, env: Mapping[str, str], strip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """Environment the build adds for the engines. ccache rewrites paths under ``base`` relative to the compiler's
+    working dir; sccache strips ``strip`` and ``base``, the longest prefix first. ``strip`` is the build dir
+    (when the build sees the checkout through links in it, tritonbuild.resolve.pathviews) and the checkout's
+    real dirs, which gcc's preprocessor names for system headers (it resolves links there)."""
     out: list[tuple[str, str]] = []
     if kind == "ccache":
         out += [("CCACHE_BASEDIR", base), ("CCACHE_NOHASHDIR", "1")]
@@ -84,8 +89,9 @@ def build_env(kind: str, base: str, *, remote: str | None, distcc: str | None, d
         if distcc:
             out.append(("CCACHE_PREFIX", distcc))
     elif kind == "sccache":
-        out += [("SCCACHE_BASEDIRS", base), ("SCCACHE_SERVER_PORT", str(env.get("SCCACHE_SERVER_PORT") or
-                                                                        sccache_port(env)))]
+        basedirs = ":".join(dict.fromkeys(d for d in (*strip, base) if d))
+        port = env.get("SCCACHE_SERVER_PORT") or sccache_port(env, basedirs)
+        out += [("SCCACHE_BASEDIRS", basedirs), ("SCCACHE_SERVER_PORT", str(port))]
     if distcc_hosts:
         out += [("DISTCC_HOSTS", distcc_hosts), ("DISTCC_LOG", str(Path(log_dir) / "distcc.log"))]
     return out

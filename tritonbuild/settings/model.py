@@ -181,6 +181,9 @@ SPECS: tuple[Spec, ...] = (
     _spec("distcc", None, "--distcc", {"TRITONBUILD_DISTCC_HOSTS": _str},
           "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
           "with compile jobs sized to its slots"),
+    _spec("stable_paths", True, "--stable-paths/--no-stable-paths", {"TRITONBUILD_STABLE_PATHS": env_bool},
+          "with a compiler cache, CMake sees the source and plugins through links in the build dir, so another "
+          "checkout of the same commit at another path hits the cache"),
     _spec("jobs", None, "-j/--jobs", {"MAX_JOBS": env_int},
           "parallel compile jobs (default: min(cores, total GiB / 2.5))", minimum=1),
     _spec("link_jobs", None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
