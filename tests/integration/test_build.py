@@ -307,6 +307,41 @@ def test_fresh_build_dir_with_warm_ccache_hits(work: dict, first: dict) -> None:
     assert hits + misses > 0 and hits / (hits + misses) >= 0.9, fresh["ccache"]
 
 
+def test_another_checkout_at_another_path_compiles_nothing(work: dict, first: dict) -> None:
+    """A CI runner's workspace, a worktree: the same files elsewhere, deeper, under another name, with another
+    tritonbuild cache dir, hit every object the first build put in the compiler cache."""
+    copy = work["base"] / "elsewhere" / "much" / "deeper" / "triton-copy"
+    shutil.copytree(work["tree"], copy, symlinks=True)
+    args = [a if a != str(work["tree"]) else str(copy) for a in work["args"]]
+    proc = run_cli("build", "--json", *args, "--cache-dir", str(work["base"] / "other" / "cache-copy"), "--out",
+                   str(work["base"] / "dist-copy"), cwd=work["base"], env=work["env"])
+    result = json.loads(proc.stdout)
+    hits, misses = result["ccache"]["hits"], result["ccache"]["misses"]
+    assert misses == 0 and hits >= first["ccache"]["misses"] > 0, (result["ccache"], first["ccache"])
+    build = Path(result["build_dir"])
+    assert (build / "src").resolve() == copy.resolve() and (build / "src").is_symlink()
+    # editors get the checkout's paths, not the build dir's links
+    db = json.loads((copy / "compile_commands.json").read_text())
+    roots = (str(copy) + "/", str(work["plugin"]) + "/", str(work["abi"]) + "/", str(build / "cmake") + "/")
+    assert db and [e["file"] for e in db if not e["file"].startswith(roots)] == []
+    assert not any(str(build / "src") in e["command"] for e in db)
+    # removing the build dir removes the links, never what they point at
+    before = sorted(p.name for p in copy.rglob("*") if p.is_file() and p.name != "compile_commands.json")
+    run_cli("clean", "--cache-dir", str(work["base"] / "other" / "cache-copy"), "--all", cwd=work["base"],
+            env=work["env"])
+    assert not build.exists() and not (copy / "compile_commands.json").exists()
+    assert sorted(p.name for p in copy.rglob("*") if p.is_file()) == before
+
+
+def test_no_stable_paths_sees_the_checkout_itself(work: dict) -> None:
+    plan = plan_json(*work["args"], "--no-stable-paths", "--cache-dir", str(work["base"] / "cacheA"),
+                     cwd=work["base"], env=work["env"])
+    assert plan["cmake"]["views"] == [] and plan["cmake"]["source_dir"] == str(work["tree"])
+    plan = plan_json(*work["args"], "--cache-dir", str(work["base"] / "cacheA"), cwd=work["base"], env=work["env"])
+    assert plan["cmake"]["source_dir"] == str(Path(plan["cmake"]["build_dir"]) / "src")
+    assert [v[1] for v in plan["cmake"]["views"]] == [str(work["tree"]), str(work["plugin"])]
+
+
 def test_cpu_selection_has_exactly_the_request_plus_required(work: dict, first: dict, tmp_path: Path) -> None:
     proc = run_cli("build", "--json", "--source", str(work["tree"]), "--backends", "cpu", "--cache-dir",
                    str(work["base"] / "cacheA"), "--out", str(work["base"] / "dist-cpu"), cwd=work["base"],

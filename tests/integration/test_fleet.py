@@ -15,7 +15,6 @@ import pytest
 
 from tests.integration.conftest import daemon, free_port, redis_server, run_cli
 from tritonbuild import example
-from tritonbuild.resolve import compilercache
 
 BIN = Path(sys.executable).parent
 
@@ -33,8 +32,10 @@ def build(tree: Path, work: Path, name: str, *args: str, env: dict[str, str]) ->
     return json.loads(out.stdout)
 
 
-def stop_sccache(env: dict[str, str]) -> None:
-    port = str(compilercache.sccache_port(env))
+def stop_sccache(result: dict, env: dict[str, str]) -> None:
+    """The build's own server (one per storage and base dirs: its port is in the plan)."""
+    plan = json.loads((Path(result["build_dir"]) / "plan.json").read_text())
+    port = dict(plan["cmake"]["env"])["SCCACHE_SERVER_PORT"]
     subprocess.run([str(BIN / "sccache"), "--stop-server"], env={**env, "SCCACHE_SERVER_PORT": port},
                    capture_output=True, check=False)
 
@@ -42,11 +43,23 @@ def stop_sccache(env: dict[str, str]) -> None:
 def twice_from_empty_local_caches(tree: Path, tmp_path: Path, env: dict[str, str]) -> tuple[dict, dict]:
     """Two builds in two fresh build dirs; the second one's only cache is the remote one."""
     first = build(tree, tmp_path, "a", "--compiler-cache", "sccache", env=env)
-    stop_sccache(env)
+    stop_sccache(first, env)
     shutil.rmtree(env["SCCACHE_DIR"], ignore_errors=True)
     second = build(tree, tmp_path, "b", "--compiler-cache", "sccache", env=env)
-    stop_sccache(env)
+    stop_sccache(second, env)
     return first, second
+
+
+def test_sccache_hits_everything_from_another_checkout_at_another_path(tree: Path, tmp_path: Path) -> None:
+    env = {"SCCACHE_DIR": str(tmp_path / "sccache"), "SCCACHE_IDLE_TIMEOUT": "120"}
+    first = build(tree, tmp_path, "a", "--compiler-cache", "sccache", env=env)
+    stop_sccache(first, env)
+    copy = tmp_path / "runner" / "workspace" / "triton-checkout"
+    shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns("compile_commands.json"))
+    second = build(copy, tmp_path / "runner", "b", "--compiler-cache", "sccache", env=env)
+    stop_sccache(second, env)
+    assert first["sccache"]["misses"] > 0
+    assert second["sccache"]["misses"] == 0 and second["sccache"]["hits"] == first["sccache"]["misses"], second
 
 
 def test_sccache_with_s3_storage_serves_a_fresh_build_dir(tree: Path, tmp_path: Path) -> None:

@@ -45,7 +45,14 @@ def test_engines_get_their_own_variables() -> None:
                                        log_dir="/b", env=s3))
     assert env["SCCACHE_BASEDIRS"] == "/work"
     # one server per storage: another bucket is another port, the same one the same port
-    assert env["SCCACHE_SERVER_PORT"] == str(compilercache.sccache_port(s3))
+    assert env["SCCACHE_SERVER_PORT"] == str(compilercache.sccache_port(s3, "/work"))
+    # stable paths: the build dir and the checkout's real dirs are stripped too, and they get their own server
+    # (the server strips what it was started with)
+    env = dict(compilercache.build_env("sccache", "/c", remote=None, distcc=None, distcc_hosts=None,
+                                       log_dir="/b", env=s3, strip=("/c/build/k", "/x/A", "/c")))
+    assert env["SCCACHE_BASEDIRS"] == "/c/build/k:/x/A:/c"
+    assert env["SCCACHE_SERVER_PORT"] == str(compilercache.sccache_port(s3, "/c/build/k:/x/A:/c"))
+    assert compilercache.sccache_port(s3, "/c/build/k:/x/A:/c") != compilercache.sccache_port(s3, "/c/build/j:/x/B:/c")
     assert compilercache.sccache_port(s3) != compilercache.sccache_port({**s3, "SCCACHE_BUCKET": "c"})
     assert 20000 <= compilercache.sccache_port({}) < 30000
 
