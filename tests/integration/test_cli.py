@@ -13,7 +13,7 @@ def snapshot(root: Path) -> dict[str, float]:
     return {str(p): p.stat().st_mtime for p in root.rglob("*")}
 
 
-@pytest.mark.parametrize("gen", ["G1", "G2", "G3"])
+@pytest.mark.parametrize("gen", ["G1", "G2", "G3", "G4"])
 def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) -> None:
     root = tree(generation=gen)
     plug = plugin("triton-shared", "triton_shared")
@@ -23,7 +23,7 @@ def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) ->
                      env={"TRITON_LLVM_SYSTEM_SUFFIX": "ubuntu-x64"})
     assert snapshot(tmp_path) == before, "plan must not change anything on disk"
     assert data["schema"] == 1
-    assert data["source"]["generation"] == gen
+    assert data["source"]["generation"] == {"G4": "G3"}.get(gen, gen)  # the layout is G3's; nanobind etc. on top
     assert data["source"]["tuple_limit"] == (4 if gen == "G1" else 5)
     names = [b["name"] for b in data["backends"]]
     assert names == ["nvidia", "amd", "triton_shared"]
@@ -32,18 +32,22 @@ def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) ->
     expected_tuple = ["nvidia", "amd", "triton_shared"] if gen == "G1" else ["nvidia", "amd", "proton",
                                                                             "triton_shared"]
     assert data["backends_tuple"] == expected_tuple
-    if gen == "G3":  # llvm-info.json pins a sha256: auto prefers the verified prebuilt download
+    if gen in ("G3", "G4"):  # llvm-info.json pins a sha256: auto prefers the verified prebuilt download
         assert data["llvm"]["strategy"] == "download"
         assert data["llvm"]["prefix"] == str(tmp_path / "cache" / "llvm" / "llvm-2eb709b9-ubuntu-x64-1")
     else:  # llvm-hash.txt pins no checksum: the system LLVM, with a warning
         assert data["llvm"]["strategy"] == "system" and data["llvm"]["prefix"] == "/usr/lib/llvm-22"
         assert any("not the pinned commit" in w for w in data["warnings"])
-    assert data["llvm"]["pin_file"].endswith("llvm-info.json" if gen == "G3" else "llvm-hash.txt")
+    assert data["llvm"]["pin_file"].endswith("llvm-hash.txt" if gen in ("G1", "G2") else "llvm-info.json")
     defines = dict(data["cmake"]["defines"])
-    amd_headers = str(root / "third_party" / "amd" / "backend" / "include")
-    assert defines["ROCTRACER_INCLUDE_DIR"] == amd_headers  # setup.py's in-tree default
-    # mid-2026 proton also requires ROCM_INCLUDE_DIR, with the same in-tree default
-    assert defines.get("ROCM_INCLUDE_DIR") == (amd_headers if gen == "G3" else None)
+    # setup.py's in-tree defaults, read from its get_proton_cmake_args, as CMake sees the checkout (stable paths)
+    seen = Path(data["cmake"]["build_dir"]) / "src" / "third_party"
+    assert data["cmake"]["views"][0] == [str(seen.parent), str(root)]
+    assert defines["ROCTRACER_INCLUDE_DIR"] == str(seen / "amd" / "backend" / "include")
+    # mid-2026 proton also requires ROCM_INCLUDE_DIR, with the same in-tree default, and Intel's XPUPTI's
+    assert defines.get("ROCM_INCLUDE_DIR") == (None if gen in ("G1", "G2") else defines["ROCTRACER_INCLUDE_DIR"])
+    xpupti = str(seen / "intel" / "backend" / "proton" / "include")
+    assert defines.get("XPUPTI_INCLUDE_DIR") == (xpupti if gen == "G4" else None)
     assert data["cmake"]["build_dir"].startswith(str(tmp_path / "cache" / "build"))
     assert data["key"] == Path(data["cmake"]["build_dir"]).name
     assert data["settings"]["plugin_dirs"]["origin"] == "cli --plugin-dir"

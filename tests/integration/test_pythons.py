@@ -140,7 +140,7 @@ def test_a_stable_abi_tree_gets_a_version_wheel_for_311_and_one_cp312_abi3_wheel
                                                                                  tmp_path: Path) -> None:
     """Mid-2026 upstream (the example's G4: nanobind, TRITON_STABLE_ABI): 3.11 builds its own wheel, 3.12 the
     limited-API one, tagged so that pip installs it on every CPython from 3.12 on."""
-    tree = example.write_tree(tmp_path / "triton", generation="G4", backends=("nvidia", "amd"), proton=False)
+    tree = example.write_tree(tmp_path / "triton", generation="G4", backends=("nvidia", "amd"))
     args = ["build", "--json", "--source", str(tree), "--backends", "nvidia;amd", "--python", cpython312,
             "--python", sys.executable, "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist")]
     result = json.loads(run_cli(*args, cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "ccache")}).stdout)
@@ -150,6 +150,9 @@ def test_a_stable_abi_tree_gets_a_version_wheel_for_311_and_one_cp312_abi3_wheel
     assert dict(abi3["plan"]["cmake"]["defines"])["TRITON_STABLE_ABI"] == "ON"
     assert dict(own["plan"]["cmake"]["defines"])["TRITON_STABLE_ABI"] == "OFF"
     assert abi3["plan"]["source"]["bindings"] == "nanobind"
+    # proton's header dirs as the tree's setup.py passes them: Intel's XPUPTI only setup.py knows the place of
+    xpupti = dict(own["plan"]["cmake"]["defines"])["XPUPTI_INCLUDE_DIR"]
+    assert xpupti == str(Path(own["build_dir"]) / "src/third_party/intel/backend/proton/include")
     with zipfile.ZipFile(abi3["wheel"]) as zf:
         meta = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/WHEEL"))).decode()
     assert "Tag: cp312-abi3-linux_x86_64" in meta

@@ -14,6 +14,7 @@ from tritonbuild.gather.source import inspect_source
 from tritonbuild.nvidia.discover import driver_headers
 from tritonbuild.nvidia.parts import NvidiaFacts, Source
 from tritonbuild.resolve.facts import Facts, HostFacts, LLVMInstall
+from tritonbuild.resolve.pathviews import to_real
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.resolve.source import GitState
 from tritonbuild.resolve.toolchain import default_jobs, default_link_jobs
@@ -91,7 +92,9 @@ def test_plugin_spirv_and_tuple(tree, plugin) -> None:
     p = plan_for(root, {"backends": "nvidia;amd;spirv", "plugin_dirs": (str(plug),)})
     assert p.backends_tuple == ("nvidia", "amd", "spirv", "proton", "triton_shared")
     assert p.llvm.required_targets == ("NVPTX", "AMDGPU", "X86", "SPIRV")
-    assert p.cmake.define("TRITON_PLUGIN_DIRS") == str(plug)
+    # CMake sees the plugin through its link in the build dir (stable paths)
+    assert p.cmake.define("TRITON_PLUGIN_DIRS") == str(Path(p.cmake.build_dir) / "plugins" / "triton_shared")
+    assert to_real(p.cmake.define("TRITON_PLUGIN_DIRS"), p.cmake.views) == str(plug)
     assert dict(p.wheel.entry_points) == {n: f"triton.backends.{n}" for n in ("nvidia", "amd", "spirv",
                                                                                "triton_shared")}
 
@@ -224,7 +227,10 @@ def test_ccache_launcher_and_basedir(tree) -> None:
     p = plan_for(root)
     assert p.cmake.define("CMAKE_CXX_COMPILER_LAUNCHER") == "/usr/bin/ccache"
     assert p.cmake.define("TRITON_BUILD_WITH_CCACHE") == "OFF"
-    assert dict(p.cmake.env)["CCACHE_BASEDIR"] == str(root.parent)
+    # the checkout is seen through the build dir's links: the cache root is the base dir
+    assert dict(p.cmake.env)["CCACHE_BASEDIR"] == p.cache_root and p.cmake.source_dir.startswith(p.cache_root)
+    plain = plan_for(root, {"stable_paths": False})
+    assert dict(plain.cmake.env)["CCACHE_BASEDIR"] == str(root.parent) and plain.cmake.source_dir == str(root)
 
 
 def test_jobs_rule() -> None:
@@ -282,7 +288,8 @@ def test_proton_auto_off_without_cupti(tree) -> None:
     assert any("no CUPTI headers" in n for n in p.notes)
     on = plan_for(root)  # a toolkit with cupti.h: on by default, like setup.py and official wheels
     assert on.toolchain.proton is True and on.cmake.define("CUPTI_INCLUDE_DIR") == "/usr/local/cuda/include"
-    assert on.cmake.define("ROCTRACER_INCLUDE_DIR") == str(root / "third_party/amd/backend/include")
+    roctracer = to_real(on.cmake.define("ROCTRACER_INCLUDE_DIR") or "", on.cmake.views)
+    assert roctracer == str(root / "third_party/amd/backend/include")
     assert on.cmake.define("JSON_INCLUDE_DIR") == "/usr/include"
     with pytest.raises(UserError, match="no third_party/proton"):
         plan_for(tree("noproton", proton=False), {"proton": True})
@@ -303,7 +310,7 @@ def test_plugin_without_name_conf_gets_a_shim(tree, plugin) -> None:
     plug = plugin("triton-dash-plugin", name_conf=False)
     p = plan_for(root, {"plugin_dirs": (str(plug),)})
     shim, real = p.cmake.plugin_shims[0]
-    assert real == str(plug) and Path(shim).name.startswith("triton_dash_plugin-")
+    assert to_real(real, p.cmake.views) == str(plug) and Path(shim).name.startswith("triton_dash_plugin-")
     assert p.cmake.define("TRITON_PLUGIN_DIRS") == shim
 
 

@@ -104,6 +104,14 @@ _PROTON_ROCM = """if(NOT ROCM_INCLUDE_DIR)
 endif()
 """
 
+_PROTON_XPUPTI = """if(NOT XPUPTI_INCLUDE_DIR)
+  message(FATAL_ERROR "XPUPTI include directory not defined")
+endif()
+if(NOT EXISTS "${XPUPTI_INCLUDE_DIR}/pti/pti_view.h")
+  message(FATAL_ERROR "XPUPTI_INCLUDE_DIR=${XPUPTI_INCLUDE_DIR} has no pti/pti_view.h")
+endif()
+"""
+
 _G3_HELPERS = """
 # G3: third-party paths come from python/build_helpers.py at configure time.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
@@ -161,14 +169,50 @@ ns = parser.parse_args()
 write_thirdparty_cmake_vars(ns)
 '''
 
-_SETUP = '''# Shape of Triton's setup.py: tritonbuild never runs it, it reads the in-tree backend list from it.
+_SETUP = '''# Shape of Triton's setup.py: tritonbuild never runs it, it reads the in-tree backend list and what
+# get_proton_cmake_args passes from it.
 import os
 
 TRITON_VERSION = "{version}"
+
+
+class CMakeBuild:  # setuptools' build_ext in the real file
+    def get_proton_cmake_args(self):
+        cmake_args = []
+{proton}        return cmake_args
+
+    def build_extension(self, ext):
+        pass
+
+
 backends = [*BackendInstaller.copy({backends!r}), *BackendInstaller.copy_externals()]  # noqa: F821
 setup(name=os.environ.get("TRITON_WHEEL_NAME", "triton"), version=TRITON_VERSION,  # noqa: F821
       install_requires=["importlib-metadata; python_version < '3.10'"])
 '''
+
+# The header dirs each generation's setup.py passes to proton: (variable, environment variable, in-tree default).
+# Mid-2026 (Intel's HEAD) adds ROCm's and Intel's XPUPTI headers and an optional ROCprofiler-SDK.
+_PROTON_SETUP_DIRS = {
+    "G1": [("CUPTI", "nvidia/backend/include"), ("ROCTRACER", "amd/backend/include")],
+    "G3": [("CUPTI", "nvidia/backend/include"), ("ROCM", "amd/backend/include"), ("ROCTRACER", "amd/backend/include")],
+    "G4": [("CUPTI", "nvidia/backend/include"), ("ROCM", "amd/backend/include"), ("ROCTRACER", "amd/backend/include"),
+           ("XPUPTI", "intel/backend/proton/include"), ("ROCPROFILER_SDK", "")],
+}
+
+
+def _proton_setup(generation: str) -> str:
+    lines = []
+    for name, default in _PROTON_SETUP_DIRS.get(generation, _PROTON_SETUP_DIRS["G1"]):
+        var = f"{name.lower()}_include_dir"
+        lines.append(f'        {var} = get_env_with_keys(["TRITON_{name}_INCLUDE_PATH"])  # noqa: F821')
+        if default:
+            parts = ", ".join(f'"{p}"' for p in ["third_party", *default.split("/")])
+            lines += [f'        if {var} == "":',
+                      f"            {var} = os.path.join(get_base_dir(), {parts})  # noqa: F821",
+                      f'        cmake_args += ["-D{name}_INCLUDE_DIR=" + {var}]']
+        else:
+            lines += [f"        if {var}:", f'            cmake_args += ["-D{name}_INCLUDE_DIR=" + {var}]']
+    return "\n".join(lines) + "\n"
 
 
 _DIRECTORY_DISCOVERY = """\
@@ -361,12 +405,17 @@ def _write_proton(dest: Path, generation: str, proton: bool) -> None:
     elif generation in ("G3", "G4"):  # mid-2026 proton also needs ROCm's headers (setup.py: TRITON_ROCM_INCLUDE_PATH)
         cmake = dest / "third_party" / "proton" / "CMakeLists.txt"
         json_check = "if(NOT JSON_INCLUDE_DIR)"
-        cmake.write_text(cmake.read_text().replace(json_check, _PROTON_ROCM + json_check))
+        checks = _PROTON_ROCM + (_PROTON_XPUPTI if generation == "G4" else "")
+        cmake.write_text(cmake.read_text().replace(json_check, checks + json_check))
+    if proton and generation == "G4":  # Intel's tree: XPUPTI's headers in-tree, where only setup.py says they are
+        pti = dest / "third_party" / "intel" / "backend" / "proton" / "include" / "pti"
+        pti.mkdir(parents=True)
+        (pti / "pti_view.h").write_text("#pragma once\n#define PTI_VERSION_MAJOR 0\n")
 
 
 def _write_setup(dest: Path, generation: str, version: str, defaults: list[str]) -> None:
     """setup.py (python/setup.py in 2024 trees), and from G2 on pyproject.toml and build_helpers.py."""
-    setup = _SETUP.format(version=version, backends=defaults)
+    setup = _SETUP.format(version=version, backends=defaults, proton=_proton_setup(generation))
     if generation == "G1":
         (dest / "python" / "setup.py").write_text(setup)
         return

@@ -11,7 +11,7 @@ from pathlib import Path
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import read_text
 from tritonbuild.resolve.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
-from tritonbuild.resolve.proton import INCLUDE_DIRS, required_variables
+from tritonbuild.resolve.proton import FALLBACK_DIRS, required_variables, setup_dirs
 from tritonbuild.resolve.source import (
     BACKEND_INCLUDE,
     DEFAULT_TUPLE_LIMIT,
@@ -128,6 +128,7 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
     generation = generation_of(root)
     setup_py = root / ("python/setup.py" if generation == "G1" else "setup.py")
     setup_text = read_text(setup_py)
+    dirs = setup_dirs(setup_text) or FALLBACK_DIRS
     version = parse_version(read_text(root / "python" / "triton" / "__init__.py"), setup_text)
     backends = find_in_tree_backends(root)
     names = tuple(b.name for b in backends)
@@ -163,7 +164,8 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         core_finds_lld=finds_lld(top_cmake),
         nvidia_missing_headers=nvidia_missing_headers(root / "third_party" / "nvidia"),
         proton_requires=required_variables(read_text(root / "third_party" / "proton" / "CMakeLists.txt")),
-        proton_include_defaults=proton_include_defaults(root),
+        proton_include_defaults=proton_include_defaults(root, dirs),
+        proton_dirs=dirs,
         bindings=parse_bindings(top_cmake),
         stable_abi=parse_stable_abi(top_cmake),
         ext_option=parse_ext_option(top_cmake),
@@ -172,7 +174,7 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
     )
 
 
-def proton_include_defaults(root: Path) -> tuple[str, ...]:
-    """Which of proton's in-tree header dirs (``resolve.proton.INCLUDE_DIRS``) the source has."""
-    defaults = dict.fromkeys(default for _setting, _env, default in INCLUDE_DIRS.values())
+def proton_include_defaults(root: Path, dirs: tuple[tuple[str, str, str], ...]) -> tuple[str, ...]:
+    """Which of proton's in-tree header dirs (the defaults of ``dirs``, from setup.py) the source has."""
+    defaults = dict.fromkeys(default for _var, _env, default in dirs if default)
     return tuple(d for d in defaults if (root / d).is_dir())

@@ -139,11 +139,11 @@ def _placeholders(value: str, source: str, cache: str, plugins: tuple[Plugin, ..
 
 
 def defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...], plugins: tuple[Plugin, ...],
-            tc: ToolchainPlan, llvm: LLVMPlan) -> tuple[tuple[str, str], ...]:
+            tc: ToolchainPlan, llvm: LLVMPlan, env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """The CMake cache variables of the plan (without LLVM linkage, NVIDIA parts and dependencies)."""
     d = {**_core_defines(facts, names, plugins, tc), **_python_defines(s, facts),
          **_toolchain_defines(s, facts, tc), **_llvm_defines(llvm),
-         **_dependency_defines(s, facts, names, tc)}
+         **_dependency_defines(s, facts, names, tc, env)}
     return tuple(sorted(d.items()))
 
 
@@ -222,8 +222,13 @@ def _llvm_defines(llvm: LLVMPlan) -> dict[str, str]:
     return d
 
 
+# Settings that name proton's header dirs (environment only); setup.py may read more variables (proton.setup_dirs)
+PROTON_SETTINGS = (("roctracer_include", "TRITON_ROCTRACER_INCLUDE_PATH"), ("rocm_include", "TRITON_ROCM_INCLUDE_PATH"),
+                   ("xpupti_include", "TRITON_XPUPTI_INCLUDE_PATH"))
+
+
 def _dependency_defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...],
-                        tc: ToolchainPlan) -> dict[str, str]:
+                        tc: ToolchainPlan, env: Mapping[str, str]) -> dict[str, str]:
     """Where nlohmann/json, pybind11, ptxas and proton's headers are."""
     d: dict[str, str] = {}
     json_prefix = s["json_syspath"].value or facts.json_prefix
@@ -239,8 +244,9 @@ def _dependency_defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[st
         d["TRITON_PTXAS_PATH"] = str(ptxas)
     if tc.proton:
         src = facts.source
-        given = {setting: s[setting].value for setting, _env, _dir in proton.INCLUDE_DIRS.values()}
-        d.update(proton.include_dirs(given, src.root, src.proton_requires, src.proton_include_defaults))
+        given = {**env, **{spec_env: str(s[name].value) for name, spec_env in PROTON_SETTINGS if s[name].value}}
+        d.update(proton.include_dirs(given, src.root, src.proton_dirs or proton.FALLBACK_DIRS,
+                                     src.proton_include_defaults))
     return d
 
 

@@ -94,7 +94,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     llvm = _llvm_step(s, facts, env, sel.names, plugins, editable, notes, warnings)
     _source_remarks(src, facts, notes, warnings)
     epoch = source_date_epoch(s, src, env)
-    all_defines = {**dict(defines(s, facts, sel.names, plugins, toolchain, llvm)),
+    all_defines = {**dict(defines(s, facts, sel.names, plugins, toolchain, llvm, env)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
     deps, dep_defines = _deps_step(s, facts, sel.names, toolchain, all_defines, warnings)
     cmake, key, fingerprint = cmake_plan(s, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines}, env)
@@ -140,7 +140,8 @@ def _deps_step(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...], 
                all_defines: Mapping[str, str], warnings: list[str]) -> tuple[tuple[fetchdeps.Dep, ...], dict[str, str]]:
     """Proton's required variables, then the configure-time downloads the selected dirs reach."""
     if toolchain.proton:
-        proton.preflight(facts.source.proton_requires, dict(all_defines), s["cmake_args"].value)
+        proton.preflight(facts.source.proton_requires, dict(all_defines), s["cmake_args"].value,
+                         facts.source.proton_dirs or proton.FALLBACK_DIRS)
     selected = [f"third_party/{n}" for n in names] + (["third_party/proton"] if toolchain.proton else [])
     ut = any(re.fullmatch(r"-DTRITON_BUILD_UT(:BOOL)?=(ON|1|TRUE|YES)", str(a), re.I) for a in s["cmake_args"].value)
     deps, dep_defines, dep_warnings = fetchdeps.resolve(facts.fetch_decls, facts.deps_supplied,

@@ -59,6 +59,8 @@ class SourceInfo:
     nvidia_missing_headers: tuple[str, ...] = ()
     proton_requires: tuple[str, ...] = ()  # variables third_party/proton/CMakeLists.txt stops without
     proton_include_defaults: tuple[str, ...] = ()  # proton's in-tree header dirs the source has (resolve.proton)
+    # (variable, environment variable, in-tree default) setup.py passes to proton (resolve.proton.setup_dirs)
+    proton_dirs: tuple[tuple[str, str, str], ...] = ()
     bindings: str = "pybind11"  # the binding library of libtriton's Python module: pybind11 or nanobind
     stable_abi: bool = False  # the tree has option(TRITON_STABLE_ABI): one cp312-abi3 wheel serves 3.12+
     ext_option: bool = False  # the tree has option(TRITON_EXT_ENABLED): symbols visible to extensions
