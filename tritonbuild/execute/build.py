@@ -27,6 +27,7 @@ from tritonbuild.execute.prepare import (
     cache_stats,
     link_compile_commands,
     prepare,
+    release_cache_server,
     stray_env,
     target_outputs,
 )
@@ -97,7 +98,9 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
         console.print(f"[cyan]note:[/cyan] {note}")
     made = {"strategy": strategy.name, "time_report": ninjalog.where_time_went(cmake_build_dir(plan), log_offset),
             "repaired": repaired, "compile_check": checked}
-    return _finish(plan, final, started, timings, tracker, compilercache.delta(before, cache_stats(plan, env)), made)
+    moved = compilercache.delta(before, cache_stats(plan, env))
+    release_cache_server(plan, env)
+    return _finish(plan, final, started, timings, tracker, moved, made)
 
 
 def _run(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tracker: Tracker, console: Any,

@@ -90,6 +90,13 @@ def cache_stats(plan: Plan, env: Mapping[str, str]) -> dict[str, Any]:
     return {}
 
 
+def release_cache_server(plan: Plan, env: Mapping[str, str]) -> None:
+    """Stop this build's sccache server (one per storage and base dirs): sccache's local disk cache takes one
+    server at a time, so a server of another build dir must not outlive its build."""
+    if plan.toolchain.sccache:
+        proc.run([plan.toolchain.sccache, "--stop-server"], env=build_env(plan, env), timeout=60)
+
+
 def place_link(link: Path, target: Path) -> str | None:
     """Point the symlink ``link`` at ``target`` (atomically); anything there that is not a link is the user's
     and is left alone, with a note saying so."""
