@@ -1,5 +1,5 @@
-"""Start-up cost: `tritonbuild --help`, and `tritonbuild plan --json` cold (an empty cache dir: no remembered API
-check) and warm (best of 5), on the example tree or any tree.
+"""Start-up cost: `tritonbuild --help`, and `tritonbuild plan --json` cold (no cache dir: no remembered API
+check) and warm (best of 5, after a run that filled the cache dir), on the example tree or any tree.
 
     python bench/bench_startup.py
     python bench/bench_startup.py --source ~/src/triton -- --backends 'nvidia;amd' --llvm /usr/lib/llvm-22
@@ -32,10 +32,14 @@ def main() -> None:
         py = [sys.executable, "-m", "tritonbuild"]
         plan = [*py, "plan", "--json", "--source", str(tree), "--cache-dir", str(base / "cache"), *args.rest]
         cold = timed(plan, cwd=base)[0]
+        # after a first build the cache root exists and plan remembers the API check there (a plan alone never
+        # creates it): one run to fill it, then the warm runs
+        (base / "cache").mkdir()
+        timed(plan, cwd=base)
         table([
             ("python -c pass", f"{best_of(5, [sys.executable, '-c', 'pass'], cwd=base):6.3f} s"),
             ("tritonbuild --help", f"{best_of(5, [*py, '--help'], cwd=base):6.3f} s"),
-            ("tritonbuild plan --json, cold (empty cache dir)", f"{cold:6.3f} s   (goal on d8da7c998: < 1 s)"),
+            ("tritonbuild plan --json, cold (no cache dir)", f"{cold:6.3f} s   (goal on d8da7c998: < 1 s)"),
             ("tritonbuild plan --json, warm (best of 5)", f"{best_of(5, plan, cwd=base):6.3f} s   (goal: < 0.5 s)"),
         ])
     finally:

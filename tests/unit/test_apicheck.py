@@ -99,3 +99,16 @@ def test_source_usage_is_parsed_once_per_file_version(tmp_path, monkeypatch) -> 
     again = compat.cached_usage(root, tmp_path / "cache")
     assert parsed[2:] == ["y.add_stages(1, 2)\nz.native_info()\n"]  # only the changed file
     assert again.calls["add_stages"] == {2} and "native_info" in again.names
+
+
+def test_many_files_parse_on_several_cores_to_the_same_usage(tmp_path: Path) -> None:
+    """A first plan of a real tree parses its ~90 files on every core (forked): the same answer as one by one."""
+    root = tmp_path / "triton"
+    root.mkdir()
+    for i in range(40):
+        (root / f"m{i}.py").write_text(f"x.hook_{i}(1, 2)\ny.attr_{i % 7}\ngetattr(z, 'name_{i}')\n")
+    (root / "broken.py").write_text("def (:\n")
+    together = compat.cached_usage(root, None)
+    serial = backend_api.usage(p.read_text() for p in sorted(root.glob("*.py")))
+    assert together == serial
+    assert together.calls["hook_39"] == {2} and {"attr_6", "name_0"} <= together.names

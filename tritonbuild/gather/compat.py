@@ -10,7 +10,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import multiprocessing
+import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,7 @@ from tritonbuild.resolve import backend_api, binding_calls
 _INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 _CXX = {".h", ".hpp", ".cpp", ".cc", ".cxx", ".inc", ".td"}
 MAX_LISTED = 20
+_PARALLEL_FROM = 16  # files to parse before the work is worth forking for
 
 
 def _py_files(root: Path) -> list[Path]:
@@ -44,18 +48,35 @@ def cached_usage(root: Path, cache: Path | None) -> backend_api.Usage:
     except (OSError, ValueError):
         known = {}
     total, fresh = backend_api.Usage(), {}
-    for path in _py_files(root):
-        st = path.stat()
-        entry = known.get(str(path))
-        if not entry or entry[:2] != [st.st_size, st.st_mtime_ns]:
-            one = backend_api.usage([read_text(path)])
-            entry = [st.st_size, st.st_mtime_ns, sorted(one.names), {k: sorted(v) for k, v in one.calls.items()}]
-        fresh[str(path)] = entry
+    stats = {str(p): p.stat() for p in _py_files(root)}
+    stale = [p for p, st in stats.items() if (known.get(p) or [None, None])[:2] != [st.st_size, st.st_mtime_ns]]
+    parsed = dict(zip(stale, _parse_all(stale), strict=True))
+    for path, st in stats.items():
+        entry: list[Any] = known[path] if path not in parsed else [st.st_size, st.st_mtime_ns, *parsed[path]]
+        fresh[path] = entry
         total = total | backend_api.Usage(set(entry[2]), {k: set(v) for k, v in entry[3].items()})
     if store and fresh != known and store.parent.parent.is_dir():
         with contextlib.suppress(OSError):  # a read-only cache only costs the next plan the parse
             write_if_changed(store, json.dumps(fresh, separators=(",", ":")))
     return total
+
+
+def _parse_one(path: str) -> tuple[list[str], dict[str, list[int]]]:
+    one = backend_api.usage([read_text(Path(path))])
+    return sorted(one.names), {k: sorted(v) for k, v in one.calls.items()}
+
+
+def _parse_all(paths: list[str]) -> list[tuple[list[str], dict[str, list[int]]]]:
+    """Each file's usage; many files on several cores (a real tree's python/triton: about 1 s on one core, which
+    a first plan pays), forked on Linux, one by one elsewhere or when forking fails."""
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
+    if len(paths) < _PARALLEL_FROM or workers < 2 or sys.platform != "linux":
+        return [_parse_one(p) for p in paths]
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return pool.map(_parse_one, paths, chunksize=max(1, len(paths) // (workers * 4)))
+    except OSError:
+        return [_parse_one(p) for p in paths]
 
 
 def source_interface(source: Path, cache: Path | None = None) -> tuple[dict[str, backend_api.ClassInfo],
