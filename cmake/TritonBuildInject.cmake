@@ -62,6 +62,28 @@ if(TRITONBUILD_DEBUG_FLAG)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${TRITONBUILD_DEBUG_FLAG}>")
 endif()
 
+# The unity-build lever (--unity-build N): every target joins N of its sources into one translation unit, so the
+# heavy MLIR headers are parsed once per N files; targets whose files clash when joined (--unity-exclude) are
+# compiled file by file. The exclusions run when the top-level directory is done, after every target exists.
+if(TRITONBUILD_UNITY_BATCH)
+  set(CMAKE_UNITY_BUILD ON)
+  set(CMAKE_UNITY_BUILD_BATCH_SIZE ${TRITONBUILD_UNITY_BATCH})
+  function(_tritonbuild_unity_exclude)
+    foreach(_t IN LISTS TRITONBUILD_UNITY_EXCLUDE)
+      if(TARGET ${_t})
+        get_target_property(_aliased ${_t} ALIASED_TARGET)
+        if(_aliased)
+          set(_t ${_aliased})
+        endif()
+        set_target_properties(${_t} PROPERTIES UNITY_BUILD OFF)
+      else()
+        message(STATUS "tritonbuild: --unity-exclude ${_t}: no such target")
+      endif()
+    endforeach()
+  endfunction()
+  cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _tritonbuild_unity_exclude)
+endif()
+
 # An LLVM that is not the pinned commit deprecates APIs the source still uses, and Triton builds with -Werror.
 # A compile option comes after CMAKE_CXX_FLAGS on the command line, so it outlives -Werror; and mid-2024
 # trees reset CMAKE_CXX_FLAGS from CMAKE_C_FLAGS, which would drop a flag passed in CMAKE_CXX_FLAGS.

@@ -144,6 +144,8 @@ class ToolchainPlan:
     distcc_hosts: str | None = None  # DISTCC_HOSTS given to it
     lld_dir: str | None = None  # handed to gcc with -B so that -fuse-ld=lld finds ld.lld
     debug_info: str = "tree"  # lines (-g1), full (-g), none (-g0) or tree (the build type's flags)
+    unity_batch: int = 0  # CMake unity builds: source files per unity translation unit (0: off)
+    unity_exclude: tuple[str, ...] = ()  # targets compiled file by file even so
 
     @property
     def debug_flag(self) -> str | None:

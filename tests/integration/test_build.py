@@ -455,3 +455,22 @@ def test_a_shared_libllvm_is_carried_and_verify_catches_a_wheel_without_it(work:
     assert elf_facts(carried["wheel"], "triton/_C/libLLVM.so.22.1", tmp_path / "c").runpath == ("$ORIGIN",)
     proc = run_cli("verify", carried["wheel"], cwd=tmp_path)
     assert "with /usr/lib/llvm-22 hidden discovers" in " ".join(proc.stdout.split())
+
+
+def test_unity_builds_join_sources_except_the_excluded_targets(tmp_path: Path) -> None:
+    """--unity-build N: CMake joins N sources of a target into one translation unit; --unity-exclude keeps a
+    target file by file (one whose files clash when joined), and the plan says so."""
+    tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"))
+    args = ["--source", str(tree), "--backends", "nvidia;amd", "--unity-build", "4", "--unity-exclude", "proton",
+            "--cache-dir", str(tmp_path / "cache")]
+    plan = plan_json(*args, cwd=tmp_path)
+    assert plan["toolchain"]["unity_batch"] == 4 and plan["toolchain"]["unity_exclude"] == ["proton"]
+    assert dict(plan["cmake"]["defines"])["TRITONBUILD_UNITY_BATCH"] == "4"
+    shown = run_cli("plan", *args, cwd=tmp_path).stdout
+    assert "unity builds of 4 (not proton)" in flat(shown)
+    result = json.loads(run_cli("build", "--json", *args, "--out", str(tmp_path / "dist"), cwd=tmp_path,
+                                env={"CCACHE_DIR": str(tmp_path / "ccache")}).stdout)
+    cmake = Path(result["build_dir"]) / "cmake"
+    unity = {p.parent.parent.name for p in cmake.rglob("unity_*_cxx.cxx")}
+    assert {"triton.dir", "TritonAMD.dir"} <= unity and "proton.dir" not in unity, unity
+    assert (cmake / "third_party/proton/CMakeFiles/proton.dir").is_dir()

@@ -149,7 +149,11 @@ def print_api(results: dict[str, Any], names: dict[str, str], out: Any) -> None:
 
 
 def _debug_words(tc: Any) -> str:
-    return f" with debug info {tc.debug_info} ({tc.debug_flag})" if tc.debug_flag else ""
+    words = f" with debug info {tc.debug_info} ({tc.debug_flag})" if tc.debug_flag else ""
+    if tc.unity_batch:
+        words += f", unity builds of {tc.unity_batch}" + (f" (not {', '.join(tc.unity_exclude)})"
+                                                          if tc.unity_exclude else "")
+    return words
 
 
 def _cache_words(tc: Any) -> str:

@@ -204,6 +204,9 @@ def _toolchain_defines(s: Mapping[str, Resolved], facts: Facts, tc: ToolchainPla
         d["CMAKE_CXX_COMPILER_LAUNCHER"] = tc.launcher
     if tc.offline:
         d["TRITON_OFFLINE_BUILD"] = "ON"
+    if tc.unity_batch:
+        d["TRITONBUILD_UNITY_BATCH"] = str(tc.unity_batch)  # the injected CMake turns on CMAKE_UNITY_BUILD
+        d["TRITONBUILD_UNITY_EXCLUDE"] = ";".join(tc.unity_exclude)
     if s["reproducible"].value:
         d["TRITONBUILD_REPRODUCIBLE"] = "ON"  # the injected CMake adds -ffile-prefix-map for source and build
         d["TRITONBUILD_PREFIX_MAPS"] = ";".join(f"{name}={path}" for name, path in _env_headers(facts))

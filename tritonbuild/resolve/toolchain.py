@@ -96,5 +96,6 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
         sccache=cache_tool if cache == "sccache" else None, distcc=distcc, distcc_hosts=hosts,
         jobs=int(jobs), link_jobs=int(link_jobs), build_type=build_type,
         debug_info=debuginfo.choose(str(s["debug_info"].value), s["debug_info"].origin, build_type),
+        unity_batch=int(s["unity_build"].value or 0), unity_exclude=tuple(str(t) for t in s["unity_exclude"].value),
         proton=_proton(s, facts, notes), offline=bool(s["offline"].value), mem_total_gib=host.mem_total_gib,
     ), notes

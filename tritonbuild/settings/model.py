@@ -184,6 +184,11 @@ SPECS: tuple[Spec, ...] = (
     _spec("stable_paths", True, "--stable-paths/--no-stable-paths", {"TRITONBUILD_STABLE_PATHS": env_bool},
           "with a compiler cache, CMake sees the source and plugins through links in the build dir, so another "
           "checkout of the same commit at another path hits the cache"),
+    _spec("unity_build", 0, "--unity-build", {"TRITONBUILD_UNITY_BUILD": env_int},
+          "CMake unity builds: this many source files per translation unit (0: off; a lever under measurement)",
+          minimum=0),
+    _spec("unity_exclude", [], "--unity-exclude", None,
+          "a CMake target compiled file by file under --unity-build (repeatable): one whose files clash when joined"),
     _spec("jobs", None, "-j/--jobs", {"MAX_JOBS": env_int},
           "parallel compile jobs (default: min(cores, total GiB / 2.5))", minimum=1),
     _spec("link_jobs", None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
