@@ -57,6 +57,14 @@ if(TRITONBUILD_REPRODUCIBLE)
   endforeach()
 endif()
 
+# Stable paths (tritonbuild.resolve.pathviews): the source is seen through a link in the build dir. gcc resolves
+# links in the names of system headers (-isystem dirs of the tree, like proton's ROCm headers), which would put
+# the checkout's real path into the preprocessed output (compiler-cache keys) and debug info; this keeps the
+# link's name.
+if(TRITONBUILD_STABLE_PATHS)
+  add_compile_options("$<$<OR:$<COMPILE_LANG_AND_ID:CXX,GNU>,$<COMPILE_LANG_AND_ID:C,GNU>>:-fno-canonical-system-headers>")
+endif()
+
 # The debug-info lever (--debug-info): a -g level after the build type's flags, where the last -g wins.
 if(TRITONBUILD_DEBUG_FLAG)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${TRITONBUILD_DEBUG_FLAG}>")

@@ -231,6 +231,9 @@ def test_ccache_launcher_and_basedir(tree) -> None:
     assert dict(p.cmake.env)["CCACHE_BASEDIR"] == p.cache_root and p.cmake.source_dir.startswith(p.cache_root)
     plain = plan_for(root, {"stable_paths": False})
     assert dict(plain.cmake.env)["CCACHE_BASEDIR"] == str(root.parent) and plain.cmake.source_dir == str(root)
+    # a configured build dir cannot change its source dir: the two get their own (and gcc keeps the links' names)
+    assert plain.cmake.build_dir != p.cmake.build_dir
+    assert p.cmake.define("TRITONBUILD_STABLE_PATHS") == "ON" and plain.cmake.define("TRITONBUILD_STABLE_PATHS") is None
 
 
 def test_jobs_rule() -> None:

@@ -32,7 +32,9 @@ def cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
                 env: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
     """The CMake side of the plan, with the key of its build dir and its path-independent fingerprint."""
     src = facts.source
-    defines = tuple(sorted(all_defines.items()))
+    stable = bool(s["stable_paths"].value) and toolchain.compiler_cache != "none"
+    # in the key too: another source dir (the link or the checkout) cannot reuse a configured build dir
+    defines = tuple(sorted({**all_defines, **({"TRITONBUILD_STABLE_PATHS": "ON"} if stable else {})}.items()))
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
     extra_args = tuple(str(a) for a in s["cmake_args"].value)
@@ -43,7 +45,7 @@ def cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
         defines=tuple((k, _placeholders(v, src.root, facts.cache_root, plugins)) for k, v in defines),
         extra_args=extra_args, build_type=toolchain.build_type, targets=("triton",))
     build_dir = str(Path(facts.cache_root) / "build" / key)
-    links = _views(s, toolchain, build_dir, src.root, plugins)
+    links = pathviews.views(build_dir, src.root, ((p.name, p.path) for p in plugins)) if stable else ()
     cmake = CMakePlan(
         source_dir=pathviews.rewrite(src.root, links),
         build_dir=build_dir,
@@ -57,14 +59,6 @@ def cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
         views=links,
     )
     return cmake, key, fingerprint
-
-
-def _views(s: Mapping[str, Resolved], toolchain: ToolchainPlan, build_dir: str, source_root: str,
-           plugins: tuple[Plugin, ...]) -> tuple[tuple[str, str], ...]:
-    """The links CMake sees the source and plugins through: with a compiler cache, unless --no-stable-paths."""
-    if not s["stable_paths"].value or toolchain.compiler_cache == "none":
-        return ()
-    return pathviews.views(build_dir, source_root, ((p.name, p.path) for p in plugins))
 
 
 def _cmake_env(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan, plugins: tuple[Plugin, ...],
