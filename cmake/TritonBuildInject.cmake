@@ -76,6 +76,9 @@ endif()
 if(TRITONBUILD_UNITY_BATCH)
   set(CMAKE_UNITY_BUILD ON)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE ${TRITONBUILD_UNITY_BATCH})
+  # CMake 4.0+: the unity files include sources by relative path, so their text (and the compiler cache's key)
+  # does not hold the build dir; older CMake writes absolute paths, so unity objects miss across checkouts.
+  set(CMAKE_UNITY_BUILD_RELOCATABLE ON)
   # Each of Triton's files defines DEBUG_TYPE for LLVM_DEBUG; joined, the second definition breaks -Werror
   # (-Wmacro-redefined): it is undefined after each file.
   function(_tritonbuild_unity_code dir)
