@@ -79,20 +79,10 @@ if(TRITONBUILD_UNITY_BATCH)
   # CMake 4.0+: the unity files include sources by relative path, so their text (and the compiler cache's key)
   # does not hold the build dir; older CMake writes absolute paths, so unity objects miss across checkouts.
   set(CMAKE_UNITY_BUILD_RELOCATABLE ON)
-  # Each of Triton's files defines DEBUG_TYPE for LLVM_DEBUG; joined, the second definition breaks -Werror
-  # (-Wmacro-redefined): it is undefined after each file.
-  function(_tritonbuild_unity_code dir)
-    get_property(_targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
-    foreach(_t IN LISTS _targets)
-      set_property(TARGET ${_t} APPEND PROPERTY UNITY_BUILD_CODE_AFTER_INCLUDE "#undef DEBUG_TYPE")
-    endforeach()
-    get_property(_subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
-    foreach(_d IN LISTS _subdirs)
-      _tritonbuild_unity_code("${_d}")
-    endforeach()
-  endfunction()
+  # Each of Triton's files defines DEBUG_TYPE for LLVM_DEBUG; joined, the next definition breaks -Werror
+  # (clang's -Wmacro-redefined). Undefining it after each file is no cure: some files use the one a header defined.
+  add_compile_options("$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:$<TARGET_PROPERTY:UNITY_BUILD>>>:-Wno-macro-redefined>")
   function(_tritonbuild_unity_exclude)
-    _tritonbuild_unity_code("${CMAKE_SOURCE_DIR}")
     foreach(_t IN LISTS TRITONBUILD_UNITY_EXCLUDE)
       if(TARGET ${_t})
         get_target_property(_aliased ${_t} ALIASED_TARGET)
