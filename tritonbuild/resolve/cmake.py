@@ -242,7 +242,7 @@ def _dependency_defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[st
     if tc.proton:
         src = facts.source
         given = {**env, **{spec_env: str(s[name].value) for name, spec_env in PROTON_SETTINGS if s[name].value}}
-        d.update(proton.include_dirs(given, src.root, src.proton_dirs or proton.FALLBACK_DIRS,
+        d.update(proton.include_dirs(given, src.root, src.proton_dirs,
                                      src.proton_include_defaults))
     return d
 

@@ -141,7 +141,7 @@ def _deps_step(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...], 
     """Proton's required variables, then the configure-time downloads the selected dirs reach."""
     if toolchain.proton:
         proton.preflight(facts.source.proton_requires, dict(all_defines), s["cmake_args"].value,
-                         facts.source.proton_dirs or proton.FALLBACK_DIRS)
+                         facts.source.proton_dirs)
     selected = [f"third_party/{n}" for n in names] + (["third_party/proton"] if toolchain.proton else [])
     ut = any(re.fullmatch(r"-DTRITON_BUILD_UT(:BOOL)?=(ON|1|TRUE|YES)", str(a), re.I) for a in s["cmake_args"].value)
     deps, dep_defines, dep_warnings = fetchdeps.resolve(facts.fetch_decls, facts.deps_supplied,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.pins import LLVMPin
+from tritonbuild.resolve.proton import FALLBACK_DIRS
 
 # Upstream's tuple macro took 4 entries until 2025-08 and 5 since.
 DEFAULT_TUPLE_LIMIT = 5
@@ -60,7 +61,7 @@ class SourceInfo:
     proton_requires: tuple[str, ...] = ()  # variables third_party/proton/CMakeLists.txt stops without
     proton_include_defaults: tuple[str, ...] = ()  # proton's in-tree header dirs the source has (resolve.proton)
     # (variable, environment variable, in-tree default) setup.py passes to proton (resolve.proton.setup_dirs)
-    proton_dirs: tuple[tuple[str, str, str], ...] = ()
+    proton_dirs: tuple[tuple[str, str, str], ...] = FALLBACK_DIRS
     bindings: str = "pybind11"  # the binding library of libtriton's Python module: pybind11 or nanobind
     stable_abi: bool = False  # the tree has option(TRITON_STABLE_ABI): one cp312-abi3 wheel serves 3.12+
     ext_option: bool = False  # the tree has option(TRITON_EXT_ENABLED): symbols visible to extensions
