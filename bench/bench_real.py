@@ -17,6 +17,7 @@ timed), then measures in one run:
 - ``--clean``: clean builds with an empty ccache: the tree's ``pip install --no-build-isolation .`` (with
   ``--pip-python``, a Python that has the tree's build requirements, and ``--pip-env`` for its offline variables)
   then tritonbuild in a fresh cache dir (hours on a small machine); ``--clean-only`` skips the rebuilds above;
+  ``--keep DIR`` keeps their caches and tritonbuild's wheel in DIR;
 - ``--zip-levels``: deflating the last wheel's libtriton at levels 1, 3 and 6.
 
 Prints one table. Not a test: figures, to re-take on any tree.
@@ -93,8 +94,10 @@ def ninja_work(build_dir: Path) -> str:
 
 
 def clean_builds(source: Path, args: list[str], env: dict[str, str], pip_python: str,
-                 pip_env: dict[str, str]) -> list[tuple[str, str]]:
-    base = Path(tempfile.mkdtemp(prefix="tb-bench-clean-"))
+                 pip_env: dict[str, str], keep: str | None = None) -> list[tuple[str, str]]:
+    base = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="tb-bench-clean-"))
+    if keep and (not base.is_dir() or any(base.iterdir())):
+        raise SystemExit(f"--keep {keep}: give an empty directory that exists (the clean builds' caches go there)")
     try:  # the tree's path first: it is the one that fails on a tree it was not written for, so fail early
         pip = {**env, **pip_env, "CCACHE_DIR": str(base / "ccache-pip")}
         shutil.rmtree(source / "build", ignore_errors=True)
@@ -106,11 +109,12 @@ def clean_builds(source: Path, args: list[str], env: dict[str, str], pip_python:
                                  "--out", str(base / "dist"), cwd=base, env=cold)
         tb_work = ninja_work(Path(result["build_dir"]))
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
     steps = ", ".join(f"{k} {v:.0f}" for k, v in result["timings"].items())
     return [("clean build, empty ccache: tritonbuild", f"{tb:7.1f} s   {tb_work}; steps: {steps}"),
             ("clean build, empty ccache: pip install .", f"{setup:7.1f} s   {pip_work}"),
-            ("clean: pip / tritonbuild", f"{setup / tb:7.2f} x   (goal >= 1.3)")]
+            ("clean: pip / tritonbuild", f"{setup / tb:7.2f} x   (goal >= 2.5)")]
 
 
 def rebuilds(source: Path, ns: argparse.Namespace, extra: list[str], env: dict[str, str]) -> list[tuple[str, str]]:
@@ -159,6 +163,8 @@ def main() -> None:
     parser.add_argument("--pip-env", action="append", default=[], metavar="KEY=VALUE",
                         help="an environment variable for the tree's pip path only (LLVM_SYSPATH, ...)")
     parser.add_argument("--zip-levels", action="store_true")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="an empty dir for the clean builds' ccaches, cache dir and wheel, kept afterwards")
     ns, extra = parser.parse_known_args()
     source = Path(ns.source).resolve()
     env = dict(os.environ)
@@ -168,7 +174,7 @@ def main() -> None:
         rows.append(("no-op: pip install --no-build-isolation .",
                      f"{pip_install(source, {**env, **pip_env}, ns.pip_python):7.2f} s"))
     if ns.clean or ns.clean_only:
-        rows += clean_builds(source, extra, env, ns.pip_python, pip_env)
+        rows += clean_builds(source, extra, env, ns.pip_python, pip_env, ns.keep)
     table(rows)
 
 
