@@ -82,6 +82,17 @@ if(TRITONBUILD_UNITY_BATCH)
   # Each of Triton's files defines DEBUG_TYPE for LLVM_DEBUG; joined, the next definition breaks -Werror
   # (clang's -Wmacro-redefined). Undefining it after each file is no cure: some files use the one a header defined.
   add_compile_options("$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:$<TARGET_PROPERTY:UNITY_BUILD>>>:-Wno-macro-redefined>")
+  # The targets tritonbuild learned clash when joined (tritonbuild.execute.unity writes the file next to this build
+  # dir before every build, and adds a target after a round where its unity unit failed): a change re-configures.
+  set(_tritonbuild_learned "${CMAKE_BINARY_DIR}/../unity-learned.txt")
+  if(EXISTS "${_tritonbuild_learned}")
+    file(STRINGS "${_tritonbuild_learned}" _tritonbuild_learned_targets REGEX "^[^#]")
+    list(APPEND TRITONBUILD_UNITY_EXCLUDE ${_tritonbuild_learned_targets})
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_tritonbuild_learned}")
+    if(_tritonbuild_learned_targets)
+      message(STATUS "tritonbuild: unity builds, learned file by file: ${_tritonbuild_learned_targets}")
+    endif()
+  endif()
   function(_tritonbuild_unity_exclude)
     foreach(_t IN LISTS TRITONBUILD_UNITY_EXCLUDE)
       if(TARGET ${_t})

@@ -26,3 +26,4 @@ class BuildResult:
     compile_check: dict[str, Any] = field(default_factory=dict)  # tritonbuild.resolve.compilecheck's report
     strategy: str = "full"  # how it was made: republish, quick or full (tritonbuild.execute.strategies)
     time_report: dict[str, Any] = field(default_factory=dict)  # Ninja's critical path and slowest edges
+    unity_learned: tuple[str, ...] = ()  # targets this build found clash when joined (tritonbuild.execute.unity)

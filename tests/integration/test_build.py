@@ -474,3 +474,32 @@ def test_unity_builds_join_sources_except_the_excluded_targets(tmp_path: Path) -
     unity = {p.parent.parent.name for p in cmake.rglob("unity_*_cxx.cxx")}
     assert {"triton.dir", "TritonAMD.dir"} <= unity and "proton.dir" not in unity, unity
     assert (cmake / "third_party/proton/CMakeFiles/proton.dir").is_dir()
+
+
+def test_unity_builds_learn_the_targets_that_clash_joined_once_per_commit(tmp_path: Path) -> None:
+    """Like real proton, the example's proton has two files with file-local helpers of one name: joined, they
+    fail. Without --unity-exclude the build fails that round, learns the target, builds it file by file and makes
+    the wheel; another build dir of the same tree starts from what was learned and fails nothing."""
+    tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"))
+    args = ["--source", str(tree), "--backends", "nvidia;amd", "--unity-build", "4",
+            "--cache-dir", str(tmp_path / "cache")]
+    env = {"CCACHE_DIR": str(tmp_path / "ccache")}
+    first = run_cli("build", *args, "--out", str(tmp_path / "dist"), cwd=tmp_path, env=env)
+    assert "proton failed to compile joined" in flat(first.stdout + first.stderr)
+    result = json.loads(next((tmp_path / "dist").glob("*.manifest.json")).read_text())
+    build_dir = Path(next((tmp_path / "cache" / "build").iterdir()))
+    log = (build_dir / "build.log").read_text()
+    assert re.search(r"FAILED: .*proton\.dir/Unity/unity_0_cxx\.cxx\.o", log), log[-3000:]
+    assert "redefinition of" in log and "versionOf" in log
+    assert [ln for ln in (build_dir / "unity-learned.txt").read_text().splitlines() if not ln.startswith("#")] \
+        == ["proton"]
+    cmake = build_dir / "cmake"
+    assert not list((cmake / "third_party/proton/CMakeFiles/proton.dir").rglob("unity_*.o"))  # file by file
+    assert list((cmake / "third_party/proton/CMakeFiles/proton.dir").rglob("RoctracerProfiler.cpp.o"))
+    assert {p.parent.parent.name for p in cmake.rglob("unity_*_cxx.cxx")} >= {"triton.dir", "TritonAMD.dir"}
+    assert result["unity_learned"] == ["proton"]
+    # another build dir of the same tree (another define): starts from the learned list, nothing fails
+    again = json.loads(run_cli("build", "--json", *args, "--cmake-arg", "-DTB_ANOTHER_DIR=1",
+                               "--out", str(tmp_path / "dist2"), cwd=tmp_path, env=env).stdout)
+    assert again["build_dir"] != str(build_dir) and again["unity_learned"] == []
+    assert "FAILED" not in Path(again["log"]).read_text()

@@ -19,7 +19,7 @@ from typing import IO, Any
 from tritonbuild import __version__, proc
 from tritonbuild.errors import BuildFailed, DiskProblem, UserError
 from tritonbuild.execute import cache_stats as compilercache
-from tritonbuild.execute import ninjalog, quick, republish
+from tritonbuild.execute import ninjalog, quick, republish, unity
 from tritonbuild.execute.diagnose import disk_hint, explain
 from tritonbuild.execute.lock import disk_problem, free_gib, lock
 from tritonbuild.execute.prepare import (
@@ -85,7 +85,9 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     with open(root / "build.log", "w") as log:
         log.write(f"tritonbuild {__version__} plan {plan.key}\n")
         strategy = strategy or full_build(plan, tmp_wheels, log)
-        timings = _run(plan, strategy, stage, env, tracker, console, log) | package(strategy, plan, tmp_wheels, log)
+        learned: list[str] = []
+        timings = _run(plan, strategy, stage, env, tracker, console, log, learned) | package(strategy, plan,
+                                                                                               tmp_wheels, log)
         wheel, repaired = _one_wheel(tmp_wheels, root / "build.log"), dict[str, Any]()
         if plan.repair is not None:
             wheel, repaired = repair(plan, wheel, log, root / "build.log")
@@ -97,26 +99,41 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     for note in link_compile_commands(plan):
         console.print(f"[cyan]note:[/cyan] {note}")
     made = {"strategy": strategy.name, "time_report": ninjalog.where_time_went(cmake_build_dir(plan), log_offset),
-            "repaired": repaired, "compile_check": checked}
+            "repaired": repaired, "compile_check": checked, "unity_learned": tuple(learned)}
     moved = compilercache.delta(before, cache_stats(plan, env))
     release_cache_server(plan, env)
     return _finish(plan, final, started, timings, tracker, moved, made)
 
 
 def _run(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tracker: Tracker, console: Any,
-         log: IO[str]) -> dict[str, float]:
-    """Run the strategy's commands; a failure becomes BuildFailed or DiskProblem. Returns the phase timings."""
-    rc = 0
-    for argv in strategy.steps:
-        rc = proc.run_logged(list(argv), cwd=stage, env=build_env(plan, env), log=log, tracker=tracker,
-                             console=console, label=f"building {plan.wheel.name}")
-        if rc != 0:
+         log: IO[str], learned: list[str]) -> dict[str, float]:
+    """Run the strategy's commands, again after a round whose unity units clashed (their targets are learned, into
+    ``learned``); a failure becomes BuildFailed or DiskProblem. Returns the phase timings."""
+    for attempt in range(unity.ROUNDS + 1):
+        rc = _round(plan, strategy, stage, env, tracker, console, log)
+        new = unity.learn(plan, tracker.errors) if rc != 0 else ()
+        if not new or attempt == unity.ROUNDS:
             break
+        learned += new
+        console.print(f"[cyan]note:[/cyan] unity builds: {', '.join(new)} failed to compile joined; building them "
+                      f"file by file, now and from now on (learned in {Path(plan.cmake.build_dir) / unity.LEARNED})")
+        log.write(f"tritonbuild: unity units of {', '.join(new)} failed; building again with them file by file\n")
+        tracker.new_round()
     failed_in = tracker.phase
     timings = tracker.finish()
     if rc != 0:
         _failed(plan, rc, failed_in, tracker, Path(plan.cmake.build_dir) / "build.log")
     return timings
+
+
+def _round(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tracker: Tracker, console: Any,
+           log: IO[str]) -> int:
+    for argv in strategy.steps:
+        rc = proc.run_logged(list(argv), cwd=stage, env=build_env(plan, env), log=log, tracker=tracker,
+                             console=console, label=f"building {plan.wheel.name}")
+        if rc != 0:
+            return rc
+    return 0
 
 
 def _finish(plan: Plan, final: Path, started: float, timings: dict[str, float], tracker: Tracker,

@@ -15,6 +15,7 @@ from typing import Any
 from tritonbuild import proc
 from tritonbuild.errors import UserError
 from tritonbuild.execute import cache_stats as compilercache
+from tritonbuild.execute import unity
 from tritonbuild.execute.staging import cmake_build_dir, license_files, pyproject, staging_dir
 from tritonbuild.fileutil import write_if_changed
 from tritonbuild.plan import Plan
@@ -72,6 +73,7 @@ def prepare(plan: Plan, *, editable: bool = False, log: Callable[[str], None] = 
     stage = staging_dir(plan)
     stage.mkdir(parents=True, exist_ok=True)
     write_shims(plan)
+    unity.seed(plan)
     write_if_changed(root / "plan.json", plan.to_json() + "\n")
     write_if_changed(root / "build_info.json", json.dumps(provenance(plan), indent=2, sort_keys=True) + "\n")
     for name in license_files(plan):

@@ -73,6 +73,12 @@ class Tracker:
                 self.error_block = [*list(self.recent)[-4:-1], line]
                 self._block_open = True
 
+    def new_round(self) -> None:
+        """The commands run again (after a round tritonbuild learned from): only the new round's errors count."""
+        self.errors.clear()
+        self.error_block = []
+        self._block_open = False
+
     def finish(self) -> dict[str, float]:
         self._enter("done")
         return {k: round(v, 2) for k, v in self.timings.items() if k != "done"}

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tritonbuild.execute.staging import cache_value, cmake_build_dir
 from tritonbuild.plan import Plan
+from tritonbuild.resolve.toolchain import ninja_args
 
 PREFIX = "quick-prefix"
 
@@ -39,7 +40,7 @@ def commands(plan: Plan) -> list[list[str]] | None:
         return None
     install = [cmake, "--install", str(build), "--component", plan.cmake.install_component,
                "--prefix", str(prefix_of(plan))]
-    return [[ninja, "-C", str(build), f"-j{plan.toolchain.jobs}", *plan.cmake.build_targets],
+    return [[ninja, "-C", str(build), *ninja_args(plan.toolchain), *plan.cmake.build_targets],
             install + (["--strip"] if plan.strip else [])]
 
 

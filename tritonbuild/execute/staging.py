@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from tritonbuild.plan import Plan
+from tritonbuild.resolve.toolchain import ninja_args
 
 SKBUILD_MINIMUM_VERSION = "0.10"
 
@@ -70,7 +71,7 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
         f"cmake.build-type = {_s(plan.toolchain.build_type)}",
         f"cmake.args = [{', '.join(_s(a) for a in ('-G', plan.cmake.generator, *plan.cmake.extra_args))}]",
         f"build.targets = [{', '.join(_s(t) for t in plan.cmake.build_targets)}]",
-        f"build.tool-args = [{_s(f'-j{plan.toolchain.jobs}')}]",
+        f"build.tool-args = [{', '.join(_s(a) for a in ninja_args(plan.toolchain))}]",
         f"install.components = [{_s(plan.cmake.install_component)}]",
         "ninja.make-fallback = false",
         'logging.level = "INFO"',

@@ -153,6 +153,7 @@ def _debug_words(tc: Any) -> str:
     if tc.unity_batch:
         words += f", unity builds of {tc.unity_batch}" + (f" (not {', '.join(tc.unity_exclude)})"
                                                           if tc.unity_exclude else "")
+        words += " (targets that fail joined are learned: unity-learned.txt in the build dir)"
     return words
 
 

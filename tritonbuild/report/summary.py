@@ -58,6 +58,9 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
         t.add_row("ninja", "no work to do; nothing the wheel holds changed: the last wheel was published again")
     elif result.ninja_no_work:
         t.add_row("ninja", "no work to do")
+    if result.unity_learned:
+        t.add_row("unity", f"learned: {', '.join(result.unity_learned)} clash when joined; built file by file, "
+                           "and so from now on for this commit")
     if result.time_report:
         t.add_row("critical path", critical_line(result.time_report))
     t.add_row("libraries", bundle_line(plan, result.bundled))

@@ -17,6 +17,7 @@ from tritonbuild.resolve import compilercache, linker, pathviews, proton
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.source import SourceInfo, limited_api
+from tritonbuild.resolve.toolchain import ninja_args
 from tritonbuild.settings.model import Resolved
 
 INSTALL_COMPONENT = "tritonbuild"
@@ -255,7 +256,7 @@ def commands(cmake: CMakePlan, tc: ToolchainPlan) -> tuple[str, ...]:
     return (
         shlex.join(cfg),
         shlex.join(["cmake", "--build", f"{cmake.build_dir}/cmake", "--target", *cmake.build_targets,
-                    "--", f"-j{tc.jobs}"]),
+                    "--", *ninja_args(tc)]),
         shlex.join(["cmake", "--install", f"{cmake.build_dir}/cmake", "--component", cmake.install_component]),
         shlex.join([sys.executable, "-m", "tritonbuild", "build"]) + "  # packages the wheel via scikit-build-core",
     )

@@ -99,3 +99,9 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
         unity_batch=int(s["unity_build"].value or 0), unity_exclude=tuple(str(t) for t in s["unity_exclude"].value),
         proton=_proton(s, facts, notes), offline=bool(s["offline"].value), mem_total_gib=host.mem_total_gib,
     ), notes
+
+
+def ninja_args(tc: ToolchainPlan) -> tuple[str, ...]:
+    """Ninja's options: the jobs, and under --unity-build ``-k 0``: every unit that can compile does, so one
+    failed round shows every target that clashes when joined (``tritonbuild.execute.unity`` learns them)."""
+    return (f"-j{tc.jobs}", *(("-k", "0") if tc.unity_batch else ()))

@@ -37,7 +37,7 @@ def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
         "ninja_no_work": result.ninja_no_work,
         "republished": result.republished, "strategy": result.strategy, "where_time_went": result.time_report,
         "repair": result.repaired, "targets": result.targets, "bundled": result.bundled,
-        "compile_check": result.compile_check,
+        "compile_check": result.compile_check, "unity_learned": list(result.unity_learned),
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "provenance": provenance(plan), "plan": plan.to_dict(),
