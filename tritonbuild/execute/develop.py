@@ -20,10 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
-from tritonbuild.execute import editable
+from tritonbuild.execute import editable, unity
 from tritonbuild.execute.diagnose import explain
 from tritonbuild.execute.lock import lock
-from tritonbuild.execute.prepare import build_env, link_compile_commands, place_link, target_outputs, write_shims
+from tritonbuild.execute.prepare import (
+    build_env,
+    link_compile_commands,
+    place_link,
+    place_views,
+    target_outputs,
+    write_shims,
+)
 from tritonbuild.execute.progress import Tracker
 from tritonbuild.fileutil import write_if_changed
 from tritonbuild.gather.source import discovers_backends_by_directory
@@ -180,7 +187,9 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
         run_env = build_env(plan, env)
         with open(log_path, "w") as log:
             stage_nvidia(plan, lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
+            unity.seed(plan)  # a list another build learned: CMake depends on it, so it re-configures
             if action != "no":
+                place_views(plan)
                 write_shims(plan)
                 if action == "clean":
                     console.print("[yellow]note:[/yellow] the build dir was configured differently; "

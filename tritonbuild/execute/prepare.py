@@ -49,9 +49,8 @@ def place_views(plan: Plan) -> None:
 
 
 def write_shims(plan: Plan) -> None:
-    """A plugin without name.conf gets a wrapper dir with the derived name.conf that add_subdirectory()s it.
-    The links come first: a shim add_subdirectory()s the plugin through its link."""
-    place_views(plan)
+    """A plugin without name.conf gets a wrapper dir with the derived name.conf that add_subdirectory()s it
+    (through its link: ``place_views`` comes first)."""
     for shim, real in plan.cmake.plugin_shims:
         name = Path(shim).name.rsplit("-", 1)[0]
         backend = Path(shim) / "backend"
@@ -72,6 +71,7 @@ def prepare(plan: Plan, *, editable: bool = False, log: Callable[[str], None] = 
     stage_nvidia(plan, log)
     stage = staging_dir(plan)
     stage.mkdir(parents=True, exist_ok=True)
+    place_views(plan)
     write_shims(plan)
     unity.seed(plan)
     write_if_changed(root / "plan.json", plan.to_json() + "\n")
