@@ -82,6 +82,9 @@ if(TRITONBUILD_UNITY_BATCH)
   # Each of Triton's files defines DEBUG_TYPE for LLVM_DEBUG; joined, the next definition breaks -Werror
   # (clang's -Wmacro-redefined). Undefining it after each file is no cure: some files use the one a header defined.
   add_compile_options("$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:$<TARGET_PROPERTY:UNITY_BUILD>>>:-Wno-macro-redefined>")
+  # A joined unit that clashes stops at its first error (-Wfatal-errors), so the round tritonbuild learns from
+  # wastes little; the target is then built file by file, where a real error shows in full.
+  add_compile_options("$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:$<TARGET_PROPERTY:UNITY_BUILD>>>:-Wfatal-errors>")
   # The targets tritonbuild learned clash when joined (tritonbuild.execute.unity writes the file next to this build
   # dir before every build, and adds a target after a round where its unity unit failed): a change re-configures.
   set(_tritonbuild_learned "${CMAKE_BINARY_DIR}/../unity-learned.txt")

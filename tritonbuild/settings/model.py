@@ -185,7 +185,8 @@ SPECS: tuple[Spec, ...] = (
           "with a compiler cache, CMake sees the source and plugins through links in the build dir, so another "
           "checkout of the same commit at another path hits the cache"),
     _spec("unity_build", 0, "--unity-build", {"TRITONBUILD_UNITY_BUILD": env_int},
-          "CMake unity builds: this many source files per translation unit (0: off; a lever under measurement)",
+          "CMake unity builds: this many source files per translation unit (0: off); a target whose files fail "
+          "to compile joined is learned and built file by file (unity-learned.txt in the build dir)",
           minimum=0),
     _spec("unity_exclude", [], "--unity-exclude", None,
           "a CMake target compiled file by file under --unity-build (repeatable): one whose files clash when joined"),
