@@ -81,6 +81,9 @@ def test_two_directories_give_byte_identical_wheels(nightly: dict) -> None:
     # the nightly recipe builds with clang + lld when installed (CI installs clang-22), as upstream's wheels do
     plan = json.loads((Path(nightly["results"][0]["build_dir"]) / "plan.json").read_text())
     assert plan["toolchain"]["cxx_compiler"].endswith("clang++-22") and plan["toolchain"]["linker"] == "lld"
+    assert plan["toolchain"]["unity_batch"] == 8  # and the clean build is joined: the identical bytes above say
+    # the unity files (which name the build dir) leave no path in the wheel
+    assert list((Path(nightly["results"][0]["build_dir"]) / "cmake").rglob("unity_*_cxx.cxx"))
     with zipfile.ZipFile(one) as zf:
         info = json.loads(zf.read("triton/_build_info.json"))
         stamps = {i.date_time for i in zf.infolist()}
