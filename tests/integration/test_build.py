@@ -498,8 +498,13 @@ def test_unity_builds_learn_the_targets_that_clash_joined_once_per_commit(tmp_pa
     assert list((cmake / "third_party/proton/CMakeFiles/proton.dir").rglob("RoctracerProfiler.cpp.o"))
     assert {p.parent.parent.name for p in cmake.rglob("unity_*_cxx.cxx")} >= {"triton.dir", "TritonAMD.dir"}
     assert result["unity_learned"] == ["proton"]
+    rounds = result["where_time_went"]["runs"]  # the failed round's time is shown, not hidden behind the last
+    assert len(rounds) == 2 and all(r["edges"] > 0 for r in rounds), rounds
+    assert result["where_time_went"]["wall_seconds"] == rounds[-1]["wall_seconds"]
+    summary = flat(first.stdout.replace("\u2502", " "))  # the summary table's wrapped cell, its borders out
+    assert f"of 2 Ninja runs: {rounds[0]['wall_seconds']:.1f} s + " in summary, summary
     # another build dir of the same tree (another define): starts from the learned list, nothing fails
     again = json.loads(run_cli("build", "--json", *args, "--cmake-arg", "-DTB_ANOTHER_DIR=1",
                                "--out", str(tmp_path / "dist2"), cwd=tmp_path, env=env).stdout)
     assert again["build_dir"] != str(build_dir) and again["unity_learned"] == []
-    assert "FAILED" not in Path(again["log"]).read_text()
+    assert "FAILED" not in Path(again["log"]).read_text() and "runs" not in again["where_time_went"]

@@ -80,14 +80,14 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     (root / "bundle.json").unlink(missing_ok=True)  # the install step writes it afresh
     (root / "distcc.log").unlink(missing_ok=True)  # distcc appends: one build's lines only
     before = cache_stats(plan, env)
-    log_offset = ninjalog.log_size(cmake_build_dir(plan))
+    marks: list[int] = []  # the Ninja log's size before each round
     tracker = Tracker()
     with open(root / "build.log", "w") as log:
         log.write(f"tritonbuild {__version__} plan {plan.key}\n")
         strategy = strategy or full_build(plan, tmp_wheels, log)
         learned: list[str] = []
-        timings = _run(plan, strategy, stage, env, tracker, console, log, learned) | package(strategy, plan,
-                                                                                               tmp_wheels, log)
+        timings = _run(plan, strategy, stage, env, tracker, console, log, learned, marks) | package(
+            strategy, plan, tmp_wheels, log)
         wheel, repaired = _one_wheel(tmp_wheels, root / "build.log"), dict[str, Any]()
         if plan.repair is not None:
             wheel, repaired = repair(plan, wheel, log, root / "build.log")
@@ -98,7 +98,7 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     final = publish(wheel, Path(plan.wheel.out_dir))
     for note in link_compile_commands(plan):
         console.print(f"[cyan]note:[/cyan] {note}")
-    made = {"strategy": strategy.name, "time_report": ninjalog.where_time_went(cmake_build_dir(plan), log_offset),
+    made = {"strategy": strategy.name, "time_report": ninjalog.where_time_went(cmake_build_dir(plan), marks),
             "repaired": repaired, "compile_check": checked, "unity_learned": tuple(learned)}
     moved = compilercache.delta(before, cache_stats(plan, env))
     release_cache_server(plan, env)
@@ -106,10 +106,12 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
 
 
 def _run(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tracker: Tracker, console: Any,
-         log: IO[str], learned: list[str]) -> dict[str, float]:
+         log: IO[str], learned: list[str], marks: list[int]) -> dict[str, float]:
     """Run the strategy's commands, again after a round whose unity units clashed (their targets are learned, into
-    ``learned``); a failure becomes BuildFailed or DiskProblem. Returns the phase timings."""
+    ``learned``; the Ninja log's size before each round into ``marks``); a failure becomes BuildFailed or
+    DiskProblem. Returns the phase timings."""
     for attempt in range(unity.ROUNDS + 1):
+        marks.append(ninjalog.log_size(cmake_build_dir(plan)))
         rc = _round(plan, strategy, stage, env, tracker, console, log)
         new = unity.learn(plan, tracker.errors) if rc != 0 else ()
         if not new or attempt == unity.ROUNDS:

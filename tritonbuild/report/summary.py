@@ -93,8 +93,12 @@ def critical_line(report: Mapping[str, Any]) -> str:
     """Why the build took what it took: the chain it waited on and the slowest edges (from Ninja's log)."""
     path = report["critical_path"]
     slow = ", ".join(f"{_short(e['output'])} {e['seconds']:.1f} s" for e in report["slowest"][:3])
-    return (f"{report['critical_path_seconds']:.1f} s of {report['wall_seconds']:.1f} s wall over {len(path)} of "
+    line = (f"{report['critical_path_seconds']:.1f} s of {report['wall_seconds']:.1f} s wall over {len(path)} of "
             f"{report['edges']} edges, ending {_short(path[-1]['output'])}; slowest: {slow}")
+    if runs := report.get("runs"):
+        walls = " + ".join(f"{r['wall_seconds']:.1f} s" for r in runs)
+        line += f" (the last of {len(runs)} Ninja runs: {walls})"
+    return line
 
 
 def _short(output: str) -> str:
