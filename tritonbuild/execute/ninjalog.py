@@ -6,10 +6,9 @@ run), in the order edges finish. The build reads what each of its rounds appende
 a text read whole is split where the end times decrease (a new run), and the last run counts. The path and the
 slowest edges are the last round's; a build of several rounds (a unity round that learned its exclusions, then the
 one that made the wheel) also lists each round's wall time and edges, so the earlier rounds' time is not hidden.
-The log has no
-dependency edges, so the path is walked back from the last edge to finish, each time to the edge that finished
-last before the current one started (the one it most likely waited for): on a build bounded by a chain of heavy
-translation units and links, that is the chain.
+The log has no dependency edges, so the path is walked back from the last edge to finish, each time to the edge
+that finished last before the current one started (the one it most likely waited for): on a build bounded by a
+chain of heavy translation units and links, that is the chain.
 """
 
 from __future__ import annotations
@@ -74,13 +73,18 @@ def critical_path(edges: list[Edge]) -> list[Edge]:
         path.append(max(before, key=lambda e: (e.end, e.seconds)))
 
 
+def wall(edges: list[Edge]) -> float:
+    """A run's wall time: when its last edge finished, from the start of the run."""
+    return round(max(e.end for e in edges), 2)
+
+
 def report(edges: list[Edge], top: int = 5) -> dict[str, Any]:
     """The figures for the manifest and the summary."""
     if not edges:
         return {}
     path = critical_path(edges)
     return {
-        "wall_seconds": round(max(e.end for e in edges), 2),
+        "wall_seconds": wall(edges),
         "edges": len(edges),
         "critical_path_seconds": round(sum(e.seconds for e in path), 2),
         "critical_path": [{"output": e.output, "seconds": round(e.seconds, 2)} for e in path],
@@ -112,5 +116,5 @@ def where_time_went(build_dir: Path, marks: Sequence[int] = (0,)) -> dict[str, A
         return {}
     figures = report(found[-1])
     if len(found) > 1:
-        figures["runs"] = [{"wall_seconds": round(max(e.end for e in run), 2), "edges": len(run)} for run in found]
+        figures["runs"] = [{"wall_seconds": wall(run), "edges": len(run)} for run in found]
     return figures
