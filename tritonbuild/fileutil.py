@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import os
+import stat
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
+
+from tritonbuild.errors import UserError
+
+TEXT_LIMIT = 8 << 20  # bytes: no file tritonbuild parses at plan time is near this (Triton's largest is ~100 KB)
 
 
 def sha256_of(path: Path) -> str:
@@ -35,20 +43,149 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def read_text(path: Path) -> str:
-    """A text file's content, "" when it cannot be read (undecodable bytes replaced)."""
+def read_text(path: Path, limit: int = TEXT_LIMIT) -> str:
+    """A regular file's text, "" when it cannot be read or is no regular file (a fifo would block, a device never
+    end); undecodable bytes replaced, at most ``limit`` bytes read. For a scan where any one file may be odd."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb", opener=_nonblocking) as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return ""
+            return f.read(limit).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
 
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)
+
+
+def read_checked(path: Path, root: Path, what: str, *, limit: int = TEXT_LIMIT) -> str | None:
+    """The UTF-8 text of ``path``, a file tritonbuild parses from an input it did not write (a source tree, a
+    plugin): None when it does not exist; a UserError naming it when it is not a regular file, is reached through
+    a symlink that leaves ``root``, is larger than ``limit`` bytes or is not UTF-8 text."""
+    if not os.path.lexists(path):
+        return None
+    fix = f"Restore {what} from its repository, or correct it by hand."
+    real = within(root, path, what)
+    try:
+        with open(real, "rb", opener=_nonblocking) as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UserError(f"{path} ({what}) is not a regular file but a {_kind(st.st_mode)}. {fix}")
+            data = f.read(limit + 1)
+    except OSError as exc:
+        raise UserError(f"{path} ({what}) cannot be read: {exc.strerror}. Check its permissions.") from None
+    if len(data) > limit:
+        raise UserError(f"{path} ({what}) is larger than {limit} bytes, far more than such a file holds. {fix}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path} ({what}) is not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x}). "
+                        f"{fix}") from None
+
+
+def _kind(mode: int) -> str:
+    return "directory" if stat.S_ISDIR(mode) else "fifo" if stat.S_ISFIFO(mode) else "socket" if \
+        stat.S_ISSOCK(mode) else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file"
+
+
+def within(root: Path, path: Path, what: str) -> Path:
+    """``path`` with its symlinks resolved, which must lie under ``root`` (resolved too); a UserError naming the
+    link otherwise (one that leaves the root, dangles or loops)."""
+    base = Path(os.path.realpath(root))
+    try:
+        real = Path(os.path.realpath(path, strict=True))
+    except OSError as exc:
+        why = "is a symlink loop" if exc.errno == errno.ELOOP else "is a dangling symlink"
+        raise UserError(f"{path} ({what}) {why}. Remove it or replace it with a copy of the file.") from None
+    if not real.is_relative_to(base):
+        raise UserError(f"{path} ({what}) is a symlink to {real}, outside {base}: tritonbuild reads and packages "
+                        "only what lies inside it. Remove it or replace it with a copy of the file.")
+    return real
+
+
+def confined(root: Path, *parts: str, what: str = "a path") -> Path:
+    """``root / parts``, refused (UserError) when the parts would leave ``root``: ``..``, an absolute part, or a
+    symlink on the way that points outside. For every path built from an environment variable, a recipe, a plugin
+    or an archive member's name."""
+    base = Path(os.path.realpath(root))
+    path = root.joinpath(*parts)
+    real = Path(os.path.realpath(path))
+    if any(Path(p).is_absolute() or ".." in Path(p).parts for p in parts) or not real.is_relative_to(base):
+        raise UserError(f"{what[:1].upper() + what[1:]} ({'/'.join(parts)!r}) would lead outside {base}, to {real}. "
+                        "Names that tritonbuild builds paths from must stay inside their directory: use a plain name.")
+    return path
+
+
+def escaping_links(root: Path, subdirs: tuple[str, ...] = ("",),
+                   skip: Callable[[str], bool] = lambda rel: False) -> list[tuple[Path, str]]:
+    """Symlinks under ``root / sub`` (for each of ``subdirs``) that leave ``root``, dangle or loop, each with what
+    is wrong with it; links that stay inside are fine, and are not walked into (their targets are checked). A
+    ``sub`` that itself resolves outside ``root`` is reported too. ``skip(rel)``: entries (by their path relative
+    to ``root``, posix) that are not looked at, nor walked into."""
+    base = Path(os.path.realpath(root))
+    found: list[tuple[Path, str]] = []
+    for sub in subdirs:
+        top = root / sub if sub else root
+        if not os.path.lexists(top):
+            continue
+        top_bad = _bad_link(top, base)
+        if top_bad:
+            found += top_bad
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            rel = Path(dirpath).relative_to(root)
+            dirnames[:] = [d for d in dirnames if not skip((rel / d).as_posix())]
+            for name in sorted(dirnames + filenames):
+                entry = Path(dirpath, name)
+                if entry.is_symlink() and not skip((rel / name).as_posix()):
+                    found += _bad_link(entry, base)
+    return found
+
+
+def _bad_link(link: Path, base: Path) -> list[tuple[Path, str]]:
+    try:
+        real = Path(os.path.realpath(link, strict=True))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return [(link, "is a symlink loop")]
+        return [(link, f"dangles (-> {os.readlink(link)})" if link.is_symlink() else "cannot be resolved")]
+    return [] if real.is_relative_to(base) else [(link, f"points outside {base}, to {real}")]
+
+
+def zip_member_problem(info: zipfile.ZipInfo) -> str | None:
+    """Why a zip member must not be extracted (an absolute name, ``..``, a symlink, a device or fifo), or None."""
+    name = info.orig_filename.replace("\\", "/")
+    if "\0" in name:
+        return "holds a NUL byte"
+    mode = info.external_attr >> 16
+    kind = stat.S_IFMT(mode)
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        return "is an absolute path"
+    if ".." in name.split("/"):
+        return "contains '..'"
+    if kind == stat.S_IFLNK:
+        return "is a symlink"
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return "is a device, fifo or socket"
+    return None
+
+
+def check_zip(zf: zipfile.ZipFile, what: str) -> None:
+    """Refuse (UserError) an archive any of whose members would be written outside the target dir or is no file."""
+    for info in zf.infolist():
+        problem = zip_member_problem(info)
+        if problem:
+            raise UserError(f"Refusing to unpack {what}: its entry {info.filename!r} {problem}. The archive is "
+                            "hostile or corrupt; nothing was unpacked from it.")
+
+
 def unpack_wheel(wheel: Path, dest: Path, only: str | None = None) -> Path:
     """Unzip ``wheel`` into ``dest`` keeping each member's permission bits, as pip does (zipfile drops them: a
-    bundled ptxas would not be executable). ``only``: just the members whose path contains it."""
-    import zipfile
-
+    bundled ptxas would not be executable). ``only``: just the members whose path contains it. A member that
+    would leave ``dest`` (or is a link or device) refuses the whole wheel before anything is written."""
     with zipfile.ZipFile(wheel) as zf:
+        check_zip(zf, str(wheel))
         for info in zf.infolist():
             if only and only not in info.filename:
                 continue

@@ -6,15 +6,16 @@ import errno
 import os
 import shutil
 import tarfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tritonbuild import http
 from tritonbuild.errors import EnvironmentProblem, UserError
-from tritonbuild.fileutil import sha256_of
+from tritonbuild.fileutil import confined, sha256_of
 from tritonbuild.llvm import cache
-from tritonbuild.resolve.llvm_requirement import LLVMRequest, download_entry, llvm_dir
+from tritonbuild.resolve.llvm_requirement import LLVMRequest, check_suffix, download_entry, llvm_dir
 
 DEFAULT_MIRROR = "https://oaitriton.blob.core.windows.net/public/llvm-builds"
 # Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.
@@ -94,15 +95,24 @@ def check_members(tar: tarfile.TarFile, target: Path) -> list[tarfile.TarInfo]:
 
 
 def extract(archive: Path, staging: Path) -> Path:
-    """Extract into ``staging``; return the prefix (the single top-level dir holding bin/, or staging)."""
-    with tarfile.open(archive, "r:*") as tar:
-        members = check_members(tar, staging)
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(staging, members=members, filter="data")
-        else:  # pragma: no cover - Python without PEP 706 filters
-            tar.extractall(staging, members=members)
+    """Extract into ``staging``; return the prefix (the single top-level dir holding bin/, or staging). Every
+    member is checked first, and tarfile's "data" filter checks each again as it is written (a link made by an
+    earlier member cannot carry a later one outside); a refusal is a UserError and the caller drops staging."""
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            members = check_members(tar, staging)
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(staging, members=members, filter="data")
+            else:  # pragma: no cover - Python without PEP 706 filters
+                tar.extractall(staging, members=members)
+    except tarfile.FilterError as exc:
+        raise UserError(f"Refusing to extract the LLVM archive {archive.name}: {exc}. The archive is not "
+                        "trustworthy; nothing was installed.") from None
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        raise UserError(f"The LLVM archive {archive.name} is corrupt ({exc}); nothing was installed. Check the "
+                        "mirror.") from None
     tops = list(staging.iterdir())
-    if len(tops) == 1 and tops[0].is_dir() and not (staging / "bin").exists():
+    if len(tops) == 1 and tops[0].is_dir() and not tops[0].is_symlink() and not (staging / "bin").exists():
         return tops[0]
     return staging
 
@@ -116,7 +126,7 @@ def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, ret
     if not req.archive:
         raise UserError("No prebuilt LLVM exists for this host (unknown platform suffix); set "
                         "TRITON_LLVM_SYSTEM_SUFFIX, or use --llvm system / PREFIX / source.")
-    entry = download_entry(req)
+    entry = _entry(req)
     if cache.current(entry, req.sha256):
         return entry
     log: Callable[[str], None] = (lambda m: console.print(f"[cyan]llvm:[/cyan] {m}")) if console else print
@@ -134,6 +144,16 @@ def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, ret
     return entry
 
 
+def _entry(req: LLVMRequest) -> Path:
+    """The cache entry for ``req``, checked to stay inside the LLVM cache (its name comes from the pin and the
+    environment: defence in depth behind the plan's own check of the suffix)."""
+    check_suffix(req.suffix or "", "the platform suffix")
+    assert req.archive
+    entry = confined(llvm_dir(req.cache_root), req.archive.removesuffix(".tar.gz"), what="the LLVM cache entry")
+    assert entry == download_entry(req)
+    return entry
+
+
 def _fetch_into(req: LLVMRequest, entry: Path, console: Any, timeout: float, retries: int,
                 log: Callable[[str], None]) -> None:
     """Download, verify, extract and publish one entry under its lock."""
@@ -144,7 +164,7 @@ def _fetch_into(req: LLVMRequest, entry: Path, console: Any, timeout: float, ret
         if stale:
             log(f"{entry.name}: {stale}")
         downloads = llvm_dir(req.cache_root) / ".downloads"
-        archive = downloads / f"{req.archive}.{os.getpid()}"
+        archive = confined(downloads, f"{req.archive}.{os.getpid()}", what="the LLVM download")
         progress = _progress(console, req.archive or "")
         try:
             with progress as update:
