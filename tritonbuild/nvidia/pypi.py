@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import zipfile
+import zlib
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
@@ -21,7 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 from tritonbuild import http
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import sha256_of
+from tritonbuild.fileutil import check_zip, confined, sha256_of
 from tritonbuild.nvidia.parts import WheelRef
 
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -61,20 +62,24 @@ def unpacked_dir(cache_root: Path, ref: WheelRef) -> Path:
     return cache_root / "nvidia" / f"{ref.project}-{ref.version}"
 
 
-def _extract(wheel: Path, staging: Path) -> None:
-    with zipfile.ZipFile(wheel) as zf:
-        for info in zf.infolist():
-            name = PurePosixPath(info.filename)
-            if name.is_absolute() or ".." in name.parts:
-                raise UserError(f"Refusing to unpack {wheel.name}: its entry {info.filename!r} leaves the wheel.")
-            if not info.filename.startswith("nvidia/") or info.is_dir():
-                continue
-            target = staging / info.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
-            if info.external_attr >> 16 & 0o111:
-                target.chmod(0o755)
+def _extract(wheel: Path, staging: Path, name: str) -> None:
+    """Unpack the wheel's ``nvidia/`` tree into ``staging``. The whole archive is checked before anything is
+    written: a member with an absolute name or ``..``, a symlink or a device refuses it (UserError)."""
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            check_zip(zf, f"the wheel {name}")
+            for info in zf.infolist():
+                if not info.filename.startswith("nvidia/") or info.is_dir():
+                    continue
+                target = confined(staging, info.filename, what=f"the member of {name}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out)
+                if info.external_attr >> 16 & 0o111:
+                    target.chmod(0o755)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise UserError(f"The wheel {name} is corrupt ({exc}); nothing was unpacked. Check the index or mirror.") \
+            from None
 
 
 def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offline: bool,
@@ -82,7 +87,7 @@ def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offlin
     """The unpacked wheel's directory in the cache, fetching it first when needed."""
     from filelock import FileLock
 
-    dest = unpacked_dir(cache_root, ref)
+    dest = confined(cache_root / "nvidia", f"{ref.project}-{ref.version}", what=f"the cache entry of {ref.spec}")
     if (dest / ".complete").is_file():
         return dest
     if offline:
@@ -107,7 +112,7 @@ def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offlin
                             "cmake/nvidia-toolchain-version.json; set CUDA_HOME or the TRITON_*_PATH variable "
                             "to supply the files instead.")
         url, sha, name = found
-        part = dest.parent / ".downloads" / f"{name}.{os.getpid()}"
+        part = confined(dest.parent / ".downloads", f"{name}.{os.getpid()}", what=f"the download of {ref.spec}")
         staging = dest.parent / f".{dest.name}.{os.getpid()}"
         try:
             log(f"downloading {ref.spec} ({name})")
@@ -117,7 +122,7 @@ def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offlin
                 raise UserError(f"The download of {name} does not match the index's sha256 ({sha}, got {actual}); "
                                 "it was deleted. Check the index or mirror.")
             shutil.rmtree(staging, ignore_errors=True)
-            _extract(part, staging)
+            _extract(part, staging, name)
             (staging / ".complete").write_text(json.dumps({"url": url, "sha256": actual, "wheel": name}) + "\n")
             shutil.rmtree(dest, ignore_errors=True)
             os.replace(staging, dest)
