@@ -2,36 +2,77 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from tritonbuild.fileutil import read_text
+from tritonbuild.errors import UserError
+from tritonbuild.fileutil import escaping_links, read_checked, read_text
 from tritonbuild.gather.source import package_extras
-from tritonbuild.resolve.plugins import Plugin, PluginFiles, check_plugin
+from tritonbuild.resolve.plugins import NAME_CONF_LIMIT, Plugin, PluginFiles, check_plugin
 from tritonbuild.resolve.source import finds_lld
 
 
 def absolute(path: str, cwd: Path) -> Path:
     p = Path(path).expanduser()
-    return (p if p.is_absolute() else cwd / p).resolve()
+    p = p if p.is_absolute() else cwd / p
+    try:
+        return p.resolve()
+    except RuntimeError:  # Python 3.11 reports a symlink loop so
+        raise UserError(f"{p} is a symlink loop (a link that leads back to itself), not a directory. Point it at "
+                        "a real directory or give the real directory's path.") from None
 
 
-def _text(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+def _shape(path: Path) -> str | None:
+    """What is wrong with the plugin dir's own shape, read before its files (None: nothing)."""
+    backend = path / "backend"
+    if path.exists() and not path.is_dir():
+        return "is a file, not a directory"
+    if path.is_dir() and not os.access(path, os.R_OK | os.X_OK):
+        return "cannot be read (no read or search permission for this user)"
+    if backend.is_symlink() and not backend.exists():
+        return "has a backend/ that is a dangling symlink or a symlink loop"
+    if backend.exists() and not backend.is_dir():
+        return "has a backend that is a file, not a directory"
+    if backend.is_dir() and not os.access(backend, os.R_OK | os.X_OK):
+        return "has a backend/ directory that cannot be read (no read or search permission for this user)"
+    return None
+
+
+def packaged_dirs(path: Path, language: tuple[str, ...], tools: tuple[str, ...]) -> tuple[str, ...]:
+    """The dirs of a backend (plugin or in-tree) that go into the wheel, relative to it (the injected CMake's
+    _tritonbuild_install_backend: backend/, and each language/<x> and tools/<x> package extra)."""
+    return ("backend", *(f"language/{x}" for x in language), *(f"tools/{x}" for x in tools))
+
+
+def check_links(root: Path, dirs: tuple[str, ...], base: Path | None = None, what: str = "") -> None:
+    """Refuse (UserError) symlinks under ``root``'s packaged ``dirs`` that leave ``base`` (default ``root``), dangle
+    or loop: the wheel would carry the content of a file outside the tree, or break."""
+    bad = escaping_links(base or root, tuple(str((root / d).relative_to(base or root)) for d in dirs))
+    if bad:
+        shown = "; ".join(f"{link} {why}" for link, why in bad[:5]) + (f"; and {len(bad) - 5} more" if
+                                                                        len(bad) > 5 else "")
+        raise UserError(f"{what or root} holds symlinks that lead outside it, which would put files from elsewhere "
+                        f"into the wheel: {shown}. Remove each or replace it with a copy of what it points at.")
 
 
 def read_files(raw: str, cwd: Path) -> PluginFiles:
-    """What the plugin directory ``raw`` (relative to ``cwd``) holds."""
+    """What the plugin directory ``raw`` (relative to ``cwd``) holds. Symlinks in what gets packaged that leave
+    the plugin, and name files that are not short UTF-8 text, are refused here (UserError)."""
     path = absolute(raw, cwd)
     backend = path / "backend"
-    if not path.is_dir() or not backend.is_dir():
-        return PluginFiles(str(path), is_dir=path.is_dir())
+    problem = _shape(path)
+    if problem or not path.is_dir() or not backend.is_dir():
+        return PluginFiles(str(path), is_dir=path.is_dir(), problem=problem)
+    language, tools = package_extras(path / "language"), package_extras(path / "tools")
+    check_links(path, packaged_dirs(path, language, tools), what=f"The plugin {path}")
     return PluginFiles(
         path=str(path), is_dir=True, has_backend=True,
         missing=tuple(f for f in ("compiler.py", "driver.py") if not (backend / f).is_file()),
-        name_conf=_text(backend / "name.conf"), llvm_targets=_text(backend / "llvm-targets.txt"),
-        triton_hash=_text(path / "triton-hash.txt"), language=package_extras(path / "language"),
-        tools=package_extras(path / "tools"), finds_lld=finds_lld(read_text(path / "CMakeLists.txt")),
+        name_conf=read_checked(backend / "name.conf", path, "the plugin's name file", limit=NAME_CONF_LIMIT),
+        llvm_targets=read_checked(backend / "llvm-targets.txt", path, "the plugin's LLVM target list", limit=4096),
+        triton_hash=read_checked(path / "triton-hash.txt", path, "the plugin's Triton pin", limit=4096),
+        language=language, tools=tools, finds_lld=finds_lld(read_text(path / "CMakeLists.txt")),
     )
 
 

@@ -5,11 +5,12 @@ The parsers of each file's text and the ``SourceInfo`` type are pure and live in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import read_text
+from tritonbuild.fileutil import escaping_links, read_checked, read_text
 from tritonbuild.resolve.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
 from tritonbuild.resolve.proton import FALLBACK_DIRS, required_variables, setup_dirs
 from tritonbuild.resolve.source import (
@@ -68,13 +69,19 @@ def generation_of(root: Path) -> str:
     return "G1"
 
 
+def source_text(root: Path, rel: str, what: str) -> str:
+    """A file of the source tree that tritonbuild parses: "" when absent; a UserError (one paragraph naming it)
+    when it is not a regular file, leaves the tree through a symlink, is huge or is not UTF-8."""
+    return read_checked(root / rel, root, what) or ""
+
+
 def read_pin(root: Path) -> LLVMPin:
     info = root / "cmake" / "llvm-info.json"
     txt = root / "cmake" / "llvm-hash.txt"
-    if info.is_file():
-        return parse_llvm_info_json(read_text(info), str(info))
-    if txt.is_file():
-        return parse_llvm_hash_txt(read_text(txt), str(txt))
+    if info.exists() or info.is_symlink():
+        return parse_llvm_info_json(source_text(root, "cmake/llvm-info.json", "the source's LLVM pin"), str(info))
+    if txt.exists() or txt.is_symlink():
+        return parse_llvm_hash_txt(source_text(root, "cmake/llvm-hash.txt", "the source's LLVM pin"), str(txt))
     raise UserError(
         f"The Triton source {root} has no LLVM pin: neither cmake/llvm-hash.txt nor cmake/llvm-info.json "
         "exists. Check that --source points at the top of a complete Triton checkout."
@@ -89,6 +96,28 @@ def package_extras(path: Path) -> tuple[str, ...]:
         return ()
     return tuple(sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
                         and not (p / "CMakeLists.txt").is_file()))
+
+
+# What the injected CMake leaves out of python/triton when it installs the package (_tritonbuild_finish): links
+# setup.py and tritonbuild's develop place there (backends, extras, libraries, the profiler), FileCheck, include.
+_NOT_PACKAGED = re.compile(r"python/triton/(backends/[^/.]+|(language|tools)/extra/[^/]+|profiler|FileCheck|include"
+                           r"|_C/[^/]*\.(so|pyd|dylib)|_C/\.keep)|.*/__pycache__")
+
+
+def check_links(root: Path, backends: tuple[InTreeBackend, ...]) -> None:
+    """Refuse (UserError) symlinks in what goes into the wheel from the tree (python/triton and each in-tree
+    backend's packaged dirs) that leave the tree, dangle or loop: the wheel would carry a file from elsewhere."""
+    dirs = ["python/triton"]
+    for b in backends:
+        rel = Path(b.path).relative_to(root).as_posix()
+        dirs += [f"{rel}/backend", *(f"{rel}/language/{x}" for x in b.language), *(f"{rel}/tools/{x}" for x in b.tools)]
+    bad = escaping_links(root, tuple(dirs), skip=lambda rel: bool(_NOT_PACKAGED.fullmatch(rel)))
+    if bad:
+        shown = "; ".join(f"{link} {why}" for link, why in bad[:5]) + (f"; and {len(bad) - 5} more" if
+                                                                        len(bad) > 5 else "")
+        raise UserError(f"The Triton source {root} holds symlinks that lead outside it in what goes into the wheel, "
+                        f"which would put files from elsewhere into it: {shown}. Remove each or replace it with a copy "
+                        "of what it points at.")
 
 
 def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
@@ -126,20 +155,20 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
             "python/triton package). Pass --source with the path of a Triton checkout, or a git URL with --ref."
         )
     generation = generation_of(root)
-    setup_py = root / ("python/setup.py" if generation == "G1" else "setup.py")
-    setup_text = read_text(setup_py)
+    setup_text = source_text(root, "python/setup.py" if generation == "G1" else "setup.py", "the source's setup.py")
     dirs = setup_dirs(setup_text) or FALLBACK_DIRS
-    version = parse_version(read_text(root / "python" / "triton" / "__init__.py"), setup_text)
+    version = parse_version(source_text(root, "python/triton/__init__.py", "the triton package"), setup_text)
     backends = find_in_tree_backends(root)
+    check_links(root, backends)
     names = tuple(b.name for b in backends)
     default = tuple(n for n in (parse_setup_backends(setup_text) or names) if n in names)
     included = parse_backend_includes(_core_texts(root))
     order = [*default, *names]  # report required backends in the source's own default order
     required = tuple(sorted((n for n in names if n in included), key=order.index))
-    limit = parse_tuple_limit(read_text(root / "python" / "src" / "main.cc"))
-    top_cmake = read_text(root / "CMakeLists.txt")
+    limit = parse_tuple_limit(source_text(root, "python/src/main.cc", "libtriton's module source"))
+    top_cmake = source_text(root, "CMakeLists.txt", "the source's top-level CMakeLists.txt")
     missing = []
-    for sub in parse_gitmodules(read_text(root / ".gitmodules")):
+    for sub in parse_gitmodules(source_text(root, ".gitmodules", "the source's submodule list")):
         path = root / sub
         if path.is_dir() and any(path.iterdir()):
             continue
@@ -170,7 +199,7 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         stable_abi=parse_stable_abi(top_cmake),
         ext_option=parse_ext_option(top_cmake),
         install_requires=parse_install_requires(setup_text),
-        build_requires=parse_build_requires(read_text(root / "pyproject.toml")),
+        build_requires=parse_build_requires(source_text(root, "pyproject.toml", "the source's pyproject.toml")),
     )
 
 

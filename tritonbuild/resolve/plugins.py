@@ -24,6 +24,9 @@ from tritonbuild.resolve.pins import same_commit
 from tritonbuild.resolve.source import GitState
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NAME_LIMIT = 64  # characters of a plugin name: it becomes init_triton_<name>(), a module and a CMake target
+NAME_CONF_LIMIT = 1024  # bytes tritonbuild reads of backend/name.conf (gather refuses a larger file)
+_TARGET = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")  # an LLVM target name: NVPTX, AMDGPU, X86, AArch64
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ def derive_name(dirname: str) -> str:
 
 
 def is_identifier(name: str) -> bool:
-    return bool(_IDENT.fullmatch(name)) and not keyword.iskeyword(name)
+    return bool(_IDENT.fullmatch(name)) and not keyword.iskeyword(name) and len(name) <= NAME_LIMIT
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,32 @@ class PluginFiles:
     language: tuple[str, ...] = ()  # package extras: language/<x>, tools/<x> (tritonbuild.gather.source)
     tools: tuple[str, ...] = ()
     finds_lld: bool = False  # its CMakeLists.txt looks for LLD
+    problem: str | None = None  # what is wrong with the directory's shape ("is a file, not a directory", ...)
+
+
+def _name_conf(text: str, where: str) -> str:
+    """The name in name.conf's text: one line. NULs, several lines or an overlong name are refused."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    fix = f"Write the plugin's name alone on one line into {where}."
+    if "\0" in text:
+        raise UserError(f"{where} holds NUL bytes, so it is not a text file naming the plugin. {fix}")
+    if len(lines) > 1:
+        raise UserError(f"{where} holds {len(lines)} lines ({lines[0][:40]!r}, {lines[1][:40]!r}, ...) but a "
+                        f"plugin's name is one line. {fix}")
+    name = lines[0] if lines else ""
+    if len(name) > NAME_LIMIT:
+        raise UserError(f"The plugin name in {where} is {len(name)} characters long ({name[:40]!r}...); names are "
+                        f"at most {NAME_LIMIT} characters (they become C symbols, modules and file names). {fix}")
+    return name
+
+
+def _targets(text: str, where: str) -> tuple[str, ...]:
+    targets = tuple(split_list(text.replace("\n", ";")))
+    bad = [t for t in targets if not _TARGET.fullmatch(t)]
+    if bad:
+        raise UserError(f"{where} lists {bad[0][:60]!r}, which is not an LLVM target name (such as NVPTX, AMDGPU, "
+                        "X86: letters, digits and underscores). List one target per line.")
+    return targets
 
 
 def check_plugin(files: PluginFiles, given_as: str) -> Plugin:
@@ -75,6 +104,8 @@ def check_plugin(files: PluginFiles, given_as: str) -> Plugin:
         "A plugin directory needs backend/compiler.py, backend/driver.py and backend/name.conf "
         "(see Triton's TRITON_PLUGIN_DIRS contract)."
     )
+    if files.problem:
+        raise UserError(f"The plugin directory {path} (from {given_as}) {files.problem}. {fix}")
     if not files.is_dir:
         raise UserError(f"The plugin directory {path} (from {given_as}) does not exist. Check the path.")
     if not files.has_backend:
@@ -82,16 +113,18 @@ def check_plugin(files: PluginFiles, given_as: str) -> Plugin:
     for required in files.missing:
         raise UserError(f"The plugin {path} (from {given_as}) has no backend/{required}. {fix}")
     if files.name_conf is not None:
-        name, name_from, where = files.name_conf.strip(), "name.conf", f"{backend / 'name.conf'}"
+        where = f"{backend / 'name.conf'}"
+        name, name_from = _name_conf(files.name_conf, where), "name.conf"
     else:
         name, name_from, where = derive_name(path.name), "directory name", f"the directory name of {path}"
     if not is_identifier(name):
         raise UserError(
-            f"The plugin name {name!r} (from {where}) is not a C and Python identifier, but Triton uses it as "
+            f"The plugin name {name[:80]!r} (from {where}) is not a C and Python identifier, but Triton uses it as "
             f"init_triton_{name}() and as triton.backends.{name}. Write a valid name (letters, digits, "
-            f"underscores, not starting with a digit) into {backend / 'name.conf'}."
+            f"underscores, not starting with a digit, at most {NAME_LIMIT} characters) into {backend / 'name.conf'}."
         )
-    targets = tuple(split_list(files.llvm_targets.replace("\n", ";"))) if files.llvm_targets is not None else ()
+    targets = _targets(files.llvm_targets, f"{backend / 'llvm-targets.txt'}") if files.llvm_targets is not None \
+        else ()
     pin = (files.triton_hash or "").strip() or None
     return Plugin(name=name, path=str(path), name_from=name_from, given_as=given_as, language=files.language,
                   tools=files.tools, llvm_targets=targets, finds_lld=files.finds_lld, triton_pin=pin,
