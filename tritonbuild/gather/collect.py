@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tritonbuild import paths
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import read_text
-from tritonbuild.gather import compat, deps, git, host
+from tritonbuild.gather import compat, deps, git, host, safegit
 from tritonbuild.gather.plugins import absolute, read_all, read_plugin
 from tritonbuild.gather.source import inspect_source, looks_like_triton
 from tritonbuild.llvm import cache as llvm_cache
@@ -38,29 +39,55 @@ def source_root(s: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
         )
     text = str(given)
     if git.is_git_url(text) and not Path(text).exists():
-        return git.checkout_url(text, s["ref"].value, cache)
+        return _source_url(s, text, cwd, cache)
     if s["ref"].value and not (s["ref"].origin.startswith("recipe") and not s["source"].origin.startswith("recipe")):
         # a recipe's ref belongs to the recipe's source URL; it does not apply to a path given on top of it
         raise UserError("--ref only applies when --source is a git URL; check out the ref in your tree instead.")
     return absolute(text, cwd)
 
 
+def _offline(s: Mapping[str, Resolved]) -> bool:
+    return bool(s["offline"].value) if "offline" in s else False
+
+
+def _source_url(s: Mapping[str, Resolved], url: str, cwd: Path, cache: Path) -> Path:
+    """The checkout of a source URL. Offline nothing is cloned: a cached clone at the ref, else, for a recipe's
+    URL run inside a Triton checkout, that checkout (said on stderr), else the offline error."""
+    ref = s["ref"].value
+    try:
+        return git.checkout_url(url, str(ref) if ref else None, cache, offline=_offline(s))
+    except git.OfflineMissing:
+        if not (s["source"].origin.startswith("recipe") and looks_like_triton(cwd)):
+            raise
+    print(f"warning: offline, and the recipe's source {url} is not in the source cache: building the Triton "
+          f"checkout in the current directory {cwd} instead (pass --source to choose another).", file=sys.stderr)
+    return cwd
+
+
 def clone_git_plugins(s: Mapping[str, Resolved], env: Mapping[str, str], cache_dir: str | None
                       ) -> dict[str, Resolved]:
-    """Replace ``git+URL@REF`` plugin specs with their checkouts in the source cache (clone once)."""
+    """Replace ``git+URL@REF`` plugin specs with their checkouts in the source cache (clone once; offline only
+    a cached clone at the ref is used). Every spec is checked before any git runs."""
     specs = list(s["plugin_dirs"].value)
     if not any(str(p).startswith("git+") for p in specs):
         return dict(s)
     cache = paths.cache_root(env, cache_dir)
-    out = []
-    for spec in specs:
-        text = str(spec)
-        if text.startswith("git+"):
-            url, _, ref = text[4:].rpartition("@") if "@" in text[4:].split("/")[-1] else (text[4:], "", "")
-            out.append(str(git.checkout_url(url, ref or None, cache)))
-        else:
-            out.append(text)
+    wanted = [_plugin_url(str(spec)) if str(spec).startswith("git+") else None for spec in specs]
+    for item in wanted:
+        if item:
+            safegit.check_url(item[0], "The plugin URL")
+            if item[1]:
+                safegit.check_ref(item[1], f"The ref of the plugin {item[0]}:")
+    out = [str(git.checkout_url(item[0], item[1], cache, offline=_offline(s), given_as="--plugin-dir"))
+           if item else str(spec) for spec, item in zip(specs, wanted, strict=True)]
     return {**s, "plugin_dirs": Resolved(out, s["plugin_dirs"].origin)}
+
+
+def _plugin_url(spec: str) -> tuple[str, str | None]:
+    """``git+URL@REF`` as (URL, REF); the ``@`` of user@host:path is not a ref's (a ref has no ':')."""
+    text = spec[4:]
+    url, _, ref = text.rpartition("@") if "@" in text.split("/")[-1] else (text, "", "")
+    return (url, ref or None) if url and ":" not in ref else (text, None)
 
 
 def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
@@ -83,7 +110,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
     plugin_paths = [absolute(p, cwd) for p in s["plugin_dirs"].value]
     api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
-    decls, supplied = deps.gather(root, plugin_paths, s["deps"].value, cwd, cache)
+    decls, supplied = deps.gather(root, plugin_paths, s["deps"].value, cwd, cache, _offline(s))
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
     nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)

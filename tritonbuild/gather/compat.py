@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.fileutil import read_text, write_if_changed
-from tritonbuild.proc import run
+from tritonbuild.gather import safegit
 from tritonbuild.resolve import backend_api, binding_calls
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
@@ -150,16 +150,16 @@ def plugin_includes(plugin: Path, source: Path) -> list[str]:
 
 
 def _git(source: Path, *args: str) -> str | None:
-    res = run(["git", "-C", str(source), *args], timeout=60)
+    res = safegit.run_git(source, *args, timeout=60)
     return res.stdout if res.ok else None
 
 
 def llvm_pin_at(source: Path, commit: str) -> str | None:
     """The LLVM commit a Triton commit pins (cmake/llvm-hash.txt, or llvm-info.json's llvm_hash)."""
-    text = _git(source, "show", f"{commit}:cmake/llvm-hash.txt")
+    text = _git(source, "cat-file", "blob", f"{commit}:cmake/llvm-hash.txt")
     if text and re.fullmatch(r"[0-9a-f]{40}", text.strip()):
         return text.strip()
-    info = _git(source, "show", f"{commit}:cmake/llvm-info.json") or ""
+    info = _git(source, "cat-file", "blob", f"{commit}:cmake/llvm-info.json") or ""
     m = re.search(r'"llvm_hash"\s*:\s*"([0-9a-f]{40})"', info)
     return m.group(1) if m else None
 
@@ -170,6 +170,8 @@ def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[s
                            "commits": 0, "touching": [], "touching_count": 0, "headers": []}
     if not source_commit:
         return {**out, "status": "the source is not a git checkout: no history to compare the pin with"}
+    if not re.fullmatch(r"[0-9a-fA-F]{7,64}", pin):  # the plugin's file: never handed to git as an argument
+        return {**out, "pin": pin[:80], "status": f"pin {pin[:40]!r} is not a commit hash: no history compared"}
     if (_git(source, "rev-parse", "--is-shallow-repository") or "").strip() == "true":
         out["shallow"] = True
     if _git(source, "cat-file", "-e", f"{pin}^{{commit}}") is None:
@@ -183,7 +185,8 @@ def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[s
     count = _git(source, "rev-list", "--count", f"{pin}..{source_commit}")
     out["commits"] = int(count.strip()) if count and count.strip().isdigit() else 0
     if headers:
-        log = _git(source, "log", "--format=@@%H%x09%s", "--name-only", f"{pin}..{source_commit}", "--",
+        log = _git(source, "log", "--no-ext-diff", "--no-textconv", "--no-show-signature", "--format=@@%H%x09%s",
+                   "--name-only", f"{pin}..{source_commit}", "--",
                    *headers) or ""
         touching: list[dict[str, Any]] = []
         for line in log.splitlines():

@@ -104,12 +104,12 @@ def scan(root: Path, label: str = "") -> list[Decl]:
     return out
 
 
-def supplied(specs: Iterable[str], decls: Iterable[Decl], cwd: Path, cache: Path) -> dict[str, Supplied]:
-    """Each ``--dep NAME=PATH|URL`` as a local dir (a URL is cloned into the source cache at the declared tag)
-    and whether it is at the tags the tree declares for it (edge: runs git)."""
+def supplied(specs: Iterable[str], decls: Iterable[Decl], cwd: Path, cache: Path,
+             offline: bool = False) -> dict[str, Supplied]:
+    """Each ``--dep NAME=PATH|URL`` as a local dir (a URL is cloned into the source cache at the declared tag;
+    offline only a cached clone is used) and whether it is at the tags the tree declares for it (edge: runs git)."""
     from tritonbuild.errors import UserError
-    from tritonbuild.gather import git
-    from tritonbuild.proc import run
+    from tritonbuild.gather import git, safegit
 
     tags: dict[str, str | None] = {}
     for name, _, _, _, tag in decls:
@@ -119,15 +119,16 @@ def supplied(specs: Iterable[str], decls: Iterable[Decl], cwd: Path, cache: Path
         name, where = split_spec(spec)
         key = name.lower()
         if git.is_git_url(where) and not Path(where).exists():
-            path = git.checkout_url(where, tags.get(key), cache)
+            path = git.checkout_url(where, tags.get(key), cache, offline=offline, given_as=f"--dep {name}=")
         else:
             path = (cwd / where).resolve()
             if not path.is_dir():
                 raise UserError(f"--dep {spec}: {path} is not a directory. Give a checkout of {name} (or a git URL).")
         at: dict[str, bool] = {}
         tag = tags.get(key)
-        head = run(["git", "-C", str(path), "rev-parse", "HEAD"], timeout=30)
-        want = run(["git", "-C", str(path), "rev-parse", f"{tag}^{{commit}}"], timeout=30) if tag else None
+        head = safegit.run_git(path, "rev-parse", "--verify", "--quiet", "HEAD", timeout=30)
+        want = safegit.run_git(path, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{tag}^{{commit}}",
+                               timeout=30) if tag else None
         if tag and head.ok:
             at[tag] = bool(want and want.ok and want.stdout.strip() == head.stdout.strip())
         out[key] = Supplied(name, str(path), spec, at)
@@ -135,16 +136,16 @@ def supplied(specs: Iterable[str], decls: Iterable[Decl], cwd: Path, cache: Path
 
 
 def gather(root: Path, plugin_paths: Iterable[Path], specs: Iterable[str], cwd: Path,
-           cache: Path) -> tuple[list[Decl], dict[str, Supplied]]:
+           cache: Path, offline: bool = False) -> tuple[list[Decl], dict[str, Supplied]]:
     """Declarations of the source and plugins, and of each supplied dependency's own CMake (the translator fetches
     SPIRV-Headers), with the ``--dep`` dirs (edge: reads files, runs git)."""
     specs = list(specs)
     decls = scan(root) + [d for p in plugin_paths if p.is_dir() for d in scan(p, f"plugins/{p.name}/")]
-    given = supplied(specs, decls, cwd, cache)
+    given = supplied(specs, decls, cwd, cache, offline)
     scanned: set[str] = set()
     while new := [s for k, s in given.items() if k not in scanned]:
         for dep in new:
             scanned.add(dep.name.lower())
             decls += scan(Path(dep.path), f"deps/{dep.name}/")
-        given = supplied(specs, decls, cwd, cache)
+        given = supplied(specs, decls, cwd, cache, offline)
     return decls, given

@@ -1,4 +1,5 @@
-"""Git facts of a directory (edge: runs ``git``), and cloning a source given as a URL (gitpython)."""
+"""Git facts of a directory, and a source or plugin given as a URL checked out in the cache (edge: runs ``git``,
+always through ``safegit``)."""
 
 from __future__ import annotations
 
@@ -6,26 +7,31 @@ import hashlib
 import re
 import shutil
 from pathlib import Path
+from typing import NoReturn
 
 from tritonbuild.errors import UserError
-from tritonbuild.proc import run
+from tritonbuild.gather import safegit
 from tritonbuild.resolve.source import GitState
 
 
 def _git(path: Path, *args: str) -> str | None:
-    proc = run(["git", "-C", str(path), *args], timeout=30)
+    proc = safegit.run_git(path, *args, timeout=30)
     return proc.stdout.strip() if proc.ok else None
 
 
 def git_state(path: Path) -> GitState | None:
     """Commit, dirty flag, branch and commit time of the checkout at ``path`` (None when not a checkout)."""
+    if not path.is_dir():
+        return None
     top = _git(path, "rev-parse", "--show-toplevel")
     if top is None or Path(top).resolve() != path.resolve():
         return None
     commit = _git(path, "rev-parse", "HEAD")
     if not commit:
         return None
-    status = _git(path, "status", "--porcelain", "--untracked-files=no")
+    # no optional lock (the index is not rewritten), filters neutralised (a clean filter runs on stat-dirty files);
+    # a submodule's own work tree is not entered (only its commit is compared)
+    status = _git(path, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
     branch = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
     when = _git(path, "show", "-s", "--format=%ct", "HEAD")
     return GitState(
@@ -48,44 +54,96 @@ def submodules(ls_tree: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-_URL = re.compile(r"^(https?://|git@|ssh://|git://|file://)|\.git$")
+_URL = re.compile(r"^(https?://|git@|ssh://|git://|file://)|\.git$|^[A-Za-z0-9+.-]*::")
 
 
 def is_git_url(text: str) -> bool:
+    """Whether ``text`` is meant as a URL (a remote helper's ``transport::address`` too: ``checkout_url``
+    refuses those, so they never pass for a path)."""
     return bool(_URL.search(text))
 
 
-def checkout_url(url: str, ref: str | None, cache_root: Path) -> Path:
-    """Clone ``url`` into the source cache (once), fetch only when ``ref`` is missing, check ``ref`` out."""
-    import git  # gitpython: imported lazily, it is slow to import
+class OfflineMissing(UserError):
+    """Offline, and the URL at that ref is not in the source cache."""
 
+
+def cache_dir(url: str, cache_root: Path) -> Path:
+    """Where the clone of ``url`` lives in the source cache."""
     key = hashlib.sha256(url.encode()).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
-    dest = cache_root / "sources" / f"{name}-{key}"
-    try:
-        if (dest / ".git").is_dir():
-            repo = git.Repo(dest)
-        else:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(dest.name + ".partial")
-            shutil.rmtree(tmp, ignore_errors=True)
-            git.Repo.clone_from(url, tmp)
-            tmp.rename(dest)
-            repo = git.Repo(dest)
-        if ref:
-            try:
-                repo.commit(ref)
-            except (git.BadName, ValueError):
-                repo.remotes.origin.fetch(ref)
-                try:
-                    repo.commit(ref)
-                except (git.BadName, ValueError):
-                    repo.commit("FETCH_HEAD")
-                    ref = "FETCH_HEAD"
-            repo.git.checkout("--detach", "--force", ref)
-    except git.GitCommandError as exc:
-        raise UserError(
-            f"Could not get {url} at ref {ref or '(default branch)'}: {exc.stderr.strip() or exc}. Check the URL "
-            "and --ref, and that this machine can reach it."
-        ) from None
+    return cache_root / "sources" / f"{name}-{key}"
+
+
+def checkout_url(url: str, ref: str | None, cache_root: Path, *, offline: bool = False,
+                 given_as: str = "--source") -> Path:
+    """Clone ``url`` into the source cache (once), fetch only when ``ref`` is missing, check ``ref`` out.
+    Offline nothing is cloned or fetched: a cached clone that has ``ref`` is used, else ``OfflineMissing``."""
+    safegit.check_url(url, given_as)
+    if ref:
+        safegit.check_ref(ref, f"The ref of {url}:")
+    dest = cache_dir(url, cache_root)
+    if not (dest / ".git").is_dir():
+        if offline:
+            raise OfflineMissing(_offline_text(url, ref, dest, given_as, cloned=False))
+        _clone(url, ref, dest)
+    commit = _commit_of(dest, ref)
+    if commit is None and offline:
+        raise OfflineMissing(_offline_text(url, ref, dest, given_as, cloned=True))
+    if commit is None:
+        commit = _fetch(dest, url, ref)
+    res = safegit.run_git(dest, "checkout", "--quiet", "--detach", "--force", commit, timeout=600)
+    if not res.ok:
+        _fail(url, ref, res.output)
     return dest
+
+
+def _clone(url: str, ref: str | None, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    res = safegit.run_clone(url, tmp)
+    if not res.ok:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _fail(url, ref, res.output)
+    tmp.rename(dest)
+
+
+def _commit_of(dest: Path, ref: str | None) -> str | None:
+    """The commit ``ref`` names in the clone (a branch, tag or commit; a remote branch; one fetched before),
+    or the remote's default branch for no ref."""
+    names = [ref, f"refs/remotes/origin/{ref}", f"refs/tritonbuild/{ref}"] if ref else ["refs/remotes/origin/HEAD",
+                                                                                      "HEAD"]
+    for name in names:
+        res = safegit.run_git(dest, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}",
+                              timeout=30)
+        if res.ok and res.stdout.strip():
+            return res.stdout.strip()
+    return None
+
+
+def _fetch(dest: Path, url: str, ref: str | None) -> str:
+    """Fetch ``ref`` from ``url`` (not from the clone's config) and keep it as refs/tritonbuild/REF."""
+    res = safegit.run_git(dest, "fetch", "--quiet", "--no-tags", "--end-of-options", url, ref or "HEAD",
+                          timeout=3600, fetch=True)
+    commit = _commit_of(dest, "FETCH_HEAD") if res.ok else None
+    if commit is None:
+        _fail(url, ref, res.output)
+    if ref:
+        safegit.run_git(dest, "update-ref", f"refs/tritonbuild/{ref}", commit, timeout=30)
+    return commit
+
+
+def _fail(url: str, ref: str | None, output: str) -> NoReturn:
+    raise UserError(
+        f"Could not get {url} at ref {ref or '(default branch)'}: {output.strip() or 'git failed'}. Check the URL "
+        "and --ref, and that this machine can reach it."
+    )
+
+
+def _offline_text(url: str, ref: str | None, dest: Path, given_as: str, *, cloned: bool) -> str:
+    what = f"{url} at {ref}" if ref else url
+    why = f"its clone {dest} does not have {ref}" if cloned else f"it is not in tritonbuild's source cache ({dest})"
+    clone = f"git clone {url} DIR" + (f" && git -C DIR checkout {ref}" if ref else "")
+    return (f"Offline (--offline/TRITON_OFFLINE_BUILD), and {what} would need a clone or a fetch: {why}, and "
+            f"tritonbuild neither clones nor fetches offline. Clone it yourself ({clone}) and pass the directory "
+            f"({given_as} DIR), or drop --offline.")

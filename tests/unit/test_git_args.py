@@ -1,0 +1,48 @@
+"""safegit: which URLs and refs reach git, and the config that neutralises a repository's own programs (#35)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tritonbuild.errors import UserError
+from tritonbuild.gather import safegit
+
+
+@pytest.mark.parametrize("url", [
+    "https://github.com/triton-lang/triton.git", "http://example.com/x", "ssh://git@example.com/x.git",
+    "git://example.com/x", "file:///srv/git/triton", "file://localhost/srv/x", "git@github.com:org/repo.git",
+    "ssh://[::1]/repo"])
+def test_urls_git_may_clone(url: str) -> None:
+    assert safegit.url_problem(url) is None
+    safegit.check_url(url, "--source")
+
+
+@pytest.mark.parametrize(("url", "why"), [
+    ("ext::sh -c touch% /tmp/x", "remote helper"), ("ext::x.git", "remote helper"), ("fd::17", "remote helper"),
+    ("-uhostile.git", "starts with '-'"), ("--upload-pack=touch /tmp/x", "starts with '-'"),
+    ("ssh://-oProxyCommand=touch%20x/repo", "starts with '-'"), ("https://example.com/a b", "whitespace"),
+    ("https://example.com/a\nb", "whitespace"), ("ftp://example.com/x", "is not one of"), ("x.git", "is not one of"),
+    ("https:///path-only", "no host"), ("", "empty")])
+def test_urls_refused_before_git_runs(url: str, why: str) -> None:
+    assert why in (safegit.url_problem(url) or "")
+    with pytest.raises(UserError, match="is not a git URL tritonbuild clones"):
+        safegit.check_url(url, "--source")
+
+
+@pytest.mark.parametrize("ref", ["main", "v3.4.0", "release/3.4.x", "d8da7c9985d1", "refs/pull/12/head", "a_b+c"])
+def test_plain_refs_pass(ref: str) -> None:
+    safegit.check_ref(ref, "--ref")
+
+
+@pytest.mark.parametrize("ref", ["--upload-pack=touch x", "-b", "main..dev", "a:b", "HEAD~1", "x^{tree}", "a b",
+                                 "main.lock", "x/", "@{-1}", "a//b", ""])
+def test_refs_that_are_options_refspecs_or_ranges_are_refused(ref: str) -> None:
+    with pytest.raises(UserError, match="is not a ref tritonbuild fetches"):
+        safegit.check_ref(ref, "--ref")
+
+
+def test_config_pairs_go_after_the_callers_own_and_keep_equals_signs() -> None:
+    env = safegit.with_config({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"},
+                              [("filter.x=y.clean", "")])
+    assert env["GIT_CONFIG_COUNT"] == "2" and env["GIT_CONFIG_KEY_0"] == "a.b"
+    assert env["GIT_CONFIG_KEY_1"] == "filter.x=y.clean" and env["GIT_CONFIG_VALUE_1"] == ""
