@@ -1,9 +1,14 @@
-"""Where tritonbuild keeps things: its data files and its cache root (pure: takes ``env``)."""
+"""Where tritonbuild keeps things: its data files and its cache root (takes ``env``; ``usable_cache_root`` looks
+at the disk to refuse a cache root no build could use, before any work starts)."""
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from tritonbuild.errors import UserError
 
 _PKG = Path(__file__).resolve().parent
 
@@ -35,3 +40,38 @@ def cache_root(env: Mapping[str, str], given: str | None = None) -> Path:
         return Path(env["XDG_CACHE_HOME"]).expanduser().resolve() / "tritonbuild"
     home = env.get("HOME")
     return (Path(home) if home else Path.home()) / ".cache" / "tritonbuild"
+
+
+_CACHE_VARS = ("TRITONBUILD_CACHE_DIR", "TRITON_HOME", "XDG_CACHE_HOME", "HOME")
+
+
+def cache_origin(env: Mapping[str, str], given: str | None, given_as: str = "--cache-dir") -> str:
+    """Where the cache root came from, as ``cache_root`` chose it (for messages)."""
+    if given:
+        return given_as
+    return next((f"${name}" for name in _CACHE_VARS if env.get(name)), "the home directory")
+
+
+def usable_cache_root(env: Mapping[str, str], given: str | None = None, given_as: str = "--cache-dir") -> Path:
+    """``cache_root``, refused as one paragraph when no build could use it: text no file system takes, a part of it
+    that is a file, or a dir this user cannot write into. Nothing is created (a plan leaves the disk as it is)."""
+    origin = cache_origin(env, given, given_as)
+    raw = given or next((env[name] for name in _CACHE_VARS if env.get(name)), "")
+    shown = repr(raw) if len(raw) < 200 else f"{raw[:80]!r}... ({len(raw)} characters)"
+    try:
+        root = cache_root(env, given)
+        if len(os.fsencode(root)) > 4000 or any(len(os.fsencode(part)) > 255 for part in root.parts):
+            raise OSError(errno.ENAMETOOLONG, "the path or one of its names is too long")
+        existing = next(p for p in (root, *root.parents) if os.path.lexists(p))
+        if not existing.is_dir():
+            raise UserError(f"The cache root {root} (from {origin}) cannot be a directory: {existing} exists and is "
+                            "not one. Give another --cache-dir (or TRITONBUILD_CACHE_DIR), or move the file.")
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise UserError(f"The cache root {shown} (from {origin}) is not a usable path ({why}). Give another "
+                        "--cache-dir (or TRITONBUILD_CACHE_DIR).") from None
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not writable" if existing == root else f"cannot be created: {existing} is not writable"
+        raise UserError(f"The cache root {root} (from {origin}) {what} by this user. Give a writable --cache-dir (or "
+                        "TRITONBUILD_CACHE_DIR), or fix its permissions.")
+    return root

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tritonbuild import paths
 from tritonbuild.errors import UserError
 from tritonbuild.gather import collect, host, pythons
 from tritonbuild.plan import Plan
@@ -55,7 +56,7 @@ def target_pythons(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, 
         return [active_python(env)]
     found: list[str] = []
     for spec in given:
-        path = pythons.find(str(spec), env)
+        path = pythons.find(str(spec), env, cwd or Path.cwd())
         pythons.probe(path)
         if os.path.realpath(path) not in {os.path.realpath(p) for p in found}:
             found.append(path)
@@ -81,7 +82,9 @@ def make_plan(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: 
     """The plan for flag values ``kw`` (settings by name, plus ``REQUEST_OPTIONS``; None: not given) and one
     interpreter (``kw["python"]``: a path, or a one-element list of the command line's ``--python``)."""
     env = dict(os.environ) if env is None else dict(env)
-    return _plans(kw, env, cwd, [_one_python(kw.get("python")) or active_python(env)], editable=editable)[0]
+    one = _one_python(kw.get("python"))
+    python = pythons.find(one, env, cwd or Path.cwd()) if one else active_python(env)
+    return _plans(kw, env, cwd, [python], editable=editable)[0]
 
 
 def _plans(kw: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path | None, targets: list[str], *,
@@ -93,6 +96,7 @@ def _plans(kw: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path | Non
     recipe, recipe_origin = _recipe(kw, cwd)
     s = resolve_settings({k: kw.get(k) for k in flag_settings()}, env, recipe.settings(), recipe_origin)
     cache_dir = kw.get("cache_dir") or recipe.cache_dir
+    paths.usable_cache_root(env, cache_dir, "--cache-dir" if kw.get("cache_dir") else f"{recipe_origin}'s cache_dir")
     s = collect.clone_git_plugins(s, env, cache_dir)
     facts = collect.gather(s, env, cwd, cache_dir, targets[0])
     out_dir = kw.get("out") or recipe.out_dir

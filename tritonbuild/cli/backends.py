@@ -33,7 +33,7 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     env = dict(os.environ)
     s = model.resolve_settings({"source": source, "ref": ref, "plugin_dirs": plugin_dirs}, env)
     cwd = Path.cwd()
-    root = collect.source_root(s, cwd, paths.cache_root(env, cache_dir))
+    root = collect.source_root(s, cwd, paths.usable_cache_root(env, cache_dir))
     info = src_mod.inspect_source(root, git.git_state(root))
     found, _notes, warnings = plugins.resolve_plugins(
         [(p, "plugin") for p in s["plugin_dirs"].value], files=read_all(s["plugin_dirs"].value, cwd),

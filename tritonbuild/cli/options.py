@@ -21,13 +21,46 @@ def _help(spec: Spec) -> str:
     return spec.help[:1].upper() + spec.help[1:] + env + "."
 
 
+def _checked(spec: Spec, value: Any) -> Any:
+    """A flag's value refused by its setting's own check (``Spec.check``): the same paragraph (exit 2) as the
+    environment and a recipe get for the same value."""
+    spec.check([value] if spec.kind == "list" else value, f"cli {spec.flag}")
+    return value
+
+
+class _Int(click.IntRange):
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec.minimum, spec.maximum)
+        self.spec = spec
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return _checked(self.spec, click.INT.convert(value, param, ctx))
+
+
+class _Word(click.Choice[str]):
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec.choices)
+        self.spec = spec
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return _checked(self.spec, value)
+
+
+class _Text(click.types.StringParamType):
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return _checked(self.spec, super().convert(value, param, ctx))
+
+
 def setting_option(spec: Spec) -> Callable[[F], F]:
     """The click option of one setting; its destination is the setting's name."""
     assert spec.flag is not None
     if spec.kind == "bool":
         return click.option(spec.flag, spec.name, default=None, help=_help(spec))
-    types: dict[str, Any] = {"int": click.IntRange(spec.minimum, spec.maximum), "word": click.Choice(spec.choices)}
-    return click.option(*spec.flag.split("/"), spec.name, type=types.get(spec.kind),
+    types: dict[str, type[_Int | _Word | _Text]] = {"int": _Int, "word": _Word}
+    return click.option(*spec.flag.split("/"), spec.name, type=types.get(spec.kind, _Text)(spec),
                         multiple=spec.kind == "list", help=_help(spec))
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from tritonbuild.errors import UserError
 from tritonbuild.proc import run
 from tritonbuild.resolve.facts import PythonFacts
+from tritonbuild.settings.model import show, text_problem
 
 _VERSION = re.compile(r"^(?:python|cp|cpython-?)?(3)\.?(\d{1,2})(t?)$", re.I)
 
@@ -54,17 +55,17 @@ def places(major: str, minor: str, t: str, env: Mapping[str, str]) -> list[str]:
     return [p for p in found if p]
 
 
-def find(spec: str, env: Mapping[str, str]) -> str:
-    """The interpreter ``spec`` names: a path as given, or the first of that version found."""
+def find(spec: str, env: Mapping[str, str], cwd: Path | None = None) -> str:
+    """The interpreter ``spec`` names: a path (one with a '/' is relative to ``cwd``, never looked up on PATH), a
+    command name on PATH (python3, pypy3), or the first of that version found."""
+    problem = text_problem(spec)
+    if problem:
+        raise UserError(f"The Python {show(spec)} (--python) {problem}.")
     m = _VERSION.match(spec.strip())
     if m is None and os.sep not in spec and shutil.which(spec, path=env.get("PATH")):
         return str(shutil.which(spec, path=env.get("PATH")))  # a command name: python3, pypy3
     if m is None or os.sep in spec:
-        given = Path(spec).expanduser()
-        if not (given.is_file() and os.access(given, os.X_OK)):
-            raise UserError(f"The Python {spec!r} (--python) is not an executable file. Give the path of an "
-                            "interpreter, or a version such as 3.12, cp312 or 3.13t.")
-        return str(given)
+        return _given_path(spec, cwd)
     major, minor, t = m.groups()
     candidates = places(major, minor, t, env)
     for candidate in candidates:
@@ -74,6 +75,21 @@ def find(spec: str, env: Mapping[str, str]) -> str:
                     f"python{major}.{minor}{t}, in /opt/python/cp{major}{minor}-cp{major}{minor}{t}, and in pyenv's "
                     "and uv's install dirs). Install it (uv python install "
                     f"{major}.{minor}{t}; Debian: apt install python{major}.{minor}-dev), or give its path.")
+
+
+def _given_path(spec: str, cwd: Path | None) -> str:
+    """An interpreter given by its path, made absolute: the runner looks a bare name up on PATH, which is not the
+    file the user named."""
+    given = Path(spec).expanduser()
+    full = given if given.is_absolute() else (cwd or Path.cwd()) / given
+    try:
+        ok = full.is_file() and os.access(full, os.X_OK)
+    except OSError:  # a name too long for the file system, a dir that cannot be searched
+        ok = False
+    if not ok:
+        raise UserError(f"The Python {show(spec)} (--python) is not an executable file ({full}). Give the path of an "
+                        "interpreter, or a version such as 3.12, cp312 or 3.13t.")
+    return str(full)  # not resolved: a venv's python is a link that must stay the venv's
 
 
 def probe(path: str, *, require_headers: bool = True) -> PythonFacts:
@@ -95,6 +111,9 @@ def _probe(path: str) -> PythonFacts:
     try:
         data = json.loads(res.stdout.strip().splitlines()[-1]) if res.ok else None
     except (ValueError, IndexError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("implementation"), str) or not re.match(
+            r"^\d+\.\d+\.\d+$", str(data.get("version"))):  # a program that is no Python can print anything
         data = None
     if data is None:
         raise UserError(f"The Python {path} (--python) does not run ({res.output[-300:] or 'no output'}). Give "

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from tritonbuild.llvm import cache, download, source_build
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.llvm_requirement import LLVMRequest
+from tritonbuild.settings.model import env_setting
 
 
 class Provider(Protocol):
@@ -19,8 +20,8 @@ class Provider(Protocol):
 
 
 def _download(req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path:
-    timeout = float(env.get("TRITONBUILD_HTTP_TIMEOUT", "30"))
-    retries = int(env.get("TRITONBUILD_HTTP_RETRIES", "3"))
+    timeout = float(env_setting("http_timeout", env))  # declared settings: checked (and refused) at plan time too
+    retries = int(env_setting("http_retries", env))
     return download.provide(req, console=console, timeout=timeout, retries=retries)
 
 

@@ -44,6 +44,10 @@ class ClassInfo:
     bases: tuple[str, ...]
     methods: dict[str, Method] = field(default_factory=dict)
     file: str = ""
+    syntax_error: str = ""  # for SYNTAX_ERROR: "line N: what Python says"
+
+
+SYNTAX_ERROR = "<syntax error>"  # the one entry parse_classes gives for a module Python cannot parse
 
 
 @dataclass(frozen=True)
@@ -87,11 +91,14 @@ def _base_name(node: ast.expr) -> str:
 
 
 def parse_classes(text: str, file: str = "") -> dict[str, ClassInfo]:
-    """The top-level classes of a module with their methods (a syntax error gives none)."""
+    """The top-level classes of a module with their methods; a module Python cannot parse gives one ``SYNTAX_ERROR``
+    entry, which ``check_module`` reports (importing the backend would fail)."""
     try:
         tree = ast.parse(text)
-    except SyntaxError:
-        return {}
+    except SyntaxError as exc:
+        return {SYNTAX_ERROR: ClassInfo(SYNTAX_ERROR, (), {}, file, f"line {exc.lineno}: {exc.msg}")}
+    except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte, nesting the parser cannot hold
+        return {SYNTAX_ERROR: ClassInfo(SYNTAX_ERROR, (), {}, file, f"line 1: {type(exc).__name__}: {exc}")}
     out: dict[str, ClassInfo] = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
@@ -120,7 +127,7 @@ def usage(texts: Iterable[str]) -> Usage:
     for text in texts:
         try:
             tree = ast.parse(text)
-        except SyntaxError:
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # reported by check_module when it matters
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute):
@@ -172,7 +179,13 @@ def _fits(base: Method, sub: Method, called_with: set[int] | None = None) -> str
 
 def check_module(backend_classes: Mapping[str, ClassInfo], source: Mapping[str, ClassInfo],
                  used: Usage, source_calls: Mapping[str, set[int]] | None = None) -> list[Finding]:
-    """Findings for the concrete subclasses of the source's base classes in one backend module."""
+    """Findings for the concrete subclasses of the source's base classes in one backend module (a module Python
+    cannot parse: an error, Triton's import of the backend fails)."""
+    broken = backend_classes.get(SYNTAX_ERROR)
+    if broken is not None:
+        where, _, what = broken.syntax_error.partition(": ")
+        return [Finding(ERROR, broken.file, f"{broken.file} ({where}) is not valid Python: {what}; importing the "
+                                            "backend fails with SyntaxError")]
     findings: list[Finding] = []
     for cls in backend_classes.values():
         chain = _chain(cls, backend_classes, source)

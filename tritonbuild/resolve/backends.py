@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tritonbuild.errors import UserError
+from tritonbuild.settings.model import show
 
 # LLVM targets each known backend needs (on top of libtriton's core: NVPTX, AMDGPU and the host).
 # "host" stands for the machine's own target (X86, AArch64, PowerPC).
@@ -69,6 +70,15 @@ def closest(name: str, valid: Sequence[str]) -> str | None:
     return matches[0] if matches else None
 
 
+def _suggestion(name: str, available: Sequence[str]) -> str:
+    """What the user probably meant: the list's separators when the name holds a space, else the closest name."""
+    if any(c.isspace() for c in name):
+        words = [w for w in name.split() if w]
+        return f" The list is separated by ';' or ',' (a space is not a separator): write {show(';'.join(words))}."
+    hint = closest(name, available)
+    return f" Did you mean {hint!r}?" if hint else ""
+
+
 def select_backends(
     text: str,
     available: Sequence[str],
@@ -91,11 +101,9 @@ def select_backends(
         for name in expanded:
             if name not in available:
                 valid = ", ".join(available) if available else "(this source has no in-tree backends)"
-                hint = closest(name, available)
-                suggestion = f" Did you mean {hint!r}?" if hint else ""
                 raise UserError(
-                    f"Unknown backend {name!r} in {where}.{suggestion} This source's in-tree backends are: "
-                    f"{valid}, or 'all'. Names are case-sensitive; external plugins are added with "
+                    f"Unknown backend {show(name)} in {where}.{_suggestion(name, available)} This source's in-tree "
+                    f"backends are: {valid}, or 'all'. Names are case-sensitive; external plugins are added with "
                     "--plugin-dir or TRITON_PLUGIN_DIRS, not here."
                 )
             if name in names:

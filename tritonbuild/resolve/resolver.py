@@ -43,7 +43,7 @@ from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
 from tritonbuild.resolve.plugins import Plugin, resolve_plugins
 from tritonbuild.resolve.source import SourceInfo, limited_api
 from tritonbuild.resolve.toolchain import resolve_toolchain
-from tritonbuild.settings.model import Resolved
+from tritonbuild.settings.model import Resolved, show, version_problem
 
 
 def _settings_dict(settings: Mapping[str, Resolved]) -> dict[str, dict[str, object]]:
@@ -75,6 +75,17 @@ def wheel_version(src: SourceInfo, suffix: str | None, scheme: str = "setup", ep
     if "+" in base and "+" in env_sfx:
         env_sfx = env_sfx.replace("+", "-")
     return base + env_sfx
+
+
+def _checked_version(version: str, s: Mapping[str, Resolved], src: SourceInfo) -> str:
+    """Refuse at plan time a version the wheel's metadata would refuse at the end of the build (PEP 440)."""
+    problem = version_problem(version)
+    if problem is None:
+        return version
+    sfx = s["version_suffix"]
+    what = f"The version suffix {show(sfx.value)} ({sfx.origin})" if sfx.value else "The wheel's version scheme"
+    raise UserError(f"{what} {problem}. The tree's version is {show(src.version)} (version scheme "
+                    f"{s['version_scheme'].value}); give a suffix such as .post1, .dev1 or +local1.")
 
 
 def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], *,
@@ -178,7 +189,8 @@ def _wheel_plan(s: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch:
         scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
     return WheelPlan(
         name=str(s["wheel_name"].value),
-        version=wheel_version(src, s["version_suffix"].value, str(s["version_scheme"].value), epoch),
+        version=_checked_version(wheel_version(src, s["version_suffix"].value, str(s["version_scheme"].value),
+                                               epoch), s, src),
         requires_python=str(s["requires_python"].value),
         entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
         scripts=scripts,

@@ -9,7 +9,7 @@ from tritonbuild.nvidia import choose
 from tritonbuild.plan import ToolchainPlan
 from tritonbuild.resolve import compilercache, debuginfo, linker
 from tritonbuild.resolve.facts import Facts, HostFacts
-from tritonbuild.settings.model import Resolved
+from tritonbuild.settings.model import MAX_JOBS, Resolved
 
 GIB_PER_COMPILE_JOB = 2.5
 GIB_PER_LINK_JOB = 8.0
@@ -87,7 +87,7 @@ def resolve_toolchain(s: Mapping[str, Resolved], facts: Facts) -> tuple[Toolchai
     cc, cxx, clang = _compilers(s, host, notes)
     link_with, lld_dir = linker.choose(str(s["linker"].value), s["linker"].origin, clang, host)
     cache, cache_tool, distcc, hosts = _compiler_cache(s, host, notes)
-    jobs = s["jobs"].value or (compilercache.fleet_jobs(hosts) if hosts else default_jobs(host))
+    jobs = s["jobs"].value or min(compilercache.fleet_jobs(hosts) if hosts else default_jobs(host), MAX_JOBS)
     link_jobs = s["link_jobs"].value or default_link_jobs(host, jobs)
     build_type = str(s["build_type"].value)
     return ToolchainPlan(

@@ -23,8 +23,9 @@ def settings_table() -> str:
 
 
 def _kind(spec: Spec) -> str:
-    if spec.kind == "int":
-        return f"int {spec.minimum}-{spec.maximum}" if spec.maximum is not None else f"int >= {spec.minimum}"
+    if spec.kind in ("int", "float"):
+        kind = "int" if spec.kind == "int" else "number"
+        return f"{kind} {spec.minimum}-{spec.maximum}" if spec.maximum is not None else f"{kind} >= {spec.minimum}"
     if spec.kind == "word":
         return " \\| ".join(spec.choices)
     return {"str": "text", "bool": "yes/no", "list": "list"}[spec.kind]

@@ -12,10 +12,16 @@ the plan can say where every choice came from. Resolvers take ``env`` as an argu
 
 from __future__ import annotations
 
+import math
+import re
 import shlex
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from tritonbuild.errors import UserError
 
@@ -38,7 +44,7 @@ def env_bool(env: Mapping[str, str], name: str) -> bool | None:
     if text in FALSE:
         return False
     raise UserError(
-        f"The environment variable {name}={env[name]!r} is not a yes/no value. Use 1/0, ON/OFF, YES/NO or "
+        f"The environment variable {name}={show(env[name])} is not a yes/no value. Use 1/0, ON/OFF, YES/NO or "
         f"TRUE/FALSE, or unset it."
     )
 
@@ -50,7 +56,17 @@ def env_int(env: Mapping[str, str], name: str) -> int | None:
     try:
         return int(env[name])
     except ValueError:
-        raise UserError(f"The environment variable {name}={env[name]!r} is not a whole number.") from None
+        raise UserError(f"The environment variable {name}={show(env[name])} is not a whole number.") from None
+
+
+def env_float(env: Mapping[str, str], name: str) -> float | None:
+    """A number (seconds); its range is the setting's."""
+    if name not in env or not env[name].strip():
+        return None
+    try:
+        return float(env[name])
+    except ValueError:
+        raise UserError(f"The environment variable {name}={show(env[name])} is not a number.") from None
 
 
 EnvReader = Callable[[Mapping[str, str]], "tuple[Any, str] | None"]
@@ -77,6 +93,9 @@ def _list_semicolon(env: Mapping[str, str], name: str) -> list[str] | None:
 def _shlex(env: Mapping[str, str], name: str) -> list[str] | None:
     if name not in env or not env[name].strip():
         return None
+    problem = text_problem(env[name])
+    if problem:  # checked before the split, which would hide a NUL or a newline
+        raise UserError(f"The environment variable {name}={show(env[name])} {problem}.")
     try:
         return shlex.split(env[name])
     except ValueError as exc:
@@ -99,7 +118,53 @@ def _build_type(env: Mapping[str, str]) -> tuple[Any, str] | None:
     return None
 
 
-KINDS = ("str", "int", "bool", "list", "word")
+KINDS = ("str", "int", "float", "bool", "list", "word")
+MAX_TEXT = 4096  # characters of one text value (PATH_MAX): longer is no path, URL or name anyone means
+MAX_ITEMS = 256  # items of one list setting
+MAX_NAME_BYTES = 255  # one path component (NAME_MAX)
+Validator = Callable[[Any], "str | None"]  # a value's problem ("must be ..."), None when it is fine
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A value as a message quotes it: its repr (escapes control characters and undecodable bytes), cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 10]}... ({len(text)} characters)"
+
+
+def text_problem(text: str) -> str | None:
+    """What makes a text value unusable whatever the setting: undecodable bytes, control characters, a huge size."""
+    if len(text) > MAX_TEXT:
+        return f"is {len(text)} characters long; at most {MAX_TEXT} are accepted"
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return ("holds bytes that are not UTF-8 (an environment variable or argument in another encoding); "
+                "give it as UTF-8 text")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return "holds a control character (a newline, tab, escape or NUL); remove it"
+    return None
+
+
+_KIND_WORDS = {"str": "text", "word": "text", "int": "a whole number", "float": "a number", "bool": "yes or no",
+               "list": "a list of text"}
+
+
+def _kind_problem(kind: str, value: Any, also: tuple[str, ...]) -> str | None:
+    """Whether ``value`` has the setting's type (a recipe can give any TOML value; flags and env give text)."""
+    ok = {"str": isinstance(value, str), "word": isinstance(value, str),
+          "int": isinstance(value, int) and not isinstance(value, bool),
+          "float": isinstance(value, int | float) and not isinstance(value, bool),
+          "bool": isinstance(value, bool) or (isinstance(value, str) and value in also),
+          "list": isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)}[kind]
+    if ok:
+        return None
+    words = _KIND_WORDS[kind] + (f" (or {', '.join(also)})" if also else "")
+    return f"must be {words}, not {type(value).__name__}"
+
+
+def _texts_problem(value: Any) -> str | None:
+    items = [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else []
+    if len(items) > MAX_ITEMS:
+        return f"lists {len(items)} items; at most {MAX_ITEMS} are accepted"
+    return next((problem for item in items if (problem := text_problem(item))), None)
 
 
 @dataclass(frozen=True)
@@ -111,30 +176,44 @@ class Spec:
     env_names: tuple[str, ...]
     help: str
     kind: str = "str"  # one of KINDS: the type of the value, whichever origin gives it
-    minimum: int | None = None  # whole-number settings: the one range for flag, environment and recipe
+    minimum: int | None = None  # number settings: the one range for flag, environment and recipe
     maximum: int | None = None
     choices: tuple[str, ...] = ()  # "word" settings: the one set of words for flag, env and recipe
     recipe: bool = True  # whether a recipe may set it (under its own name)
     recipe_also: tuple[str, ...] = ()  # words a recipe may give a yes/no setting besides true/false ("auto")
+    validate: Validator | None = None  # the value's own rule (a wheel name, a URL, a path): its problem or None
+    refusal_hint: str = ""  # said after the refusal of a value outside the choices (where the rest go)
 
     def check(self, value: Any, origin: str) -> None:
-        """Refuse a value outside the setting's range or choices, whichever origin it came from."""
-        if self.choices and value is not None and value not in self.choices:
-            raise UserError(f"The setting {self.name} = {value!r} ({origin}) must be one of: "
-                            f"{', '.join(self.choices)}.")
-        if self.minimum is None or value is None:
+        """Refuse a value of the wrong type, outside the setting's range or choices, or that its own rule refuses,
+        whichever origin it came from: one paragraph that names the setting, the value and its origin."""
+        if value is None:
             return
-        if isinstance(value, bool) or not isinstance(value, int) or value < self.minimum or (
-                self.maximum is not None and value > self.maximum):
+        problem = (_kind_problem(self.kind, value, self.recipe_also) or _texts_problem(value)
+                   or self._range_problem(value) or (self.validate(value) if self.validate else None))
+        if problem:
+            hint = f" {self.refusal_hint}" if self.refusal_hint and self.choices else ""
+            raise UserError(f"The setting {self.name} = {show(value)} ({origin}) {problem}.{hint}")
+
+    def _range_problem(self, value: Any) -> str | None:
+        if self.choices and value not in self.choices:
+            return f"must be one of: {', '.join(self.choices)}"
+        if self.kind not in ("int", "float") or self.minimum is None:
+            return None
+        number = "a whole number" if self.kind == "int" else "a number of"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"must be {number} {self.minimum}-{self.maximum}"
+        if value < self.minimum or (self.maximum is not None and value > self.maximum):
             span = f"{self.minimum}-{self.maximum}" if self.maximum is not None else f"{self.minimum} or more"
-            raise UserError(f"The setting {self.name} = {value!r} ({origin}) must be a whole number {span}.")
+            return f"must be {number} {span}"
+        return None
 
 
 def _kind(default: Any, flag: str | None, minimum: int | None, choices: tuple[str, ...]) -> str:
     if choices:
         return "word"
     if minimum is not None:
-        return "int"
+        return "float" if isinstance(default, float) else "int"
     if isinstance(default, bool) or (flag and "/--no-" in flag):
         return "bool"
     return "list" if isinstance(default, list) else "str"
@@ -143,31 +222,106 @@ def _kind(default: Any, flag: str | None, minimum: int | None, choices: tuple[st
 def _spec(name: str, default: Any, flag: str | None, env: dict[str, Callable[..., Any]] | None, help: str,
           extra: tuple[EnvReader, ...] = (), extra_names: tuple[str, ...] = (), minimum: int | None = None,
           maximum: int | None = None, choices: tuple[str, ...] = (), recipe: bool | None = None,
-          recipe_also: tuple[str, ...] = ()) -> Spec:
+          recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "") -> Spec:
     """A setting; its kind follows from its default, flag, range and choices. A recipe may set every setting
     that has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only)."""
     env = env or {}
     readers = tuple(_from(n, r) for n, r in env.items()) + extra
     return Spec(name, default, flag, readers, tuple(env) + extra_names, help, _kind(default, flag, minimum, choices),
-                minimum, maximum, choices, flag is not None if recipe is None else recipe, recipe_also)
+                minimum, maximum, choices, flag is not None if recipe is None else recipe, recipe_also, validate,
+                refusal_hint)
+
+
+# The values' own rules (pure: nothing here looks at the disk; a path that must exist is checked where it is read).
+_WHEEL_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_TARGET = re.compile(r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]*$")  # a CMake target or a library's file name
+MAX_JOBS = 4096
+
+
+def wheel_name_problem(value: str) -> str | None:
+    if _WHEEL_NAME.match(value):
+        return None
+    return ("is not a wheel distribution name: use letters, digits, '.', '_' and '-', starting and ending with a "
+            "letter or digit (PEP 427/503), e.g. triton or triton-nightly")
+
+
+def version_problem(version: str) -> str | None:
+    """Whether a wheel version is one PEP 440 (and so pip, scikit-build-core and the wheel's file name) accepts."""
+    try:
+        Version(version)
+    except InvalidVersion:
+        return (f"makes the version {show(version)}, which is not a PEP 440 version (a suffix is .devN, .postN, "
+                "aN/bN/rcN or a local label +LABEL of letters, digits and '.')")
+    return None
+
+
+def _version_suffix(value: str) -> str | None:
+    """A suffix that makes no valid version after a release (3.6.0) nor after a git one (3.6.0+git<sha8>, where
+    setup.py's rule turns a second '+' into '-'); the plan checks the actual version again."""
+    plain, local = version_problem("3.6.0" + value), version_problem("3.6.0+git01234567" + value.replace("+", "-"))
+    return plain if plain and local else None
+
+
+def _http_url(value: str) -> str | None:
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return None
+    return "must be an http:// or https:// URL with a host (a mirror or an index)"
+
+
+def _path(value: str) -> str | None:
+    """A path (or a URL) whose parts the file system can hold: the OS would refuse a longer component."""
+    long = next((part for part in value.split("/") if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES),
+                None)
+    return None if long is None else f"has a path component of {len(long)} characters (at most {MAX_NAME_BYTES})"
+
+
+def _paths(value: list[str]) -> str | None:
+    return next((problem for item in value if (problem := _path(item))), None)
+
+
+def _names(what: str) -> Validator:
+    def problem(value: list[str]) -> str | None:
+        bad = [v for v in value if not _TARGET.match(v)]
+        return f"lists {show(bad[0])}, which is not {what} (letters, digits, '_', '.', '+' and '-', not first)" \
+            if bad else None
+
+    return problem
+
+
+def _specifier(value: str) -> str | None:
+    try:
+        SpecifierSet(value)
+    except InvalidSpecifier:
+        return "is not a PEP 440 version specifier such as >=3.10"
+    return None
+
+
+def _positive_seconds(value: float) -> str | None:
+    return None if value > 0 else "must be more than 0 seconds"
+
+
+BUILD_TYPES = ("TritonRelBuildWithAsserts", "Release", "Debug", "RelWithDebInfo", "MinSizeRel", "TritonBuildWithO1")
 
 
 SPECS: tuple[Spec, ...] = (
-    _spec("source", None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)"),
+    _spec("source", None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
+          validate=_path),
     _spec("ref", None, "--ref", None, "git ref to check out when --source is a URL"),
     _spec("backends", None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
           "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)"),
     _spec("plugin_dirs", [], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},
           "external plugin directories (repeatable; env: ';' separated; in a recipe: the key plugins)",
-          recipe=False),
+          recipe=False, validate=_paths),
     _spec("llvm", "auto", "--llvm", {"LLVM_SYSPATH": _str},
-          "LLVM: auto, system, download, source or a prefix path"),
+          "LLVM: auto, system, download, source or a prefix path", validate=_path),
     _spec("llvm_mirror", "https://oaitriton.blob.core.windows.net/public/llvm-builds", "--llvm-mirror",
-          {"TRITONBUILD_LLVM_MIRROR": _str}, "base URL of prebuilt LLVM archives (a company mirror)"),
+          {"TRITONBUILD_LLVM_MIRROR": _str}, "base URL of prebuilt LLVM archives (a company mirror): http or https",
+          validate=_http_url),
     _spec("allow_unpinned", False, "--allow-unpinned/--no-allow-unpinned", {"TRITONBUILD_ALLOW_UNPINNED": env_bool},
           "accept a prebuilt LLVM the pin has no sha256 for (llvm-hash.txt pins); its sha256 is logged"),
     _spec("llvm_src", None, "--llvm-src", {"TRITONBUILD_LLVM_SRC": _str},
-          "llvm-project URL or local clone for --llvm source (default: the upstream repository)"),
+          "llvm-project URL or local clone for --llvm source (default: the upstream repository)", validate=_path),
     _spec("llvm_assertions", False, "--llvm-assertions/--no-llvm-assertions", None,
           "build LLVM from source with assertions"),
     _spec("clang", False, "--clang/--no-clang", {"TRITON_BUILD_WITH_CLANG_LLD": env_bool},
@@ -187,17 +341,22 @@ SPECS: tuple[Spec, ...] = (
     _spec("unity_build", 0, "--unity-build", {"TRITONBUILD_UNITY_BUILD": env_int},
           "CMake unity builds: this many source files per translation unit (0: off); a target whose files fail "
           "to compile joined is learned and built file by file (unity-learned.txt in the build dir)",
-          minimum=0),
+          minimum=0, maximum=64),
     _spec("unity_exclude", [], "--unity-exclude", None,
-          "a CMake target compiled file by file under --unity-build (repeatable): one whose files clash when joined"),
+          "a CMake target compiled file by file under --unity-build (repeatable): one whose files clash when joined",
+          validate=_names("a CMake target name")),
     _spec("jobs", None, "-j/--jobs", {"MAX_JOBS": env_int},
-          "parallel compile jobs (default: min(cores, total GiB / 2.5))", minimum=1),
+          "parallel compile jobs (default: min(cores, total GiB / 2.5))", minimum=1,
+          maximum=MAX_JOBS),
     _spec("link_jobs", None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
-          "parallel link jobs (default: min(jobs, total GiB / 8), at least 1)", minimum=1),
+          "parallel link jobs (default: min(jobs, total GiB / 8), at least 1)", minimum=1,
+          maximum=MAX_JOBS),
     _spec("build_type", "TritonRelBuildWithAsserts", "--build-type", None,
-          "CMake build type; the default is setup.py's (-O2 -g, assertions on). Release, Debug, RelWithDebInfo, "
-          "TritonBuildWithO1",
-          extra=(_build_type,), extra_names=tuple(n for n, _ in BUILD_TYPE_ENV)),
+          "CMake build type; the default is setup.py's (-O2 -g, assertions on); another one goes in with "
+          "--cmake-arg -DCMAKE_BUILD_TYPE=NAME",
+          extra=(_build_type,), extra_names=tuple(n for n, _ in BUILD_TYPE_ENV), choices=BUILD_TYPES,
+          refusal_hint="A build type of the tree's own CMake goes in with --cmake-arg -DCMAKE_BUILD_TYPE=NAME "
+                       "(the last -D wins)."),
     _spec("linker", "auto", "--linker", {"TRITONBUILD_LINKER": _str},
           "linker for gcc builds: auto (lld when installed, else gold), lld, gold, bfd, default (the compiler's); "
           "--clang always links with lld", choices=("auto", "lld", "gold", "bfd", "default")),
@@ -217,13 +376,14 @@ SPECS: tuple[Spec, ...] = (
           "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated"),
     _spec("targets", [], "--target", None,
           "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
-          "they stay in the build dir, the wheel does not change"),
+          "they stay in the build dir, the wheel does not change"),  # names: resolve.cmake.extra_targets
     _spec("strict", False, "--strict/--no-strict", None, "refuse to add back backends the source cannot drop"),
     _spec("compile_check", True, "--compile-check/--no-compile-check", {"TRITONBUILD_COMPILE_CHECK": env_bool},
           "after the import, compile real kernels (matmul fp16/bf16/fp8, reduction, softmax, split/permute, atomics) "
           "with the launcher's specialisations for each backend's targets; a failure or hang keeps the wheel out"),
     _spec("compile_check_timeout", 120, "--compile-check-timeout", {"TRITONBUILD_COMPILE_CHECK_TIMEOUT": env_int},
-          "seconds one kernel of the compile check may take before it counts as a hang", minimum=1),
+          "seconds one kernel of the compile check may take before it counts as a hang", minimum=1,
+          maximum=86400),
     _spec("require_pinned_llvm", False, "--require-pinned-llvm/--no-require-pinned-llvm",
           {"TRITONBUILD_REQUIRE_PINNED_LLVM": env_bool},
           "refuse an LLVM that is not (or does not record being) the source's pin (the nightly recipe sets it)"),
@@ -231,7 +391,7 @@ SPECS: tuple[Spec, ...] = (
           "refuse a backend that lacks a method the source's BaseBackend/DriverBase declare abstract (off: a warning)"),
     _spec("wheelhouse", None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
           "a dir of wheels (scikit-build-core, pybind11/nanobind) for the isolated build environment of a target "
-          "interpreter that lacks them, offline"),
+          "interpreter that lacks them, offline", validate=_path),
     _spec("stable_abi", None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
           "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
           "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
@@ -239,13 +399,16 @@ SPECS: tuple[Spec, ...] = (
     _spec("ext_headers", True, "--ext-headers/--no-ext-headers", {"TRITON_EXT_ENABLED": env_bool},
           "extension headers in the wheel (triton/include: Triton's *.h, *.td and generated *.h.inc, for every tree "
           "generation) and TRITON_EXT_ENABLED=ON where the tree has it, as PyTorch's and Intel's wheels do"),
-    _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str}, "distribution name of the wheel"),
+    _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str},
+          "distribution name of the wheel (letters, digits, '.', '_', '-'; PEP 427/503)", validate=wheel_name_problem),
     _spec("version_suffix", None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},
-          "appended to the version (default: +git<sha8> off release branches, like setup.py)"),
+          "appended to the version (default: +git<sha8> off release branches, like setup.py); the version must "
+          "stay PEP 440", validate=_version_suffix),
     _spec("version_scheme", "setup", "--version-scheme", {"TRITONBUILD_VERSION_SCHEME": _str},
           "version suffix: setup (+git<sha8> off release branches), git, date (.devYYYYMMDD), date+git, none",
           choices=("setup", "git", "date", "date+git", "none")),
-    _spec("requires_python", ">=3.10", None, None, "Requires-Python of the wheel", recipe=True),
+    _spec("requires_python", ">=3.10", None, None, "Requires-Python of the wheel", recipe=True,
+          validate=_specifier),
     _spec("zip_level", 6, "--zip-level", {"TRITONBUILD_ZIP_LEVEL": env_int},
           "deflate level of the wheel, 0-9 (default 6, like zipfile; the dev recipe uses 1: a 400 MB libtriton "
           "zips several times faster)", minimum=0, maximum=9),
@@ -255,7 +418,8 @@ SPECS: tuple[Spec, ...] = (
     _spec("repair", False, "--repair/--no-repair", {"TRITONBUILD_REPAIR": env_bool},
           "manylinux repair with auditwheel (grafts needed libraries into the wheel)"),
     _spec("repair_exclude", ["libcuda.so.1"], "--repair-exclude", None,
-          "libraries the user's system provides (like the CUDA driver): never bundled, never grafted by auditwheel"),
+          "libraries the user's system provides (like the CUDA driver): never bundled, never grafted by auditwheel",
+          validate=_names("a library file name")),
     _spec("llvm_link", "auto", "--llvm-link", {"TRITONBUILD_LLVM_LINK": _str},
           "how libtriton links a shared-libLLVM LLVM (Debian's): auto (static for wheels when its static libraries "
           "are installed, shared for develop), static, shared", choices=("auto", "static", "shared")),
@@ -264,32 +428,46 @@ SPECS: tuple[Spec, ...] = (
           "($ORIGIN run paths) and drop needed entries nothing uses"),
     _spec("ccache_remote", None, "--ccache-remote", {"TRITONBUILD_CCACHE_REMOTE": _str},
           "ccache remote storage shared by build machines (redis://host:port, http://host/path)"),
-    _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)"),
+    _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)",
+          validate=_path),
     _spec("bundle_nvidia_tools", True, "--bundle-nvidia-tools/--no-bundle-nvidia-tools", None,
           "copy ptxas, cuobjdump and nvdisasm (TRITON_<TOOL>_PATH, else a CUDA toolkit's) into backends/nvidia/bin, "
           "as setup.py does"),
     _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str},
-          "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)"),
+          "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)",
+          validate=_path),
     _spec("cupti_include", None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str},
-          "CUPTI headers for proton (default: a CUDA toolkit's, else NVIDIA's CUPTI wheel at the tree's pin)"),
+          "CUPTI headers for proton (default: a CUDA toolkit's, else NVIDIA's CUPTI wheel at the tree's pin)",
+          validate=_path),
     _spec("cupti_lib", None, None, {"TRITON_CUPTI_LIB_PATH": _str},
-          "CUPTI libraries copied into backends/nvidia/lib/cupti (default: a toolkit's, else the CUPTI wheel's)"),
+          "CUPTI libraries copied into backends/nvidia/lib/cupti (default: a toolkit's, else the CUPTI wheel's)",
+          validate=_path),
     _spec("cudart_path", None, None, {"TRITON_CUDART_PATH": _str},
-          "CUDA runtime headers (cuda.h) for backends/nvidia/include (default: a toolkit's, else the PyPI wheel's)"),
-    _spec("cudacrt_path", None, None, {"TRITON_CUDACRT_PATH": _str}, "CUDA CRT headers (an include dir with crt/)"),
+          "CUDA runtime headers (cuda.h) for backends/nvidia/include (default: a toolkit's, else the PyPI wheel's)",
+          validate=_path),
+    _spec("cudacrt_path", None, None, {"TRITON_CUDACRT_PATH": _str}, "CUDA CRT headers (an include dir with crt/)",
+          validate=_path),
     _spec("ptxas_blackwell", None, None, {"TRITON_PTXAS_BLACKWELL_PATH": _str},
           "ptxas for sm_100+ bundled as backends/nvidia/bin/ptxas-blackwell, for trees that look for it "
-          "(default: a second CUDA toolkit's ptxas)"),
+          "(default: a second CUDA toolkit's ptxas)", validate=_path),
     _spec("roctracer_include", None, None, {"TRITON_ROCTRACER_INCLUDE_PATH": _str},
-          "roctracer headers for proton (default: the amd backend's third_party/amd/backend/include)"),
+          "roctracer headers for proton (default: the amd backend's third_party/amd/backend/include)", validate=_path),
     _spec("rocm_include", None, None, {"TRITON_ROCM_INCLUDE_PATH": _str},
-          "ROCm headers for proton in trees that require ROCM_INCLUDE_DIR (default: third_party/amd/backend/include)"),
+          "ROCm headers for proton in trees that require ROCM_INCLUDE_DIR (default: third_party/amd/backend/include)",
+          validate=_path),
     _spec("xpupti_include", None, None, {"TRITON_XPUPTI_INCLUDE_PATH": _str},
           "Intel XPUPTI headers for proton in trees that require XPUPTI_INCLUDE_DIR (default: "
-          "third_party/intel/backend/proton/include)"),
+          "third_party/intel/backend/proton/include)", validate=_path),
     _spec("pypi_index", "https://pypi.org/simple", None,
           {"TRITONBUILD_PYPI_INDEX": _str, "PIP_INDEX_URL": _str},
-          "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files"),
+          "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files (http or https)",
+          validate=_http_url),
+    _spec("http_retries", 3, None, {"TRITONBUILD_HTTP_RETRIES": env_int},
+          "attempts of each download (LLVM archives, NVIDIA's wheels) before it counts as a network failure",
+          minimum=1, maximum=100),
+    _spec("http_timeout", 30.0, None, {"TRITONBUILD_HTTP_TIMEOUT": env_float},
+          "seconds a download may wait for the server before the attempt counts as failed", minimum=0,
+          maximum=3600, validate=_positive_seconds),
 )
 SPEC_BY_NAME = {s.name: s for s in SPECS}
 
@@ -300,24 +478,33 @@ def resolve_settings(
     recipe: Mapping[str, Any] | None = None,
     recipe_origin: str = "recipe",
 ) -> dict[str, Resolved]:
-    """Apply default < recipe < environment < CLI to every setting. ``None`` in ``cli`` means not given."""
+    """Apply default < recipe < environment < CLI to every setting. ``None`` in ``cli`` means not given. Every
+    value is checked by its ``Spec`` whichever origin gave it, so a plan never holds a value the build refuses."""
     recipe = recipe or {}
     unknown = set(cli) - set(SPEC_BY_NAME)
     if unknown:
         raise ValueError(f"unknown settings from the CLI: {sorted(unknown)}")
-    out: dict[str, Resolved] = {}
-    for spec in SPECS:
-        chosen = Resolved(spec.default, "default")
-        if spec.name in recipe and recipe[spec.name] is not None:
-            chosen = Resolved(recipe[spec.name], recipe_origin)
-        for reader in spec.env:
-            hit = reader(env)
-            if hit is not None:
-                chosen = Resolved(hit[0], f"env {hit[1]}")
-                break
-        given = cli.get(spec.name)
-        if given is not None and given != [] and given != ():
-            chosen = Resolved(list(given) if isinstance(given, tuple) else given, f"cli {spec.flag}")
-        spec.check(chosen.value, chosen.origin)
-        out[spec.name] = chosen
-    return out
+    return {spec.name: _resolve(spec, cli, env, recipe, recipe_origin) for spec in SPECS}
+
+
+def _resolve(spec: Spec, cli: Mapping[str, Any], env: Mapping[str, str], recipe: Mapping[str, Any],
+             recipe_origin: str) -> Resolved:
+    chosen = Resolved(spec.default, "default")
+    if spec.name in recipe and recipe[spec.name] is not None:
+        chosen = Resolved(recipe[spec.name], recipe_origin)
+    for reader in spec.env:
+        hit = reader(env)
+        if hit is not None:
+            chosen = Resolved(hit[0], f"env {hit[1]}")
+            break
+    given = cli.get(spec.name)
+    if given is not None and given != [] and given != ():
+        chosen = Resolved(list(given) if isinstance(given, tuple) else given, f"cli {spec.flag}")
+    spec.check(chosen.value, chosen.origin)
+    return chosen
+
+
+def env_setting(name: str, env: Mapping[str, str]) -> Any:
+    """The value of a setting only the environment gives (default < env, checked like any other), for the edge
+    code that runs after the plan and reads the same environment (downloads: ``http_retries``, ``http_timeout``)."""
+    return _resolve(SPEC_BY_NAME[name], {}, env, {}, "recipe").value

@@ -23,7 +23,7 @@ from typing import Any
 
 from tritonbuild.errors import UserError
 from tritonbuild.paths import recipes_dir
-from tritonbuild.settings.model import SPECS, Spec
+from tritonbuild.settings.model import SPECS, Spec, show, text_problem
 
 REQUEST_KEYS = ("description", "plugins", "pythons", "out_dir", "cache_dir")  # not settings: the request
 SETTING_KEYS: dict[str, Spec] = {spec.name: spec for spec in SPECS if spec.recipe}
@@ -56,8 +56,8 @@ def key_schema(spec: Spec) -> dict[str, Any]:
     """The JSON schema of one setting's recipe key, from its kind, range and choices."""
     if spec.kind == "word":
         return {"type": "string", "enum": list(spec.choices)}
-    if spec.kind == "int":
-        return {"type": "integer", "minimum": spec.minimum} | (
+    if spec.kind in ("int", "float"):
+        return {"type": "integer" if spec.kind == "int" else "number", "minimum": spec.minimum} | (
             {"maximum": spec.maximum} if spec.maximum is not None else {})
     if spec.kind == "bool" and spec.recipe_also:
         return {"oneOf": [{"type": "boolean"}, {"type": "string", "enum": list(spec.recipe_also)}]}
@@ -80,20 +80,31 @@ def _check(name: str, value: Any, where: str) -> Any:
     schema: dict[str, Any] = key_schema(spec) if spec else json_schema()["properties"][name]
     if "oneOf" in schema:
         if not any(_matches(option, value) for option in schema["oneOf"]):
-            raise UserError(f"The recipe {where} has {name} = {value!r}, which is none of: "
+            raise UserError(f"The recipe {where} has {name} = {show(value)}, which is none of: "
                             f"{', '.join(_describe(o) for o in schema['oneOf'])}.")
         return value
     if not _matches(schema, value):
-        raise UserError(f"The recipe {where} has {name} = {value!r}, but {name} must be {_describe(schema)}.")
+        raise UserError(f"The recipe {where} has {name} = {show(value)}, but {name} must be {_describe(schema)}.")
     if spec is not None:
-        spec.check(value, f"recipe {where}")  # the same range and choices as the flag and the environment
+        spec.check(value, f"recipe {where}")  # the same range, choices and rules as the flag and the environment
+    elif name != "description":
+        _texts_ok(name, value, where)
     return value
+
+
+def _texts_ok(name: str, value: Any, where: str) -> None:
+    """A request key's text (out_dir, cache_dir, pythons) holds no undecodable or control character and no huge
+    string: the same rule as every text setting's."""
+    for item in value if isinstance(value, list) else [value]:
+        problem = text_problem(item)
+        if problem:
+            raise UserError(f"The recipe {where} has {name} = {show(item)}, which {problem}.")
 
 
 def _describe(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return "one of " + ", ".join(repr(e) for e in schema["enum"])
-    return {"string": "a string", "boolean": "true or false", "integer": "a whole number",
+    return {"string": "a string", "boolean": "true or false", "integer": "a whole number", "number": "a number",
             "array": "a list of strings"}[schema["type"]]
 
 
@@ -101,51 +112,72 @@ def _matches(schema: dict[str, Any], value: Any) -> bool:
     kind = schema["type"]
     ok = {"string": isinstance(value, str), "boolean": isinstance(value, bool),
           "integer": isinstance(value, int) and not isinstance(value, bool),
+          "number": isinstance(value, int | float) and not isinstance(value, bool),
           "array": isinstance(value, list) and all(isinstance(v, str) for v in value)}[kind]
     return ok and ("enum" not in schema or value in schema["enum"])
 
 
 def parse(data: dict[str, Any], path: Path) -> Recipe:
-    table = data.get("tritonbuild", data)
+    table = _table(data, path)
     values: dict[str, Any] = {}
     request: dict[str, Any] = {}
     for key, value in table.items():
         if key not in KEYS:
             hint = difflib.get_close_matches(key, list(KEYS), n=1)
+            mean = f" Did you mean {hint[0]!r}?" if hint else ""
             raise UserError(
-                f"The recipe {path} has an unknown key {key!r}.{' Did you mean ' + repr(hint[0]) + '?' if hint else ''}"
+                f"The recipe {path} has an unknown key {show(key)}.{mean}"
                 f" Valid keys: {', '.join(KEYS)} (schema: recipes/recipe.schema.json)."
             )
         if key == "plugins":
             values["plugin_dirs"] = [_plugin(p, path) for p in (value if isinstance(value, list) else [value])]
             continue
-        if key == "source" and isinstance(value, str) and "://" not in value \
-                and not value.startswith(("git@", "/", "~")):
+        value = _check(key, value, str(path))
+        if key == "source" and "://" not in value and not value.startswith(("git@", "/", "~")):
             value = str((path.parent / value).resolve())  # a source path is relative to the recipe file
-        (request if key in REQUEST_KEYS else values)[key] = _check(key, value, str(path))
+        (request if key in REQUEST_KEYS else values)[key] = value
     return Recipe(values, **request)
 
 
+def _table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The recipe's keys: the whole file, or its ``[tritonbuild]`` table (then nothing else may sit beside it)."""
+    if "tritonbuild" not in data:
+        return data
+    table, others = data["tritonbuild"], sorted(set(data) - {"tritonbuild"})
+    if not isinstance(table, dict):
+        raise UserError(f"The recipe {path} has tritonbuild = {show(table)}: tritonbuild must be a table "
+                        "([tritonbuild] with the recipe's keys under it), or leave it out and put the keys at the top.")
+    if others:
+        raise UserError(f"The recipe {path} has keys beside its [tritonbuild] table ({', '.join(others)}); put "
+                        "every key in the table (or leave the table out).")
+    return table
+
+
 def _plugin(item: Any, path: Path) -> str:
-    if isinstance(item, str):
+    if isinstance(item, str) and not text_problem(item):
         return item if item.startswith("git+") else str((path.parent / item).resolve())
-    if isinstance(item, dict) and set(item) <= {"git", "ref", "path"}:
+    if isinstance(item, dict) and set(item) <= {"git", "ref", "path"} and all(
+            isinstance(v, str) and not text_problem(v) for v in item.values()):
         if "git" in item:
             return f"git+{item['git']}" + (f"@{item['ref']}" if item.get("ref") else "")
         if "path" in item:
             return str((path.parent / item["path"]).resolve())
-    raise UserError(f"The recipe {path} has a plugin entry {item!r}: use a path, or a table with git (and ref).")
+    raise UserError(f"The recipe {path} has a plugin entry {show(item)}: use a path, or a table with git (and ref) "
+                    "or path, each a string of text.")
 
 
 def find(name_or_path: str, cwd: Path) -> Path:
+    problem = text_problem(name_or_path)
+    if problem or len(name_or_path) > 1024:
+        raise UserError(f"The recipe {show(name_or_path)} (--recipe) {problem or 'is too long to be a name or path'}.")
     path = Path(name_or_path)
     if path.suffix == ".toml" or "/" in name_or_path:
         full = path if path.is_absolute() else cwd / path
-        if not full.is_file():
+        if not _is_file(full):
             raise UserError(f"The recipe file {full} does not exist.")
         return full
     full = recipes_dir() / f"{name_or_path}.toml"
-    if not full.is_file():
+    if not _is_file(full):
         names = names_available()
         hint = difflib.get_close_matches(name_or_path, names, n=1)
         raise UserError(
@@ -155,15 +187,39 @@ def find(name_or_path: str, cwd: Path) -> Path:
     return full
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long for the file system, a dir that cannot be searched
+        return False
+
+
 def names_available() -> list[str]:
     return sorted(p.stem for p in recipes_dir().glob("*.toml"))
 
 
+MAX_RECIPE_BYTES = 1 << 20  # a recipe is a page of settings; a bigger file is not one
+
+
 def read(path: Path) -> Recipe:
+    """The recipe at ``path``, refused as one paragraph when it cannot be read, is too big, is not UTF-8 or not
+    TOML."""
     try:
-        data = tomllib.loads(path.read_text())
+        with open(path, "rb") as f:
+            raw = f.read(MAX_RECIPE_BYTES + 1)
+    except OSError as exc:
+        raise UserError(f"The recipe {path} cannot be read: {exc.strerror or exc}.") from None
+    if len(raw) > MAX_RECIPE_BYTES:
+        raise UserError(f"The recipe {path} is over {MAX_RECIPE_BYTES >> 20} MiB; a recipe is a short TOML file of "
+                        "settings. Check the path.")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"The recipe {path} is not UTF-8 text (byte {exc.start}); TOML files are UTF-8.") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"The recipe {path} is not valid TOML: {exc}.") from None
+    except RecursionError:
+        raise UserError(f"The recipe {path} nests arrays or tables too deeply to be a recipe.") from None
     return parse(data, path)
 
 
