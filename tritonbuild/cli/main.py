@@ -6,13 +6,16 @@ Errors are typed (``tritonbuild.errors``) and mapped to exit codes only here, in
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
 
 import click
 
 from tritonbuild import __version__
 from tritonbuild.cli import backends, build, host, llvm, recipes, wheels
 from tritonbuild.errors import BuildFailed, TritonBuildError
+from tritonbuild.proc import Terminated
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,14 +33,24 @@ for command in (build.plan, build.build, build.develop, build.test, build.clean,
     cli.add_command(command)
 
 
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Run the command line. Ctrl-C (click turns it into Abort) prints "Interrupted." and exits 130; SIGTERM
+    unwinds the same way (children stopped, locks released), prints "Terminated." and exits 143."""
     args = argv if argv is not None else sys.argv[1:]
     debug = "--debug" in (args[:args.index("--")] if "--" in args else args)  # after --: the test runner's
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except Terminated:
+        click.echo("Terminated.", err=True)
+        sys.exit(143)
     except click.ClickException as exc:
         exc.show()
         sys.exit(2)
@@ -54,7 +67,4 @@ def main(argv: list[str] | None = None) -> None:
             if exc.log_path:
                 err.print(f"full log: {exc.log_path}")
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        sys.exit(130)
     sys.exit(0)

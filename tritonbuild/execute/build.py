@@ -52,7 +52,7 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
                       "(tritonbuild passes its plan to scikit-build-core itself; use --cmake-arg instead)")
     root = Path(plan.cmake.build_dir)
     try:
-        lk = lock(plan)
+        lk = lock(plan, say=lambda m: console.print(f"[yellow]note:[/yellow] {m}"))
     except OSError as exc:
         raise disk_problem(plan, exc, root) from None
     tmp_wheels = root / "wheel-tmp"

@@ -1,24 +1,61 @@
-"""The build dir's lock, and the one-paragraph error for a full or read-only disk (edge)."""
+"""The build dir's lock, and the one-paragraph error for a full or read-only disk (edge).
+
+Taking the lock also marks the dir as tritonbuild's (``MARKER``: ``clean --all`` removes only marked dirs),
+stops what an earlier run left working there (``tritonbuild.execute.orphans``) and records this run's child
+process groups in the dir until the lock is released.
+"""
 
 from __future__ import annotations
 
 import errno
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tritonbuild import proc
 from tritonbuild.errors import DiskProblem, EnvironmentProblem
+from tritonbuild.execute import orphans
 from tritonbuild.execute.diagnose import disk_hint
 from tritonbuild.plan import Plan
 
+LOCK = ".tritonbuild.lock"
+MARKER = ".tritonbuild-build-dir"  # written into every build dir tritonbuild makes or uses
 
-def lock(plan: Plan) -> Any:
-    from filelock import FileLock, Timeout
+
+def file_lock(root: Path) -> Any:
+    """The FileLock of build dir ``root`` (not taken)."""
+    from filelock import FileLock
+
+    return FileLock(str(root / LOCK))
+
+
+def mark(root: Path, key: str) -> None:
+    if not (root / MARKER).is_file():
+        (root / MARKER).write_text(f"tritonbuild build dir {key}\n")
+
+
+class Held:
+    """A taken build dir lock; ``release`` forgets this run's process record and frees the lock."""
+
+    def __init__(self, lk: Any) -> None:
+        self.lk = lk
+
+    def release(self) -> None:
+        try:
+            proc.record_groups_in(None)
+        finally:
+            self.lk.release()
+
+
+def lock(plan: Plan, say: Callable[[str], None] = print) -> Held:
+    from filelock import Timeout
 
     root = Path(plan.cmake.build_dir)
     root.mkdir(parents=True, exist_ok=True)
-    lk = FileLock(str(root / ".tritonbuild.lock"))
+    mark(root, plan.key)
+    lk = file_lock(root)
     try:
         lk.acquire(timeout=1)
     except Timeout:
@@ -26,7 +63,14 @@ def lock(plan: Plan) -> Any:
             f"Another tritonbuild run is using the build dir {root} (its lock is held). Wait for it to finish, "
             "or build another plan."
         ) from None
-    return lk
+    try:
+        for note in orphans.stop_stale(root):
+            say(note)
+        proc.record_groups_in(root / orphans.RECORD)
+    except BaseException:
+        lk.release()
+        raise
+    return Held(lk)
 
 
 def free_gib(path: Path) -> float | None:
