@@ -98,32 +98,89 @@ def path(**kw: Any) -> None:
 @click.option("--cache-dir", help="Cache root.")
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 def gc(cache_dir: str | None, dry_run: bool) -> None:
-    """Remove cached LLVMs that no build dir's plan uses."""
-    import json
-    import shutil
+    """Remove cached LLVMs that no build dir's plan uses.
 
+    An entry is removed under its lock (one a fetch or build holds is skipped), moved aside first so no run sees
+    it half-removed; a linked entry is never followed. While a build dir is in use and its plan is not written
+    yet, nothing is removed.
+    """
     from tritonbuild import paths
+    from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute.builddirs import dir_size
-
-    root = paths.cache_root(dict(os.environ), cache_dir)
-    used = set()
-    for plan_file in (root / "build").glob("*/plan.json"):
-        try:
-            used.add(json.loads(plan_file.read_text())["llvm"]["prefix"])
-        except (OSError, ValueError, KeyError):
-            continue
     from tritonbuild.llvm import cache
 
-    freed = 0
-    for entry in cache.entries(root):
-        if str(entry) in used:
-            click.echo(f"keep   {entry} (used by a build dir)")
+    root = paths.cache_root(dict(os.environ), cache_dir)
+    used, busy = _used_prefixes(root / "build")
+    freed, failed = 0, []
+    try:
+        entries = cache.entries(root)
+    except OSError as exc:
+        raise EnvironmentProblem(f"Cannot list the LLVM cache {root / 'llvm'}: {exc.strerror or exc}. Fix its "
+                                 "permissions; nothing was removed.") from None
+    for entry in entries:
+        why = _keep(entry, used, busy)
+        if why:
+            click.echo(f"keep   {entry} ({why})")
             continue
         size = dir_size(entry)
+        if not dry_run:
+            problem = cache.remove_entry(entry)
+            if problem and problem.startswith("in use"):
+                click.echo(f"keep   {entry} ({problem})")
+            elif problem:
+                failed.append(problem)
+            if problem:
+                continue
         freed += size
         click.echo(f"{'would remove' if dry_run else 'remove'} {entry} ({size / 2**20:.1f} MiB)")
-        if not dry_run:
-            with cache.entry_lock(entry):
-                shutil.rmtree(entry)
     click.echo(f"{'would free' if dry_run else 'freed'} {freed / 2**20:.1f} MiB")
     sys.stdout.flush()
+    if failed:
+        raise EnvironmentProblem(f"Could not remove {len(failed)} LLVM cache entr{'y' if len(failed) == 1 else 'ies'}"
+                                 f": {'; '.join(failed)}. The LLVM cache is not writable by this user (or the disk "
+                                 "is read-only): fix its permissions; what could not be removed is left as it was.")
+
+
+def _keep(entry: Path, used: set[str], busy: list[str]) -> str | None:
+    if entry.is_symlink():
+        return "a link: left alone, and its target too"
+    if str(entry) in used:
+        return "used by a build dir"
+    if busy:
+        return f"build dir {busy[0]} is in use and has not written its plan yet"
+    return None
+
+
+def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
+    """The LLVM prefixes the build dirs' plans use, and the build dirs in use whose plan is not readable yet."""
+    import json
+
+    from filelock import Timeout
+
+    from tritonbuild.execute.builddirs import is_build_dir
+    from tritonbuild.execute.lock import file_lock
+
+    used: set[str] = set()
+    busy: list[str] = []
+    try:
+        dirs = sorted(d for d in builds.iterdir() if is_build_dir(d)) if builds.is_dir() else []
+    except OSError as exc:
+        from tritonbuild.errors import EnvironmentProblem
+
+        raise EnvironmentProblem(f"Cannot list the build dirs in {builds} (to see which LLVMs they use): "
+                                 f"{exc.strerror or exc}. Fix its permissions; nothing was removed.") from None
+    for d in dirs:
+        try:
+            used.add(str(json.loads((d / "plan.json").read_text())["llvm"]["prefix"]))
+            continue
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        lk = file_lock(d)
+        try:
+            lk.acquire(timeout=0)
+            lk.release()
+        except Timeout:
+            busy.append(str(d))
+        except OSError:
+            continue
+    return used, busy

@@ -62,6 +62,32 @@ def entry_lock(entry: Path) -> Any:
     return FileLock(str(locks / f"{entry.name}.lock"))
 
 
+def remove_entry(entry: Path) -> str | None:
+    """``gc``'s removal: under the entry's lock (not waited for: "in use ..." when a fetch or build holds it), the
+    entry is renamed aside first (runs never see a half-removed prefix), then deleted. A link is never followed.
+    None, or why it was not removed."""
+    from filelock import Timeout
+
+    if entry.is_symlink():
+        return f"{entry} is a link: left alone"
+    try:
+        lk = entry_lock(entry)
+        lk.acquire(timeout=0)
+    except Timeout:
+        return "in use by another tritonbuild run (its lock is held)"
+    except OSError as exc:
+        return f"{exc.filename or entry}: {exc.strerror or exc}"
+    try:
+        aside = entry.parent / f".removing-{entry.name}-{os.getpid()}"
+        entry.rename(aside)
+        shutil.rmtree(aside)
+    except OSError as exc:
+        return f"{exc.filename or entry}: {exc.strerror or exc}"
+    finally:
+        lk.release()
+    return None
+
+
 def staging_dir(entry: Path) -> Path:
     path = entry.parent / f".staging-{entry.name}-{os.getpid()}"
     shutil.rmtree(path, ignore_errors=True)
