@@ -54,14 +54,20 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> Non
     """
     import json
 
+    from tritonbuild import request
     from tritonbuild.execute import build as build_mod
+    from tritonbuild.execute import outdir
     from tritonbuild.report import render, summary
-    from tritonbuild.request import provisioned_plans
     from tritonbuild.wheel import publish
+
+    def checked(k: Any) -> list[Any]:  # the output dir is checked before the LLVM is provisioned or a lock taken
+        plans = request.make_plans(k)
+        outdir.check(plans)
+        return plans
 
     console = render.console(stderr=as_json)
     built = []
-    for p in provisioned_plans({**kw, "out": out}, console):
+    for p in request._provisioned(checked, {**kw, "out": out}, console):
         render.print_plan(p, console)
         result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
         summary.print_summary(p, result, console)
@@ -123,18 +129,45 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
 @click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
 @plan_options
 def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
-    """Remove the build dir of the plan these options make (the options `build` takes), or all of them."""
+    """Remove the build dir of the plan these options make (the options `build` takes), or all of them.
+
+    Only dirs tritonbuild made are removed, each under its lock: one a running build or develop holds is left
+    alone and named, and so is anything else under the cache root (a link is never followed).
+    """
     from tritonbuild import paths
+    from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
-    from tritonbuild.request import make_plan
 
     root = paths.cache_root(dict(os.environ), kw.get("cache_dir")) / "build"
-    if all_:
-        targets = sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
-    else:
-        p = make_plan(kw)
-        targets = [Path(p.cmake.build_dir)] if Path(p.cmake.build_dir).exists() else []
-    freed = st.remove_build_dirs(targets, dry_run=dry_run)
+    targets = _all_under(root) if all_ else _of_plan(kw)
+    done = st.remove_build_dirs(targets, dry_run=dry_run)
+    out = render.console()
+    for note in done.notes:
+        out.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     verb = "would free" if dry_run else "freed"
-    render.console().print(f"{len(targets)} build dir(s), {verb} {freed / 2**20:.1f} MiB")
+    out.print(f"{len(done.removed)} build dir(s), {verb} {done.freed / 2**20:.1f} MiB"
+              + (f"; {len(done.notes)} left alone" if done.notes else ""))
+    if done.failed:
+        raise EnvironmentProblem(
+            f"Could not remove {len(done.failed)} build dir(s) under {root}: {'; '.join(done.failed)}. The cache "
+            "root is not writable by this user (or the disk is read-only): fix its permissions, or remove them as "
+            "their owner; what could not be removed is left as it was.")
+
+
+def _all_under(root: Path) -> list[Path]:
+    from tritonbuild.errors import EnvironmentProblem
+
+    try:
+        return sorted(root.iterdir()) if root.is_dir() and not root.is_symlink() else []
+    except OSError as exc:
+        raise EnvironmentProblem(f"Cannot list the build dirs in {root}: {exc.strerror or exc}. Fix the cache "
+                                 "root's permissions (or pass --cache-dir).") from None
+
+
+def _of_plan(kw: dict[str, Any]) -> list[Path]:
+    from tritonbuild.request import make_plan
+
+    p = make_plan(kw)
+    d = Path(p.cmake.build_dir)
+    return [d] if d.exists() or d.is_symlink() else []

@@ -3,6 +3,8 @@ dir's ``SHA256SUMS`` (edge: files)."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import shutil
@@ -10,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tritonbuild.errors import DiskProblem
 from tritonbuild.fileutil import sha256_of, write_if_changed
 from tritonbuild.plan import Plan
 from tritonbuild.result import BuildResult
@@ -17,15 +20,19 @@ from tritonbuild.wheel.provenance import provenance
 
 
 def publish(wheel: Path, out_dir: Path) -> Path:
-    """Copy the finished wheel into ``out_dir`` under a temporary name, then rename it into place."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Copy the finished wheel into ``out_dir`` under a temporary name, then rename it into place; a full or
+    read-only disk there is a DiskProblem naming the output dir."""
     final = out_dir / wheel.name
     tmp = out_dir / f".{wheel.name}.{os.getpid()}.partial"
     try:
+        out_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(wheel, tmp)
         os.replace(tmp, final)
+    except OSError as exc:
+        raise _disk_problem(exc, out_dir) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return final
 
 
@@ -65,8 +72,28 @@ def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
     """``<wheel>.manifest.json`` next to the wheel, and ``SHA256SUMS`` over every wheel in the output dir."""
     out = result.wheel.parent
     path = out / (result.wheel.name.removesuffix(".whl") + ".manifest.json")
-    write_if_changed(path, json.dumps(manifest(plan, result), indent=2, sort_keys=True) + "\n")
     sums = out / "SHA256SUMS"
-    lines = [f"{h}  {w.name}\n" for w, h in _wheel_sums(out, sums, {result.wheel.name: result.sha256})]
-    write_if_changed(sums, "".join(lines))
+    try:
+        write_if_changed(path, json.dumps(manifest(plan, result), indent=2, sort_keys=True) + "\n")
+        lines = [f"{h}  {w.name}\n" for w, h in _wheel_sums(out, sums, {result.wheel.name: result.sha256})]
+        write_if_changed(sums, "".join(lines))
+    except OSError as exc:
+        for p in (path, sums):  # write_if_changed's temp file
+            with contextlib.suppress(OSError):
+                p.with_name(f".{p.name}.tmp").unlink(missing_ok=True)
+        raise _disk_problem(exc, out) from None
     return path, sums
+
+
+def _disk_problem(exc: OSError, out_dir: Path) -> OSError | DiskProblem:
+    """A full or read-only disk under the output dir as one paragraph naming it; any other OSError as it was."""
+    if exc.errno not in (errno.ENOSPC, errno.EROFS, errno.EDQUOT):
+        return exc
+    try:
+        free = f"{shutil.disk_usage(out_dir).free / 2**20:.0f} MiB free now"
+    except OSError:
+        free = "free space unknown"
+    return DiskProblem(f"Publishing the wheel into the output dir {out_dir} failed: {os.strerror(exc.errno)} "
+                       f"({free}). The build itself finished and is kept: free space there (or pass another --out) "
+                       "and run the same command again: the build dir is kept, so it resumes; nothing half-written "
+                       "was left in the output dir.")
