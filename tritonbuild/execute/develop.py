@@ -26,6 +26,7 @@ from tritonbuild.execute.lock import lock
 from tritonbuild.execute.prepare import (
     build_env,
     link_compile_commands,
+    made_by_tritonbuild,
     place_link,
     place_views,
     target_outputs,
@@ -74,7 +75,7 @@ def _link_set(dest: Path, wanted: dict[str, Path], ours: Callable[[Path], bool])
                 link.unlink()
     if wanted:
         dest.mkdir(parents=True, exist_ok=True)
-    notes = [place_link(dest / name, target) for name, target in sorted(wanted.items())]
+    notes = [place_link(dest / name, target, ours) for name, target in sorted(wanted.items())]
     return [n for n in notes if n]
 
 
@@ -91,7 +92,8 @@ def link_into_source(plan: Plan) -> list[str]:
     built = lib_dir(plan)
     libs = {p.name: built / p.name for p in built.iterdir() if _is_library(p.name)} if built.is_dir() else {}
     py = Path(plan.source.root) / "python" / "triton"
-    notes = _link_set(py / "_C", libs, lambda t: t.parent == built)
+    tb = made_by_tritonbuild(plan)  # a library link of another plan's build dir is replaced, a user's is not
+    notes = _link_set(py / "_C", libs, lambda t: t.parent == built or tb(py / "_C" / t))
     if discovers_backends_by_directory(Path(plan.source.root)):
         dirs = {b.name: Path(b.path) / "backend" for b in plan.backends}
         notes += _link_set(py / "backends", dirs, lambda t: t.name == "backend")
@@ -174,7 +176,7 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
     started = time.monotonic()
-    lk = lock(plan)
+    lk = lock(plan, say=lambda m: console.print(f"[yellow]note:[/yellow] {m}"))
     try:
         build = dev_dir(plan)
         build.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from tritonbuild import proc
 from tritonbuild.errors import UserError
 from tritonbuild.execute import cache_stats as compilercache
 from tritonbuild.execute import unity
+from tritonbuild.execute.lock import LOCK, MARKER
 from tritonbuild.execute.staging import cmake_build_dir, license_files, pyproject, staging_dir
 from tritonbuild.fileutil import write_if_changed
 from tritonbuild.plan import Plan
@@ -99,18 +100,37 @@ def release_cache_server(plan: Plan, env: Mapping[str, str]) -> None:
         proc.run([plan.toolchain.sccache, "--stop-server"], env=build_env(plan, env), timeout=60)
 
 
-def place_link(link: Path, target: Path) -> str | None:
+def place_link(link: Path, target: Path, ours: Callable[[Path], bool] | None = None) -> str | None:
     """Point the symlink ``link`` at ``target`` (atomically); anything there that is not a link is the user's
-    and is left alone, with a note saying so."""
+    and is left alone, with a note saying so. With ``ours``, a link to elsewhere is replaced only when ``ours``
+    claims its target (tritonbuild made it); another link is the user's, kept with a note."""
     if link.exists() and not link.is_symlink():
         return f"{link} is not a link, left alone (the build's is {target})"
-    if link.is_symlink() and Path(os.readlink(link)) == target:
-        return None
+    if link.is_symlink():
+        now = Path(os.readlink(link))
+        if now == target:
+            return None
+        if ours is not None and not ours(link.parent / now):
+            return f"{link} is your own link (to {now}), left alone (the build's is {target})"
     tmp = link.with_name(f".{link.name}.tritonbuild")
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(target)
     os.replace(tmp, link)
     return None
+
+
+def made_by_tritonbuild(plan: Plan) -> Callable[[Path], bool]:
+    """Whether a link's target is in a tritonbuild build dir: under this cache root's ``build/``, or under a dir
+    that holds a build dir's marker or lock (a build dir of another cache root)."""
+    builds = Path(plan.cache_root).resolve() / "build"
+
+    def ours(target: Path) -> bool:
+        real = target.resolve()  # place_link gives the target joined to the link's dir
+        if real.is_relative_to(builds):
+            return True
+        return any((d / MARKER).is_file() or (d / LOCK).is_file() for d in real.parents)
+
+    return ours
 
 
 def target_outputs(build: Path, targets: Sequence[str]) -> dict[str, str | None]:
@@ -133,7 +153,8 @@ def target_outputs(build: Path, targets: Sequence[str]) -> dict[str, str | None]
 
 
 def link_compile_commands(plan: Plan, db: Path | None = None) -> list[str]:
-    """Symlink compile_commands.json into the source root and each plugin root; never replace a user's file.
+    """Symlink compile_commands.json into the source root and each plugin root; never replace a user's file or
+    a link tritonbuild did not make (one into a build dir).
     With stable paths the link is to a copy that names the checkout's files, not the build dir's links."""
     db = db or cmake_build_dir(plan) / "compile_commands.json"
     if not db.is_file():
@@ -141,7 +162,8 @@ def link_compile_commands(plan: Plan, db: Path | None = None) -> list[str]:
     if plan.cmake.views:
         db = _for_editors(db, plan.cmake.views)
     roots = [plan.source.root] + [b.path for b in plan.backends if b.origin == "plugin"]
-    notes = [place_link(Path(root) / "compile_commands.json", db) for root in roots]
+    ours = made_by_tritonbuild(plan)
+    notes = [place_link(Path(root) / "compile_commands.json", db, ours) for root in roots]
     return [n for n in notes if n]
 
 
