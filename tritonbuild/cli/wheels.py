@@ -8,9 +8,24 @@ from pathlib import Path
 
 import click
 
+LABELS = {"ok": "[green]ok[/green]  ", "fail": "[red]FAIL[/red]", "skip": "[yellow]skip[/yellow]",
+          "note": "[cyan]note[/cyan]"}
+
+
+def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
+    """The given paths, each checked to be a regular file before any work starts (exit 2 otherwise)."""
+    from tritonbuild.errors import UserError
+
+    for p in map(Path, paths):
+        if not p.exists():
+            raise UserError(f"The {what} {p} does not exist. Give the path of a .whl file.")
+        if not p.is_file():
+            raise UserError(f"The {what} {p} is not a regular file (a directory?). Give the path of a .whl file.")
+    return [Path(p) for p in paths]
+
 
 @click.command()
-@click.argument("wheels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("wheels", nargs=-1, required=True, type=click.Path())
 @click.option("--no-import", is_flag=True, help="Skip the fresh-venv import test.")
 @click.option("--python", "pythons", multiple=True,
               help="Interpreter for the import test, repeatable: each wheel is imported by the one of its tag "
@@ -23,43 +38,54 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
            compile_timeout: int) -> None:
     """Check wheels: RECORD hashes, backends against its provenance, an import in a fresh venv, and with
     --compile real kernels compiled through it (any wheel: yours or the official one). Several wheels (a
-    matrix) are each checked with the interpreter of their tag."""
+    matrix) are each checked with the interpreter of their tag. Each check is ok, FAIL, skip (it could not run
+    here: the reason) or note; exit 1 on any FAIL, a malformed or hostile wheel included."""
+    from rich.markup import escape
+
     from tritonbuild.report import render
     from tritonbuild.wheel import verify as ver
+    from tritonbuild.wheel import zipguard
 
     if compile_check and no_import:
         raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
     out, failed = render.console(), False
-    for wheel in wheels:
-        python = ver.interpreter_for(Path(wheel), pythons) if not no_import else None
-        checks = ver.verify(Path(wheel), python=python, import_test=not no_import,
-                            compile_timeout=compile_timeout if compile_check else None)
+    for wheel in _existing(wheels, "wheel"):
+        python = None
+        try:
+            python = ver.interpreter_for(wheel, pythons) if not no_import else None
+        except zipguard.BadWheel as exc:  # a file name that does not parse
+            checks: list[ver.Check] = [("wheel", "fail", f"not a readable wheel: {exc}")]
+        else:
+            checks = ver.verify(wheel, python=python, import_test=not no_import,
+                                compile_timeout=compile_timeout if compile_check else None)
         if len(wheels) > 1:
-            out.print(f"[bold]{Path(wheel).name}[/bold]" + (f" (with {python})" if python else ""))
-        for name, ok, detail in checks:
-            out.print(f"{'[green]ok[/green]  ' if ok else '[red]FAIL[/red]'} {name}: {detail}")
-        failed = failed or not all(ok for _, ok, _ in checks)
+            out.print(f"[bold]{escape(wheel.name)}[/bold]" + (f" (with {escape(python)})" if python else ""))
+        for name, state, detail in checks:
+            out.print(f"{LABELS[state]} {name}: {escape(detail)}")
+        failed = failed or any(state == "fail" for _, state, _ in checks)
     if failed:
         sys.exit(1)
 
 
 @click.command()
-@click.argument("wheels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--allow", "allow", type=click.Path(exists=True, dir_okay=False),
+@click.argument("wheels", nargs=-1, required=True, type=click.Path())
+@click.option("--allow", "allow", type=click.Path(),
               help="Accepted differences: lines of '<kind> <glob>  # reason'.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (a list for several pairs).")
 def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> None:
     """Compare wheels in pairs, A B [A2 B2 ...] (yours and the official one, per Python of a matrix): files,
     metadata, entry points, backends, ELF needs.
 
-    Exit code 1 when a difference is not accepted by --allow.
+    Exit code 1 when a difference is not accepted by --allow, or a wheel is malformed or hostile (one paragraph
+    naming it); 2 for a missing file or a bad allow-list.
     """
     from tritonbuild.wheel import compare as cmp
 
     if len(wheels) % 2:
         raise click.UsageError(f"compare takes wheels in pairs (A B [A2 B2 ...]); {len(wheels)} were given.")
-    results = [cmp.compare(Path(a), Path(b), Path(allow) if allow else None)
-               for a, b in zip(wheels[::2], wheels[1::2], strict=True)]
+    paths = _existing(wheels, "wheel")
+    rules = cmp.read_allow(Path(allow)) if allow else []  # a bad allow-list fails before any wheel is read
+    results = [cmp.compare(a, b, rules=rules) for a, b in zip(paths[::2], paths[1::2], strict=True)]
     if as_json:
         click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=2, sort_keys=True))
     else:

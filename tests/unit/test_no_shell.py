@@ -1,0 +1,99 @@
+"""No shell anywhere in tritonbuild (#35): programs run from argument lists through tritonbuild/proc.py, so no
+path, environment variable or wheel content is ever read by a shell. The checker is tried on bad snippets too,
+so it cannot pass by finding nothing."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[2] / "tritonbuild"
+FIXTURES = ("example/tree/",)  # Triton-shaped fixture content, not tritonbuild's code
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox"}
+SHELL_CALLS = {("os", "system"), ("os", "popen"), ("subprocess", "getoutput"), ("subprocess", "getstatusoutput"),
+               ("asyncio", "create_subprocess_shell")}
+
+
+def _is_shell(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.rsplit("/", 1)[-1] in SHELLS
+
+
+def _shell_dash_c(items: list[ast.expr]) -> bool:
+    """A shell name followed (anywhere later) by ``-c`` in one argument sequence."""
+    for i, item in enumerate(items):
+        if _is_shell(item) and any(isinstance(x, ast.Constant) and x.value == "-c" for x in items[i + 1:]):
+            return True
+    return False
+
+
+# for templates with @PLACEHOLDERS@ that do not parse as Python: the same things, as text
+TEXT = re.compile(r"shell\s*=\s*True|\bos\.(system|popen)\b|[\"'](/bin/)?(" + "|".join(SHELLS) +
+                  r")[\"']\s*,\s*([^\]\)]*,\s*)?[\"']-c[\"']")
+
+
+def shell_uses(source: str) -> list[str]:
+    """Every place ``source`` would run a shell: shell=True, a shell name then "-c", os.system, os.popen and
+    their like."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [f"{source.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in TEXT.finditer(source)]
+    found = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "shell" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+                    found.append(f"{line}: shell={ast.unparse(kw.value)}")
+            if _shell_dash_c(node.args):
+                found.append(f"{line}: a shell with -c in the arguments")
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                    (func.value.id, func.attr) in SHELL_CALLS:
+                found.append(f"{line}: {func.value.id}.{func.attr}")
+        elif isinstance(node, ast.List | ast.Tuple) and _shell_dash_c(node.elts):
+            found.append(f"{line}: a shell with -c in an argument list")
+        elif isinstance(node, ast.ImportFrom) and any((node.module, a.name) in SHELL_CALLS for a in node.names):
+            found.append(f"{line}: from {node.module} import a shell runner")
+    return found
+
+
+def test_no_module_of_tritonbuild_runs_a_shell() -> None:
+    bad = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).as_posix()
+        if rel.startswith(FIXTURES):
+            continue
+        bad += [f"tritonbuild/{rel}:{hit}" for hit in shell_uses(path.read_text())]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("snippet", [
+    "subprocess.run(cmd, shell=True)",
+    "subprocess.run(cmd, shell=flag)",
+    "run([unshare, '--mount', 'sh', '-c', script, 'sh', *argv])",
+    "run(('/bin/bash', '-e', '-c', script))",
+    "os.execl('/bin/sh', 'sh', '-c', script)",
+    "os.system('touch x')",
+    "os.popen('ls').read()",
+    "subprocess.getoutput('ls')",
+    "from os import system",
+    "@PLACEHOLDER@\nsubprocess.run(cmd, shell=True)",
+    "@PLACEHOLDER@\nrun(['sh', '-c', script])",
+])
+def test_the_checker_finds_each_way_of_running_a_shell(snippet: str) -> None:
+    assert shell_uses(snippet), snippet
+
+
+@pytest.mark.parametrize("snippet", [
+    "run([python, '-c', code])",
+    "subprocess.run(argv, shell=False)",
+    "run(['unshare', '--mount', sys.executable, '-m', 'tritonbuild.wheel.hide', d, f, *hide, '--', *argv])",
+    "x = 'sh -c is what we do not do'",
+    "@PLACEHOLDER@\nrun([python, '-c', code])",
+])
+def test_the_checker_leaves_argument_lists_alone(snippet: str) -> None:
+    assert not shell_uses(snippet), snippet
