@@ -9,6 +9,7 @@ import pytest
 
 from tritonbuild.errors import UserError
 from tritonbuild.wheel.compare import compare, read_allow
+from tritonbuild.wheel.zipguard import BadWheel
 
 
 def wheel(path: Path, files: dict[str, bytes], *, version: str = "3.6.0", requires_python: str = ">=3.10",
@@ -75,5 +76,5 @@ def test_bad_allow_rules_and_files_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"allow:1: 'only-c triton/x' is not an allow rule"):
         read_allow(allow)
     (tmp_path / "not.whl").write_text("nope")
-    with pytest.raises(UserError, match="is not a readable wheel"):
+    with pytest.raises(BadWheel, match="is not a readable wheel"):  # a finding about the file (exit 1), #35
         compare(tmp_path / "not.whl", tmp_path / "not.whl")

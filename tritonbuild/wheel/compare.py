@@ -1,5 +1,5 @@
 """``tritonbuild compare A.whl B.whl``: how two wheels differ, for checking a custom build against the official
-one (edge: reads the wheels; the diff itself is pure).
+one (edge: reads the wheels through ``zipguard``, as hostile input; the diff itself is pure).
 
 Differences (each a ``kind`` and a ``key``, so an allow-list can accept them with a reason):
 ``only-a``/``only-b`` (a file), ``metadata`` (Name, Version, Requires-Python, Requires-Dist), ``entry-point``
@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.wheel import elf
+from tritonbuild.wheel import elf, zipguard
 
 KINDS = ("only-a", "only-b", "metadata", "entry-point", "backend", "needed")
 BIG = 1 << 20
@@ -74,38 +74,55 @@ def _dist_info(names: list[str], leaf: str) -> str | None:
                  and n.endswith("/" + leaf)), None)
 
 
-def read_wheel(path: Path) -> WheelFacts:
+def _metadata(zf: zipfile.ZipFile, name: str) -> dict[str, str]:
+    msg = Parser().parsestr(zipguard.read_text(zf, name))
+    out = {key: str(msg.get(key, "")) for key in ("Name", "Version", "Requires-Python")}
+    out["Requires-Dist"] = "; ".join(sorted(
+        str(r) for r in (msg.get_all("Requires-Dist") or []) if "extra ==" not in str(r)))
+    return out
+
+
+def _entry_points(zf: zipfile.ZipFile, name: str) -> dict[str, str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
     try:
-        zf = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise UserError(f"{path} is not a readable wheel ({exc}). Pass two .whl files.") from None
-    with zf, tempfile.TemporaryDirectory(prefix="tritonbuild-compare-") as tmp:
-        names = zf.namelist()
-        facts = WheelFacts(str(path), {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()})
-        meta = _dist_info(names, "METADATA")
-        if meta:
-            msg = Parser().parsestr(zf.read(meta).decode("utf-8", errors="replace"))
-            for key in ("Name", "Version", "Requires-Python"):
-                facts.metadata[key] = str(msg.get(key, ""))
-            facts.metadata["Requires-Dist"] = "; ".join(sorted(
-                str(r) for r in (msg.get_all("Requires-Dist") or []) if "extra ==" not in str(r)))
-        eps = _dist_info(names, "entry_points.txt")
-        if eps:
-            parser = configparser.ConfigParser(interpolation=None)
-            parser.optionxform = str  # type: ignore[assignment,method-assign]
-            parser.read_string(zf.read(eps).decode())
-            facts.entry_points = {f"{g}:{n}": v.strip() for g in parser.sections() for n, v in parser[g].items()}
-        for info in zf.infolist():
-            if info.is_dir() or info.file_size < 64:
-                continue
-            with zf.open(info) as f:
-                if f.read(4) != b"\x7fELF":
-                    continue
-            target = Path(zf.extract(info, tmp))
+        parser.read_string(zipguard.read_text(zf, name))
+    except configparser.Error as exc:
+        raise zipguard.BadWheel(f"{name} is not an INI file ({' '.join(str(exc).split())})") from None
+    return {f"{g}:{n}": v.strip() for g in parser.sections() for n, v in parser[g].items()}
+
+
+def _elves(zf: zipfile.ZipFile, tmp: Path) -> dict[str, ElfSummary]:
+    """Each ELF member's needed libraries and undefined-symbol count, extracted one at a time into ``tmp``."""
+    out = {}
+    for info in zf.infolist():
+        if info.is_dir() or info.file_size < 64 or zipguard.head(zf, info) != b"\x7fELF":
+            continue
+        target = zipguard.extract(zf, info, tmp)
+        try:
             found = elf.read(target, symbols=True)
-            if found is not None:
-                facts.elves[info.filename] = ElfSummary(found.needed, len(found.undefined))
-            target.unlink()
+        except Exception:  # pyelftools on a hostile file: shown as an ELF file with nothing read
+            found = None
+        if found is not None:
+            out[info.filename] = ElfSummary(found.needed, len(found.undefined))
+        target.unlink()
+    return out
+
+
+def read_wheel(path: Path) -> WheelFacts:
+    """What ``compare`` compares of one wheel, read through ``zipguard``: a missing file is a ``UserError``
+    (exit 2), a malformed or hostile wheel a ``BadWheel`` naming the file (exit 1)."""
+    try:
+        with zipguard.open_wheel(path) as zf, tempfile.TemporaryDirectory(prefix="tritonbuild-compare-") as tmp:
+            names = zf.namelist()
+            facts = WheelFacts(str(path), {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()})
+            meta, eps = _dist_info(names, "METADATA"), _dist_info(names, "entry_points.txt")
+            facts.metadata = _metadata(zf, meta) if meta else {}
+            facts.entry_points = _entry_points(zf, eps) if eps else {}
+            facts.elves = _elves(zf, Path(tmp))
+    except zipguard.BadWheel as exc:
+        raise zipguard.BadWheel(f"{path} is not a readable wheel: {exc}. Nothing was compared; check where the "
+                                "file came from.") from None
     return facts
 
 
@@ -138,17 +155,38 @@ def differences(a: WheelFacts, b: WheelFacts) -> list[Diff]:
     return out
 
 
+def _allow_text(path: Path) -> str:
+    if not path.is_file():
+        raise UserError(f"The allow-list {path} {'is not a regular file' if path.exists() else 'does not exist'}. "
+                        "Give a text file of '<kind> <glob>  # reason' lines.")
+    try:
+        data = path.read_bytes() if path.stat().st_size <= zipguard.MAX_TEXT else None
+    except OSError as exc:
+        raise UserError(f"The allow-list {path} cannot be read ({exc.strerror}). Give a text file of "
+                        "'<kind> <glob>  # reason' lines.") from None
+    if data is None:
+        raise UserError(f"The allow-list {path} is over {zipguard.mib(zipguard.MAX_TEXT)}: not an allow-list. "
+                        "Give a text file of '<kind> <glob>  # reason' lines.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise UserError(f"{path}:{line}: the allow-list is not UTF-8 text ({exc.reason} at byte {exc.start}). "
+                        "Save it as UTF-8: lines of '<kind> <glob>  # reason'.") from None
+
+
 def read_allow(path: Path) -> list[Rule]:
+    """The rules of an allow-list file; ``UserError`` naming the file and line of anything else."""
     rules = []
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
+    for number, raw in enumerate(_allow_text(path).splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         body, _, reason = line.partition("#")
         parts = body.split()
         if len(parts) != 2 or parts[0] not in KINDS:
-            raise UserError(f"{path}:{number}: {raw.strip()!r} is not an allow rule. Write '<kind> <glob>  # reason' "
-                            f"with kind one of {', '.join(KINDS)}.")
+            raise UserError(f"{path}:{number}: {raw.strip()[:200]!r} is not an allow rule. Write '<kind> <glob>  "
+                            f"# reason' with kind one of {', '.join(KINDS)}.")
         rules.append(Rule(parts[0], parts[1], reason.strip()))
     return rules
 
@@ -185,7 +223,10 @@ def report(a: WheelFacts, b: WheelFacts, diffs: list[Diff]) -> dict[str, Any]:
     }
 
 
-def compare(a: Path, b: Path, allow: Path | None = None) -> dict[str, Any]:
+def compare(a: Path, b: Path, allow: Path | None = None, *, rules: list[Rule] | None = None) -> dict[str, Any]:
+    """The report of how ``a`` and ``b`` differ, each difference accepted or not by the allow-list file
+    ``allow`` or the ``rules`` read from one."""
+    rules = rules if rules is not None else read_allow(allow) if allow else []
     wa, wb = read_wheel(a), read_wheel(b)
-    diffs = apply(differences(wa, wb), read_allow(allow) if allow else [])
+    diffs = apply(differences(wa, wb), rules)
     return report(wa, wb, diffs)
