@@ -10,6 +10,7 @@ setting for it). zipfile has no public call to append a member whose compressed 
 from __future__ import annotations
 
 import csv
+import inspect
 import io
 import os
 import struct
@@ -20,13 +21,40 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from tritonbuild.errors import UserError
 from tritonbuild.fileutil import record_hash
 
 _LOCAL_HEADER = 30  # fixed part of a zip local file header
 _DATA_DESCRIPTOR = 0x08
 
+
+
+def outside_links(roots: list[str]) -> list[str]:
+    """Files under ``roots`` reached through a symlink whose target lies outside all of them (``link -> target``):
+    a wheel must not carry them (a plugin's ``backend/leak.txt -> /etc/passwd`` would put that file's content into
+    the published wheel). Self-contained: ``SKBUILD_RUNNER`` carries its source into the build's interpreter."""
+    import os
+
+    reals = [os.path.realpath(r) for r in roots if os.path.isdir(r)]
+    top = os.path.commonpath(reals) if reals else ""
+    bad = []
+    for root in reals:
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in dirnames + filenames:
+                path = os.path.join(dirpath, name)
+                real = os.path.realpath(path)
+                if os.path.islink(path) and os.path.isfile(real) and os.path.commonpath([top, real]) != top:  # noqa: PTH113, PTH114
+                    bad.append(f"{path} -> {real}")
+    return sorted(bad)
+
+
+_REFUSAL = ("tritonbuild: refusing to write the wheel: these files of the staged tree are symlinks to files outside "
+            "it, whose content would go into the wheel: {}. Remove each link from the source or plugin (or replace "
+            "it with a copy) and build again.")
+
 # scikit-build-core deflates at zlib's default level and has no setting for it: the runner gives zipfile the
-# plan's level (a dev build of a 400 MB libtriton spends most of its packaging time compressing).
+# plan's level (a dev build of a 400 MB libtriton spends most of its packaging time compressing). Before the
+# wheel is written it checks the staged tree for symlinks that lead outside it (``outside_links``): exit 2.
 SKBUILD_RUNNER = (
     "import sys, zipfile\n"
     "level = int(sys.argv[2])\n"
@@ -34,6 +62,24 @@ SKBUILD_RUNNER = (
     "def writestr(self, zinfo, data, compress_type=None, compresslevel=None):\n"
     "    return _writestr(self, zinfo, data, compress_type, level if compresslevel is None else compresslevel)\n"
     "zipfile.ZipFile.writestr = writestr\n"
+    + inspect.getsource(outside_links) +
+    "def _guard(build):\n"
+    "    def guarded(self, wheel_dirs, *args, **kwargs):\n"
+    "        bad = outside_links([str(p) for p in wheel_dirs.values()])\n"
+    "        if bad:\n"
+    f"            print({_REFUSAL!r}.format('; '.join(bad)), file=sys.stderr, flush=True)\n"
+    "            import atexit, os\n"
+    "            path = str(getattr(self, 'wheelpath', ''))\n"
+    "            atexit.register(lambda: path and os.path.exists(path) and os.unlink(path))  # the half-written wheel\n"
+    "            sys.exit(2)\n"
+    "        return build(self, wheel_dirs, *args, **kwargs)\n"
+    "    return guarded\n"
+    "try:\n"
+    "    from scikit_build_core.build import _wheelfile\n"
+    "    _wheelfile.WheelWriter.build = _guard(_wheelfile.WheelWriter.build)\n"
+    "except (ImportError, AttributeError):\n"
+    "    print('tritonbuild: cannot check the staged tree for outside symlinks (scikit-build-core changed)', "
+    "file=sys.stderr)\n"
     "from scikit_build_core.build import build_wheel\n"
     "name = build_wheel(sys.argv[1])\n"
     "print('tritonbuild-wheel:', name, flush=True)\n"
@@ -122,6 +168,11 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
     """The wheel at ``dest`` from ``files`` under ``prefix``, reusing ``last``'s members and dist-info; returns how
     many members were copied and deflated."""
     counts = {"copied": 0, "deflated": 0}
+    files = list(files)
+    bad = outside_links([str(prefix)]) + [f"{f} -> {f.resolve()}" for f in files
+                                          if not f.resolve().is_relative_to(prefix.resolve())]
+    if bad:
+        raise UserError(_REFUSAL.format("; ".join(sorted(set(bad))[:5])).removeprefix("tritonbuild: "))
     with zipfile.ZipFile(last) as old, open(last, "rb") as raw_fp, zipfile.ZipFile(dest, "w") as out:
         dist_info = next(n.split("/", 1)[0] for n in old.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
         old_rows = {r[0]: r for r in csv.reader(io.StringIO(old.read(f"{dist_info}/RECORD").decode())) if r}
