@@ -42,7 +42,7 @@ def test_unknown_key_suggests(tmp_path: Path) -> None:
     ({"jobs": 0}, "jobs = 0 .recipe .*r.toml. must be a whole number 1-4096"),
     ({"zip_level": 10}, "zip_level = 10 .* must be a whole number 0-9"),
     ({"reproducible": "yes"}, "reproducible must be true or false"),
-    ({"version_scheme": "weekly"}, "one of 'setup'"),
+    ({"version_scheme": "weekly"}, "must be one of: setup, git"),
     ({"cmake_args": "-DX=1"}, "list of strings"),
     ({"clang": "sometimes"}, "none of"),
     ({"plugins": [{"url": "x"}]}, "plugin entry"),

@@ -57,14 +57,16 @@ def main(argv: list[str] | None = None) -> None:
     except TritonBuildError as exc:
         if debug:
             raise
+        from rich.markup import escape  # a message quotes input: its [brackets] are text, never markup
+
         from tritonbuild.report import render
 
         err = render.console(stderr=True)
-        err.print(f"[red bold]error:[/red bold] {exc}", soft_wrap=False)
+        err.print(f"[red bold]error:[/red bold] {escape(str(exc))}", soft_wrap=False)
         if isinstance(exc, BuildFailed):
             if exc.tail:
                 err.print(exc.tail, markup=False, highlight=False)
             if exc.log_path:
-                err.print(f"full log: {exc.log_path}")
+                err.print(f"full log: {escape(exc.log_path)}")
         sys.exit(exc.exit_code)
     sys.exit(0)

@@ -78,6 +78,8 @@ def json_schema() -> dict[str, Any]:
 def _check(name: str, value: Any, where: str) -> Any:
     spec = SETTING_KEYS.get(name)
     schema: dict[str, Any] = key_schema(spec) if spec else json_schema()["properties"][name]
+    if spec is not None and spec.kind == "word":  # the type here; the words, like every value rule, in spec.check
+        schema = {"type": "string"}
     if "oneOf" in schema:
         if not any(_matches(option, value) for option in schema["oneOf"]):
             raise UserError(f"The recipe {where} has {name} = {show(value)}, which is none of: "
