@@ -3,13 +3,14 @@ config names, ``--offline`` clones and fetches nothing, and URLs or refs git cou
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import git_commit, plan_json
+from tests.integration.conftest import flat, git_commit, plan_json, run_cli
 from tritonbuild.errors import UserError
 from tritonbuild.gather import compat, safegit
 
@@ -209,3 +210,111 @@ def test_a_hostile_plugin_pin_is_never_a_git_argument(tmp_path: Path) -> None:
     out = tmp_path / "written"
     moved = compat.drift(root, head, f"--output={out}", ["a.txt"])
     assert not out.exists() and "is not a commit hash" in moved["status"]
+
+
+# --- offline: no network, no clone ----------------------------------------------------------------------------------
+
+def bare_remote(tree, tmp_path: Path) -> Path:
+    """A bare repository of the example tree with tag v1, to clone through a file:// URL (no network)."""
+    root = tree("upstream")
+    git_commit(root)
+    subprocess.run(["git", "tag", "v1"], cwd=root, check=True)
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(root), str(bare)], check=True)
+    return bare
+
+
+def offline_refusal(proc: subprocess.CompletedProcess[str], given_as: str) -> str:
+    text = flat(proc.stderr)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "fatal:" not in proc.stderr
+    assert "neither clones nor fetches offline" in text and f"({given_as} DIR), or drop --offline" in text
+    return text
+
+
+def test_offline_source_url_is_not_cloned(tree, tmp_path: Path) -> None:
+    url = f"file://{bare_remote(tree, tmp_path)}"
+    cache = tmp_path / "cache"
+    proc = run_cli("plan", "--source", url, "--ref", "v1", "--offline", "--cache-dir", str(cache), cwd=tmp_path,
+                   check=False)
+    assert "is not in tritonbuild's source cache" in offline_refusal(proc, "--source")
+    assert not (cache / "sources").exists()
+    # the environment variable is the same switch; a URL to nowhere gets the same paragraph, not git's error
+    proc = run_cli("plan", "--source", f"file://{tmp_path}/nowhere.git", "--cache-dir", str(cache), cwd=tmp_path,
+                   env={"TRITON_OFFLINE_BUILD": "1"}, check=False)
+    offline_refusal(proc, "--source")
+    assert not (cache / "sources").exists()
+
+
+def test_offline_uses_a_cached_clone_that_has_the_ref(tree, tmp_path: Path) -> None:
+    bare = bare_remote(tree, tmp_path)
+    url, cache = f"file://{bare}", tmp_path / "cache"
+    online = plan_json("--source", url, "--ref", "v1", "--cache-dir", str(cache), cwd=tmp_path)
+    bare.rename(tmp_path / "gone.git")  # offline must not need the remote at all
+    offline = plan_json("--source", url, "--ref", "v1", "--offline", "--cache-dir", str(cache), cwd=tmp_path)
+    assert offline["source"]["root"] == online["source"]["root"]
+    assert offline["source"]["commit"] == online["source"]["commit"]
+    proc = run_cli("plan", "--source", url, "--ref", "v2", "--offline", "--cache-dir", str(cache), cwd=tmp_path,
+                   check=False)
+    assert "does not have v2" in offline_refusal(proc, "--source")
+
+
+def test_offline_git_plugin_is_not_cloned_and_a_cached_one_is_used(tree, plugin, tmp_path: Path) -> None:
+    root = tree()
+    plug = plugin("shared-src", "triton_shared")
+    git_commit(plug)
+    subprocess.run(["git", "tag", "v1"], cwd=plug, check=True)
+    spec, cache = f"git+file://{plug}@v1", tmp_path / "cache"
+    args = ("--source", str(root), "--plugin-dir", spec, "--cache-dir", str(cache))
+    proc = run_cli("plan", *args, "--offline", cwd=tmp_path, check=False)
+    offline_refusal(proc, "--plugin-dir")
+    assert not (cache / "sources").exists()
+    online = plan_json(*args, cwd=tmp_path)
+    offline = plan_json(*args, "--offline", cwd=tmp_path)
+    path = next(b["path"] for b in offline["backends"] if b["name"] == "triton_shared")
+    assert path == next(b["path"] for b in online["backends"] if b["name"] == "triton_shared")
+    assert Path(path).is_relative_to(cache / "sources")
+
+
+def test_offline_dep_url_is_not_cloned(tree, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    proc = run_cli("plan", "--source", str(tree()), "--offline", "--cache-dir", str(cache),
+                   f"--dep=googletest=file://{tmp_path}/googletest", cwd=tmp_path, check=False)
+    offline_refusal(proc, "--dep googletest=")
+    assert not (cache / "sources").exists()
+
+
+def test_offline_recipe_url_inside_a_checkout_builds_the_checkout(tree, tmp_path: Path) -> None:
+    root = tree()
+    git_commit(root)
+    cache = tmp_path / "cache"
+    proc = run_cli("plan", "--json", "--recipe", "nightly", "--offline", "--no-require-pinned-llvm",
+                   "--cache-dir", str(cache), cwd=root)
+    assert json.loads(proc.stdout)["source"]["root"] == str(root)
+    assert "building the Triton checkout in the current directory" in flat(proc.stderr)
+    assert "https://github.com/triton-lang/triton.git" in flat(proc.stderr)
+    assert not (cache / "sources").exists()
+    # outside a checkout there is nothing to fall back on
+    proc = run_cli("plan", "--recipe", "nightly", "--offline", "--cache-dir", str(cache), cwd=tmp_path, check=False)
+    assert "https://github.com/triton-lang/triton.git at main" in offline_refusal(proc, "--source")
+
+
+# --- URLs and refs git could misread: refused before any git runs ----------------------------------------------------
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--plugin-dir", "git+ext::sh -c touch% {marker}"], "names a git remote helper"),
+    (["--source", "ext::sh -c touch% {marker}"], "names a git remote helper"),
+    (["--source", "fd::17"], "names a git remote helper"),
+    (["--source=ssh://-oProxyCommand=touch%20{marker}/x.git"], "starts with '-'"),
+    (["--plugin-dir", "git+file:///nowhere.git@--upload-pack=touch%20RAN"], "is not a ref tritonbuild fetches"),
+    (["--source", "file:///nowhere.git", "--ref=--upload-pack=touch {marker}"], "is not a ref tritonbuild fetches"),
+])
+def test_hostile_urls_and_refs_exit_2_before_git_runs(tree, tmp_path: Path, args: list[str], fragment: str) -> None:
+    marker, cache = tmp_path / "RAN", tmp_path / "cache"
+    full = [a.format(marker=marker) for a in args]
+    if not any(a.startswith("--source") for a in full):
+        full = ["--source", str(tree()), *full]
+    proc = run_cli("plan", *full, "--cache-dir", str(cache), cwd=tmp_path, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert fragment in flat(proc.stderr) and "Traceback" not in proc.stderr
+    assert not marker.exists() and not (cache / "sources").exists()

@@ -46,3 +46,22 @@ def test_config_pairs_go_after_the_callers_own_and_keep_equals_signs() -> None:
                               [("filter.x=y.clean", "")])
     assert env["GIT_CONFIG_COUNT"] == "2" and env["GIT_CONFIG_KEY_0"] == "a.b"
     assert env["GIT_CONFIG_KEY_1"] == "filter.x=y.clean" and env["GIT_CONFIG_VALUE_1"] == ""
+
+
+def test_config_listing_is_read_with_scopes() -> None:
+    listing = "system\0credential.helper\ncache\0local\0core.bare\0local\0filter.a=b.clean\ntouch x\n y\0"
+    assert safegit.parse_config(listing) == [("system", "credential.helper", "cache"), ("local", "core.bare", ""),
+                                             ("local", "filter.a=b.clean", "touch x\n y")]
+
+
+def test_only_repository_scopes_are_neutralised() -> None:
+    entries = [("global", "filter.lfs.process", "git-lfs filter-process"), ("worktree", "filter.w.smudge", "x"),
+               ("local", "diff.d.command", "x"), ("command", "core.askpass", "mine"), ("local", "core.askpass", "x"),
+               ("local", "core.sshcommand", "x"), ("local", "user.name", "x")]
+    got = safegit.overrides(entries)
+    assert got[:len(safegit.BASE)] == list(safegit.BASE)
+    assert got[len(safegit.BASE):] == [("filter.w.smudge", ""), ("diff.d.command", ""), ("core.askpass", "mine"),
+                                       ("core.sshcommand", "ssh")]
+    assert safegit.network_keys([("global", "credential.helper", "x"), ("local", "remote.origin.uploadpack", "x"),
+                                 ("local", "remote.origin.url", "x"), ("local", "http.sslverify", "false")]) == \
+        ["remote.origin.uploadpack", "http.sslverify"]
