@@ -37,7 +37,8 @@ def test_a_hang_is_named_with_its_stage_and_the_llvm() -> None:
                {"case": "softmax@sm_90a", "status": "ok", "seconds": 0.1},
                {"case": "atomics@x", "status": "failed", "error": "RuntimeError: boom", "stage": "llir"},
                {"case": "split_permute@y", "status": "skipped", "reason": "no tl.split"}]
-    assert cc.summarize(results) == {"ok": 1, "failed": 1, "timeout": 1, "skipped": 1}
+    # the ok case was never checked against a launch limit: the counts say so
+    assert cc.summarize(results) == {"ok": 1, "failed": 1, "timeout": 1, "skipped": 1, "limit unknown": 1}
     note = cc.llvm_note("0729a74e66ae" + "0" * 28, None, "22.1.8")
     text = cc.failure_message(results, llvm_note=note)
     assert "matmul_fp16@sm_90a: no result after 120 s (last stage entered: ttgir)" in text
@@ -63,4 +64,73 @@ def test_targets_a_triton_version_does_not_know_are_left_out() -> None:
     assert old == {"sm_80", "sm_90a", "gfx942"}
     assert {c.id.partition("@")[2] for c in cc.cases_for(["nvidia"], "3.7.0+git1234")} == {"sm_80", "sm_90a",
                                                                                             "sm_100a"}
-    assert len(cc.cases_for(["nvidia", "amd"], None)) == 34  # unknown: every target
+    assert len(cc.cases_for(["nvidia", "amd"], None)) == 34 + 32  # unknown: every target and kernel
+
+
+def test_warp_specialized_matmuls_are_planned_for_hopper_and_blackwell_from_3_4() -> None:
+    ids = {c.id for c in cc.cases_for(["nvidia", "amd"], "3.6.0")}
+    ws = {i for i in ids if i.startswith("ws_")}
+    assert len(ws) == 32 and {i.partition("@")[2] for i in ws} == {"sm_90a", "sm_100a"}
+    # the tiles and stages of issue #39's failing tests, persistent and not, fp16 and fp8
+    assert {"ws_matmul_fp16_128x128x128_s2@sm_90a", "ws_persistent_fp16_128x256x64_s3@sm_90a",
+            "ws_matmul_fp8_128x256x128_s3@sm_100a", "ws_persistent_fp8_128x256x64_s2@sm_100a"} <= ws
+    assert cc.ws_name(True, "fp16", (128, 256, 64), 3) == "ws_persistent_fp16_128x256x64_s3"
+    # before 3.4 the language has no device-side tensor descriptors nor tl.range(warp_specialize=...)
+    assert not [c for c in cc.cases_for(["nvidia"], "3.3.1") if c.kernel.startswith("ws_")]
+    assert len([c for c in cc.cases_for(["nvidia"], "3.4.0") if c.kernel.startswith("ws_")]) == 32
+
+
+def _compiled(case: str, **facts: int) -> dict:
+    return {"case": case, "status": "ok", "seconds": 0.5, "facts": facts}
+
+
+def test_a_kernel_over_its_targets_shared_memory_fails_naming_both_numbers() -> None:
+    # what the d8da7c998 wheel on LLVM 22.1.8 needed on an H100 (issue #39), against the official wheel's 164216
+    over = cc.judge(_compiled("ws_matmul_fp16_128x128x128_s2@sm_90a", shared=328248, num_warps=12, regs=168),
+                    "sm_90a")
+    assert over["status"] == "failed" and over["stage"] == "launch limits"
+    assert "needs 328248 bytes of shared memory, sm_90a has 232448" in over["error"]
+    assert "OutOfResources" in over["error"]
+    assert cc.failures([over]) == [over]
+    text = cc.failure_message([over])
+    assert "ws_matmul_fp16_128x128x128_s2@sm_90a: needs 328248 bytes of shared memory, sm_90a has 232448" in text
+    assert "would raise OutOfResources at every launch" in text
+    # each target has its own limit: what fits a Hopper does not fit an A100 or an MI300
+    assert cc.judge(_compiled("x@sm_80", shared=200000), "sm_80")["error"].startswith(
+        "needs 200000 bytes of shared memory, sm_80 has 166912")
+    assert "gfx942 has 65536" in cc.judge(_compiled("x@gfx942", shared=65537), "gfx942")["error"]
+    assert cc.judge(_compiled("x@gfx950", shared=65537), "gfx950")["status"] == "ok"
+
+
+def test_a_kernel_within_its_limits_passes_and_says_by_how_much() -> None:
+    at = cc.judge(_compiled("ws@sm_100a", shared=232448, tmem_size=512, regs=255, num_warps=8), "sm_100a")
+    assert at["status"] == "ok" and at["limits_checked"] is True
+    assert at["limits"] == "232448 of 232448 bytes of shared memory"
+    assert cc.describe_result(at) == "ws@sm_100a: ok in 0.50 s (232448 of 232448 bytes of shared memory)"
+    assert cc.summarize([at]) == {"ok": 1, "failed": 0, "timeout": 0, "skipped": 0}
+
+
+def test_tensor_memory_and_registers_are_launch_limits_too() -> None:
+    tmem = cc.judge(_compiled("x@sm_100a", shared=1024, tmem_size=640), "sm_100a")
+    assert tmem["status"] == "failed" and "needs 640 columns of tensor memory, sm_100a has 512" in tmem["error"]
+    # 200 registers a thread for 12 warps: 76800 of a block's 65536
+    regs = cc.judge(_compiled("x@sm_90a", shared=1024, regs=200, num_warps=12), "sm_90a")
+    assert "needs 76800 registers a block (200 a thread, 12 warps), sm_90a has 65536" in regs["error"]
+    # registers are allocated 8 a thread at a time: 255 a thread for 8 warps is exactly 65536
+    assert cc.judge(_compiled("x@sm_100a", shared=1, regs=255, num_warps=8), "sm_100a")["status"] == "ok"
+    # failures and hangs are left as they are
+    hang = {"case": "x@sm_90a", "status": "timeout", "seconds": 3.0, "stage": "ttgir"}
+    assert cc.judge(hang, "sm_90a") == hang
+
+
+def test_a_target_without_a_known_limit_is_not_silently_passed() -> None:
+    plugin = cc.judge(_compiled("reduction@stuck", shared=10**9), "stuck")
+    assert plugin["status"] == "ok" and plugin["limits"] == "limit unknown for stuck"
+    assert plugin["limits_checked"] is False
+    assert cc.describe_result(plugin).endswith("(limit unknown for stuck)")
+    no_size = cc.judge({"case": "matmul_fp16@sm_90a", "status": "ok", "seconds": 0.1}, "sm_90a")
+    assert no_size["limits"] == "limit unchecked: the compiled metadata has no shared-memory size"
+    checked = cc.judge(_compiled("softmax@sm_90a", shared=32), "sm_90a")
+    counts = cc.summarize([plugin, no_size, checked])
+    assert counts == {"ok": 3, "failed": 0, "timeout": 0, "skipped": 0, "limit unknown": 2}
+    assert cc.counts_line(counts, 1.25) == "3 of 3 kernels compiled in 1.2 s, 2 with no launch limit checked"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.plan import Case, CompileCheckPlan
+from tritonbuild.resolve.compilecheck import judge
 
 SCRIPT = Path(__file__).resolve().parent / "corpus_kernels.py"
 # The child sees only the wheel: no caller PYTHON* variable, no user site, a private kernel cache.
@@ -195,7 +196,8 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
               log: Callable[[str], None] = lambda line: None) -> list[dict[str, Any]]:
     """Compile every case of ``plan`` with ``python``; ``root`` holds the wheel's ``triton/`` (an unpacked wheel,
     put on PYTHONPATH, or with ``on_path=False`` the site-packages it is installed in). One result per case, in
-    the plan's order. ``extra_paths`` follow ``root`` on PYTHONPATH (a quick rebuild's dist-info, where the
+    the plan's order, each compiled one checked against its target's launch limits (shared memory, registers:
+    ``compilecheck.judge``). ``extra_paths`` follow ``root`` on PYTHONPATH (a quick rebuild's dist-info, where the
     backends' entry points are). Raises RuntimeError when triton does not load."""
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="tritonbuild-compile-") as tmp:
@@ -210,4 +212,4 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
                                for c in todo)
                 todo = []
             # else a hang was killed or the interpreter died (an assertion in libtriton): a new one goes on
-    return [results[c.id] for c in plan.cases if c.id in results]
+    return [judge(results[c.id], c.id.partition("@")[2]) for c in plan.cases if c.id in results]
