@@ -7,14 +7,26 @@ wheel, not when it imports. Two steps, because the GPU machine has no network an
     # the tree's tests and the pytest plugins as wheels (pytest-xdist, execnet, pytest-timeout)
     python bench/gpu_suite.py pack --wheel dist/triton-...-cp312-....whl --source ~/src/triton --out .gpu-bundle
 
-    # there (``device`` tool, carry .gpu-bundle): the same tests and a torch.compile check, once with the
-    # machine's official triton and once with ours in front of it on PYTHONPATH; prints the per-test comparison
-    python bench/gpu_suite.py run --bundle .gpu-bundle --tests language/test_matmul.py -k "float16 and not fp8"
+    # there (``device`` tool, carry .gpu-bundle): the same tests, once with the machine's official triton and
+    # once with ours in front of it on PYTHONPATH; one chunk a command (a command may run 10 minutes)
+    python bench/gpu_suite.py chunks                    # the default run's commands, one a chunk
+    python bench/gpu_suite.py run --bundle .gpu-bundle --chunk core-1of4     # writes $OUT/core-1of4.json
+    python bench/gpu_suite.py run --bundle .gpu-bundle --tests unit/language/test_matmul.py -k "float16"
+    # here: every chunk's results together
+    python bench/gpu_suite.py report <dirs or .json files the chunks wrote>
+
+The default run (``CHUNKS``) covers what users run: ``unit/language/test_core.py`` (in 4 shards),
+``test_matmul.py``, ``test_warp_specialization.py`` and the Gluon tests (``gluon``, 2 shards), each chunk sized to
+finish both sides within a 10-minute command; ``test_debug.py`` is left apart (its device asserts poison the xdist
+workers: the ``debug`` chunk runs it alone, without xdist). Each chunk writes its result file as soon as each side
+ends, so a command stopped at its limit still leaves what ran.
 
 Each side runs under pytest-timeout (thread method: a hang inside a C++ pass never returns to Python, so the
 worker is ended and xdist replaces it), so a hang is a failed test with its time, not a stuck machine. The report
-lists every test as both passed / both failed / only ours failed / only official failed /
-one side skipped, with the error of the side that failed.
+lists every test as both passed / both failed / only ours failed / only official failed / one side skipped, with
+the error of the side that failed, and apart from those the files one side cannot import (a collection error on
+that side only: the official wheel cannot import a tree's tests that need a newer ``triton._internal_testing``):
+a test of such a file is not "only ours failed", and a file only ours cannot import is a failure of ours.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ import time
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
+from typing import Any
 
 PLUGINS = ("pytest-xdist", "execnet", "pytest-timeout")
 LEAVE_OUT = ("triton/backends/nvidia/bin/", "triton/backends/nvidia/lib/cupti/")
@@ -112,16 +125,53 @@ def install(python: str, what: list[str], target: Path) -> None:
                    check=True)
 
 
+# The default run: chunk -> (paths under python/test, shard "i/n" or None, xdist). Sized from the d8da7c998 run
+# of issue #39 on an H100 (16 workers): test_core.py 8980 tests, Gluon 6734, test_warp_specialization.py ~150.
+CHUNKS: dict[str, tuple[tuple[str, ...], str | None, bool]] = {
+    **{f"core-{i}of4": (("unit/language/test_core.py",), f"{i}/4", True) for i in range(1, 5)},
+    "matmul": (("unit/language/test_matmul.py",), None, True),
+    "warp_specialization": (("unit/language/test_warp_specialization.py",), None, True),
+    **{f"gluon-{i}of2": (("gluon",), f"{i}/2", True) for i in range(1, 3)},
+}
+APART = {"debug": (("unit/language/test_debug.py",), None, False)}  # not in the default run
+COLLECTION = "collection error"
+
+# A pytest plugin (written next to the tests' work dir): --shard i/n keeps the tests whose node id hashes to i.
+SHARD_PLUGIN = '''
+import zlib
+
+
+def pytest_addoption(parser):
+    parser.addoption("--shard", default=None, help="i/n: run the i-th of n parts of the collected tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    shard = config.getoption("--shard")
+    if not shard:
+        return
+    index, count = (int(x) for x in shard.split("/"))
+    keep = [t for t in items if zlib.crc32(t.nodeid.encode()) % count == index - 1]
+    drop = [t for t in items if zlib.crc32(t.nodeid.encode()) % count != index - 1]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+'''
+
+
 def junit(path: Path) -> dict[str, dict[str, str]]:
-    """test id -> {"status": passed|failed|skipped, "message": ...} from a junit XML file."""
+    """test id -> {"status": passed|failed|skipped|collection error, "message": ...} from a junit XML file. A file
+    pytest could not import is one entry: its dotted path (``unit.language.test_core``), "collection error"."""
     out: dict[str, dict[str, str]] = {}
     if not path.is_file():
         return out
     for case in ET.parse(path).getroot().iter("testcase"):
-        test_id = f"{case.get('classname')}::{case.get('name')}"
+        classname, name = case.get("classname") or "", case.get("name") or ""
+        test_id = f"{classname}::{name}" if classname else name
         status, message = "passed", ""
         for child in case:
-            if child.tag in ("failure", "error"):
+            if child.tag == "error" and child.get("message") == "collection failure":
+                status, message = COLLECTION, (child.text or "")[-300:]
+            elif child.tag in ("failure", "error"):
                 status, message = "failed", (child.get("message") or child.text or "")[:300]
             elif child.tag == "skipped":
                 status, message = "skipped", (child.get("message") or "")[:200]
@@ -129,23 +179,36 @@ def junit(path: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def side(name: str, python: str, overlay: list[Path], args: argparse.Namespace, work: Path) -> dict:
+def pytest_argv(python: str, paths: tuple[str, ...], shard: str | None, xdist: bool, xml: Path, tests_root: Path,
+                args: argparse.Namespace) -> list[str]:
+    argv = [python, "-m", "pytest", "-q", "-p", "timeout", "-p", "no:cacheprovider",
+            "-p", "no:benchmark",  # pytest-benchmark refuses to run beside xdist
+            "-W", "ignore::DeprecationWarning",  # a newer pytest than the tree's makes its deprecations errors
+            f"--timeout={args.timeout}", "--timeout-method=thread", f"--junitxml={xml}", f"--rootdir={tests_root}",
+            "--continue-on-collection-errors"]  # a file one side cannot import must not stop the others
+    if not any(p.endswith("test_debug.py") for p in paths):
+        argv.append("--ignore-glob=*/test_debug.py")  # its device asserts poison the xdist workers
+    if xdist:
+        argv += ["-p", "xdist", "-n", str(args.workers)]
+    if shard:
+        argv += ["-p", "_gpu_suite_shard", f"--shard={shard}"]
+    if args.k:
+        argv += ["-k", args.k]
+    return [*argv, *paths]
+
+
+def side(name: str, python: str, overlay: list[Path], chunk: tuple[tuple[str, ...], str | None, bool],
+         args: argparse.Namespace, work: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in overlay)
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in [*overlay, work / "plugin"])
     if name == "ours":  # our slim wheel carries no ptxas: the machine's CUDA toolkit gives it
         for var in ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH"):
             env.setdefault(var, "/usr/local/cuda/bin/ptxas")
     env["TRITON_CACHE_DIR"] = str(work / f"cache-{name}")
     xml = work / f"{name}.xml"
+    xml.unlink(missing_ok=True)
     tests_root = Path(args.bundle).resolve() / "test"  # python/test: its conftest.py (the device fixture) applies
-    argv = [python, "-m", "pytest", "-q", "-p", "xdist", "-p", "timeout", "-p", "no:cacheprovider",
-            "-p", "no:benchmark",  # pytest-benchmark refuses to run beside xdist
-            "-W", "ignore::DeprecationWarning",  # a newer pytest than the tree's makes its deprecations errors
-            f"--timeout={args.timeout}", "--timeout-method=thread", "-n", str(args.workers), f"--junitxml={xml}",
-            f"--rootdir={tests_root}",
-            *(f"unit/{t}" for t in args.tests)]
-    if args.k:
-        argv += ["-k", args.k]
+    argv = pytest_argv(python, *chunk, xml, tests_root, args)
     start = time.monotonic()
     try:
         res = subprocess.run(argv, cwd=tests_root, env=env, capture_output=True, text=True, check=False,
@@ -153,58 +216,154 @@ def side(name: str, python: str, overlay: list[Path], args: argparse.Namespace, 
         exit_code, summary = res.returncode, (res.stdout.strip().splitlines() or [""])[-1]
     except subprocess.TimeoutExpired:
         exit_code, summary = -1, f"stopped after {args.side_timeout} s"
-    seconds = round(time.monotonic() - start, 1)
+    out = {"tests": junit(xml), "seconds": round(time.monotonic() - start, 1), "exit": exit_code,
+           "summary": summary}
+    if args.torch_check:
+        out["torch_compile"] = torch_check(python, env)
+    return out
+
+
+def torch_check(python: str, env: dict[str, str]) -> dict:
     torch = subprocess.run([python, "-c", TORCH_CHECK], env=env, capture_output=True, text=True, check=False)
     try:
-        compiled = json.loads(torch.stdout.strip().splitlines()[-1])
+        return dict(json.loads(torch.stdout.strip().splitlines()[-1]))
     except (ValueError, IndexError):
-        compiled = {"error": (torch.stderr or torch.stdout)[-500:]}
-    return {"tests": junit(xml), "seconds": seconds, "exit": exit_code, "summary": summary,
-            "torch_compile": compiled}
+        return {"error": (torch.stderr or torch.stdout)[-500:]}
 
 
-def compare(ours: dict[str, dict[str, str]], official: dict[str, dict[str, str]]) -> dict[str, list]:
-    groups: dict[str, list] = {"both passed": [], "both failed": [], "both skipped": [], "only ours failed": [],
-                               "only official failed": [], "skipped on one side": [], "only one side ran": []}
+def file_of(test_id: str, files: set[str]) -> str | None:
+    """The file (dotted, as junit names it: unit.language.test_core) a test id belongs to, among ``files``."""
+    classname = test_id.partition("::")[0]
+    return next((f for f in files if classname == f or classname.startswith(f + ".")), None)
+
+
+def unimportable(tests: dict[str, dict[str, str]]) -> set[str]:
+    return {t for t, r in tests.items() if r["status"] == COLLECTION}
+
+
+def compare(ours: dict[str, dict[str, str]], official: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """Every test in one group; files one side cannot import apart ("official cannot import": what ours did with
+    their tests; "ours cannot import": a failure of ours)."""
+    groups: dict[str, Any] = {"both passed": [], "both failed": [], "both skipped": [], "only ours failed": [],
+                              "only official failed": [], "skipped on one side": [], "only one side ran": [],
+                              "official cannot import": {}, "ours cannot import": [], "neither can import": []}
+    bad_ours, bad_official = unimportable(ours), unimportable(official)
+    groups["neither can import"] = sorted(bad_ours & bad_official)
+    groups["ours cannot import"] = [{"file": f, "error": ours[f]["message"]} for f in sorted(bad_ours - bad_official)]
+    for f in sorted(bad_official - bad_ours):
+        groups["official cannot import"][f] = {"passed": 0, "failed": 0, "skipped": 0, "ours failed": [],
+                                               "official error": official[f]["message"]}
     for test_id in sorted(set(ours) | set(official)):
+        if test_id in bad_ours or test_id in bad_official:
+            continue
         a, b = ours.get(test_id), official.get(test_id)
-        if a is None or b is None:
-            groups["only one side ran"].append({"test": test_id, "ours": a and a["status"],
-                                                "official": b and b["status"]})
-        elif a["status"] == b["status"] == "passed":
-            groups["both passed"].append(test_id)
-        elif a["status"] == b["status"] == "failed":
-            groups["both failed"].append({"test": test_id, "error": a["message"]})
-        elif a["status"] == b["status"] == "skipped":
-            groups["both skipped"].append(test_id)
-        elif "skipped" in (a["status"], b["status"]):
-            groups["skipped on one side"].append({"test": test_id, "ours": a["status"], "official": b["status"]})
-        elif a["status"] == "failed":
-            groups["only ours failed"].append({"test": test_id, "error": a["message"], "seconds": a["time"]})
+        if b is None and a is not None and (f := file_of(test_id, bad_official - bad_ours)):
+            tally = groups["official cannot import"][f]
+            tally[a["status"]] = tally.get(a["status"], 0) + 1
+            if a["status"] == "failed":
+                tally["ours failed"].append({"test": test_id, "error": a["message"]})
+        elif a is None and file_of(test_id, bad_ours):
+            continue  # counted under "ours cannot import"
         else:
-            groups["only official failed"].append({"test": test_id, "error": b["message"]})
+            _place(groups, test_id, a, b)
     return groups
+
+
+def _place(groups: dict[str, Any], test_id: str, a: dict[str, str] | None, b: dict[str, str] | None) -> None:
+    if a is None or b is None:
+        groups["only one side ran"].append({"test": test_id, "ours": a and a["status"],
+                                            "official": b and b["status"]})
+    elif a["status"] == b["status"] == "passed":
+        groups["both passed"].append(test_id)
+    elif a["status"] == b["status"] == "failed":
+        groups["both failed"].append({"test": test_id, "error": a["message"]})
+    elif a["status"] == b["status"] == "skipped":
+        groups["both skipped"].append(test_id)
+    elif "skipped" in (a["status"], b["status"]):
+        groups["skipped on one side"].append({"test": test_id, "ours": a["status"], "official": b["status"]})
+    elif a["status"] == "failed":
+        groups["only ours failed"].append({"test": test_id, "error": a["message"], "seconds": a["time"]})
+    else:
+        groups["only official failed"].append({"test": test_id, "error": b["message"]})
+
+
+def summary(groups: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """The report: counts of every group, what differs in full, the first 20 failures both share."""
+    counts = {k: len(v) for k, v in groups.items()}
+    cannot = groups["official cannot import"]
+    return {**meta, "counts": counts,
+            "fails only with ours": groups["only ours failed"],
+            "ours cannot import": groups["ours cannot import"],
+            "official cannot import": {f: {k: v if k != "ours failed" else v[:20] for k, v in t.items()}
+                                       for f, t in cannot.items()},
+            "only official failed": groups["only official failed"], "only one side ran": groups["only one side ran"],
+            "both failed": groups["both failed"][:20], "ok": not (groups["only ours failed"]
+                                                                  or groups["ours cannot import"])}
+
+
+def chunk_of(args: argparse.Namespace) -> tuple[str, tuple[tuple[str, ...], str | None, bool]]:
+    if args.chunk:
+        known = {**CHUNKS, **APART}
+        if args.chunk not in known:
+            raise SystemExit(f"unknown chunk {args.chunk!r}; the chunks: {', '.join(known)}")
+        return args.chunk, known[args.chunk]
+    return "tests", (tuple(args.tests), None, True)
+
+
+def write(out: Path, name: str, data: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / f".{name}.json.tmp"
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(out / f"{name}.json")
 
 
 def run(args: argparse.Namespace) -> int:
     bundle = Path(args.bundle).resolve()
     meta = json.loads((bundle / "bundle.json").read_text())
     work = Path(tempfile.mkdtemp(prefix="gpu-suite-"))
+    out = Path(args.out or os.environ.get("OUT") or work)
+    name, chunk = chunk_of(args)
     wheel = work / meta["wheel"].removesuffix(".xz")
     with lzma.open(bundle / meta["wheel"]) as src, open(wheel, "wb") as dst:
         shutil.copyfileobj(src, dst)
     plugins, ours = work / "plugins", work / "ours"
+    (work / "plugin").mkdir()
+    (work / "plugin" / "_gpu_suite_shard.py").write_text(SHARD_PLUGIN)
     install(args.python, [str(p) for p in sorted((bundle / "wheels").glob("*.whl"))], plugins)
     install(args.python, [str(wheel)], ours)
-    report = {"official": side("official", args.python, [plugins], args, work),
-              "ours": side("ours", args.python, [ours, plugins], args, work)}
-    groups = compare(report["ours"]["tests"], report["official"]["tests"])
-    result = {"tests": args.tests, "k": args.k, "counts": {k: len(v) for k, v in groups.items()},
-              "differ": {k: groups[k] for k in ("only ours failed", "only official failed", "only one side ran")},
-              "both failed": groups["both failed"][:20],
-              "sides": {n: {k: v for k, v in s.items() if k != "tests"} for n, s in report.items()}}
+    head = {"chunk": name, "paths": list(chunk[0]), "shard": chunk[1], "k": args.k}
+    sides: dict[str, dict] = {}
+    for side_name, overlay in (("official", [plugins]), ("ours", [ours, plugins])):
+        sides[side_name] = side(side_name, args.python, overlay, chunk, args, work)
+        write(out, name, {**head, "sides": sides})  # what ran so far, should the command be stopped
+    result = summary(compare(sides["ours"]["tests"], sides["official"]["tests"]),
+                     {**head, "sides": {n: {k: v for k, v in s.items() if k != "tests"} for n, s in sides.items()}})
+    write(out, name, {**head, "sides": sides, "report": result})
     print(json.dumps(result, indent=2))
-    return 1 if groups["only ours failed"] else 0
+    return 0 if result["ok"] else 1
+
+
+def report(args: argparse.Namespace) -> int:
+    """The chunks' result files together: one comparison of every test they ran."""
+    files = [f for p in map(Path, args.results) for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+    ours: dict[str, dict[str, str]] = {}
+    official: dict[str, dict[str, str]] = {}
+    chunks = {}
+    for f in files:
+        data = json.loads(f.read_text())
+        sides = data.get("sides", {})
+        ours.update(sides.get("ours", {}).get("tests", {}))
+        official.update(sides.get("official", {}).get("tests", {}))
+        chunks[data.get("chunk", f.stem)] = sorted(sides)  # a chunk stopped before "ours" ran shows it
+    result = summary(compare(ours, official), {"chunks": chunks})
+    print(json.dumps(result, indent=2))
+    return 0 if result["ok"] else 1
+
+
+def chunks(args: argparse.Namespace) -> int:
+    for name in CHUNKS:
+        print(f"python bench/gpu_suite.py run --bundle {args.bundle} --chunk {name}")
+    return 0
 
 
 def main() -> int:
@@ -214,16 +373,24 @@ def main() -> int:
     p.add_argument("--wheel", required=True)
     p.add_argument("--source", required=True, help="the Triton source tree the wheel was built from")
     p.add_argument("--out", default=".gpu-bundle")
-    r = sub.add_parser("run", help="run the tests with the official triton and with ours, and compare")
+    r = sub.add_parser("run", help="run one chunk (or --tests) with the official triton and with ours, and compare")
     r.add_argument("--bundle", default=".gpu-bundle")
-    r.add_argument("--tests", nargs="+", default=["language/test_matmul.py"], help="paths under python/test/unit")
+    r.add_argument("--chunk", default=None, help=f"one of {', '.join([*CHUNKS, *APART])}")
+    r.add_argument("--tests", nargs="+", default=["unit/language/test_matmul.py"],
+                   help="paths under python/test, without --chunk")
     r.add_argument("-k", default=None)
     r.add_argument("--python", default="/opt/torch/.venv/bin/python", help="the machine's torch + official triton")
-    r.add_argument("--workers", type=int, default=8)
-    r.add_argument("--timeout", type=int, default=300, help="seconds one test may take (a hang fails it)")
-    r.add_argument("--side-timeout", type=int, default=1500)
+    r.add_argument("--workers", type=int, default=16)
+    r.add_argument("--timeout", type=int, default=120, help="seconds one test may take (a hang fails it)")
+    r.add_argument("--side-timeout", type=int, default=250, help="seconds one side may take (two fit a command)")
+    r.add_argument("--torch-check", action="store_true", help="also a torch.compile check on each side")
+    r.add_argument("--out", default=None, help="where the chunk's NAME.json goes (default $OUT)")
+    c = sub.add_parser("chunks", help="the default run's commands, one a chunk")
+    c.add_argument("--bundle", default=".gpu-bundle")
+    q = sub.add_parser("report", help="every chunk's results together")
+    q.add_argument("results", nargs="+", help="the chunks' .json files or dirs holding them")
     args = parser.parse_args()
-    return pack(args) if args.cmd == "pack" else run(args)
+    return {"pack": pack, "run": run, "chunks": chunks, "report": report}[args.cmd](args)
 
 
 if __name__ == "__main__":
