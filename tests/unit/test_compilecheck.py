@@ -134,3 +134,50 @@ def test_a_target_without_a_known_limit_is_not_silently_passed() -> None:
     counts = cc.summarize([plugin, no_size, checked])
     assert counts == {"ok": 3, "failed": 0, "timeout": 0, "skipped": 0, "limit unknown": 2}
     assert cc.counts_line(counts, 1.25) == "3 of 3 kernels compiled in 1.2 s, 2 with no launch limit checked"
+
+
+def test_the_corpus_script_builds_warp_specialized_cases_as_a_launch_would() -> None:
+    from tritonbuild.wheel import corpus_kernels as ck
+
+    assert set(cc.WS_KERNELS) <= set(ck.CASES)  # the plan's names are the script's
+    hopper = dict(cc.GPU_TARGETS["nvidia"][1].spec)
+    blackwell = dict(cc.GPU_TARGETS["nvidia"][2].spec)
+    case = {"kernel": "ws_persistent_fp8_128x256x64_s3"}
+    signature, constexprs, attrs, ones = ck.launch_spec(case, blackwell)
+    assert attrs[(0,)] == [["tt.divisibility", 16]]  # pointers are 16-byte aligned
+    assert signature["a_ptr"] == signature["c_ptr"] == "*fp8e4nv"  # fp8 in and out, as the test's USE_FP8
+    assert constexprs["FLATTEN"] is True and ck.launch_spec(case, hopper)[1]["FLATTEN"] is False
+    assert constexprs["num_stages"] == 3 and (constexprs["BLOCK_M"], constexprs["BLOCK_N"]) == (128, 256)
+    assert ones == ["a_stride1", "b_stride1", "c_stride1"] and signature["K"] == "i32"
+    # any tile and stage count can be asked for by name (a test plans one beyond the limits); others cannot
+    assert ck.case_spec("ws_matmul_fp16_128x256x128_s6")["constexprs"]["num_stages"] == 6
+    for bad in ("ws_matmul_fp32_1x1x1_s2", "ws_matmul_fp16_128x256_s2", "ws_other_fp16_1x1x1_s2", "nope"):
+        assert ck.ws_spec(bad) is None
+
+
+def _cubin(regs: int, frame: int) -> bytes:
+    """A minimal ELF64 with a .nv.info section holding EIATTR_REGCOUNT and EIATTR_FRAME_SIZE, as ptxas writes."""
+    import struct
+
+    names = b"\0.shstrtab\0.nv.info\0"
+    info = (struct.pack("<BBHII", 4, 0x2F, 8, 10, regs) + struct.pack("<BBH", 3, 0x50, 0)
+            + struct.pack("<BBHII", 4, 0x11, 8, 10, frame))
+    data_at = 64
+    shoff = data_at + len(names) + len(info)
+    header = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 2, 190, 1, 0, 0, shoff, 0, 64,
+                                                                      0, 0, 64, 3, 1)
+    sections = [bytes(64),
+                struct.pack("<IIQQQQIIQQ", 1, 3, 0, 0, data_at, len(names), 0, 0, 1, 0),
+                struct.pack("<IIQQQQIIQQ", 11, 0x70000000, 0, 0, data_at + len(names), len(info), 0, 0, 4, 0)]
+    return header + names + info + b"".join(sections)
+
+
+def test_registers_and_spills_are_read_from_the_cubin() -> None:
+    from tritonbuild.wheel import corpus_kernels as ck
+
+    assert ck.cubin_resources(_cubin(174, 0)) == {"regs": 174, "frame": 0}
+    assert ck.cubin_resources(b"not an elf") == {}
+    facts = ck.resources_of({"shared": 164216, "num_warps": 12, "name": "k"}, {"cubin": _cubin(168, 16)})
+    assert facts == {"shared": 164216, "num_warps": 12, "regs": 168, "frame": 16}
+    amd = ck.resources_of(None, {"amdgcn": "    .vgpr_count:     152\n    .vgpr_spill_count: 3\n"})
+    assert amd == {"vgprs": 152, "vgpr_spills": 3}
