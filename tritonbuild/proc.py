@@ -9,9 +9,10 @@ Children die with tritonbuild. Every child gets ``PR_SET_PDEATHSIG`` (SIGTERM wh
 ``kill -9``: Ninja then stops its compilers). The build's children (``start``, ``run_logged``, and ``run`` of a
 captured command allowed two minutes or more) lead a session (and process group) of their own, whose every process
 group is stopped (SIGTERM, then SIGKILL) on every way out: an error, Ctrl-C, SIGTERM (``cli.main`` turns it into
-``Terminated``). Ctrl-C on a terminal reaches only tritonbuild, which stops them. While a build dir's lock is
-held, each such group id is recorded in the lock dir (``record_groups_in``), so the next run that takes the lock can
-stop what survived (``tritonbuild.execute.orphans``).
+``Terminated``); Ctrl-C on a terminal reaches only tritonbuild, which stops them. Each also gets a watchdog process
+that stops its session when tritonbuild dies (the pipe the watchdog reads closes): the death signal reaches only the
+direct child. While a build dir's lock is held, each session is recorded in the lock dir (``record_groups_in``), so
+the next run that takes the lock can stop what survived even that (``tritonbuild.execute.orphans``).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ class Terminated(BaseException):
 
 _record: list[Path] = []  # the lock dir's record of live groups, while a build dir's lock is held
 _groups: list[int] = []  # the process groups started here that have not ended
+_dogs: dict[int, subprocess.Popen[bytes]] = {}  # each group's watchdog (``_watchdog``)
 
 
 def _prctl() -> Any:
@@ -156,27 +158,51 @@ def _signal_session(sid: int, sig: int) -> bool:
 
 
 def stop_session(sid: int, leader: subprocess.Popen[Any] | None = None, grace: float = GRACE) -> bool:
-    """SIGTERM to every process group of session ``sid`` (Ninja passes it on to its commands), SIGKILL to what is
-    left after ``grace`` seconds; ``leader`` (our child, when it is ours) is reaped. False when nothing was left."""
+    """SIGTERM to every process group of session ``sid`` (Ninja passes it on to its commands), again to groups
+    that appear meanwhile, SIGKILL to what is left after ``grace`` seconds; ``leader`` (our child, when it is ours)
+    is reaped. False when nothing was left."""
     if not _signal_session(sid, signal.SIGTERM):
         return False
-    deadline = time.monotonic() + grace
-    while session_members(sid):
+    start, sig = time.monotonic(), signal.SIGTERM
+    while session_members(sid) and time.monotonic() - start < 3 * grace:
         if leader is not None:
             leader.poll()
-        if time.monotonic() > deadline:
-            _signal_session(sid, signal.SIGKILL)
-            break
-        time.sleep(0.05)
+        if time.monotonic() - start > grace:
+            sig = signal.SIGKILL
+        _signal_session(sid, sig)
+        time.sleep(0.1)
     if leader is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             leader.wait(timeout=grace)
     return True
 
 
+def _watch(sid: int) -> None:
+    """The watchdog's body (its own process): when tritonbuild dies, however, its end of the pipe on our stdin
+    closes and the child's session is stopped; a byte on it means tritonbuild ended the child itself."""
+    if not sys.stdin.buffer.read(1):
+        stop_session(sid)
+
+
+def _watchdog(sid: int) -> subprocess.Popen[bytes] | None:
+    """A watchdog for session ``sid``. PR_SET_PDEATHSIG reaches only the direct child: a full build's is the
+    interpreter that runs scikit-build-core, which dies of it and leaves CMake, Ninja and the compilers under it."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[1]),
+                                                    env.get("PYTHONPATH")) if p)
+    try:
+        return subprocess.Popen([sys.executable, "-c", f"from tritonbuild.proc import _watch; _watch({sid})"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=env, start_new_session=True)
+    except OSError:
+        return None  # the death signal and the lock dir's record still apply
+
+
 def _spawn(args: list[str], **kw: Any) -> subprocess.Popen[Any]:
     """Popen in a session (and process group) of its own, whose id is the child's pid, recorded until ``end``."""
     child: subprocess.Popen[Any] = subprocess.Popen(args, start_new_session=True, preexec_fn=_die_with_us(), **kw)
+    if dog := _watchdog(child.pid):
+        _dogs[child.pid] = dog
     _groups.append(child.pid)
     _write_record()
     return child
@@ -189,6 +215,12 @@ def end(child: subprocess.Popen[Any]) -> None:
         if child.poll() is None or child.returncode < 0:
             stop_session(child.pid, child)
     finally:
+        if dog := _dogs.pop(child.pid, None):
+            assert dog.stdin is not None
+            with contextlib.suppress(OSError):
+                dog.stdin.write(b"x")  # tritonbuild ended it: the watchdog leaves
+                dog.stdin.close()
+            dog.wait()
         if child.pid in _groups:
             _groups.remove(child.pid)
             _write_record()

@@ -1,0 +1,459 @@
+"""Issue 35, nothing lost: clean and gc respect locks and never follow links; children die with tritonbuild; the
+output dir is checked before any work; a user's own compile_commands.json link is kept; Ctrl-C is "Interrupted."."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import cuda_stub, flat, run_cli, small_tmpfs
+from tritonbuild import example
+from tritonbuild.execute.lock import MARKER
+
+LLVM = "/usr/lib/llvm-22"
+
+# Holds a FileLock on argv[1] until killed: another tritonbuild run using that build dir or LLVM entry.
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from filelock import FileLock
+    lock = FileLock(sys.argv[1])
+    lock.acquire()
+    print("held", flush=True)
+    time.sleep(300)
+""")
+
+
+@contextlib.contextmanager
+def held(lock_file: Path) -> Iterator[subprocess.Popen[str]]:
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock_file)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+
+
+def build_dir(cache: Path, key: str, files: int = 3) -> Path:
+    d = cache / "build" / key
+    (d / "cmake" / "obj").mkdir(parents=True)
+    for i in range(files):
+        (d / "cmake" / "obj" / f"unit{i}.o").write_bytes(b"\0" * 4096)
+    return d
+
+
+def llvm_entry(cache: Path, name: str) -> Path:
+    entry = cache / "llvm" / name
+    (entry / "lib").mkdir(parents=True)
+    (entry / "lib" / "libLLVM.a").write_bytes(b"\0" * 8192)
+    (entry / "tritonbuild-llvm.json").write_text("{}\n")
+    return entry
+
+
+def one_paragraph(stderr: str) -> None:
+    assert "Traceback" not in stderr, stderr
+    assert len([line for line in stderr.strip().splitlines() if line.strip()]) <= 6, stderr  # one wrapped paragraph
+
+
+@contextlib.contextmanager
+def read_only(path: Path, fill: Callable[[Path], None]) -> Iterator[Path]:
+    """``path`` as a tmpfs filled by ``fill`` and then made read-only (the test runs as root, whom permissions do
+    not stop; skipped where mounting is not allowed)."""
+    with small_tmpfs(path, "16m"):
+        fill(path)
+        if subprocess.run(["mount", "-o", "remount,ro", str(path)], capture_output=True, check=False).returncode:
+            pytest.skip("cannot remount a tmpfs read-only here")
+        yield path
+
+
+# 1. clean and gc take the locks build, develop and fetch take
+
+
+def test_clean_and_gc_leave_what_a_running_run_holds(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    busy, idle = build_dir(cache, "busybusybusybusy"), build_dir(cache, "idleidleidleidle")
+    for d in (busy, idle):
+        (d / MARKER).write_text("tritonbuild build dir\n")
+    (busy / "plan.json").write_text(json.dumps({"key": busy.name, "llvm": {"prefix": LLVM}}))
+    used_llvm, free_llvm = llvm_entry(cache, "llvm-busy"), llvm_entry(cache, "llvm-free")
+    with held(busy / ".tritonbuild.lock"), held(cache / "llvm" / ".locks" / "llvm-busy.lock"):
+        out = run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path)
+        gc = run_cli("llvm", "gc", "--cache-dir", str(cache), cwd=tmp_path)
+        assert (busy / "cmake" / "obj" / "unit0.o").is_file()  # nothing deleted under a held lock
+        assert used_llvm.is_dir() and (used_llvm / "lib" / "libLLVM.a").is_file()
+    assert not idle.exists() and not free_llvm.exists()
+    text = flat(out.stdout)
+    assert f"{busy} is in use by a running tritonbuild (its lock is held): left alone" in text
+    assert "1 build dir(s), freed" in text and "1 left alone" in text
+    assert f"keep {used_llvm} (in use by another tritonbuild run (its lock is held))" in flat(gc.stdout)
+    assert f"remove {free_llvm}" in flat(gc.stdout)
+
+
+# 2. clean --all removes only tritonbuild's dirs, never through a link; unwritable dirs are one paragraph
+
+
+def test_clean_all_removes_only_tritonbuild_dirs_and_never_follows_a_link(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    marked = build_dir(cache, "0123456789abcdef")
+    (marked / MARKER).write_text("tritonbuild build dir\n")
+    planned = build_dir(cache, "fedcba9876543210")  # a build dir from before the marker: its plan names it
+    (planned / "plan.json").write_text(json.dumps({"key": "fedcba9876543210"}))
+    stranger = build_dir(cache, "not-a-build")  # someone's own dir in the cache
+    (stranger / "plan.json").write_text(json.dumps({"key": "another-name"}))
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work\n")
+    (precious / MARKER).write_text("looks like a build dir\n")
+    (cache / "build" / "linked").symlink_to(precious)
+    outside_llvm = llvm_entry(tmp_path, "real-llvm")
+    (cache / "llvm").mkdir()
+    (cache / "llvm" / "linked-llvm").symlink_to(outside_llvm)
+
+    out = run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path)
+    gc = run_cli("llvm", "gc", "--cache-dir", str(cache), cwd=tmp_path)
+
+    assert not marked.exists() and not planned.exists()
+    assert (stranger / "cmake" / "obj" / "unit0.o").is_file()
+    assert (precious / "thesis.tex").read_text() == "years of work\n"
+    assert (cache / "build" / "linked").is_symlink()
+    assert (outside_llvm / "lib" / "libLLVM.a").is_file() and (cache / "llvm" / "linked-llvm").is_symlink()
+    text = flat(out.stdout)
+    assert "2 build dir(s), freed" in text and "2 left alone" in text
+    assert f"{stranger} holds no tritonbuild build" in text
+    assert f"{cache / 'build' / 'linked'} is a link (to {precious}), not a build dir: left alone" in text
+    assert f"keep {cache / 'llvm' / 'linked-llvm'} (a link: left alone, and its target too)" in flat(gc.stdout)
+
+
+def test_clean_gc_and_example_on_a_read_only_disk_are_one_paragraph(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+
+    def fill(root: Path) -> None:
+        (build_dir(root, "0123456789abcdef") / MARKER).write_text("x\n")
+        (root / "build" / "0123456789abcdef" / ".tritonbuild.lock").write_text("")
+        llvm_entry(root, "llvm-old")
+        (root / "llvm" / ".locks").mkdir()
+        (root / "llvm" / ".locks" / "llvm-old.lock").write_text("")
+
+    with read_only(cache, fill):
+        out = run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path, check=False)
+        assert out.returncode == 3, out.stderr
+        one_paragraph(out.stderr)
+        assert "Could not remove 1 build dir(s)" in flat(out.stderr) and "Read-only file system" in out.stderr
+        assert (cache / "build" / "0123456789abcdef" / "cmake" / "obj" / "unit0.o").is_file()
+        gc = run_cli("llvm", "gc", "--cache-dir", str(cache), cwd=tmp_path, check=False)
+        assert gc.returncode == 3, gc.stderr
+        one_paragraph(gc.stderr)
+        assert "Could not remove 1 LLVM cache entry" in flat(gc.stderr)
+        assert (cache / "llvm" / "llvm-old" / "lib" / "libLLVM.a").is_file()
+        ex = run_cli("example", str(cache / "tree"), cwd=tmp_path, check=False)
+        assert ex.returncode == 2, ex.stderr
+        one_paragraph(ex.stderr)
+        assert "Cannot write the example into" in flat(ex.stderr)
+
+
+def test_example_refuses_a_link_and_undoes_a_failed_write(tmp_path: Path) -> None:
+    target = tmp_path / "somewhere"
+    target.mkdir()
+    (tmp_path / "link").symlink_to(target)
+    ex = run_cli("example", str(tmp_path / "link"), cwd=tmp_path, check=False)
+    assert ex.returncode == 2 and "is a link" in flat(ex.stderr), ex.stderr
+    one_paragraph(ex.stderr)
+    assert list(target.iterdir()) == []
+    with small_tmpfs(tmp_path / "tiny", "64k"):  # too small for the tree: the write fails halfway
+        ex = run_cli("example", str(tmp_path / "tiny" / "dest"), cwd=tmp_path, check=False)
+        assert ex.returncode == 2, ex.stderr
+        one_paragraph(ex.stderr)
+        assert "No space left on device" in ex.stderr
+        assert not (tmp_path / "tiny" / "dest").exists()  # what was written is gone
+
+
+# 3. children die with tritonbuild
+
+SLOW_NINJA = textwrap.dedent("""
+    rule slow
+      command = sleep 37
+    build a: slow
+    build b: slow
+    default a b
+""")
+
+# A tritonbuild-like process: runs Ninja through proc.run_logged, as build and develop do.
+DRIVER = textwrap.dedent("""
+    import io, os, sys
+    from pathlib import Path
+    from rich.console import Console
+    from tritonbuild import proc
+
+    class Tracker:
+        total = done = 0
+        phase = ""
+        def feed(self, line): pass
+
+    work = Path(sys.argv[1])
+    argv = ["ninja", "-j2"]
+    if sys.argv[2] == "wrapped":  # as a full build runs it: an interpreter (scikit-build-core) above CMake and Ninja
+        argv = [sys.executable, "-c", "import subprocess; subprocess.run(['ninja', '-j2'])"]
+    proc.record_groups_in(work / ".tritonbuild.pgid")
+    with open(work / "log.txt", "w") as log:
+        rc = proc.run_logged(argv, cwd=work, env=os.environ, log=log, tracker=Tracker(),
+                             console=Console(file=io.StringIO()), label="slow")
+    print("rc", rc, flush=True)
+""")
+
+
+def sleepers(where: Path) -> list[int]:
+    """Processes running `sleep 37` with their current dir in ``where``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            cwd = Path(os.readlink(f"/proc/{name}/cwd"))
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", b"37"] and cwd.is_relative_to(where) and state != "Z":
+            found.append(int(name))
+    return found
+
+
+def wait_for(check: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+@pytest.mark.parametrize("shape", ["ninja", "wrapped"])
+def test_kill_9_of_tritonbuild_takes_its_compilers_with_it(tmp_path: Path, shape: str) -> None:
+    """``ninja``: the death signal reaches Ninja, which stops its commands; ``wrapped``: it reaches only the
+    interpreter above Ninja, and the watchdog stops the rest."""
+    work = tmp_path / "build"
+    work.mkdir()
+    (work / "build.ninja").write_text(SLOW_NINJA)
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(work), shape], start_new_session=True)
+    try:
+        assert wait_for(lambda: len(sleepers(work)) == 2, 30), "ninja did not start its two slow edges"
+        record = json.loads((work / ".tritonbuild.pgid").read_text())
+        assert record["pid"] == driver.pid and len(record["groups"]) == 1
+        group = record["groups"][0]
+        assert group != os.getpgid(driver.pid)  # the children have a group of their own
+        driver.kill()  # kill -9: no finally, no handler runs in tritonbuild
+        driver.wait()
+        assert wait_for(lambda: not sleepers(work), 10), f"still running: {sleepers(work)}"
+    finally:
+        for pid in sleepers(work):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_the_next_run_stops_what_a_dead_run_left_in_the_build_dir(tmp_path: Path) -> None:
+    from tritonbuild.execute.lock import lock
+    from tritonbuild.request import make_plan
+
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    plan = make_plan({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM}, cwd=tmp_path)
+    root = Path(plan.cmake.build_dir)
+    (root / "cmake").mkdir(parents=True)
+    # what survives a run whose Ninja died without passing the signal on: two compilers in process groups of their
+    # own (as Ninja starts them), in the session tritonbuild started, with no parent left
+    orphaner = subprocess.run([sys.executable, "-c", ORPHANER], cwd=root / "cmake", capture_output=True, text=True,
+                              check=True, start_new_session=True)
+    session = int(orphaner.stdout.split()[0])
+    orphans = [int(p) for p in orphaner.stdout.split()[1:]]
+    unrelated = subprocess.Popen(["sleep", "37"], cwd=tmp_path, start_new_session=True)  # not in the build dir
+    try:
+        assert wait_for(lambda: len(sleepers(root)) == 2, 10)
+        (root / ".tritonbuild.pgid").write_text(json.dumps({"pid": 999999, "groups": [unrelated.pid, session]}))
+        said: list[str] = []
+        start = time.monotonic()
+        held_lock = lock(plan, say=said.append)
+        try:
+            assert not sleepers(root), "the next run started beside the old compilers"
+            assert time.monotonic() - start < 8
+            assert unrelated.poll() is None  # its group is recorded, but it works elsewhere: not ours to stop
+            assert len(said) == 1 and f"process group {session}" in said[0] and str(root) in said[0], said
+            assert "earlier tritonbuild run (pid 999999)" in said[0]
+            assert (root / MARKER).is_file()
+        finally:
+            held_lock.release()
+        assert not (root / ".tritonbuild.pgid").exists()
+    finally:
+        unrelated.kill()
+        unrelated.wait()
+        for pid in orphans:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+# Starts two `sleep 37` in process groups of their own and exits, leaving them to init.
+ORPHANER = textwrap.dedent("""
+    import os, subprocess
+    kids = [subprocess.Popen(["sleep", "37"], process_group=0, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(2)]
+    print(os.getsid(0), *[k.pid for k in kids])
+""")
+
+
+# 4. the output dir is checked before any work
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return example.write_tree(tmp_path / "src" / "triton")
+
+
+def build_args(tree: Path, cache: Path, out: Path) -> list[str]:
+    return ["build", "--source", str(tree), "--cache-dir", str(cache), "--llvm", LLVM, "--out", str(out)]
+
+
+def test_an_output_dir_that_cannot_take_the_wheel_is_refused_before_any_work(tmp_path: Path, tree: Path) -> None:
+    cache = tmp_path / "cache"
+    key = json.loads(run_cli("plan", "--json", "--source", str(tree), "--cache-dir", str(cache), "--llvm", LLVM,
+                             cwd=tmp_path).stdout)["key"]
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a dir\n")
+    cases = {
+        cache / "build" / key / "last-wheel": "inside tritonbuild's build dirs",
+        cache / "llvm" / "wheels": "inside tritonbuild's LLVM cache",
+        a_file: "it is a file, not a directory",
+        tree / "python" / "triton" / "dist": "inside the source's Python package",
+        a_file / "sub": "it cannot be written (Not a directory)",
+    }
+    for out, why in cases.items():
+        start = time.monotonic()
+        proc = run_cli(*build_args(tree, cache, out), cwd=tmp_path, check=False)
+        assert proc.returncode == 2, (out, proc.stderr)
+        one_paragraph(proc.stderr)
+        assert why in flat(proc.stderr) and "Nothing was built" in flat(proc.stderr), proc.stderr
+        assert time.monotonic() - start < 30
+        assert not (cache / "build").exists()  # no build dir made, nothing locked or provisioned
+    assert not (tree / "python" / "triton" / "dist").exists()
+
+
+def test_a_read_only_output_dir_is_refused_before_any_work(tmp_path: Path, tree: Path) -> None:
+    cache = tmp_path / "cache"
+    with read_only(tmp_path / "ro", lambda root: (root / "dist").mkdir()):
+        proc = run_cli(*build_args(tree, cache, tmp_path / "ro" / "dist"), cwd=tmp_path, check=False)
+    assert proc.returncode == 2, proc.stderr
+    one_paragraph(proc.stderr)
+    assert "it cannot be written (Read-only file system)" in flat(proc.stderr)
+    assert not (cache / "build").exists()
+
+
+def test_a_full_output_disk_at_publish_time_names_the_output_dir(tmp_path: Path) -> None:
+    from tritonbuild.errors import DiskProblem
+    from tritonbuild.wheel.publish import publish
+
+    wheel = tmp_path / "triton-3.0.0-cp311-cp311-linux_x86_64.whl"
+    wheel.write_bytes(os.urandom(512 * 1024))
+    with small_tmpfs(tmp_path / "out", "256k") as out:
+        (out / "old-1.0-py3-none-any.whl").write_bytes(b"kept")
+        with pytest.raises(DiskProblem) as err:
+            publish(wheel, out)
+        assert sorted(p.name for p in out.iterdir()) == ["old-1.0-py3-none-any.whl"]  # no half-written wheel
+    assert f"the output dir {out} failed: No space left on device" in str(err.value)
+    assert "build dir" not in str(err.value).split(".")[0]
+    assert err.value.exit_code == 3
+
+
+# 5. a user's own compile_commands.json link is kept
+
+
+def test_only_a_compile_commands_link_tritonbuild_made_is_replaced(tmp_path: Path, tree: Path) -> None:
+    from tritonbuild.execute.prepare import link_compile_commands
+    from tritonbuild.request import make_plan
+
+    plan = make_plan({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM,
+                      "stable_paths": False}, cwd=tmp_path)
+    db = Path(plan.cmake.build_dir) / "cmake" / "compile_commands.json"
+    db.parent.mkdir(parents=True)
+    db.write_text("[]\n")
+    mine = tmp_path / "my-build" / "compile_commands.json"
+    mine.parent.mkdir()
+    mine.write_text("[]\n")
+    link = tree / "compile_commands.json"
+    link.symlink_to(mine)
+    notes = link_compile_commands(plan, db)
+    assert os.readlink(link) == str(mine)
+    assert notes == [f"{link} is your own link (to {mine}), left alone (the build's is {db})"]
+    old = tmp_path / "cache" / "build" / "0000000000000000" / "cmake" / "compile_commands.json"  # an older plan's
+    link.unlink()
+    link.symlink_to(old)
+    assert link_compile_commands(plan, db) == []
+    assert os.readlink(link) == str(db)
+    link.unlink()
+    link.write_text("[]\n")
+    assert link_compile_commands(plan, db) == [f"{link} is not a link, left alone (the build's is {db})"]
+
+
+# 6. Ctrl-C is "Interrupted.", exit 130 (SIGTERM: "Terminated.", 143), never a failed build
+
+
+@pytest.mark.parametrize("how", ["terminal", "children", "sigterm"])
+def test_an_interrupted_build_is_interrupted_not_failed_and_leaves_no_compiler(tmp_path: Path, tree: Path,
+                                                                               how: str) -> None:
+    """``terminal``: Ctrl-C to tritonbuild's foreground group; ``children``: the interrupt reaches only the build's
+    own processes (Ninja, its compilers), which fail saying so before tritonbuild sees anything; ``sigterm``: a
+    plain ``kill`` of tritonbuild."""
+    from tritonbuild.proc import session_members
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, "CCACHE_DISABLE": "1", "NO_COLOR": "1", "CUDA_HOME": cuda_stub()}
+    argv = [sys.executable, "-m", "tritonbuild", *build_args(tree, cache, tmp_path / "dist"), "--no-ccache", "-j", "2"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        log = None
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:  # wait until Ninja is compiling
+            logs = list(cache.glob("build/*/build.log"))
+            if logs and "[1/" in logs[0].read_text(errors="replace"):
+                log = logs[0]
+                break
+            time.sleep(0.2)
+        assert log is not None, "the build did not reach its compile step"
+        if how == "terminal":
+            os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+        elif how == "sigterm":
+            os.kill(proc.pid, signal.SIGTERM)
+        else:
+            session = json.loads((log.parent / ".tritonbuild.pgid").read_text())["groups"][0]
+            for group in set(session_members(session).values()):
+                os.killpg(group, signal.SIGINT)
+        _, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    want = (143, "Terminated.") if how == "sigterm" else (130, "Interrupted.")
+    assert (proc.returncode, err.strip().splitlines()[-1]) == want, err
+    assert "failed" not in err and "Aborted" not in err and "Traceback" not in err
+    build = log.parent
+    assert wait_for(lambda: not _in_dir(build), 10), "processes still work in the build dir"
+    assert not (build / ".tritonbuild.pgid").exists()
+
+
+def _in_dir(where: Path) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(os.readlink(f"/proc/{name}/cwd")).is_relative_to(where):
+                    found.append(int(name))
+    return found
