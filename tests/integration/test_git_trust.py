@@ -318,3 +318,19 @@ def test_hostile_urls_and_refs_exit_2_before_git_runs(tree, tmp_path: Path, args
     assert proc.returncode == 2, proc.stderr
     assert fragment in flat(proc.stderr) and "Traceback" not in proc.stderr
     assert not marker.exists() and not (cache / "sources").exists()
+
+
+def test_a_ref_missing_from_the_cached_clone_is_fetched_online_then_kept_for_offline(tree, tmp_path: Path) -> None:
+    bare = bare_remote(tree, tmp_path)
+    url, cache = f"file://{bare}", tmp_path / "cache"
+    first = plan_json("--source", url, "--ref", "v1", "--cache-dir", str(cache), cwd=tmp_path)
+    upstream = tmp_path / "upstream"
+    (upstream / "NEWS").write_text("v2\n")
+    v2 = git_commit(upstream, "v2", init=False)
+    subprocess.run(["git", "tag", "v2"], cwd=upstream, check=True)
+    subprocess.run(["git", "push", "-q", str(bare), "v2"], cwd=upstream, check=True)
+    second = plan_json("--source", url, "--ref", "v2", "--cache-dir", str(cache), cwd=tmp_path)
+    assert second["source"]["root"] == first["source"]["root"] and second["source"]["commit"] == v2
+    bare.rename(tmp_path / "gone.git")
+    third = plan_json("--source", url, "--ref", "v2", "--offline", "--cache-dir", str(cache), cwd=tmp_path)
+    assert third["source"]["commit"] == v2
