@@ -116,7 +116,7 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> list[Entry]
     return parse_config(res.stdout)
 
 
-def run_git(path: Path, *args: str, timeout: float = 60, fetch: bool = False,
+def run_git(path: Path, *args: str, timeout: float | None = 60, fetch: bool = False,
             env: Mapping[str, str] | None = None) -> Result:
     """``git -C path ARGS`` with the repository's program-running config neutralised (see the module text).
     ``fetch``: also refuse repository config that would redirect or authenticate a fetch."""
