@@ -348,8 +348,8 @@ def verify(wheel: Path, *, python: str | None = None, import_test: bool = True,
     that is not a safe zip gets one failed ``wheel`` check and nothing else (it is not installed)."""
     with tempfile.TemporaryDirectory(prefix="tritonbuild-verify-") as tmp:
         try:
-            wheel_tags(wheel)
             with zipguard.open_wheel(wheel) as zf:
+                wheel_tags(wheel)
                 checks, info, expected = _contents(zf, Path(tmp))
         except zipguard.BadWheel as exc:
             return [("wheel", "fail", f"not a readable wheel: {exc}")]
