@@ -6,40 +6,43 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 from tritonbuild.errors import UserError
 from tritonbuild.gather import safegit
+from tritonbuild.proc import Result
 from tritonbuild.resolve.source import GitState
-
-
-def _git(path: Path, *args: str) -> str | None:
-    proc = safegit.run_git(path, *args, timeout=30)
-    return proc.stdout.strip() if proc.ok else None
 
 
 def git_state(path: Path) -> GitState | None:
     """Commit, dirty flag, branch and commit time of the checkout at ``path`` (None when not a checkout)."""
     if not path.is_dir():
         return None
-    top = _git(path, "rev-parse", "--show-toplevel")
+    git = safegit.session(path)
+
+    def out(*args: str) -> str | None:
+        res = git(*args, timeout=30)
+        return res.stdout.strip() if res.ok else None
+
+    top = out("rev-parse", "--show-toplevel")
     if top is None or Path(top).resolve() != path.resolve():
         return None
-    commit = _git(path, "rev-parse", "HEAD")
+    commit = out("rev-parse", "HEAD")
     if not commit:
         return None
     # no optional lock (the index is not rewritten), filters neutralised (a clean filter runs on stat-dirty files);
     # a submodule's own work tree is not entered (only its commit is compared)
-    status = _git(path, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
-    branch = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
-    when = _git(path, "show", "-s", "--format=%ct", "HEAD")
+    status = out("status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
+    branch = out("rev-parse", "--abbrev-ref", "HEAD")
+    when = out("show", "-s", "--format=%ct", "HEAD")
     return GitState(
         commit=commit,
         dirty=bool(status),
         branch=branch if branch and branch != "HEAD" else None,
         commit_time=int(when) if when and when.isdigit() else None,
-        submodules=submodules(_git(path, "ls-tree", "HEAD") or ""),
+        submodules=submodules(out("ls-tree", "HEAD") or ""),
     )
 
 
@@ -86,7 +89,7 @@ def checkout_url(url: str, ref: str | None, cache_root: Path, *, offline: bool =
         if offline:
             raise OfflineMissing(_offline_text(url, ref, dest, given_as, cloned=False))
         _clone(url, ref, dest)
-    commit = _commit_of(dest, ref)
+    commit = _commit_of(safegit.session(dest), ref)
     if commit is None and offline:
         raise OfflineMissing(_offline_text(url, ref, dest, given_as, cloned=True))
     if commit is None:
@@ -108,14 +111,13 @@ def _clone(url: str, ref: str | None, dest: Path) -> None:
     tmp.rename(dest)
 
 
-def _commit_of(dest: Path, ref: str | None) -> str | None:
+def _commit_of(git: Callable[..., Result], ref: str | None) -> str | None:
     """The commit ``ref`` names in the clone (a branch, tag or commit; a remote branch; one fetched before),
     or the remote's default branch for no ref."""
     names = [ref, f"refs/remotes/origin/{ref}", f"refs/tritonbuild/{ref}"] if ref else ["refs/remotes/origin/HEAD",
                                                                                       "HEAD"]
     for name in names:
-        res = safegit.run_git(dest, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}",
-                              timeout=30)
+        res = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}", timeout=30)
         if res.ok and res.stdout.strip():
             return res.stdout.strip()
     return None
@@ -125,11 +127,12 @@ def _fetch(dest: Path, url: str, ref: str | None) -> str:
     """Fetch ``ref`` from ``url`` (not from the clone's config) and keep it as refs/tritonbuild/REF."""
     res = safegit.run_git(dest, "fetch", "--quiet", "--no-tags", "--end-of-options", url, ref or "HEAD",
                           timeout=3600, fetch=True)
-    commit = _commit_of(dest, "FETCH_HEAD") if res.ok else None
+    git = safegit.session(dest)
+    commit = _commit_of(git, "FETCH_HEAD") if res.ok else None
     if commit is None:
         _fail(url, ref, res.output)
     if ref:
-        safegit.run_git(dest, "update-ref", f"refs/tritonbuild/{ref}", commit, timeout=30)
+        git("update-ref", f"refs/tritonbuild/{ref}", commit, timeout=30)
     return commit
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -116,10 +116,10 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> list[Entry]
     return parse_config(res.stdout)
 
 
-def run_git(path: Path, *args: str, timeout: float | None = 60, fetch: bool = False,
-            env: Mapping[str, str] | None = None) -> Result:
-    """``git -C path ARGS`` with the repository's program-running config neutralised (see the module text).
-    ``fetch``: also refuse repository config that would redirect or authenticate a fetch."""
+def session(path: Path, *, fetch: bool = False, env: Mapping[str, str] | None = None) -> Callable[..., Result]:
+    """A runner of ``git -C path ARGS`` with the repository's program-running config neutralised (see the module
+    text); the config is read once, here. ``fetch``: also refuse repository config that would redirect or
+    authenticate a fetch."""
     entries = read_config(path, env)
     if fetch and (bad := network_keys(entries)):
         raise UserError(
@@ -127,8 +127,18 @@ def run_git(path: Path, *args: str, timeout: float | None = 60, fetch: bool = Fa
             "tritonbuild did not write: it does not fetch with it. If this is tritonbuild's cached clone, delete "
             f"it (rm -rf {path}) and run again; otherwise clone the repository yourself and pass its path."
         )
-    return run(["git", "--no-pager", "-C", str(path), *args], env=with_config(base_env(env), overrides(entries)),
-               timeout=timeout)
+    child_env = with_config(base_env(env), overrides(entries))
+
+    def git(*args: str, timeout: float | None = 60) -> Result:
+        return run(["git", "--no-pager", "-C", str(path), *args], env=child_env, timeout=timeout)
+
+    return git
+
+
+def run_git(path: Path, *args: str, timeout: float | None = 60, fetch: bool = False,
+            env: Mapping[str, str] | None = None) -> Result:
+    """One hardened ``git -C path ARGS`` (``session`` for several in the same repository)."""
+    return session(path, fetch=fetch, env=env)(*args, timeout=timeout)
 
 
 def run_clone(url: str, dest: Path, *, timeout: float = 3600, env: Mapping[str, str] | None = None) -> Result:
