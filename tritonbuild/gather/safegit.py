@@ -29,9 +29,11 @@ from tritonbuild.proc import Result, run
 TRUSTED_SCOPES = frozenset({"system", "global", "command"})
 PROTOCOLS = ("https", "http", "ssh", "git", "file")
 
-# Always set: no hook, no fsmonitor, no pager, no signature check (gpg.program), only the protocols above.
+# Always set: no hook, no fsmonitor, no pager, no signature check (gpg.program), no submodule followed, no
+# automatic gc or maintenance after a fetch, only the protocols above.
 BASE = (("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false"), ("core.pager", "cat"),
-        ("log.showSignature", "false"), ("submodule.recurse", "false"), ("protocol.allow", "never"),
+        ("log.showSignature", "false"), ("submodule.recurse", "false"), ("fetch.recurseSubmodules", "false"),
+        ("gc.auto", "0"), ("maintenance.auto", "false"), ("protocol.allow", "never"),
         *((f"protocol.{p}.allow", "always") for p in PROTOCOLS))
 
 # Program-running keys, by pattern (lowercase, as `git config --list` prints section and name), and the value that
