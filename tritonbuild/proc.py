@@ -17,6 +17,7 @@ the next run that takes the lock can stop what survived even that (``tritonbuild
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import json
@@ -71,6 +72,7 @@ def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 GRACE = 5.0  # seconds a stopped group has between SIGTERM and SIGKILL
+SELF_STOPPING = ("ninja", "ninja-build")  # the death signal reaches them and they stop their commands: no watchdog
 LONG = 120  # a captured run() allowed this many seconds or more (or no limit) gets a process group of its own
 
 
@@ -82,6 +84,14 @@ class Terminated(BaseException):
 _record: list[Path] = []  # the lock dir's record of live groups, while a build dir's lock is held
 _groups: list[int] = []  # the process groups started here that have not ended
 _dogs: dict[int, subprocess.Popen[bytes]] = {}  # each group's watchdog (``_watchdog``)
+_leaving: list[subprocess.Popen[bytes]] = []  # dismissed watchdogs not reaped yet
+
+
+@atexit.register
+def _reap_watchdogs() -> None:
+    for dog in _leaving:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            dog.wait(timeout=2)
 
 
 def _prctl() -> Any:
@@ -191,7 +201,7 @@ def _watchdog(sid: int) -> subprocess.Popen[bytes] | None:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[1]),
                                                     env.get("PYTHONPATH")) if p)
     try:
-        return subprocess.Popen([sys.executable, "-c", f"from tritonbuild.proc import _watch; _watch({sid})"],
+        return subprocess.Popen([sys.executable, "-S", "-c", f"from tritonbuild.proc import _watch; _watch({sid})"],
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
     except OSError:
@@ -201,7 +211,7 @@ def _watchdog(sid: int) -> subprocess.Popen[bytes] | None:
 def _spawn(args: list[str], **kw: Any) -> subprocess.Popen[Any]:
     """Popen in a session (and process group) of its own, whose id is the child's pid, recorded until ``end``."""
     child: subprocess.Popen[Any] = subprocess.Popen(args, start_new_session=True, preexec_fn=_die_with_us(), **kw)
-    if dog := _watchdog(child.pid):
+    if Path(args[0]).name not in SELF_STOPPING and (dog := _watchdog(child.pid)):
         _dogs[child.pid] = dog
     _groups.append(child.pid)
     _write_record()
@@ -218,9 +228,9 @@ def end(child: subprocess.Popen[Any]) -> None:
         if dog := _dogs.pop(child.pid, None):
             assert dog.stdin is not None
             with contextlib.suppress(OSError):
-                dog.stdin.write(b"x")  # tritonbuild ended it: the watchdog leaves
-                dog.stdin.close()
-            dog.wait()
+                dog.stdin.write(b"x")  # tritonbuild ended it: the watchdog leaves (not waited for: its start-up
+                dog.stdin.close()  # would add to every no-op develop); reaped later or at exit
+            _leaving[:] = [d for d in [*_leaving, dog] if d.poll() is None]
         if child.pid in _groups:
             _groups.remove(child.pid)
             _write_record()
