@@ -187,7 +187,7 @@ def test_clean_finds_the_build_dir_from_the_options_build_takes(tree, tmp_path: 
             "--cache-dir", str(tmp_path / "cache")]
     build_dir = Path(plan_json(*args, cwd=tmp_path)["cmake"]["build_dir"])
     build_dir.mkdir(parents=True)
-    (build_dir / "plan.json").write_text("{}")
+    (build_dir / "plan.json").write_text(json.dumps({"key": build_dir.name}))  # a build dir clean may remove
     found = run_cli("clean", "--dry-run", *args, cwd=tmp_path)
     assert "1 build dir(s), would free" in flat(found.stdout)
     assert build_dir.exists()
