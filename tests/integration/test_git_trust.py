@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import flat, git_commit, plan_json, run_cli
+from tritonbuild import safegit
 from tritonbuild.errors import UserError
-from tritonbuild.gather import compat, safegit
+from tritonbuild.gather import compat
 
 
 def repo(path: Path) -> Path:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tritonbuild import safegit
 from tritonbuild.errors import UserError
-from tritonbuild.gather import safegit
 
 
 @pytest.mark.parametrize("url", [

@@ -6,10 +6,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tritonbuild import paths
+from tritonbuild import paths, safegit
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import read_text
-from tritonbuild.gather import compat, deps, git, host, safegit
+from tritonbuild.gather import compat, deps, git, host
 from tritonbuild.gather.plugins import absolute, read_all, read_plugin
 from tritonbuild.gather.source import inspect_source, looks_like_triton
 from tritonbuild.llvm import cache as llvm_cache

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tritonbuild import safegit
 from tritonbuild.fileutil import read_text, write_if_changed
-from tritonbuild.gather import safegit
 from tritonbuild.resolve import backend_api, binding_calls
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)

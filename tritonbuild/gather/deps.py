@@ -108,8 +108,9 @@ def supplied(specs: Iterable[str], decls: Iterable[Decl], cwd: Path, cache: Path
              offline: bool = False) -> dict[str, Supplied]:
     """Each ``--dep NAME=PATH|URL`` as a local dir (a URL is cloned into the source cache at the declared tag;
     offline only a cached clone is used) and whether it is at the tags the tree declares for it (edge: runs git)."""
+    from tritonbuild import safegit
     from tritonbuild.errors import UserError
-    from tritonbuild.gather import git, safegit
+    from tritonbuild.gather import git
 
     tags: dict[str, str | None] = {}
     for name, _, _, _, tag in decls:

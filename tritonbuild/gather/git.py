@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from tritonbuild import safegit
 from tritonbuild.errors import UserError
-from tritonbuild.gather import safegit
 from tritonbuild.proc import Result
 from tritonbuild.resolve.source import GitState
 

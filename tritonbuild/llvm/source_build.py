@@ -36,33 +36,45 @@ def configure_args(req: LLVMRequest, src: Path, build: Path, prefix: Path, ccach
 
 
 def checkout(req: LLVMRequest, console: Any) -> Path:
-    """Clone (or reuse) llvm-project from a URL or local path and check out exactly the pinned commit."""
-    import git
+    """Clone (or reuse) llvm-project from a URL or local path and check out exactly the pinned commit. git runs
+    through ``gather.safegit``: a URL is checked first (no ``ext::``, no option), the cache repository's own config
+    runs nothing, offline nothing is fetched."""
+    from tritonbuild import safegit
 
     url = req.llvm_src or DEFAULT_LLVM_SRC
-    if req.offline and not Path(url).exists():
+    local = Path(url).exists()
+    if req.offline and not local:
         raise UserError(f"Offline: the LLVM source {url} is not a local path. Pass --llvm-src with a local "
                         "llvm-project clone or mirror.")
+    if not local:
+        safegit.check_url(url, "--llvm-src")
     dest = llvm_dir(req.cache_root).parent / "llvm-src" / hashlib.sha256(url.encode()).hexdigest()[:16]
-    try:
-        repo = git.Repo(dest) if (dest / ".git").is_dir() else git.Repo.init(dest)
-        if "origin" not in [r.name for r in repo.remotes]:
-            repo.create_remote("origin", url)
-        try:
-            repo.commit(req.llvm_hash)
-        except (ValueError, git.BadName):
-            console.print(f"fetching {req.llvm_hash[:12]} from {url}")
-            try:
-                repo.git.fetch("--depth", "1", "origin", req.llvm_hash)
-            except git.GitCommandError:
-                repo.git.fetch("origin")  # servers that refuse fetching a commit by hash
-        repo.git.checkout("--force", "--detach", req.llvm_hash)
-    except git.GitCommandError as exc:
-        raise UserError(f"Could not check out LLVM {req.llvm_hash} from {url}: {exc.stderr.strip() or exc}. "
-                        "Check --llvm-src.") from None
-    if repo.head.commit.hexsha != req.llvm_hash:
-        raise UserError(f"{url} checked out {repo.head.commit.hexsha}, not the pinned {req.llvm_hash}.")
+    if not (dest / ".git").is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        _git_or_fail(req, url, dest, "init", "--quiet")
+        _git_or_fail(req, url, dest, "remote", "add", "origin", str(Path(url).resolve()) if local else url)
+    if not safegit.run_git(dest, "cat-file", "-e", f"{req.llvm_hash}^{{commit}}", timeout=30).ok:
+        if req.offline:
+            raise UserError(f"Offline: the LLVM source {url} has no commit {req.llvm_hash} in its cache clone "
+                            f"{dest}. Run once without --offline, or pass --llvm-src with a clone that has it.")
+        console.print(f"fetching {req.llvm_hash[:12]} from {url}")
+        if not safegit.run_git(dest, "fetch", "--quiet", "--depth", "1", "origin", req.llvm_hash, timeout=None,
+                               fetch=True).ok:
+            _git_or_fail(req, url, dest, "fetch", "--quiet", "origin", fetch=True)  # servers that refuse a hash
+    _git_or_fail(req, url, dest, "checkout", "--quiet", "--force", "--detach", req.llvm_hash)
+    head = safegit.run_git(dest, "rev-parse", "HEAD", timeout=30).stdout.strip()
+    if head != req.llvm_hash:
+        raise UserError(f"{url} checked out {head}, not the pinned {req.llvm_hash}.")
     return dest
+
+
+def _git_or_fail(req: LLVMRequest, url: str, dest: Path, *args: str, fetch: bool = False) -> None:
+    from tritonbuild import safegit
+
+    res = safegit.run_git(dest, *args, timeout=None, fetch=fetch)
+    if not res.ok:
+        raise UserError(f"Could not check out LLVM {req.llvm_hash} from {url}: git {args[0]}: "
+                        f"{res.output or 'failed'}. Check --llvm-src.")
 
 
 def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Path:
