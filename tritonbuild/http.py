@@ -11,8 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tritonbuild.errors import EnvironmentProblem
+from tritonbuild.settings.model import SPEC_BY_NAME
 
 Progress = Callable[[int, int | None], None]
+# The declared settings' defaults (TRITONBUILD_HTTP_RETRIES / _TIMEOUT, read and checked by the settings model).
+RETRIES: int = SPEC_BY_NAME["http_retries"].default
+TIMEOUT: float = SPEC_BY_NAME["http_timeout"].default
 
 
 class NetworkError(EnvironmentProblem):
@@ -68,7 +72,7 @@ def _retrying(url: str, attempt_once: Callable[[], object], retries: int, log: C
     raise NetworkError(f"Could not download {url} after {retries} attempts ({last}). {hint}")
 
 
-def fetch(url: str, dest: Path, *, retries: int = 3, timeout: float = 30.0, progress: Progress | None = None,
+def fetch(url: str, dest: Path, *, retries: int = RETRIES, timeout: float = TIMEOUT, progress: Progress | None = None,
           log: Callable[[str], None] = print, hint: str = "Check the network.") -> Path:
     """Stream ``url`` to ``dest.part`` (retrying), then rename it to ``dest``. NotFound when the server says
     the file does not exist; NetworkError after the retries."""
@@ -88,7 +92,7 @@ def fetch(url: str, dest: Path, *, retries: int = 3, timeout: float = 30.0, prog
     return dest
 
 
-def get_text(url: str, *, retries: int = 3, timeout: float = 30.0, log: Callable[[str], None] = print,
+def get_text(url: str, *, retries: int = RETRIES, timeout: float = TIMEOUT, log: Callable[[str], None] = print,
              hint: str = "Check the network.") -> str:
     def once() -> str:
         with _open(url, timeout) as resp:
