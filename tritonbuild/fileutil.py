@@ -73,6 +73,8 @@ def read_checked(path: Path, root: Path, what: str, *, limit: int = TEXT_LIMIT) 
             if not stat.S_ISREG(st.st_mode):
                 raise UserError(f"{path} ({what}) is not a regular file but a {_kind(st.st_mode)}. {fix}")
             data = f.read(limit + 1)
+    except IsADirectoryError:
+        raise UserError(f"{path} ({what}) is not a regular file but a directory. {fix}") from None
     except OSError as exc:
         raise UserError(f"{path} ({what}) cannot be read: {exc.strerror}. Check its permissions.") from None
     if len(data) > limit:
@@ -119,10 +121,11 @@ def confined(root: Path, *parts: str, what: str = "a path") -> Path:
 
 def escaping_links(root: Path, subdirs: tuple[str, ...] = ("",),
                    skip: Callable[[str], bool] = lambda rel: False) -> list[tuple[Path, str]]:
-    """Symlinks under ``root / sub`` (for each of ``subdirs``) that leave ``root``, dangle or loop, each with what
-    is wrong with it; links that stay inside are fine, and are not walked into (their targets are checked). A
-    ``sub`` that itself resolves outside ``root`` is reported too. ``skip(rel)``: entries (by their path relative
-    to ``root``, posix) that are not looked at, nor walked into."""
+    """Symlinks that would not survive a copy of each ``root / sub`` (what CMake installs into a wheel: it copies
+    links as they are), each with what is wrong: a ``sub`` that resolves outside ``root``; inside a ``sub``, a link
+    that leaves that ``sub``, is absolute (its copy would point back into this tree), dangles or loops. Links
+    that stay inside are fine, and are not walked into (their targets are checked). ``skip(rel)``: entries (by
+    their path relative to ``root``, posix) that are not looked at, nor walked into."""
     base = Path(os.path.realpath(root))
     found: list[tuple[Path, str]] = []
     for sub in subdirs:
@@ -133,24 +136,30 @@ def escaping_links(root: Path, subdirs: tuple[str, ...] = ("",),
         if top_bad:
             found += top_bad
             continue
+        inner = Path(os.path.realpath(top))
         for dirpath, dirnames, filenames in os.walk(top):
             rel = Path(dirpath).relative_to(root)
             dirnames[:] = [d for d in dirnames if not skip((rel / d).as_posix())]
             for name in sorted(dirnames + filenames):
                 entry = Path(dirpath, name)
                 if entry.is_symlink() and not skip((rel / name).as_posix()):
-                    found += _bad_link(entry, base)
+                    found += _bad_link(entry, inner, relative=True)
     return found
 
 
-def _bad_link(link: Path, base: Path) -> list[tuple[Path, str]]:
+def _bad_link(link: Path, base: Path, relative: bool = False) -> list[tuple[Path, str]]:
     try:
         real = Path(os.path.realpath(link, strict=True))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return [(link, "is a symlink loop")]
         return [(link, f"dangles (-> {os.readlink(link)})" if link.is_symlink() else "cannot be resolved")]
-    return [] if real.is_relative_to(base) else [(link, f"points outside {base}, to {real}")]
+    if not real.is_relative_to(base):
+        return [(link, f"points outside {base}, to {real}")]
+    if relative and Path(os.readlink(link)).is_absolute():
+        return [(link, f"is an absolute link (-> {os.readlink(link)}), which in the wheel would point back into "
+                       "this checkout")]
+    return []
 
 
 def zip_member_problem(info: zipfile.ZipInfo) -> str | None:

@@ -247,11 +247,20 @@ def test_a_plugin_symlink_leaving_the_plugin_is_refused_at_plan_time(work: dict[
     one_paragraph_exit_2(plan(work), str(link), "points outside", "replace it with a copy")
 
 
-def test_a_dangling_or_looping_plugin_symlink_is_refused_and_an_inside_one_is_fine(work: dict[str, Path]) -> None:
+def test_plugin_links_that_dangle_loop_are_absolute_or_leave_backend_are_refused(work: dict[str, Path]) -> None:
     backend = work["plugin"] / "backend"
-    (backend / "alias.py").symlink_to("compiler.py")  # stays inside: fine
-    (backend / "more").symlink_to("../lib")  # a dir inside the plugin: fine
-    assert plan(work).returncode == 0
+    (backend / "sub").mkdir()
+    (backend / "alias.py").symlink_to("compiler.py")  # relative and inside backend/: fine
+    (backend / "sub" / "up.py").symlink_to("../driver.py")
+    (backend / "more").symlink_to("sub")
+    proc = plan(work)
+    assert proc.returncode == 0, proc.stderr
+    (backend / "lib").symlink_to("../lib")  # inside the plugin, but the wheel's copy of backend/ would lose it
+    one_paragraph_exit_2(plan(work), f"points outside {backend}, to {work['plugin'] / 'lib'}")
+    (backend / "lib").unlink()
+    (backend / "abs.py").symlink_to(backend / "compiler.py")  # the wheel's copy would point into this checkout
+    one_paragraph_exit_2(plan(work), "abs.py is an absolute link")
+    (backend / "abs.py").unlink()
     (backend / "gone.py").symlink_to(work["outside"] / "gone.py")
     one_paragraph_exit_2(plan(work), "gone.py dangles")
     (backend / "gone.py").unlink()

@@ -81,22 +81,29 @@ def test_read_text_skips_what_is_no_regular_file_and_caps_what_it_reads(tmp_path
     assert fileutil.read_text(tmp_path / "big").endswith("\ufffd")
 
 
-def test_escaping_links_lists_only_links_that_leave_dangle_or_loop(tmp_path: Path) -> None:
+def test_escaping_links_lists_only_links_a_copy_of_the_dir_cannot_keep(tmp_path: Path) -> None:
     root = tmp_path / "plugin"
     (root / "backend" / "sub").mkdir(parents=True)
     (root / "lib").mkdir()
-    (root / "backend" / "ok.py").symlink_to("../lib")
+    (root / "backend" / "f.py").write_text("x")
+    (root / "backend" / "ok.py").symlink_to("f.py")  # relative, inside backend/: fine
+    (root / "backend" / "okdir").symlink_to("sub")
     (root / "backend" / "sub" / "leak.txt").symlink_to("/etc/hostname")
     (root / "backend" / "dangle").symlink_to(root / "none")
     (root / "backend" / "loop").symlink_to("loop")
+    (root / "backend" / "lib").symlink_to("../lib")  # inside the plugin but outside backend/: broken in the wheel
+    (root / "backend" / "abs.py").symlink_to(root / "backend" / "f.py")  # absolute: the wheel's copy points here
     (root / "lib" / "not-packaged").symlink_to("/etc/hostname")
     bad = {p.name: why for p, why in fileutil.escaping_links(root, ("backend",))}
-    assert set(bad) == {"leak.txt", "dangle", "loop"}
+    assert set(bad) == {"leak.txt", "dangle", "loop", "lib", "abs.py"}
     assert bad["leak.txt"].startswith("points outside") and bad["loop"] == "is a symlink loop"
-    assert bad["dangle"].startswith("dangles")
-    # a packaged dir that is itself a link out of the root is reported, not walked
+    assert bad["lib"] == f"points outside {root / 'backend'}, to {root / 'lib'}"
+    assert bad["dangle"].startswith("dangles") and bad["abs.py"].startswith("is an absolute link")
+    # a packaged dir that is itself a link out of the root is reported, not walked; one inside is walked
     (root / "language").symlink_to(tmp_path)
     assert [p.name for p, _ in fileutil.escaping_links(root, ("language",))] == ["language"]
+    (root / "tools").symlink_to("lib")
+    assert [p.name for p, _ in fileutil.escaping_links(root, ("tools",))] == ["not-packaged"]
     assert fileutil.escaping_links(root, ("backend",), skip=lambda rel: rel.startswith("backend/")) == []
 
 

@@ -46,14 +46,15 @@ def packaged_dirs(path: Path, language: tuple[str, ...], tools: tuple[str, ...])
 
 
 def check_links(root: Path, dirs: tuple[str, ...], base: Path | None = None, what: str = "") -> None:
-    """Refuse (UserError) symlinks under ``root``'s packaged ``dirs`` that leave ``base`` (default ``root``), dangle
-    or loop: the wheel would carry the content of a file outside the tree, or break."""
+    """Refuse (UserError) symlinks in ``root``'s packaged ``dirs`` that leave ``base`` (default ``root``) or their
+    dir, are absolute, dangle or loop (``fileutil.escaping_links``): the wheel would carry a file from elsewhere."""
     bad = escaping_links(base or root, tuple(str((root / d).relative_to(base or root)) for d in dirs))
     if bad:
         shown = "; ".join(f"{link} {why}" for link, why in bad[:5]) + (f"; and {len(bad) - 5} more" if
                                                                         len(bad) > 5 else "")
-        raise UserError(f"{what or root} holds symlinks that lead outside it, which would put files from elsewhere "
-                        f"into the wheel: {shown}. Remove each or replace it with a copy of what it points at.")
+        raise UserError(f"{what or root} holds symlinks in what goes into the wheel that the wheel cannot carry (it "
+                        f"would get files from elsewhere, or broken links): {shown}. Links there must be relative and "
+                        "stay inside their directory; remove each or replace it with a copy of what it points at.")
 
 
 def read_files(raw: str, cwd: Path) -> PluginFiles:

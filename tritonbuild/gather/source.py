@@ -106,7 +106,7 @@ _NOT_PACKAGED = re.compile(r"python/triton/(backends/[^/.]+|(language|tools)/ext
 
 def check_links(root: Path, backends: tuple[InTreeBackend, ...]) -> None:
     """Refuse (UserError) symlinks in what goes into the wheel from the tree (python/triton and each in-tree
-    backend's packaged dirs) that leave the tree, dangle or loop: the wheel would carry a file from elsewhere."""
+    backend's packaged dirs) that leave their dir, are absolute, dangle or loop (``fileutil.escaping_links``)."""
     dirs = ["python/triton"]
     for b in backends:
         rel = Path(b.path).relative_to(root).as_posix()
@@ -115,9 +115,10 @@ def check_links(root: Path, backends: tuple[InTreeBackend, ...]) -> None:
     if bad:
         shown = "; ".join(f"{link} {why}" for link, why in bad[:5]) + (f"; and {len(bad) - 5} more" if
                                                                         len(bad) > 5 else "")
-        raise UserError(f"The Triton source {root} holds symlinks that lead outside it in what goes into the wheel, "
-                        f"which would put files from elsewhere into it: {shown}. Remove each or replace it with a copy "
-                        "of what it points at.")
+        raise UserError(f"The Triton source {root} holds symlinks in what goes into the wheel that the wheel cannot "
+                        f"carry (it would get files from elsewhere, or broken links): {shown}. Links there must be "
+                        "relative and stay inside their directory; remove each or replace it with a copy of what it "
+                        "points at.")
 
 
 def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
