@@ -20,7 +20,7 @@ from tritonbuild.gather import collect, host, pythons
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.settings import recipes
-from tritonbuild.settings.model import SPECS, resolve_settings
+from tritonbuild.settings.model import SPECS, Resolved, resolve_settings
 
 # What a request holds besides settings: the recipe, where the cache and the wheels go, the target interpreter.
 REQUEST_OPTIONS = ("recipe", "cache_dir", "out", "python")
@@ -97,6 +97,7 @@ def _plans(kw: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path | Non
     s = resolve_settings({k: kw.get(k) for k in flag_settings()}, env, recipe.settings(), recipe_origin)
     cache_dir = kw.get("cache_dir") or recipe.cache_dir
     paths.usable_cache_root(env, cache_dir, "--cache-dir" if kw.get("cache_dir") else f"{recipe_origin}'s cache_dir")
+    _check_wheelhouse(s["wheelhouse"], cwd)
     s = collect.clone_git_plugins(s, env, cache_dir)
     facts = collect.gather(s, env, cwd, cache_dir, targets[0])
     out_dir = kw.get("out") or recipe.out_dir
@@ -109,6 +110,13 @@ def _plans(kw: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path | Non
             plan = replace(plan, wheel=replace(plan.wheel, out_dir=str((cwd / out_dir).resolve())))
         plans.append(plan)
     return plans
+
+
+def _check_wheelhouse(given: Resolved, cwd: Path) -> None:
+    """A wheelhouse that is no directory would only fail in pip, after the plan: refuse it now."""
+    if given.value and not (cwd / Path(str(given.value)).expanduser()).is_dir():
+        raise UserError(f"The wheelhouse {given.value} ({given.origin}) is not a directory. Give a directory of "
+                        "wheels (pip download scikit-build-core pybind11 -d DIR), or leave --wheelhouse out.")
 
 
 def provisioned_plan(kw: Mapping[str, Any], console: Any, *, editable: bool = False) -> Plan:

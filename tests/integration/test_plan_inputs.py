@@ -129,3 +129,9 @@ def test_a_backend_with_a_syntax_error_will_fail(tree, tmp_path: Path) -> None:
     plan = run_cli("plan", "--source", str(root), "--backends", "amd", "--llvm", LLVM, "--cache-dir",
                    str(tmp_path / "c"), cwd=tmp_path, check=False)
     assert plan.returncode == 2 and f"{compiler} (line {line}) is not valid Python" in flat(plan.stderr)
+
+
+def test_a_wheelhouse_that_is_no_directory_is_refused_by_plan(refused, tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    refused("--wheelhouse", "afile", fragment="The wheelhouse afile (cli --wheelhouse) is not a directory")
+    refused(env={"TRITONBUILD_WHEELHOUSE": str(tmp_path / "none")}, fragment="(env TRITONBUILD_WHEELHOUSE)")

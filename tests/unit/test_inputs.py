@@ -178,3 +178,12 @@ def test_a_backend_module_with_a_syntax_error_will_fail_naming_file_and_line() -
     for broken in ("x = 1\x00\n", "(" * 10_000):  # a NUL byte, nesting the parser refuses: an error, no crash
         assert backend_api.check_module(backend_api.parse_classes(broken, "f.py"), source, backend_api.Usage())
         assert backend_api.usage([broken]).names == set()
+
+
+def test_ccache_remote_storage_and_extra_targets_are_checked_by_the_model() -> None:
+    same_paragraph(origins("ccache_remote", "x"))
+    assert "not a ccache remote storage URL" in flag_refusal("ccache_remote", "redis://h:1 ftp://x")
+    for good in ("redis://127.0.0.1:6379", "http://cache/ccache|layout=bazel", "file:/srv/ccache redis://h"):
+        assert resolve_settings({"ccache_remote": good}, {})["ccache_remote"].value == good
+    assert "CMake would read as an option" in flag_refusal("targets", "-DX=1")
+    assert resolve_settings({"targets": ("triton-opt",)}, {})["targets"].value == ["triton-opt"]

@@ -289,6 +289,23 @@ def _names(what: str) -> Validator:
     return problem
 
 
+def _not_options(value: list[str]) -> str | None:
+    bad = [v for v in value if v.startswith("-")]
+    return f"lists {show(bad[0])}, which CMake would read as an option, not a target" if bad else None
+
+
+_CCACHE_REMOTE = re.compile(r"^(file|http|https|redis|redis\+unix):")
+
+
+def _ccache_remote(value: str) -> str | None:
+    """ccache's remote_storage: space-separated URLs (each with optional |attributes) of schemes it knows."""
+    bad = [e for e in value.split() if not _CCACHE_REMOTE.match(e)]
+    if value.split() and not bad:
+        return None
+    return (f"names {show(bad[0]) if bad else 'no storage'}, which is not a ccache remote storage URL (file:, "
+            "http://, redis:// or redis+unix:, as ccache's remote_storage takes)")
+
+
 def _specifier(value: str) -> str | None:
     try:
         SpecifierSet(value)
@@ -376,7 +393,7 @@ SPECS: tuple[Spec, ...] = (
           "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated"),
     _spec("targets", [], "--target", None,
           "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
-          "they stay in the build dir, the wheel does not change"),  # names: resolve.cmake.extra_targets
+          "they stay in the build dir, the wheel does not change", validate=_not_options),  # names: resolve.cmake
     _spec("strict", False, "--strict/--no-strict", None, "refuse to add back backends the source cannot drop"),
     _spec("compile_check", True, "--compile-check/--no-compile-check", {"TRITONBUILD_COMPILE_CHECK": env_bool},
           "after the import, compile real kernels (matmul fp16/bf16/fp8, reduction, softmax, split/permute, atomics) "
@@ -427,7 +444,8 @@ SPECS: tuple[Spec, ...] = (
           "self-contained wheels: copy needed libraries from outside the manylinux allow-list into triton/_C "
           "($ORIGIN run paths) and drop needed entries nothing uses"),
     _spec("ccache_remote", None, "--ccache-remote", {"TRITONBUILD_CCACHE_REMOTE": _str},
-          "ccache remote storage shared by build machines (redis://host:port, http://host/path)"),
+          "ccache remote storage shared by build machines (redis://host:port, http://host/path)",
+          validate=_ccache_remote),
     _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)",
           validate=_path),
     _spec("bundle_nvidia_tools", True, "--bundle-nvidia-tools/--no-bundle-nvidia-tools", None,
