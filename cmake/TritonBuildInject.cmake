@@ -423,7 +423,7 @@ function(_tritonbuild_finish)
           REGEX "/triton/profiler$" EXCLUDE
           REGEX "/triton/FileCheck$" EXCLUDE
           REGEX "/triton/include$" EXCLUDE
-          REGEX "/triton/_C/[^/]*\\.(so|pyd|dylib)$" EXCLUDE
+          REGEX "/triton/_C/[^/]*\\.(so|pyd|dylib)(\\.[0-9]+)*$" EXCLUDE
           REGEX "/triton/_C/\\.keep$" EXCLUDE)
   _tritonbuild_install_library(triton triton/_C)
   set(_roots "")

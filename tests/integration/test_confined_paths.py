@@ -284,6 +284,7 @@ def test_links_develop_and_setup_py_place_in_the_package_are_not_refused(work: d
     py = work["tree"] / "python" / "triton"
     (py / "_C").mkdir(exist_ok=True)
     (py / "_C" / "libtriton.so").symlink_to(work["outside"] / "secret.txt")
+    (py / "_C" / "libsleef.so.3").symlink_to(work["outside"] / "secret.txt")  # develop links versioned ones too
     (py / "backends").mkdir(exist_ok=True)
     (py / "backends" / "triton_shared").symlink_to(work["plugin"] / "backend")
     proc = plan(work)

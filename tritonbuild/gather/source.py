@@ -101,7 +101,7 @@ def package_extras(path: Path) -> tuple[str, ...]:
 # What the injected CMake leaves out of python/triton when it installs the package (_tritonbuild_finish): links
 # setup.py and tritonbuild's develop place there (backends, extras, libraries, the profiler), FileCheck, include.
 _NOT_PACKAGED = re.compile(r"python/triton/(backends/[^/.]+|(language|tools)/extra/[^/]+|profiler|FileCheck|include"
-                           r"|_C/[^/]*\.(so|pyd|dylib)|_C/\.keep)|.*/__pycache__")
+                           r"|_C/[^/]*\.(so|pyd|dylib)(\.[0-9]+)*|_C/\.keep)|.*/__pycache__")
 
 
 def check_links(root: Path, backends: tuple[InTreeBackend, ...]) -> None:
