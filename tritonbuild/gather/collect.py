@@ -9,7 +9,7 @@ from pathlib import Path
 from tritonbuild import paths, safegit
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import read_text
-from tritonbuild.gather import compat, deps, git, host
+from tritonbuild.gather import compat, deps, git, host, includes
 from tritonbuild.gather.plugins import absolute, read_all, read_plugin
 from tritonbuild.gather.source import inspect_source, looks_like_triton
 from tritonbuild.llvm import cache as llvm_cache
@@ -114,7 +114,8 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
     nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)
-    known_source, known_llvm = known_issue_facts(root, [*([explicit] if explicit else []), *system, *cached])
+    llvms = [*([explicit] if explicit else []), *system, *cached]
+    known_source, known_llvm = known_issue_facts(root, llvms)
     pin_file = paths.data_dir() / "llvm-hash.txt"
     default_pin = pin_file.read_text().strip() if pin_file.is_file() else None
     return Facts(
@@ -137,6 +138,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         known_source=known_source,
         known_llvm=known_llvm,
         plugin_files=read_all(s["plugin_dirs"].value, cwd),
+        includes=includes.gather(root, plugin_paths, [i.prefix for i in llvms if i.runs], cache / "apicheck"),
     )
 
 

@@ -14,6 +14,7 @@ from tritonbuild.nvidia.parts import NvidiaFacts
 from tritonbuild.resolve import fetchdeps
 from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.plugins import PluginFiles
+from tritonbuild.resolve.preflight import IncludeFacts
 from tritonbuild.resolve.source import GitState, SourceInfo
 
 
@@ -97,3 +98,4 @@ class Facts:
     known_source: tuple[str, ...] = ()  # tritonbuild.resolve.knownissues ids whose source side this source shows
     known_llvm: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # LLVM prefix -> ids its headers show
     plugin_files: Mapping[str, PluginFiles] = field(default_factory=dict)  # what each plugin dir holds, as given
+    includes: IncludeFacts = field(default_factory=IncludeFacts)  # LLVM headers included, and what each LLVM lacks

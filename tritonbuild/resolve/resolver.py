@@ -26,8 +26,8 @@ from tritonbuild.resolve import (
     backend_api,
     compilecheck,
     fetchdeps,
-    knownissues,
     llvm_linkage,
+    preflight,
     proton,
 )
 from tritonbuild.resolve.backends import (
@@ -37,7 +37,7 @@ from tritonbuild.resolve.backends import (
     expand_targets,
     select_backends,
 )
-from tritonbuild.resolve.cmake import cmake_plan, commands, defines, source_date_epoch
+from tritonbuild.resolve.cmake import cmake_plan, commands, defines, extra_targets, source_date_epoch
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
 from tritonbuild.resolve.plugins import Plugin, resolve_plugins
@@ -103,6 +103,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     warnings.extend(nv.warnings)
     tup = backends_tuple(src, sel.names, toolchain.proton, plugins)
     llvm = _llvm_step(s, facts, env, sel.names, plugins, editable, notes, warnings)
+    _preflight(s, facts, llvm, sel.names, toolchain.proton, plugins, warnings)
     _source_remarks(src, facts, notes, warnings)
     epoch = source_date_epoch(s, src, env)
     all_defines = {**dict(defines(s, facts, sel.names, plugins, toolchain, llvm, env)),
@@ -251,22 +252,24 @@ def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], 
             "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
             f"will fail to compile. {pinned_hint(llvm, src, names)}"
         )
-    _known_issues(s, facts, llvm, warnings)
     link, link_why = llvm_linkage.llvm_link(s, llvm, editable=editable)
     notes.extend(llvm_linkage.notes(s, llvm, link, link_why))
     return replace(llvm, link=link)
 
 
-def _known_issues(s: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, warnings: list[str]) -> None:
-    """A source/LLVM pair known not to work (tritonbuild.resolve.knownissues): refused while the compile check is on
-    (it would fail after the whole build), a warning otherwise."""
-    found = knownissues.matching(facts.known_source, facts.known_llvm.get(llvm.prefix or "", ()))
-    check = bool(s["compile_check"].value)
-    for issue in found:
-        text = knownissues.message(issue, f"{llvm.version} at {llvm.prefix}", check)
-        if check:
-            raise UserError(text)
-        warnings.append(text)
+def _preflight(s: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, names: tuple[str, ...], proton: bool,
+               plugins: tuple[Plugin, ...], warnings: list[str]) -> None:
+    """Every header the compiled code includes that this LLVM lacks, and every known source/LLVM issue
+    (tritonbuild.resolve.knownissues), refused in one message listing them all (resolve.preflight)."""
+    built = preflight.Built(names, facts.source.backend_names, proton, tuple(p.path for p in plugins),
+                            bin=bool(extra_targets(s["targets"])))
+    label = f"{llvm.version} at {llvm.prefix}"
+    found = preflight.check(facts.includes, facts.known_source, facts.known_llvm.get(llvm.prefix or "", ()),
+                            llvm.prefix, label, bool(s["compile_check"].value), built)
+    warnings.extend(found.warnings)
+    error = preflight.error_text(found, label, llvm.pinned_hash)
+    if error:
+        raise UserError(error)
 
 
 def _source_plan(src: SourceInfo) -> SourcePlan:

@@ -1,0 +1,254 @@
+"""The LLVM/MLIR/LLD headers a source and its plugins include, and which of them each LLVM lacks (edge: reads the
+tree and the LLVMs' include dirs).
+
+The scan reads every C/C++ and TableGen file under the source's lib/, include/, python/src/, bin/, test/lib/ and
+third_party/ (each file is tagged with its part, so that the plan counts only what the build compiles) and every
+plugin dir; each file's includes are kept in the cache root's ``apicheck`` dir by path, size and mtime, so a plan
+of an unchanged tree only stats its files. Each LLVM is then asked which of the included headers its include/ lacks
+(and the tree does not hold itself), and where it has a header of the same name (``resolve.preflight`` turns that
+into "moved to ..."). Includes under ``#if 0`` or an ``#if __has_include(...)`` are skipped; those under another
+``#if``/``#ifdef`` (not an include guard) are marked conditional.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import signal
+import stat
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from tritonbuild.fileutil import write_if_changed
+from tritonbuild.resolve.preflight import NAMESPACES, Include, IncludeFacts, LLVMHeaders, header_path_ok
+
+SOURCE_DIRS = ("lib", "include", "python/src", "bin", "test/lib", "third_party")
+SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inc", ".def", ".td"}
+MAX_BYTES = 4 << 20  # of one file: includes sit at the top; a hostile giant file costs no more than this
+MAX_ENTRIES = 200_000  # files and dirs walked per scanned root (a real tree's are ~10,000)
+MAX_LLVM_FILES = 200_000  # walked in an LLVM's include dir looking for where a header went
+_PARALLEL_FROM = 200  # files to read before forking is worth it
+
+_NS = b"|".join(re.escape(n.encode()) for n in NAMESPACES)
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]((?:' + _NS + rb')/[^">\r\n]*)[">]', re.M)
+_TD_INCLUDE = re.compile(rb'^[ \t]*include[ \t]+"((?:' + _NS + rb')/[^"\r\n]*)"', re.M)
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|include)\b([^\r\n]*)", re.M)
+_ZERO = re.compile(rb"[ \t(]*0[ \t)]*(//.*|/\*.*)?")
+
+Use = tuple[str, int, bool]  # header, line, conditional
+
+
+def scan(data: bytes, tablegen: bool = False) -> list[Use]:
+    """The LLVM/MLIR/LLD includes of one file's bytes: (header, line, inside an #if). Under ``#if 0`` or an
+    ``#if`` that tests ``__has_include``, none is taken; an include guard (a first ``#ifndef X`` then
+    ``#define X``) does not count as an #if."""
+    if not any(n.encode() + b"/" in data for n in NAMESPACES):
+        return []
+    if tablegen:
+        return [(m.group(1).decode("utf-8", "replace"), data.count(b"\n", 0, m.start()) + 1, False)
+                for m in _TD_INCLUDE.finditer(data)]
+    out: list[Use] = []
+    stack: list[str] = []  # per open #if: "zero", "has", "cond" or "guard"
+    directives = list(_DIRECTIVE.finditer(data))
+    line, pos = 1, 0
+    for i, m in enumerate(directives):
+        word, rest = m.group(1), m.group(2).strip()
+        if word in (b"if", b"ifdef", b"ifndef"):
+            stack.append(_kind(word, rest, i, directives))
+        elif word in (b"elif", b"else") and stack:
+            top = stack[-1]
+            stack[-1] = "has" if top == "has" else ("cond" if word == b"elif" or top != "zero" else "live")
+        elif word == b"endif" and stack:
+            stack.pop()
+        elif word == b"include" and not {"zero", "has"} & set(stack):
+            inc = _INCLUDE.match(data, m.start())
+            if inc:
+                line += data.count(b"\n", pos, m.start())
+                pos = m.start()
+                out.append((inc.group(1).decode("utf-8", "replace"), line, "cond" in stack))
+    return out
+
+
+def _kind(word: bytes, rest: bytes, i: int, directives: Sequence[re.Match[bytes]]) -> str:
+    if word == b"if" and _ZERO.fullmatch(rest):
+        return "zero"
+    if b"__has_include" in rest:
+        return "has"
+    if word == b"ifndef" and i == 0 and len(directives) > 1 and directives[1].group(1) == b"define" \
+            and directives[1].group(2).split()[:1] == rest.split()[:1]:
+        return "guard"
+    return "cond"
+
+
+def _read(path: str) -> bytes:
+    """At most MAX_BYTES of a regular file ("" for anything else: a fifo would block, a device never end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return f.read(MAX_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        except OSError:
+            return b""
+
+
+def _scan_path(path: str) -> list[Use]:
+    return scan(_read(path), path.endswith(".td"))
+
+
+def _walk(base: Path) -> Iterator[str]:
+    """The C/C++/TableGen files under ``base``: links to dirs not followed, hidden dirs, __pycache__ and CMake
+    build dirs (a CMakeCache.txt) skipped; the walk stops after MAX_ENTRIES names."""
+    if not base.is_dir() or base.is_symlink():
+        return
+    seen = 0
+    for top, dirs, files in os.walk(base):
+        seen += len(dirs) + len(files)
+        if seen > MAX_ENTRIES:
+            return
+        if "CMakeCache.txt" in files:
+            dirs[:] = []
+            continue
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(files):
+            if name[name.rfind("."):] in SUFFIXES:
+                yield os.path.join(top, name)
+
+
+def _scope(rel: str) -> str:
+    parts = rel.split("/")
+    if parts[0] == "third_party" and len(parts) > 2:
+        return f"third_party/{parts[1]}"
+    return "bin" if parts[0] == "bin" else "core"
+
+
+def _files(source: Path, plugins: Sequence[Path]) -> list[tuple[str, str, str]]:
+    """(path, as shown, scope) of every file to scan."""
+    out, cut = [], len(str(source).rstrip("/")) + 1
+    for sub in SOURCE_DIRS:
+        for path in _walk(source / sub):
+            out.append((path, path[cut:], _scope(path[cut:])))
+    for plugin in plugins:
+        out += [(path, path, f"plugin:{plugin}") for path in _walk(plugin)]
+    return out
+
+
+def _parse_all(paths: list[str]) -> list[list[Use]]:
+    """Each file's includes; a cold scan of many files on up to 4 cores (forked on Linux), one by one otherwise."""
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
+    if len(paths) < _PARALLEL_FROM or workers < 2 or sys.platform != "linux":
+        return [_scan_path(p) for p in paths]
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=signal.signal,
+                                                        initargs=(signal.SIGTERM, signal.SIG_DFL))
+    except OSError:
+        return [_scan_path(p) for p in paths]
+    try:
+        return pool.map(_scan_path, paths, chunksize=max(1, len(paths) // (workers * 4)))
+    finally:  # closed and joined, never terminated: a worker killed mid-reply would print a traceback
+        pool.close()
+        pool.join()
+
+
+def cached_scan(files: Sequence[str], store: Path | None) -> dict[str, list[Use]]:
+    """Each file's includes, reading only files whose size or mtime changed since the scan kept in ``store``
+    (written only while the cache root exists: a first plan leaves the disk as it found it). A damaged entry is
+    scanned again."""
+    try:
+        kept = json.loads(store.read_text()) if store else {}
+    except (OSError, ValueError):
+        kept = {}
+    known = {p: (e[:2], uses) for p, e in (kept.items() if isinstance(kept, dict) else ())
+             if isinstance(e, list) and len(e) == 3 and (uses := _uses(e[2])) is not None}
+    stats: dict[str, list[int]] = {}
+    for path in files:
+        with contextlib.suppress(OSError):
+            st = Path(path).stat()
+            stats[path] = [st.st_size, st.st_mtime_ns]
+    stale = [p for p, st in stats.items() if p not in known or known[p][0] != st]
+    out = {p: known[p][1] for p in stats if p not in stale} | dict(zip(stale, _parse_all(stale), strict=True))
+    fresh = {p: [*stats[p], [list(u) for u in uses]] for p, uses in out.items()}
+    if store and fresh != kept and store.parent.parent.is_dir():
+        with contextlib.suppress(OSError):  # a read-only cache only costs the next plan the scan
+            write_if_changed(store, json.dumps(fresh, separators=(",", ":")))
+    return out
+
+
+def _uses(entry: object) -> list[Use] | None:
+    """A cache entry's includes, None when it is not the list of [header, line, conditional] written here."""
+    if not isinstance(entry, list) or not all(isinstance(u, list) and len(u) == 3 for u in entry):
+        return None
+    out = [(h, n, c) for h, n, c in entry]
+    ok = all(isinstance(h, str) and isinstance(n, int) and isinstance(c, bool) for h, n, c in out)
+    return out if ok else None
+
+
+def _own(header: str, file: str, roots: Sequence[Path]) -> bool:
+    """Whether the tree holds ``header`` itself (next to the including file, or under one of its include roots)."""
+    return any((root / header).is_file() for root in (Path(file).parent, *roots))
+
+
+def _roots(source: Path, plugins: Sequence[Path]) -> list[Path]:
+    out = [source, source / "include", *sorted(source.glob("third_party/*/include")), *sorted(source.glob(
+        "third_party/*"))]
+    for plugin in plugins:
+        out += [plugin, plugin / "include", *sorted(plugin.glob("*/include"))]
+    return out
+
+
+def llvm_headers(prefix: str, headers: Iterable[str]) -> LLVMHeaders:
+    """Which of ``headers`` the LLVM at ``prefix`` lacks under include/, and where it has headers of their names."""
+    inc = Path(prefix) / "include"
+    if not (inc / "llvm").is_dir():
+        return LLVMHeaders(prefix, checked=False)
+    missing = tuple(sorted(h for h in headers if not (inc / h).is_file()))
+    return LLVMHeaders(prefix, True, missing, elsewhere(inc, missing) if missing else ())
+
+
+def elsewhere(inc: Path, missing: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """For each missing header, the headers of its file name under the LLVM's include dirs (llvm/, mlir/, ...;
+    links followed once, at most MAX_LLVM_FILES looked at)."""
+    names = {h.rsplit("/", 1)[-1]: h for h in missing}
+    found: dict[str, list[str]] = {}
+    seen: set[tuple[int, int]] = set()
+    n, cut = 0, len(str(inc).rstrip("/")) + 1
+    for ns in NAMESPACES:
+        for top, dirs, files in os.walk(inc / ns, followlinks=True):
+            try:
+                st = Path(top).stat()
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in seen or n > MAX_LLVM_FILES:
+                dirs[:] = []
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            n += len(files)
+            for name in files:
+                if name in names:
+                    found.setdefault(name, []).append(os.path.join(top, name)[cut:])
+    return tuple((h, tuple(sorted(found.get(h.rsplit("/", 1)[-1], ())))) for h in missing)
+
+
+def gather(source: Path, plugins: Sequence[Path], prefixes: Sequence[str], cache: Path | None) -> IncludeFacts:
+    """The includes of the source and ``plugins`` (absolute dirs) and what each LLVM prefix lacks of them."""
+    plugins = [p for p in plugins if (p / "CMakeLists.txt").is_file()]  # Triton adds a plugin dir's CMakeLists
+    files = _files(source, plugins)
+    store = cache / ("includes-" + hashlib.sha256(str(source).encode()).hexdigest()[:16] + ".json") if cache else None
+    scanned = cached_scan([f for f, _, _ in files], store)
+    uses = [Include(h, shown, line, scope, cond) for path, shown, scope in files
+            for h, line, cond in scanned.get(path, ()) if header_path_ok(h)]
+    headers = sorted({u.header for u in uses})
+    llvms = [llvm_headers(p, headers) for p in dict.fromkeys(prefixes)]
+    missing = {h for llvm in llvms for h in llvm.missing}
+    roots = _roots(source, plugins)
+    own = {h for h in missing if any(_own(h, str(source / u.file), roots) for u in uses if u.header == h)}
+    llvms = [LLVMHeaders(x.prefix, x.checked, tuple(h for h in x.missing if h not in own),
+                         tuple(e for e in x.elsewhere if e[0] not in own)) for x in llvms]
+    return IncludeFacts(files=len(files), headers=len(headers),
+                        uses=tuple(u for u in uses if u.header in missing - own), llvms=tuple(llvms))
