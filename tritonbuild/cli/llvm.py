@@ -157,13 +157,13 @@ def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
 
     from filelock import Timeout
 
-    from tritonbuild.execute.builddirs import is_build_dir
     from tritonbuild.execute.lock import file_lock
 
     used: set[str] = set()
     busy: list[str] = []
     try:
-        dirs = sorted(d for d in builds.iterdir() if is_build_dir(d)) if builds.is_dir() else []
+        # every dir with a plan counts, marked or not (an older tritonbuild's): gc errs towards keeping an LLVM
+        dirs = sorted(d for d in builds.iterdir() if d.is_dir() and not d.is_symlink()) if builds.is_dir() else []
     except OSError as exc:
         from tritonbuild.errors import EnvironmentProblem
 
