@@ -30,6 +30,8 @@ BACKEND_TEMPLATE = HERE / "backend_template"
 PLUGIN_TEMPLATE = HERE / "plugin_template"
 EXAMPLE_LLVM_HASH = "2eb709b95d8f521aa15401e159fac0729d56a677"
 GENERATIONS = ("G1", "G2", "G3", "G4")
+OLD_PASS_PLUGIN = "llvm/Passes/PassPlugin.h"  # before LLVM 22.1; since then llvm/Plugins/PassPlugin.h
+OLD_INCLUDE_FILES = ("python/src/ir.cc", "test/lib/Instrumentation/Hello.cpp")  # include it with old_includes
 
 
 @dataclass(frozen=True)
@@ -332,8 +334,13 @@ def write_tree(
     version: str = "3.6.0",
     default_backends: Sequence[str] = ("nvidia", "amd"),
     llvm_hash: str = EXAMPLE_LLVM_HASH,
+    old_includes: bool = False,
 ) -> Path:
-    """Write the example Triton tree into ``dest`` (which must not exist or be empty)."""
+    """Write the example Triton tree into ``dest`` (which must not exist or be empty).
+
+    ``old_includes``: written against an LLVM before 22.1, as upstream d8da7c998 is: python/src/ir.cc and the
+    instrumentation plugin in test/lib include ``llvm/Passes/PassPlugin.h`` (line 2 of each), which LLVM 22.1 moved
+    to ``llvm/Plugins/PassPlugin.h`` (what the include preflight must report)."""
     if generation not in GENERATIONS:
         raise ValueError(f"generation must be one of {GENERATIONS}")
     dest = Path(dest)
@@ -360,6 +367,10 @@ def write_tree(
         _substitute(dest / rel, values)
     _write_setup(dest, generation, version, [b for b in default_backends if b in backends])
     _write_pins(dest, generation, llvm_hash)
+    if old_includes:
+        for rel in OLD_INCLUDE_FILES:
+            first, _, rest = (dest / rel).read_text().partition("\n")
+            (dest / rel).write_text(f"{first}\n#include \"{OLD_PASS_PLUGIN}\"\n{rest}")
     if generation == "G4":
         _make_nanobind(dest)
     return dest

@@ -1,0 +1,234 @@
+"""The include preflight: the scan of one file's includes, the scan of a tree against an LLVM's include dir (real
+files in temporary dirs), and the findings the plan makes of them (#36)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tritonbuild.gather import includes
+from tritonbuild.resolve import preflight as pf
+
+OLD = "llvm/Passes/PassPlugin.h"
+NEW = "llvm/Plugins/PassPlugin.h"
+D8_UTILITY = {"lib/Dialect/TritonGPU/Transforms/Utility.cpp": "patterns.add<ForOpDeadArgElimination>(ctx);"}
+
+
+def test_scan_takes_llvm_mlir_lld_includes_with_their_lines() -> None:
+    text = (b'#include "triton/Core.h"\n#include "llvm/IR/Module.h"\n  #  include <mlir/IR/MLIRContext.h>\n'
+            b'#include <vector>\n// #include "llvm/Commented.h"\n#include "lld/Common/Driver.h"\n'
+            b'#include "llvm-c/Core.h"\n#include "mlir-c/IR.h"\n#include "llvmfoo/X.h"\n')
+    assert includes.scan(text) == [("llvm/IR/Module.h", 2, False), ("mlir/IR/MLIRContext.h", 3, False),
+                                   ("lld/Common/Driver.h", 6, False), ("llvm-c/Core.h", 7, False),
+                                   ("mlir-c/IR.h", 8, False)]
+    assert includes.scan(b'#include "triton/Core.h"\n#include <vector>\n') == []
+
+
+def test_scan_guard_is_not_a_condition_but_if_is_and_if_0_and_has_include_are_skipped() -> None:
+    text = b"""#ifndef TRITON_X_H
+#define TRITON_X_H
+#include "llvm/A.h"
+#if LLVM_VERSION_MAJOR < 22
+#include "llvm/Passes/PassPlugin.h"
+#else
+#include "llvm/Plugins/PassPlugin.h"
+#endif
+#if 0
+#include "llvm/Dead.h"
+#else
+#include "llvm/Live.h"
+#endif
+#if __has_include(<llvm/Plugins/PassPlugin.h>)
+#include "llvm/Plugins/PassPlugin.h"
+#else
+#include "llvm/Passes/PassPlugin.h"
+#endif
+#ifdef FOO
+#if 0
+#include "llvm/Dead2.h"
+#endif
+#include "llvm/Foo.h"
+#endif
+#endif
+"""
+    assert includes.scan(text) == [("llvm/A.h", 3, False), (OLD, 5, True), (NEW, 7, True), ("llvm/Live.h", 12, False),
+                                   ("llvm/Foo.h", 23, True)]
+    # no guard: the first #ifndef is a condition like any other
+    assert includes.scan(b'#ifndef X\n#include "llvm/A.h"\n#endif\n') == [("llvm/A.h", 2, True)]
+    # an #endif too many does not break the scan
+    assert includes.scan(b'#endif\n#include "llvm/A.h"\n') == [("llvm/A.h", 2, False)]
+
+
+def test_scan_of_tablegen_includes() -> None:
+    text = b'include "mlir/IR/OpBase.td"\ninclude "triton/Dialect.td"\n  include "mlir/Interfaces/X.td"\n'
+    assert includes.scan(text, tablegen=True) == [("mlir/IR/OpBase.td", 1, False), ("mlir/Interfaces/X.td", 3, False)]
+
+
+@pytest.mark.parametrize("name", ["llvm/../../etc/passwd", "llvm//X.h", "llvm/./X.h", "/llvm/X.h", "llvm",
+                                  "triton/X.h", "mlir/IR/Ops.h.inc", "llvm\\X.h", "mlir/Dialect/X.cpp.inc"])
+def test_header_names_not_asked_about(name: str) -> None:
+    assert not pf.header_path_ok(name)
+
+
+def test_header_names_asked_about() -> None:
+    assert pf.header_path_ok(OLD) and pf.header_path_ok("mlir/IR/OpBase.td") and pf.header_path_ok("lld/Common/X.h")
+    assert pf.header_path_ok("llvm/IR/Instruction.def")
+
+
+def test_moved_to_prefers_the_same_top_dir_and_shared_components() -> None:
+    assert pf.moved_to(OLD, ["mlir/Tools/Plugins/PassPlugin.h", NEW]) == (NEW, "mlir/Tools/Plugins/PassPlugin.h")
+    assert pf.moved_to("mlir/Dialect/X/IR/A.h", ["mlir/Other/A.h", "mlir/Dialect/Y/IR/A.h"])[0] == \
+        "mlir/Dialect/Y/IR/A.h"
+    assert pf.moved_to(OLD, []) == ()
+
+
+def _facts(*uses: pf.Include, missing: tuple[str, ...] = (OLD,),
+           elsewhere: tuple[tuple[str, tuple[str, ...]], ...] = ((OLD, (NEW,)),)) -> pf.IncludeFacts:
+    return pf.IncludeFacts(files=3, headers=3, uses=uses,
+                           llvms=(pf.LLVMHeaders("/llvm", True, missing, elsewhere),))
+
+
+BUILT = pf.Built(("nvidia",), ("nvidia", "amd"), proton=False, plugins=("/plugins/shared",))
+
+
+def test_built_scopes() -> None:
+    def inc(scope: str, file: str = "x.cc") -> pf.Include:
+        return pf.Include(OLD, file, 1, scope)
+    assert BUILT.compiles(inc("core")) and BUILT.compiles(inc("third_party/nvidia"))
+    assert not BUILT.compiles(inc("third_party/amd"))  # an in-tree backend not selected is not built
+    assert BUILT.compiles(inc("third_party/f2reduce"))  # not a backend: always built
+    assert not BUILT.compiles(inc("third_party/proton", "third_party/proton/csrc/a.cc"))
+    assert BUILT.compiles(inc("third_party/proton", "third_party/proton/Dialect/lib/a.cc"))  # always built
+    assert not BUILT.compiles(inc("bin")) and pf.Built((), (), False, bin=True).compiles(inc("bin"))
+    assert BUILT.compiles(inc("plugin:/plugins/shared")) and not BUILT.compiles(inc("plugin:/plugins/other"))
+
+
+def test_every_missing_header_and_every_known_issue_in_one_message() -> None:
+    facts = _facts(pf.Include(OLD, "python/src/llvm.cc", 20, "core"),
+                   pf.Include(OLD, "test/lib/Instrumentation/GPUHello.cpp", 6, "core"),
+                   pf.Include("mlir/Gone.h", "lib/A.cpp", 3, "core"),
+                   pf.Include(OLD, "third_party/amd/a.cc", 9, "third_party/amd"),  # not built: not reported
+                   missing=(OLD, "mlir/Gone.h"), elsewhere=((OLD, (NEW, "mlir/Tools/Plugins/PassPlugin.h")),))
+    found = pf.check(facts, ("for-op-dead-arg-ping-pong",), ("for-op-dead-arg-ping-pong",), "/llvm",
+                     "22.1.8 at /llvm", True, BUILT)
+    assert found.headers_missing == 2 and found.known == ("for-op-dead-arg-ping-pong",) and not found.warnings
+    text = pf.error_text(found, "22.1.8 at /llvm", "0729a74e66ae0000")
+    assert text is not None
+    lines = text.splitlines()
+    assert lines[0].startswith("This source will not build with LLVM 22.1.8 at /llvm: 2 included headers this LLVM "
+                               "lacks and 1 known issue") and "pinned LLVM (0729a74e66ae)" in lines[0]
+    assert lines[1:3] == [f"  - python/src/llvm.cc:20, test/lib/Instrumentation/GPUHello.cpp:6 include {OLD}: moved "
+                          f"to {NEW} in this LLVM",
+                          "  - lib/A.cpp:3 includes mlir/Gone.h: this LLVM has no header of that name (removed, or "
+                          "the API moved elsewhere)"]
+    assert lines[3].startswith("  - Known problem with LLVM 22.1.8 at /llvm (for-op-dead-arg-ping-pong)")
+    assert "amd" not in text
+
+
+def test_without_the_compile_check_a_known_issue_warns_and_headers_still_refuse() -> None:
+    facts = _facts(pf.Include(OLD, "python/src/llvm.cc", 20, "core"))
+    found = pf.check(facts, ("for-op-dead-arg-ping-pong",), ("for-op-dead-arg-ping-pong",), "/llvm", "22", False,
+                     BUILT)
+    assert len(found.errors) == 1 and "Known problem" in found.warnings[0]
+    alone = pf.check(_facts(), ("for-op-dead-arg-ping-pong",), ("for-op-dead-arg-ping-pong",), "/llvm", "22", True,
+                     BUILT)
+    assert pf.error_text(alone, "22", None) == alone.errors[0]  # a single known issue keeps its own message
+    assert pf.error_text(pf.check(_facts(), (), (), "/llvm", "22", True, BUILT), "22", None) is None
+
+
+def test_an_include_behind_an_if_warns_and_many_places_are_counted() -> None:
+    uses = [pf.Include(OLD, f"lib/F{i}.cpp", i, "core") for i in range(1, 7)]
+    found = pf.check(_facts(*uses, pf.Include(OLD, "lib/G.cpp", 4, "core", conditional=True)), (), (), "/llvm",
+                     "22.1.8 at /llvm", True, BUILT)
+    assert found.errors == (f"lib/F1.cpp:1, lib/F2.cpp:2, lib/F3.cpp:3, lib/F4.cpp:4 and 2 more include {OLD}: "
+                            f"moved to {NEW} in this LLVM",)
+    assert found.warnings == (f"with LLVM 22.1.8 at /llvm, lib/G.cpp:4 includes {OLD} inside an #if: moved to {NEW} "
+                              "in this LLVM; the compile fails if the preprocessor reaches it",)
+
+
+def test_another_llvm_or_one_without_headers_finds_nothing() -> None:
+    facts = _facts(pf.Include(OLD, "python/src/llvm.cc", 20, "core"))
+    assert pf.check(facts, (), (), "/other", "x", True, BUILT).errors == ()
+    unchecked = pf.IncludeFacts(uses=facts.uses, llvms=(pf.LLVMHeaders("/llvm", False),))
+    assert pf.check(unchecked, (), (), "/llvm", "x", True, BUILT).errors == ()
+
+
+def _llvm(root: Path, headers: list[str]) -> Path:
+    for h in headers:
+        (root / "include" / h).parent.mkdir(parents=True, exist_ok=True)
+        (root / "include" / h).write_text("// header\n")
+    return root
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_gather_against_a_real_include_dir(tmp_path: Path) -> None:
+    llvm = _llvm(tmp_path / "llvm", ["llvm/IR/Module.h", NEW, "mlir/Tools/Plugins/PassPlugin.h", "mlir/IR/X.h"])
+    (llvm / "include" / "mlir" / "loop").symlink_to("..")  # a link back up is walked once, not forever
+    tree = _tree(tmp_path / "src", {
+        "python/src/llvm.cc": f'#include "llvm/IR/Module.h"\n#include "{OLD}"\n',
+        "lib/A.cpp": '#include "mlir/IR/X.h"\n#include "mlir/IR/Ops.h.inc"\n#include "mlir/Own/Thing.h"\n',
+        "include/mlir/Own/Thing.h": "// the tree's own header under a name like MLIR's\n",
+        "third_party/amd/lib/B.cpp": '#include "lld/Common/Driver.h"\n',
+        "third_party/amd/include/Dialect.td": 'include "mlir/IR/OpBase.td"\n',
+        "docs/ignored.cpp": '#include "llvm/Never.h"\n',
+    })
+    plugin = _tree(tmp_path / "plugin", {"CMakeLists.txt": "", "lib/P.cpp": '#include "llvm/Gone/P.h"\n'})
+    not_a_plugin = _tree(tmp_path / "nothing", {"P.cpp": '#include "llvm/NotScanned.h"\n'})
+    facts = includes.gather(tree, [plugin, not_a_plugin], [str(llvm), str(tmp_path / "empty")], None)
+    assert facts.files == 6
+    [have, empty] = facts.llvms
+    assert have.missing == ("lld/Common/Driver.h", "llvm/Gone/P.h", OLD, "mlir/IR/OpBase.td")
+    assert dict(have.elsewhere)[OLD] == (NEW, "mlir/Tools/Plugins/PassPlugin.h")
+    assert not empty.checked and empty.missing == ()
+    where = {(u.header, u.file, u.line, u.scope) for u in facts.uses}
+    assert where == {(OLD, "python/src/llvm.cc", 2, "core"),
+                     ("lld/Common/Driver.h", "third_party/amd/lib/B.cpp", 1, "third_party/amd"),
+                     ("mlir/IR/OpBase.td", "third_party/amd/include/Dialect.td", 1, "third_party/amd"),
+                     ("llvm/Gone/P.h", str(plugin / "lib/P.cpp"), 1, f"plugin:{plugin}")}
+
+
+def test_the_scan_is_cached_by_size_and_mtime_and_a_damaged_cache_is_rescanned(tmp_path: Path) -> None:
+    llvm = _llvm(tmp_path / "llvm", [NEW])
+    tree = _tree(tmp_path / "src", {"python/src/llvm.cc": f'#include "{OLD}"\n'})
+    cache = tmp_path / "cache" / "apicheck"
+    assert includes.gather(tree, [], [str(llvm)], cache).llvms[0].missing == (OLD,)
+    assert not cache.exists()  # no cache root: nothing written
+    cache.parent.mkdir()
+    includes.gather(tree, [], [str(llvm)], cache)
+    [store] = cache.iterdir()
+    kept = json.loads(store.read_text())
+    entry = kept[str(tree / "python/src/llvm.cc")]
+    assert list(kept) == [str(tree / "python/src/llvm.cc")] and entry[0] == len(f'#include "{OLD}"\n')
+    assert entry[2] == [[OLD, 1, False]]
+    # the cache is what is read: a file whose size and mtime are unchanged is not scanned again
+    path = tree / "python/src/llvm.cc"
+    st = path.stat()
+    path.write_text('#include "llvm/Passes/PassPlugiX.h"\n')  # as long as before
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert includes.gather(tree, [], [str(llvm)], cache).llvms[0].missing == (OLD,)
+    # a changed file is scanned again
+    path.write_text(f'#include "{NEW}"\n')
+    assert includes.gather(tree, [], [str(llvm)], cache).llvms[0].missing == ()
+    for damaged in ('[1, 2]', '{"x": 1}', json.dumps({str(path): [1, 2, [["a", "b", "c"]]]}), "not json"):
+        store.write_text(damaged)
+        path.write_text(f'#include "{OLD}"\n')
+        assert includes.gather(tree, [], [str(llvm)], cache).llvms[0].missing == (OLD,)
+
+
+def test_odd_files_are_skipped_not_hung_on(tmp_path: Path) -> None:
+    llvm = _llvm(tmp_path / "llvm", [NEW])
+    tree = _tree(tmp_path / "src", {"lib/ok.cpp": f'#include "{OLD}"\n'})
+    os.mkfifo(tree / "lib" / "fifo.cpp")  # would block a plain open
+    (tree / "lib" / "link.cpp").symlink_to("/dev/zero")  # would never end
+    (tree / "lib" / "dangling.h").symlink_to(tmp_path / "nowhere")
+    facts = includes.gather(tree, [], [str(llvm)], None)
+    assert [(u.file, u.line) for u in facts.uses] == [("lib/ok.cpp", 1)]
