@@ -125,7 +125,8 @@ def test_http_retries_and_timeout_are_declared_settings_read_through_the_model()
 def test_mirror_and_index_urls_are_http_or_https() -> None:
     for bad in ("ftp://x/y", "file:///etc", "x", "https://", "javascript:alert(1)"):
         same_paragraph(origins("llvm_mirror", bad))
-        assert "http:// or https://" in refusal(resolve_settings, {}, {"PIP_INDEX_URL": bad})
+        if not bad.startswith("file:"):
+            assert "URL of a package index" in refusal(resolve_settings, {}, {"PIP_INDEX_URL": bad})
     assert resolve_settings({"llvm_mirror": "http://10.0.0.2:8080/llvm"}, {})["llvm_mirror"].value
 
 
@@ -187,3 +188,20 @@ def test_ccache_remote_storage_and_extra_targets_are_checked_by_the_model() -> N
         assert resolve_settings({"ccache_remote": good}, {})["ccache_remote"].value == good
     assert "CMake would read as an option" in flag_refusal("targets", "-DX=1")
     assert resolve_settings({"targets": ("triton-opt",)}, {})["targets"].value == ["triton-opt"]
+
+
+def test_values_git_or_cmake_would_read_as_options_are_refused() -> None:
+    for name, value in (("source", "-oProxyCommand=x"), ("llvm_src", "--upload-pack=x"), ("ref", "--help"),
+                        ("ref", "main branch"), ("wheelhouse", "-x")):
+        messages = origins(name, value)
+        same_paragraph(messages)
+        assert "option" in messages["cli"] or "not a git ref" in messages["cli"], messages
+    assert "write it as ./NAME" in flag_refusal("plugin_dirs", "-plugin")
+    assert resolve_settings({"ref": "v3.4.0"}, {})["ref"].value == "v3.4.0"
+
+
+def test_a_package_index_may_be_a_local_file_index_as_pip_takes_it() -> None:
+    """PIP_INDEX_URL is the user's pip setting too: a file:// index is not refused, an ftp:// one is."""
+    assert resolve_settings({}, {"PIP_INDEX_URL": "file:///srv/simple"})["pypi_index"].value == "file:///srv/simple"
+    assert "file:// URL of a package index" in refusal(resolve_settings, {}, {"PIP_INDEX_URL": "ftp://x/simple"})
+    assert "http:// or https://" in refusal(resolve_settings, {}, {"TRITONBUILD_LLVM_MIRROR": "file:///srv/llvm"})

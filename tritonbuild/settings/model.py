@@ -269,11 +269,29 @@ def _http_url(value: str) -> str | None:
     return "must be an http:// or https:// URL with a host (a mirror or an index)"
 
 
+def _index_url(value: str) -> str | None:
+    """A package index: http(s), or a file:// index as pip itself takes in PIP_INDEX_URL (a user's pip setting)."""
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme == "file" and parts.path:
+        return None
+    return None if _http_url(value) is None else "must be an http://, https:// or file:// URL of a package index"
+
+
 def _path(value: str) -> str | None:
-    """A path (or a URL) whose parts the file system can hold: the OS would refuse a longer component."""
+    """A path (or a URL) whose parts the file system can hold (the OS would refuse a longer component), and that no
+    program it is handed to (git, cmake) could read as an option."""
+    if value.startswith("-"):
+        return "starts with '-', which git or CMake would read as an option (a relative path: write it as ./NAME)"
     long = next((part for part in value.split("/") if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES),
                 None)
     return None if long is None else f"has a path component of {len(long)} characters (at most {MAX_NAME_BYTES})"
+
+
+def _git_ref(value: str) -> str | None:
+    """A branch, tag or commit: git would read a leading '-' as an option, and no ref holds a space."""
+    if not value.strip() or value.startswith("-") or any(c.isspace() for c in value):
+        return "is not a git ref (a branch, tag or commit: no leading '-' and no spaces)"
+    return None
 
 
 def _paths(value: list[str]) -> str | None:
@@ -324,7 +342,7 @@ BUILD_TYPES = ("TritonRelBuildWithAsserts", "Release", "Debug", "RelWithDebInfo"
 SPECS: tuple[Spec, ...] = (
     _spec("source", None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
           validate=_path),
-    _spec("ref", None, "--ref", None, "git ref to check out when --source is a URL"),
+    _spec("ref", None, "--ref", None, "git ref to check out when --source is a URL", validate=_git_ref),
     _spec("backends", None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
           "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)"),
     _spec("plugin_dirs", [], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},
@@ -479,7 +497,7 @@ SPECS: tuple[Spec, ...] = (
     _spec("pypi_index", "https://pypi.org/simple", None,
           {"TRITONBUILD_PYPI_INDEX": _str, "PIP_INDEX_URL": _str},
           "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files (http or https)",
-          validate=_http_url),
+          validate=_index_url),
     _spec("http_retries", 3, None, {"TRITONBUILD_HTTP_RETRIES": env_int},
           "attempts of each download (LLVM archives, NVIDIA's wheels) before it counts as a network failure",
           minimum=1, maximum=100),
