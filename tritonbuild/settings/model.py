@@ -496,13 +496,14 @@ SPECS: tuple[Spec, ...] = (
           "third_party/intel/backend/proton/include)", validate=_path),
     _spec("pypi_index", "https://pypi.org/simple", None,
           {"TRITONBUILD_PYPI_INDEX": _str, "PIP_INDEX_URL": _str},
-          "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files (http or https)",
+          "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files (http, https or "
+          "file, as pip takes it)",
           validate=_index_url),
     _spec("http_retries", 3, None, {"TRITONBUILD_HTTP_RETRIES": env_int},
-          "attempts of each download (LLVM archives, NVIDIA's wheels) before it counts as a network failure",
+          "attempts of each download of a prebuilt LLVM before it counts as a network failure",
           minimum=1, maximum=100),
     _spec("http_timeout", 30.0, None, {"TRITONBUILD_HTTP_TIMEOUT": env_float},
-          "seconds a download may wait for the server before the attempt counts as failed", minimum=0,
+          "seconds a download of a prebuilt LLVM may wait for the server before the attempt fails", minimum=0,
           maximum=3600, validate=_positive_seconds),
 )
 SPEC_BY_NAME = {s.name: s for s in SPECS}
