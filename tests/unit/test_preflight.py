@@ -122,8 +122,8 @@ def test_every_missing_header_and_every_known_issue_in_one_message() -> None:
                                "lacks and 1 known issue") and "pinned LLVM (0729a74e66ae)" in lines[0]
     assert lines[1:3] == [f"  - python/src/llvm.cc:20, test/lib/Instrumentation/GPUHello.cpp:6 include {OLD}: moved "
                           f"to {NEW} in this LLVM",
-                          "  - lib/A.cpp:3 includes mlir/Gone.h: this LLVM has no header of that name (removed, or "
-                          "the API moved elsewhere)"]
+                          "  - lib/A.cpp:3 includes mlir/Gone.h: this LLVM has no header of that name (one added after "
+                          "this LLVM, or removed before it)"]
     assert lines[3].startswith("  - Known problem with LLVM 22.1.8 at /llvm (for-op-dead-arg-ping-pong)")
     assert "amd" not in text
 
@@ -232,3 +232,19 @@ def test_odd_files_are_skipped_not_hung_on(tmp_path: Path) -> None:
     (tree / "lib" / "dangling.h").symlink_to(tmp_path / "nowhere")
     facts = includes.gather(tree, [], [str(llvm)], None)
     assert [(u.file, u.line) for u in facts.uses] == [("lib/ok.cpp", 1)]
+
+
+def test_every_matching_known_issue_is_reported_not_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tritonbuild.resolve import knownissues as ki
+
+    second = ki.KnownIssue(id="second-issue", source_file="lib/B.cpp", source_marker="old()", llvm_header="llvm/B.h",
+                           llvm_marker="new()", what="the second problem", fix="the second fix")
+    monkeypatch.setattr(ki, "ISSUES", (*ki.ISSUES, second))
+    source = ki.source_markers({**D8_UTILITY, "lib/B.cpp": "old();"})
+    llvm = ki.llvm_markers({"mlir/Interfaces/ControlFlowInterfaces.h":
+                            "void populateRegionBranchOpInterfaceCanonicalizationPatterns();", "llvm/B.h": "new()"})
+    found = pf.check(pf.IncludeFacts(), source, llvm, "/llvm", "22.1.8 at /llvm", True, BUILT)
+    assert found.known == ("for-op-dead-arg-ping-pong", "second-issue") and found.headers_missing == 0
+    text = pf.error_text(found, "22.1.8 at /llvm", None)
+    assert text is not None and "2 known issues" in text
+    assert "(for-op-dead-arg-ping-pong)" in text and "(second-issue): the second problem. Fix: the second fix" in text

@@ -32,7 +32,7 @@ SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inc", ".
 MAX_BYTES = 4 << 20  # of one file: includes sit at the top; a hostile giant file costs no more than this
 MAX_ENTRIES = 200_000  # files and dirs walked per scanned root (a real tree's are ~10,000)
 MAX_LLVM_FILES = 200_000  # walked in an LLVM's include dir looking for where a header went
-_PARALLEL_FROM = 200  # files to read before forking is worth it
+_PARALLEL_FROM = 2000  # files to read before forking pays (a 617-file tree: 0.10 s on one core, 0.16 s forked)
 
 _NS = b"|".join(re.escape(n.encode()) for n in NAMESPACES)
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]((?:' + _NS + rb')/[^">\r\n]*)[">]', re.M)

@@ -99,7 +99,7 @@ def moved_to(header: str, candidates: Sequence[str]) -> tuple[str, ...]:
 def _moved_text(header: str, elsewhere: Mapping[str, tuple[str, ...]]) -> str:
     found = moved_to(header, elsewhere.get(header, ()))
     if not found:
-        return "this LLVM has no header of that name (removed, or the API moved elsewhere)"
+        return "this LLVM has no header of that name (one added after this LLVM, or removed before it)"
     same = [f for f in found if f.split("/", 1)[0] == header.split("/", 1)[0]]
     if len(same) == 1:
         return f"moved to {same[0]} in this LLVM"
