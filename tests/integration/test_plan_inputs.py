@@ -135,3 +135,15 @@ def test_a_wheelhouse_that_is_no_directory_is_refused_by_plan(refused, tmp_path:
     (tmp_path / "afile").write_text("x")
     refused("--wheelhouse", "afile", fragment="The wheelhouse afile (cli --wheelhouse) is not a directory")
     refused(env={"TRITONBUILD_WHEELHOUSE": str(tmp_path / "none")}, fragment="(env TRITONBUILD_WHEELHOUSE)")
+
+
+def test_a_plugin_whose_compiler_has_a_syntax_error_will_fail(tree, plugin, tmp_path: Path) -> None:
+    root = tree()
+    plug = plugin("triton-shared", "triton_shared")
+    compiler = plug / "backend" / "compiler.py"
+    compiler.write_text("def broken(:\n" + compiler.read_text())
+    proc = run_cli("backends", "--check", "--source", str(root), "--plugin-dir", str(plug), "--cache-dir",
+                   str(tmp_path / "c"), cwd=tmp_path, check=False)
+    text = flat(proc.stdout)
+    assert proc.returncode == 1, text + proc.stderr
+    assert f"triton_shared ({plug}): will fail" in text and f"{compiler} (line 1) is not valid Python" in text
