@@ -22,6 +22,15 @@ from tritonbuild.proc import tool
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "python"
 
 
+def assert_compiled_all_but_warp_specialized(result: dict) -> None:
+    """Every corpus case compiled, but the warp-specialized ones, which the example's stand-in language cannot
+    express (no tensor descriptors) and skips with the reason."""
+    cases = result["plan"]["compile_check"]["cases"]
+    ws = [c for c in cases if c["kernel"].startswith("ws_")]
+    counts = result["compile_check"]["counts"]
+    assert ws and counts["ok"] == len(cases) - len(ws) and counts["skipped"] == len(ws), counts
+
+
 @pytest.fixture(scope="module")
 def cpython312(tmp_path_factory: pytest.TempPathFactory) -> str:
     installer = SHARED / "install-cpython312"
@@ -45,7 +54,7 @@ def test_a_bare_python_312_gets_a_cp312_wheel_built_in_its_own_build_env(cpython
     with zipfile.ZipFile(wheel) as zf:
         meta = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/WHEEL"))).decode()
     assert "Tag: cp312-cp312-linux_x86_64" in meta
-    assert result["compile_check"]["counts"]["ok"] == len(result["plan"]["compile_check"]["cases"])
+    assert_compiled_all_but_warp_specialized(result)
     [env] = (tmp_path / "cache" / "buildenv").iterdir()  # made once, with the tree's own pybind11 pin
     assert json.loads((env / ".tritonbuild-ready").read_text())["requirements"][-1] == "pybind11>=2.13.1"
     log = Path(result["log"]).read_text()
@@ -113,7 +122,7 @@ def test_one_command_builds_a_wheel_per_interpreter_sharing_every_compile_withou
     for built, python in ((first, sys.executable), (second, cpython312)):
         assert f"{built['sha256']}  {Path(built['wheel']).name}" in sums
         assert Path(built["wheel"].removesuffix(".whl") + ".manifest.json").is_file()
-        assert built["compile_check"]["counts"]["ok"] == len(built["plan"]["compile_check"]["cases"])
+        assert_compiled_all_but_warp_specialized(built)
         unpacked = tmp_path / Path(built["wheel"]).stem
         with zipfile.ZipFile(built["wheel"]) as zf:
             zf.extractall(unpacked)
@@ -174,4 +183,4 @@ def test_a_stable_abi_tree_gets_a_version_wheel_for_311_and_one_cp312_abi3_wheel
     assert "pybind11_DIR" not in dict(own["plan"]["cmake"]["defines"])
     [env] = (tmp_path / "cache" / "buildenv").iterdir()  # the tree's own nanobind pin for the bare 3.12
     assert "nanobind==2.10.2" in json.loads((env / ".tritonbuild-ready").read_text())["requirements"]
-    assert abi3["compile_check"]["counts"]["ok"] == len(abi3["plan"]["compile_check"]["cases"])
+    assert_compiled_all_but_warp_specialized(abi3)
