@@ -124,9 +124,17 @@ def provisioned_plan(kw: Mapping[str, Any], console: Any, *, editable: bool = Fa
     return _provisioned(lambda k: [make_plan(k, editable=editable)], kw, console)[0]
 
 
-def provisioned_plans(kw: Mapping[str, Any], console: Any) -> list[Plan]:
-    """The plan of each wheel (``make_plans``), with their LLVM made available first."""
-    return _provisioned(make_plans, kw, console)
+def provisioned_plans(kw: Mapping[str, Any], console: Any,
+                      check: Callable[[list[Plan]], None] | None = None) -> list[Plan]:
+    """The plan of each wheel (``make_plans``), with their LLVM made available first; ``check`` (e.g. of the output
+    dir) sees the plans before anything is provisioned or locked."""
+    def make(k: Mapping[str, Any]) -> list[Plan]:
+        plans = make_plans(k)
+        if check is not None:
+            check(plans)
+        return plans
+
+    return _provisioned(make, kw, console)
 
 
 def _provisioned(make: Callable[[Mapping[str, Any]], list[Plan]], kw: Mapping[str, Any], console: Any) -> list[Plan]:

@@ -60,14 +60,10 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> Non
     from tritonbuild.report import render, summary
     from tritonbuild.wheel import publish
 
-    def checked(k: Any) -> list[Any]:  # the output dir is checked before the LLVM is provisioned or a lock taken
-        plans = request.make_plans(k)
-        outdir.check(plans)
-        return plans
-
     console = render.console(stderr=as_json)
     built = []
-    for p in request._provisioned(checked, {**kw, "out": out}, console):
+    # the output dir is checked before the LLVM is provisioned or a lock taken
+    for p in request.provisioned_plans({**kw, "out": out}, console, check=outdir.check):
         render.print_plan(p, console)
         result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
         summary.print_summary(p, result, console)
