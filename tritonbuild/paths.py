@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from tritonbuild.errors import UserError
+from tritonbuild.errors import EnvironmentProblem, UserError
 
 _PKG = Path(__file__).resolve().parent
 
@@ -71,7 +71,17 @@ def usable_cache_root(env: Mapping[str, str], given: str | None = None, given_as
         raise UserError(f"The cache root {shown} (from {origin}) is not a usable path ({why}). Give another "
                         "--cache-dir (or TRITONBUILD_CACHE_DIR).") from None
     if not os.access(existing, os.W_OK | os.X_OK):
+        # the host's problem (a read-only disk, a dir of another user), not the input's: exit 3
         what = "is not writable" if existing == root else f"cannot be created: {existing} is not writable"
-        raise UserError(f"The cache root {root} (from {origin}) {what} by this user. Give a writable --cache-dir (or "
-                        "TRITONBUILD_CACHE_DIR), or fix its permissions.")
+        readonly = _read_only(existing)
+        how = " (the disk under it is read-only (EROFS))" if readonly else " by this user"
+        raise EnvironmentProblem(f"The cache root {root} (from {origin}) {what}{how}. Give a writable --cache-dir "
+                                 "(or TRITONBUILD_CACHE_DIR), or fix its permissions.")
     return root
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False

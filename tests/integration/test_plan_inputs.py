@@ -44,12 +44,15 @@ def test_a_version_suffix_that_makes_no_pep_440_version_is_refused_by_plan(refus
     refused(env={"TRITON_WHEEL_VERSION_SUFFIX": "+a b"}, fragment="(env TRITON_WHEEL_VERSION_SUFFIX)")
 
 
-def test_a_cache_dir_that_is_a_file_or_unwritable_is_refused_by_plan(refused, tmp_path: Path) -> None:
+def test_a_cache_dir_that_is_a_file_or_unwritable_is_refused_by_plan(refused, tree, tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
     refused("--cache-dir", str(tmp_path / "afile"), fragment="exists and is not one")
     refused("--cache-dir", str(tmp_path / "afile" / "below"), fragment="exists and is not one")
-    # /proc/1 takes no new dirs, for root too (a chmod'ed dir does not stop root)
-    refused("--cache-dir", "/proc/1/tritonbuild-cache", fragment="cannot be created: /proc/1 is not writable")
+    # /proc/1 takes no new dirs, for root too (a chmod'ed dir does not stop root): the host's problem, exit 3
+    proc = run_cli("plan", "--source", str(tree()), "--llvm", LLVM, "--offline", "--cache-dir",
+                   "/proc/1/tritonbuild-cache", cwd=tmp_path, check=False)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr and proc.stderr.startswith("error: "), proc
+    assert "cannot be created: /proc/1 is not writable" in flat(proc.stderr)
     recipe = tmp_path / "r.toml"
     recipe.write_text(f'cache_dir = "{tmp_path / "afile"}"\n')
     refused("--recipe", str(recipe), "--cache-dir", "", fragment="r.toml's cache_dir) cannot be a directory")
