@@ -1,10 +1,21 @@
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from tritonbuild import example
+
+
+def load_bench(name: str) -> ModuleType:
+    """A script of bench/ (no package) loaded as a module, for the tests of its logic."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "bench" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -3,28 +3,20 @@ here; one side's helper module is missing, as the official wheel lacks a tree's 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.conftest import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_suite() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gpu_suite", ROOT / "bench" / "gpu_suite.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-suite = load_suite()
+suite = load_bench("gpu_suite")
 
 CORE = "from helper_new import value\n\n\ndef test_add():\n    assert value() == 1\n\n\ndef test_nan():\n" \
        "    assert value() == 2\n"

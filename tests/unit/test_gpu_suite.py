@@ -4,22 +4,14 @@ in tests/integration/test_gpu_suite.py."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
+
+from tests.conftest import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_suite() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gpu_suite", ROOT / "bench" / "gpu_suite.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-suite = load_suite()
+suite = load_bench("gpu_suite")
 
 OFFICIAL = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="1">
 <testcase classname="" name="unit.language.test_warp_specialization" time="0.000">
