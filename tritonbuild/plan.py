@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -17,6 +18,45 @@ SCHEMA_VERSION = 1
 # The packaging defines only change the link of libtriton and the install step, never an object file.
 VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS", "TRITONBUILD_LLVM_LINK",
                               "TRITONBUILD_BUNDLE_PYTHON", "TRITONBUILD_SYSTEM_LIBS"})
+
+
+# Secrets inside URL-like values (a ccache remote, a mirror, an index, a git URL): the password of user:password@,
+# a user name that is a token, and query or attribute values named like secrets. Everything tritonbuild prints or
+# writes of a plan (plan.json, the manifest, plan --json, plan --settings) goes through ``redact``; the plan itself
+# keeps the real values for the programs that need them (ccache's CCACHE_REMOTE_STORAGE).
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s|]*)(?::(?P<pw>[^/@\s|]*))?@")
+_SECRET_PARAM = re.compile(r"(?P<key>(?<=[?&|;])[\w.-]*(?:token|key|password|passwd|secret|sig|signature|"
+                           r"credential|auth)[\w.-]*=)[^&|#\s]*", re.IGNORECASE)
+_TOKEN_USER = re.compile(r"^(gh[pousr]_|github_pat_|glpat-|x-access-token|oauth2)|^.{20,}$", re.IGNORECASE)
+REDACTED = "***"
+
+
+def redact_text(text: str) -> str:
+    """``text`` with the secrets of the URLs in it replaced by ``***``: ``user:***@host``, a token given as the user
+    name (``***@host``), ``?token=***``; the rest (scheme, host, path) stays readable."""
+
+    def userinfo(m: re.Match[str]) -> str:
+        user = m.group("user")
+        if m.group("pw") is not None:
+            return f"{m.group('scheme')}{user}:{REDACTED}@"
+        return f"{m.group('scheme')}{REDACTED if _TOKEN_USER.search(user) else user}@"
+
+    if "@" in text:
+        text = _USERINFO.sub(userinfo, text)
+    if "=" in text:
+        text = _SECRET_PARAM.sub(lambda m: m.group("key") + REDACTED, text)
+    return text
+
+
+def redact(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, tuples, strings) with ``redact_text`` applied to every string in it."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {redact(k): redact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact(v) for v in value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -232,7 +272,9 @@ class Plan:
         return tuple(b.name for b in self.backends)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The plan as JSON-ready data, with URL secrets redacted (``redact``): it is printed and written."""
+        out: dict[str, Any] = redact(asdict(self))
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
@@ -247,7 +289,8 @@ def compute_key(
     build_type: str,
     targets: tuple[str, ...],
 ) -> str:
-    """What makes a build directory reusable: the same source, Python, CMake cache and build type."""
+    """What makes a build directory reusable: the same source, Python, CMake cache and build type. URL secrets are
+    hashed redacted (a short hash of a low-entropy password could be brute-forced; the key is printed)."""
     identity = {
         "source": source_root,
         "python": python,
@@ -256,4 +299,4 @@ def compute_key(
         "build_type": build_type,
         "targets": list(targets),
     }
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(redact(identity), sort_keys=True).encode()).hexdigest()[:16]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from tritonbuild.plan import redact, redact_text
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -69,9 +71,9 @@ def print_plan(plan: Plan, out: Console) -> None:
     if plan.deps:
         out.print(_deps_table(plan.deps))
     for note in plan.notes:
-        out.print(f"[cyan]note:[/cyan] {note}")
+        out.print(f"[cyan]note:[/cyan] {redact_text(note)}")
     for warning in plan.warnings:
-        out.print(f"[yellow]warning:[/yellow] {warning}")
+        out.print(f"[yellow]warning:[/yellow] {redact_text(warning)}")
 
 
 def _deps_table(deps: Any) -> Any:
@@ -88,7 +90,7 @@ def _deps_table(deps: Any) -> Any:
             at = {True: "at the pin", False: "NOT at the pin", None: "pin not checked"}[d.tag_matches]
             use = f"--dep {d.supplied} ({at})"
         else:
-            use = f"downloads {d.url or '?'}"
+            use = f"downloads {redact_text(d.url or '?')}"
         table.add_row(d.name, d.declared_in, (d.tag or "-")[:12], use)
     return table
 
@@ -101,7 +103,7 @@ def print_settings(plan: Plan, out: Console) -> None:
     table.add_column("value")
     table.add_column("from")
     for name, item in plan.settings.items():
-        table.add_row(name, str(item["value"]), item["origin"])
+        table.add_row(name, str(redact(item["value"])), item["origin"])  # a URL's password never shows
     out.print(table)
 
 
@@ -161,7 +163,7 @@ def _cache_words(tc: Any) -> str:
     """The compiler cache and distcc fleet in a few words ("ccache: /usr/bin/ccache", "sccache: ...", ...)."""
     words = f"{tc.compiler_cache}: {tc.launcher}" if tc.compiler_cache != "none" else "compiler cache: off"
     if tc.distcc_hosts:
-        words += f", distcc: {tc.distcc_hosts}"
+        words += f", distcc: {redact_text(tc.distcc_hosts)}"
     return words
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from tritonbuild.errors import DiskProblem
 from tritonbuild.fileutil import sha256_of, write_if_changed
-from tritonbuild.plan import Plan
+from tritonbuild.plan import Plan, redact
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel.provenance import provenance
 
@@ -37,8 +37,9 @@ def publish(wheel: Path, out_dir: Path) -> Path:
 
 
 def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
-    """The build manifest: the wheel, its hash and size, timings, ccache figures, provenance and the plan."""
-    return {
+    """The build manifest: the wheel, its hash and size, timings, ccache figures, provenance and the plan. It is
+    published next to the wheel: URL secrets in it are redacted (``tritonbuild.plan.redact``)."""
+    out: dict[str, Any] = redact({
         "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
         "timings": result.timings, "ccache": result.ccache, "sccache": result.sccache, "distcc": result.distcc,
         "ninja_no_work": result.ninja_no_work,
@@ -48,7 +49,8 @@ def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "provenance": provenance(plan), "plan": plan.to_dict(),
-    }
+    })
+    return out
 
 
 def _wheel_sums(out: Path, sums: Path, known: Mapping[str, str]) -> list[tuple[Path, str]]:
