@@ -83,6 +83,14 @@ def clone_git_plugins(s: Mapping[str, Resolved], env: Mapping[str, str], cache_d
     return {**s, "plugin_dirs": Resolved(out, s["plugin_dirs"].origin)}
 
 
+def _path_kind(given: str | None, cwd: Path) -> str | None:
+    """What a local path is (links followed): "dir", "other" (a file, a FIFO, ...), None when nothing is there."""
+    try:
+        return None if not given or not (cwd / given).exists() else "dir" if (cwd / given).is_dir() else "other"
+    except OSError:  # a name too long for the file system is no path
+        return None
+
+
 def _plugin_url(spec: str) -> tuple[str, str | None]:
     """``git+URL@REF`` as (URL, REF); the ``@`` of user@host:path is not a ref's (a ref has no ':')."""
     text = spec[4:]
@@ -138,6 +146,7 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         known_source=known_source,
         known_llvm=known_llvm,
         plugin_files=read_all(s["plugin_dirs"].value, cwd),
+        llvm_src_kind=_path_kind(s["llvm_src"].value, cwd),
         includes=includes.gather(root, plugin_paths, [i.prefix for i in llvms if i.runs], cache / "apicheck"),
     )
 

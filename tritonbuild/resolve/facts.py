@@ -99,3 +99,4 @@ class Facts:
     known_llvm: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # LLVM prefix -> ids its headers show
     plugin_files: Mapping[str, PluginFiles] = field(default_factory=dict)  # what each plugin dir holds, as given
     includes: IncludeFacts = field(default_factory=IncludeFacts)  # LLVM headers included, and what each LLVM lacks
+    llvm_src_kind: str | None = None  # --llvm-src as a local path: "dir", "other" (not a dir), None: no such path

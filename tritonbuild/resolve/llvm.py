@@ -19,6 +19,7 @@ from tritonbuild.resolve.llvm_requirement import (
     source_entry,
 )
 from tritonbuild.resolve.source import SourceInfo
+from tritonbuild.safegit import url_problem
 from tritonbuild.settings.model import Resolved
 
 
@@ -136,7 +137,29 @@ def _from_source(s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ..
     pin = facts.source.pin
     entry = source_entry(LLVMRequest(pin.llvm_hash, None, {}, None, targets, Path(facts.cache_root), "",
                                      assertions=bool(s["llvm_assertions"].value)))
+    built = any(Path(i.prefix) == entry for i in facts.llvm_cached)  # the build will not check anything out
+    check_llvm_src(s["llvm_src"], facts.llvm_src_kind, bool(s["offline"].value) and not built)
     return _Pick("source", prefix=str(entry), pinned=True)
+
+
+def check_llvm_src(given: Resolved, kind: str | None, offline: bool) -> None:
+    """Refuse at plan time an --llvm-src the source build would refuse (``llvm.source_build.checkout``): a local
+    path must be a directory; anything else must be a git URL tritonbuild clones, and nothing is cloned offline.
+    ``offline``: offline and the pinned LLVM not built in the cache yet (a checkout is needed)."""
+    url = given.value
+    where = f"--llvm-src {url!r} (from {given.origin})"
+    if url is not None and kind is None and (why := url_problem(url)):
+        raise UserError(f"{where} is neither a local directory nor a git URL tritonbuild clones: {why}. Give the "
+                        "path of a local llvm-project clone, or an https://, ssh://, git:// or file:// URL (or "
+                        "user@host:path).")
+    if kind == "other":
+        raise UserError(f"{where} is a file, not a directory: give a local llvm-project clone (its directory) or a "
+                        "git URL.")
+    if offline and kind != "dir":
+        what = f"the LLVM source {url!r} (from {given.origin}) is not a local directory" if url else \
+            "--llvm source would clone the upstream llvm-project"
+        raise UserError(f"Offline (--offline/TRITON_OFFLINE_BUILD), {what}, and nothing is cloned offline. Pass "
+                        "--llvm-src with a local llvm-project clone or mirror, or build once online.")
 
 
 def _no_llvm(facts: Facts, targets: tuple[str, ...], rejected: list[tuple[str, str]]) -> str:
