@@ -123,9 +123,20 @@ def escaping_links(root: Path, subdirs: tuple[str, ...] = ("",),
                    skip: Callable[[str], bool] = lambda rel: False) -> list[tuple[Path, str]]:
     """Symlinks that would not survive a copy of each ``root / sub`` (what CMake installs into a wheel: it copies
     links as they are), each with what is wrong: a ``sub`` that resolves outside ``root``; inside a ``sub``, a link
-    that leaves that ``sub``, is absolute (its copy would point back into this tree), dangles or loops. Links
-    that stay inside are fine, and are not walked into (their targets are checked). ``skip(rel)``: entries (by
-    their path relative to ``root``, posix) that are not looked at, nor walked into."""
+    that leaves that ``sub``, is absolute (its copy would point back into this tree), dangles or loops (also a link
+    to a directory it lies in, which a copy that follows links never finishes). Links that stay inside are fine,
+    and are not walked into (their targets are checked). ``skip(rel)``: entries (by their path relative to
+    ``root``, posix) that are not looked at, nor walked into."""
+    return [(p, why) for p, why in unpackable_entries(root, subdirs, skip) if p.is_symlink() and not
+            why.startswith("has a name")]
+
+
+def unpackable_entries(root: Path, subdirs: tuple[str, ...] = ("",),
+                       skip: Callable[[str], bool] = lambda rel: False) -> list[tuple[Path, str]]:
+    """What in each ``root / sub`` (a dir that goes into a wheel) the wheel cannot carry, each with why: the
+    links ``escaping_links`` describes; an entry that is neither a regular file, a directory nor such a link (a
+    fifo would block the install forever, a device never end); a name that is not UTF-8 or holds a control
+    character (a wheel's RECORD cannot list it); a directory that cannot be read. ``skip`` as there."""
     base = Path(os.path.realpath(root))
     found: list[tuple[Path, str]] = []
     for sub in subdirs:
@@ -136,15 +147,76 @@ def escaping_links(root: Path, subdirs: tuple[str, ...] = ("",),
         if top_bad:
             found += top_bad
             continue
-        inner = Path(os.path.realpath(top))
-        for dirpath, dirnames, filenames in os.walk(top):
-            rel = Path(dirpath).relative_to(root)
-            dirnames[:] = [d for d in dirnames if not skip((rel / d).as_posix())]
-            for name in sorted(dirnames + filenames):
-                entry = Path(dirpath, name)
-                if entry.is_symlink() and not skip((rel / name).as_posix()):
-                    found += _bad_link(entry, inner, relative=True)
+        found += _walk(root, top, Path(os.path.realpath(top)), skip)
     return found
+
+
+def refuse_unpackable(root: Path, subdirs: tuple[str, ...], skip: Callable[[str], bool] = lambda rel: False, *,
+                      what: str) -> None:
+    """A UserError, one paragraph naming each entry, when ``unpackable_entries`` finds any (``what``: the tree)."""
+    bad = unpackable_entries(root, subdirs, skip)
+    if not bad:
+        return
+    listed = "; ".join(f"{shown(p)} {why}" for p, why in bad[:5]) + (f"; and {len(bad) - 5} more" if
+                                                                      len(bad) > 5 else "")
+    raise UserError(f"{what} holds entries in what goes into the wheel that the wheel cannot carry (it would get "
+                    "files from elsewhere or broken links, an install that blocks, or a file list that cannot name "
+                    f"them): {listed}. Only regular files, directories and relative links that stay inside their "
+                    "directory can go there: remove each entry named, or replace it with a copy of what it points "
+                    "at (a link) or rename it (an odd name).")
+
+
+def _walk(root: Path, top: Path, inner: Path, skip: Callable[[str], bool]) -> list[tuple[Path, str]]:
+    found: list[tuple[Path, str]] = []
+    todo = [top]
+    while todo:
+        here = todo.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            found.append((here, f"cannot be read ({exc.strerror or exc})"))
+            continue
+        for e in entries:
+            path = Path(e.path)
+            if skip(path.relative_to(root).as_posix()):
+                continue
+            problem = name_problem(e.name)
+            if problem:
+                found.append((path, problem))
+            elif e.is_symlink():
+                found += _bad_link(path, inner, relative=True)
+            elif e.is_dir(follow_symlinks=False):
+                todo.append(path)
+            elif not e.is_file(follow_symlinks=False):
+                found.append((path, _not_packable(path)))
+    return sorted(found, key=lambda f: os.fsencode(f[0]))
+
+
+def _not_packable(path: Path) -> str:
+    try:
+        kind = _kind(path.lstat().st_mode)
+    except OSError:
+        kind = "special file"
+    return (f"is a {kind}, not a regular file, directory or link: installing it would block or never end "
+            "(remove it)")
+
+
+def name_problem(name: str) -> str | None:
+    """Why a file name cannot go into a wheel (its RECORD is UTF-8 CSV, one line an entry), or None."""
+    if any("\udc80" <= ch <= "\udcff" for ch in name):
+        return "has a name that is not UTF-8 (rename it)"
+    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in name):
+        return "has a name with a control character (a newline, a tab, an escape; rename it)"
+    return None
+
+
+def shown(path: Path) -> str:
+    """``path`` for a one-line message: as it is when printable UTF-8, else quoted with its odd bytes escaped."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    if text == str(path) and text.isprintable():
+        return text
+    return "'" + "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text) + "'"
 
 
 def _bad_link(link: Path, base: Path, relative: bool = False) -> list[tuple[Path, str]]:
@@ -159,7 +231,27 @@ def _bad_link(link: Path, base: Path, relative: bool = False) -> list[tuple[Path
     if relative and Path(os.readlink(link)).is_absolute():
         return [(link, f"is an absolute link (-> {os.readlink(link)}), which in the wheel would point back into "
                        "this checkout")]
+    if link.is_symlink() and real.is_dir() and _leads_back(link, real):
+        return [(link, f"is a symlink loop (-> {os.readlink(link)}: it leads back into a directory it lies in)")]
     return []
+
+
+def _leads_back(link: Path, real: Path, budget: int = 2000) -> bool:
+    """Whether following ``link`` (to the directory ``real``), and the directory links under it, reaches a
+    directory it was reached from: a copy that follows links would never end."""
+    todo = [(real, frozenset({Path(os.path.realpath(link.parent))}))]
+    while todo and budget > 0:
+        here, chain = todo.pop()
+        if any(c.is_relative_to(here) for c in chain):
+            return True
+        budget -= 1
+        try:
+            with os.scandir(here) as it:
+                subs = [Path(e.path) for e in it if e.is_dir()]
+        except OSError:
+            continue
+        todo += [(Path(os.path.realpath(d)), chain | {here}) for d in subs]
+    return False
 
 
 def zip_member_problem(info: zipfile.ZipInfo) -> str | None:

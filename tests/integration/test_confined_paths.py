@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -396,3 +397,60 @@ def test_build_with_a_leaking_plugin_stops_before_any_build_work(work: dict[str,
     one_paragraph_exit_2(proc, "leak.txt points outside")
     assert not dist.exists() or not any(dist.iterdir())
     assert not list(cache.rglob("CMakeCache.txt")) and not list(cache.rglob("build.ninja"))
+
+
+# --- 6. what the wheel cannot carry: fifos, odd names, links back into their dir (#35 findings 1, 2, 7, 9, 10) --
+
+ODD = os.fsdecode(b"\xff.py")  # a name that is not UTF-8
+
+
+@pytest.mark.parametrize("where", ["plugin:backend/pipe", "tree:python/triton/pipe",
+                                   "tree:third_party/nvidia/backend/pipe", "plugin:language/triton_shared/sub/pipe"])
+def test_a_fifo_in_what_is_packaged_is_refused_at_plan_time(work: dict[str, Path], where: str) -> None:
+    """A fifo would block CMake's install forever: plan refuses it (exit 2, quickly), naming it."""
+    base, rel = where.split(":")
+    fifo = work[base] / rel
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    proc = plan(work, plugin=base == "plugin")
+    one_paragraph_exit_2(proc, f"{fifo} is a fifo, not a regular file", "block")
+    assert time.monotonic() - start < 60
+
+
+@pytest.mark.parametrize("where", ["plugin:backend", "tree:python/triton", "tree:third_party/nvidia/backend",
+                                   "tree:python/triton/runtime"])
+@pytest.mark.parametrize("name,needle", [(ODD, "has a name that is not UTF-8"),
+                                         ("a\nb.py", "has a name with a control character")])
+def test_a_packaged_name_that_is_not_utf8_or_holds_a_newline_is_refused(work: dict[str, Path], where: str,
+                                                                        name: str, needle: str) -> None:
+    base, rel = where.split(":")
+    (work[base] / rel / name).write_text("x = 1\n")
+    shown = repr(os.fsencode(work[base] / rel / name).decode("utf-8", "backslashreplace"))
+    err = one_paragraph_exit_2(plan(work, plugin=base == "plugin"), needle)
+    assert shown in err or shown.replace("\\\\", "\\") in err, err  # the name escaped, on one line
+
+
+def test_backends_check_refuses_an_odd_name_and_survives_one_outside_the_package(work: dict[str, Path]) -> None:
+    tree, tmp = work["tree"], work["tmp"]
+    (tree / "python" / "src" / os.fsdecode(b"\xfe.cc")).write_text("// not packaged: read, never refused\n")
+    (work["plugin"] / "backend" / ODD).write_text("x = 1\n")
+    check = ["backends", "--source", str(tree), "--check", "--cache-dir", str(tmp / "cache")]
+    one_paragraph_exit_2(run_cli(*check, "--plugin-dir", str(work["plugin"]), cwd=tmp, check=False),
+                         "has a name that is not UTF-8")
+    for _ in range(2):  # the second run reads the check's cache, whose key holds the odd name
+        proc = run_cli(*check, cwd=tmp, check=False)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        proc = plan(work, plugin=False)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("rel,target", [("language/triton_shared/loop", "."), ("backend/sub/up", ".."),
+                                        ("backend/sub/deeper/top", "../..")])
+def test_a_link_back_into_a_dir_it_lies_in_is_a_loop(work: dict[str, Path], rel: str, target: str) -> None:
+    link = work["plugin"] / rel
+    link.parent.mkdir(parents=True, exist_ok=True)
+    (link.parent / "keep.py").write_text("x = 1\n")
+    assert plan(work).returncode == 0
+    link.symlink_to(target)
+    one_paragraph_exit_2(plan(work), f"{link} is a symlink loop (-> {target}")

@@ -207,3 +207,46 @@ def test_the_quick_writer_refuses_an_outside_link_in_the_prefix(tmp_path: Path) 
     (prefix / "t" / "leak.txt").unlink()
     writer.write_wheel(last, prefix, [prefix / "t" / "a.py"], dest, 1)
     assert zipfile.ZipFile(dest).read("t/a.py") == b"a"
+
+
+def test_unpackable_entries_names_fifos_sockets_odd_names_and_links_back_into_their_dir(tmp_path: Path) -> None:
+    """(#35, findings 1, 2, 3, 7, 10) what a copy of a packaged dir cannot carry, besides the links above."""
+    import socket
+
+    root = tmp_path / "plugin"
+    (root / "backend" / "sub").mkdir(parents=True)
+    (root / "backend" / "f.py").write_text("x")
+    (root / "backend" / "okdir").symlink_to("sub")  # a link to a sibling dir: fine
+    assert fileutil.unpackable_entries(root, ("backend",)) == []
+    os.mkfifo(root / "backend" / "pipe")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(root / "backend" / "sub" / "sock"))
+        (root / "backend" / f"{chr(0xDCFF)}.py").write_text("x")  # the name b"\xff.py", as os.walk reads it
+        (root / "backend" / "a\nb.py").write_text("x")
+        (root / "backend" / "sub" / "self").symlink_to(".")
+        (root / "backend" / "sub" / "up").symlink_to("..")
+        bad = {p.relative_to(root).as_posix(): why for p, why in fileutil.unpackable_entries(root, ("backend",))}
+    assert set(bad) == {"backend/pipe", "backend/sub/sock", f"backend/{chr(0xDCFF)}.py", "backend/a\nb.py",
+                        "backend/sub/self", "backend/sub/up", "backend/okdir"}  # okdir/up/okdir/up/...
+    assert bad["backend/pipe"].startswith("is a fifo, not a regular file") and "block" in bad["backend/pipe"]
+    assert bad["backend/sub/sock"].startswith("is a socket")
+    assert bad[f"backend/{chr(0xDCFF)}.py"] == "has a name that is not UTF-8 (rename it)"
+    assert bad["backend/a\nb.py"].startswith("has a name with a control character")
+    assert bad["backend/sub/self"].startswith("is a symlink loop (-> .")
+    assert bad["backend/sub/up"].startswith("is a symlink loop (-> ..")
+    # escaping_links keeps to links; shown() prints an odd name on one line with its bytes escaped
+    assert {p.name for p, _ in fileutil.escaping_links(root, ("backend",))} == {"self", "up", "okdir"}
+    assert fileutil.shown(root / "backend" / f"{chr(0xDCFF)}.py") == f"'{root}/backend/\\xff.py'"
+    assert fileutil.shown(root / "backend" / "a\nb.py") == f"'{root}/backend/a\\nb.py'"
+    assert fileutil.shown(root / "backend" / "f.py") == f"{root}/backend/f.py"
+
+
+def test_two_links_that_lead_into_each_other_are_a_loop(tmp_path: Path) -> None:
+    root = tmp_path / "plugin"
+    (root / "backend" / "a").mkdir(parents=True)
+    (root / "backend" / "b").mkdir()
+    (root / "backend" / "a" / "to_b").symlink_to("../b")
+    assert fileutil.unpackable_entries(root, ("backend",)) == []
+    (root / "backend" / "b" / "to_a").symlink_to("../a")
+    bad = [p.name for p, why in fileutil.unpackable_entries(root, ("backend",)) if "symlink loop" in why]
+    assert bad == ["to_b", "to_a"]

@@ -42,7 +42,7 @@ def cached_usage(root: Path, cache: Path | None) -> backend_api.Usage:
     usage is kept in ``cache`` by path, size and mtime (a real tree's python/triton takes ~0.5 s to parse, which
     every plan and no-op build paid). Nothing is written while the cache root does not exist yet: a first
     ``plan`` leaves the disk as it found it."""
-    store = cache / (hashlib.sha256(str(root).encode()).hexdigest()[:16] + ".json") if cache else None
+    store = cache / (hashlib.sha256(os.fsencode(root)).hexdigest()[:16] + ".json") if cache else None
     try:
         known = json.loads(store.read_text()) if store else {}
     except (OSError, ValueError):
@@ -212,11 +212,14 @@ def _stamp(source: Path, source_commit: str | None, in_tree: Sequence[tuple[str,
     files = [*_py_files(source / "python" / "triton"), *sorted((source / "python" / "src").glob("*.cc"))]
     for _name, path in [*in_tree, *((n, p) for n, p, _pin in plugins)]:
         files += _py_files(path / "backend")
-    h = hashlib.sha256(json.dumps([source_commit, [(n, str(p)) for n, p in in_tree],
+    h = hashlib.sha256(json.dumps([source_commit, [(n, str(p)) for n, p in in_tree],  # ASCII: \udcff escaped
                                    [(n, str(p), pin) for n, p, pin in plugins]]).encode())
-    for f in files:
-        st = f.stat()
-        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    for f in files:  # by the name's bytes: one that is not UTF-8 is a key like any other
+        try:
+            st = f.stat()
+            h.update(os.fsencode(f) + f"\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        except OSError:  # a dangling link: read as empty by every check
+            h.update(os.fsencode(f) + b"\0-\n")
     return h.hexdigest()
 
 
@@ -227,7 +230,7 @@ def gather(source: Path, source_commit: str | None, in_tree: Iterable[tuple[str,
     (``cache``: where parsed files and, keyed by every input's path, size and mtime, whole results are
     remembered: a plan of an unchanged tree reads its answer instead of parsing the backends again)."""
     in_tree, plugins = list(in_tree), list(plugins)
-    store = cache / ("result-" + hashlib.sha256(str(source).encode()).hexdigest()[:16] + ".json") if cache else None
+    store = cache / ("result-" + hashlib.sha256(os.fsencode(source)).hexdigest()[:16] + ".json") if cache else None
     key = _stamp(source, source_commit, in_tree, plugins)
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         kept = json.loads(store.read_text()) if store else None

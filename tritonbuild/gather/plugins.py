@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import escaping_links, read_checked, read_text
+from tritonbuild.fileutil import read_checked, read_text, refuse_unpackable
 from tritonbuild.gather.source import package_extras
 from tritonbuild.resolve.plugins import NAME_CONF_LIMIT, Plugin, PluginFiles, check_plugin
 from tritonbuild.resolve.source import finds_lld
@@ -46,15 +46,12 @@ def packaged_dirs(path: Path, language: tuple[str, ...], tools: tuple[str, ...])
 
 
 def check_links(root: Path, dirs: tuple[str, ...], base: Path | None = None, what: str = "") -> None:
-    """Refuse (UserError) symlinks in ``root``'s packaged ``dirs`` that leave ``base`` (default ``root``) or their
-    dir, are absolute, dangle or loop (``fileutil.escaping_links``): the wheel would carry a file from elsewhere."""
-    bad = escaping_links(base or root, tuple(str((root / d).relative_to(base or root)) for d in dirs))
-    if bad:
-        shown = "; ".join(f"{link} {why}" for link, why in bad[:5]) + (f"; and {len(bad) - 5} more" if
-                                                                        len(bad) > 5 else "")
-        raise UserError(f"{what or root} holds symlinks in what goes into the wheel that the wheel cannot carry (it "
-                        f"would get files from elsewhere, or broken links): {shown}. Links there must be relative and "
-                        "stay inside their directory; remove each or replace it with a copy of what it points at.")
+    """Refuse (UserError) what in ``root``'s packaged ``dirs`` the wheel cannot carry (``fileutil.unpackable_entries``):
+    symlinks that leave ``base`` (default ``root``) or their dir, are absolute, dangle or loop (the wheel would
+    carry a file from elsewhere); fifos, sockets and devices (the install would block); names that are not UTF-8
+    or hold a control character (the wheel's RECORD cannot list them)."""
+    refuse_unpackable(base or root, tuple(str((root / d).relative_to(base or root)) for d in dirs),
+                      what=what or str(root))
 
 
 def read_files(raw: str, cwd: Path) -> PluginFiles:

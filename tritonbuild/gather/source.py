@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import escaping_links, read_checked, read_text
+from tritonbuild.fileutil import read_checked, read_text, refuse_unpackable
 from tritonbuild.resolve.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
 from tritonbuild.resolve.proton import FALLBACK_DIRS, required_variables, setup_dirs
 from tritonbuild.resolve.source import (
@@ -105,20 +105,15 @@ _NOT_PACKAGED = re.compile(r"python/triton/(backends/[^/.]+|(language|tools)/ext
 
 
 def check_links(root: Path, backends: tuple[InTreeBackend, ...]) -> None:
-    """Refuse (UserError) symlinks in what goes into the wheel from the tree (python/triton and each in-tree
-    backend's packaged dirs) that leave their dir, are absolute, dangle or loop (``fileutil.escaping_links``)."""
+    """Refuse (UserError) what the wheel cannot carry (``fileutil.unpackable_entries``: links that leave their dir,
+    are absolute, dangle or loop; fifos, sockets, devices; names that are not UTF-8 or hold a control character) in
+    what goes into it from the tree: python/triton and each in-tree backend's packaged dirs."""
     dirs = ["python/triton"]
     for b in backends:
         rel = Path(b.path).relative_to(root).as_posix()
         dirs += [f"{rel}/backend", *(f"{rel}/language/{x}" for x in b.language), *(f"{rel}/tools/{x}" for x in b.tools)]
-    bad = escaping_links(root, tuple(dirs), skip=lambda rel: bool(_NOT_PACKAGED.fullmatch(rel)))
-    if bad:
-        shown = "; ".join(f"{link} {why}" for link, why in bad[:5]) + (f"; and {len(bad) - 5} more" if
-                                                                        len(bad) > 5 else "")
-        raise UserError(f"The Triton source {root} holds symlinks in what goes into the wheel that the wheel cannot "
-                        f"carry (it would get files from elsewhere, or broken links): {shown}. Links there must be "
-                        "relative and stay inside their directory; remove each or replace it with a copy of what it "
-                        "points at.")
+    refuse_unpackable(root, tuple(dirs), skip=lambda rel: bool(_NOT_PACKAGED.fullmatch(rel)),
+                      what=f"The Triton source {root}")
 
 
 def find_in_tree_backends(root: Path) -> tuple[InTreeBackend, ...]:
