@@ -307,6 +307,15 @@ def test_a_malformed_wheel_is_a_finding_with_one_reason(tmp_path: Path, case: st
     assert not proc.stderr.strip(), proc.stderr
 
 
+def test_build_info_nested_100000_deep_is_a_failed_row_not_a_recursion_error(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / NAME, PACKAGE, info=DEEP)
+    for args in (["--no-import"], []):
+        proc = verify(*args, str(wheel), cwd=tmp_path)
+        assert proc.returncode == 1 and not proc.stderr.strip(), proc.stdout + proc.stderr
+        assert "FAIL provenance: triton/_build_info.json is JSON nested too deep to read" in flat(proc.stdout)
+        assert "ok RECORD:" in flat(proc.stdout)  # the other checks still ran
+
+
 def test_a_name_that_does_not_parse_is_a_finding_with_the_import_test_too(tmp_path: Path) -> None:
     wheel = malformed(tmp_path, "a name that does not parse")
     proc = verify(str(wheel), cwd=tmp_path)
@@ -326,18 +335,63 @@ def test_a_missing_path_or_a_directory_is_bad_input(tmp_path: Path) -> None:
 
 # --- finding 4: compare reads both wheels the same way; a bad allow-list names its file and line ----------------
 
-@pytest.mark.parametrize("case", ["truncated", "not a zip", "entry points malformed", "build info {not json"])
+@pytest.mark.parametrize("case", ["truncated", "not a zip"])
 def test_compare_refuses_a_malformed_wheel_on_either_side_with_one_paragraph(tmp_path: Path, case: str) -> None:
     good = make_wheel(subdir(tmp_path, "good") / NAME, PACKAGE)
     bad = malformed(tmp_path, case)
     for a, b in ((good, bad), (bad, good)):
         proc = run_cli("compare", str(a), str(b), "--json", cwd=tmp_path, check=False)
         assert "Traceback" not in proc.stderr
-        if case == "build info {not json":  # compare does not read _build_info.json: an ordinary file
-            assert proc.returncode == 1 and json.loads(proc.stdout)["unaccepted"], proc.stderr
-            continue
         assert proc.returncode == 1 and not proc.stdout, proc.stderr
         assert f"{bad} is not a readable wheel:" in one_paragraph(proc.stderr)
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+def malformed_inside(tmp_path: Path, case: str) -> Path:
+    """A zip that opens safely but is not a well-formed wheel: what verify's structural checks find."""
+    path = subdir(tmp_path, "bad") / NAME
+    if case == "RECORD garbage":
+        return make_wheel(path, PACKAGE, record="garbage,,,\n\x00\n,sha256=zzz,abc\n")
+    if case in ("no RECORD", "RECORD hash wrong"):  # a good wheel, copied without its RECORD or with a change
+        full = make_wheel(tmp_path / "full.whl", PACKAGE)
+        with zipfile.ZipFile(full) as src, zipfile.ZipFile(path, "w") as zf:
+            for name in src.namelist():
+                if case == "RECORD hash wrong" or not name.endswith("/RECORD"):
+                    zf.writestr(name, b"x = 1\n" if name == "triton/__init__.py" else src.read(name))
+        return path
+    if case == "entry points malformed":
+        return make_wheel(path, PACKAGE, eps="nvidia = triton.backends.nvidia\n[triton.backends\n")
+    info = {"build info wrong-typed": b'{"backends": 5}', "build info not UTF-8": b'{"x": "\xe9"}',
+            "build info nested 100,000 deep": DEEP}[case]
+    return make_wheel(path, PACKAGE, info=info)
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    ("RECORD garbage", "RECORD: RECORD line 1 has 4 columns, not 3 (path,hash,size); RECORD line 2 has 1 columns"),
+    ("no RECORD", "RECORD: the wheel has no .dist-info/RECORD"),
+    ("RECORD hash wrong", "RECORD: triton/__init__.py does not match its RECORD hash"),
+    ("entry points malformed", f"entry points: {DIST}/entry_points.txt is not an INI file (File contains no section"),
+    ("build info wrong-typed", "provenance: triton/_build_info.json: 'backends' is 5, not a list of objects"),
+    ("build info not UTF-8", "provenance: triton/_build_info.json is not UTF-8 text (line 1"),
+    ("build info nested 100,000 deep", "provenance: triton/_build_info.json is JSON nested too deep to read"),
+])
+def test_compare_runs_verifys_structural_checks_and_names_the_malformed_wheel(tmp_path: Path, case: str,
+                                                                              expected: str) -> None:
+    """#35: these wheels open as safe zips, so compare used to compare them (exit 0 for a wheel with itself)."""
+    good = make_wheel(subdir(tmp_path, "good") / NAME, PACKAGE, info=info_for())
+    bad = malformed_inside(tmp_path, case)
+    for pair in ((bad, bad), (good, bad), (bad, good)):
+        proc = run_cli("compare", *map(str, pair), cwd=tmp_path, check=False)
+        assert proc.returncode == 1 and not proc.stdout, proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr and "no unaccepted differences" not in proc.stderr
+        text = one_paragraph(proc.stderr)
+        assert f"{bad} is a malformed wheel: {expected}" in text, text
+        assert "Nothing was compared" in text
+    checked = verify("--no-import", str(bad), cwd=tmp_path)  # the same finding, from the same checks
+    assert checked.returncode == 1 and expected.split(": ", 1)[1] in flat(checked.stdout), checked.stdout
+    assert run_cli("compare", str(good), str(good), cwd=tmp_path, check=False).returncode == 0
 
 
 def test_compare_refuses_a_bomb_in_bounded_memory(tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
 """``tritonbuild compare A.whl B.whl``: how two wheels differ, for checking a custom build against the official
-one (edge: reads the wheels through ``zipguard``, as hostile input; the diff itself is pure).
+one (edge: reads the wheels through ``zipguard``, as hostile input; the diff itself is pure). Each wheel first
+passes the structural checks ``verify`` runs (``verify.structure``: file name, RECORD, ``_build_info.json``,
+entry points); a wheel that fails one is reported as malformed, naming it and its first problems (exit 1).
 
 Differences (each a ``kind`` and a ``key``, so an allow-list can accept them with a reason):
 ``only-a``/``only-b`` (a file), ``metadata`` (Name, Version, Requires-Python, Requires-Dist), ``entry-point``
@@ -13,7 +15,6 @@ starting with ``#`` are ignored. Example: ``only-b triton/backends/nvidia/lib/cu
 
 from __future__ import annotations
 
-import configparser
 import fnmatch
 import tempfile
 import zipfile
@@ -24,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.wheel import elf, zipguard
+from tritonbuild.wheel import elf, verify, zipguard
 
 KINDS = ("only-a", "only-b", "metadata", "entry-point", "backend", "needed")
 BIG = 1 << 20
@@ -69,27 +70,12 @@ class Rule:
         return self.kind == d.kind and fnmatch.fnmatchcase(d.key, self.pattern)
 
 
-def _dist_info(names: list[str], leaf: str) -> str | None:
-    return next((n for n in names if n.count("/") == 1 and n.split("/")[0].endswith(".dist-info")
-                 and n.endswith("/" + leaf)), None)
-
-
 def _metadata(zf: zipfile.ZipFile, name: str) -> dict[str, str]:
     msg = Parser().parsestr(zipguard.read_text(zf, name))
     out = {key: str(msg.get(key, "")) for key in ("Name", "Version", "Requires-Python")}
     out["Requires-Dist"] = "; ".join(sorted(
         str(r) for r in (msg.get_all("Requires-Dist") or []) if "extra ==" not in str(r)))
     return out
-
-
-def _entry_points(zf: zipfile.ZipFile, name: str) -> dict[str, str]:
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]
-    try:
-        parser.read_string(zipguard.read_text(zf, name))
-    except configparser.Error as exc:
-        raise zipguard.BadWheel(f"{name} is not an INI file ({' '.join(str(exc).split())})") from None
-    return {f"{g}:{n}": v.strip() for g in parser.sections() for n, v in parser[g].items()}
 
 
 def _elves(zf: zipfile.ZipFile, tmp: Path) -> dict[str, ElfSummary]:
@@ -109,21 +95,35 @@ def _elves(zf: zipfile.ZipFile, tmp: Path) -> dict[str, ElfSummary]:
     return out
 
 
+def _facts(path: Path, zf: zipfile.ZipFile, tmp: Path) -> WheelFacts | list[str]:
+    """What is compared of the open wheel, or what is malformed about it (``verify.structure``)."""
+    problems = verify.structure(path, zf).problems
+    if problems:
+        return problems
+    facts = WheelFacts(str(path), {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()})
+    meta = verify.dist_info(zf, "METADATA")
+    facts.metadata = _metadata(zf, meta) if meta else {}
+    facts.entry_points = {f"{g}:{n}": v.strip() for g, group in verify.entry_points(zf).items()
+                          for n, v in group.items()}
+    facts.elves = _elves(zf, tmp)
+    return facts
+
+
 def read_wheel(path: Path) -> WheelFacts:
-    """What ``compare`` compares of one wheel, read through ``zipguard``: a missing file is a ``UserError``
-    (exit 2), a malformed or hostile wheel a ``BadWheel`` naming the file (exit 1)."""
+    """What ``compare`` compares of one wheel, read through ``zipguard`` once it passed the structural checks
+    ``verify`` runs: a missing file is a ``UserError`` (exit 2), a malformed or hostile wheel a ``BadWheel``
+    naming the file and its first problems (exit 1)."""
     try:
         with zipguard.open_wheel(path) as zf, tempfile.TemporaryDirectory(prefix="tritonbuild-compare-") as tmp:
-            names = zf.namelist()
-            facts = WheelFacts(str(path), {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()})
-            meta, eps = _dist_info(names, "METADATA"), _dist_info(names, "entry_points.txt")
-            facts.metadata = _metadata(zf, meta) if meta else {}
-            facts.entry_points = _entry_points(zf, eps) if eps else {}
-            facts.elves = _elves(zf, Path(tmp))
+            found = _facts(path, zf, Path(tmp))
     except zipguard.BadWheel as exc:
         raise zipguard.BadWheel(f"{path} is not a readable wheel: {exc}. Nothing was compared; check where the "
                                 "file came from.") from None
-    return facts
+    if isinstance(found, list):
+        more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+        raise zipguard.BadWheel(f"{path} is a malformed wheel: {'; '.join(found[:3])}{more}. Nothing was compared; "
+                                f"`tritonbuild verify --no-import {path}` shows every check.")
+    return found
 
 
 def _dist(name: str) -> str:

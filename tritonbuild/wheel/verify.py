@@ -47,7 +47,8 @@ class Provenance:
     llvm_prefix: str | None
 
 
-def _dist_info(zf: zipfile.ZipFile, leaf: str) -> str | None:
+def dist_info(zf: zipfile.ZipFile, leaf: str) -> str | None:
+    """The name of the wheel's ``<name>.dist-info/<leaf>`` member, or None when it has none."""
     return next((n for n in zf.namelist() if n.count("/") == 1 and n.split("/")[0].endswith(".dist-info")
                  and n.endswith("/" + leaf)), None)
 
@@ -92,7 +93,7 @@ def _record_entry(zf: zipfile.ZipFile, line: int, path: str, digest: str, size: 
 
 
 def _record_checks(zf: zipfile.ZipFile) -> list[Check]:
-    record_name = _dist_info(zf, "RECORD")
+    record_name = dist_info(zf, "RECORD")
     if record_name is None:
         return [("RECORD", "fail", "the wheel has no .dist-info/RECORD")]
     try:
@@ -116,7 +117,10 @@ def _record_checks(zf: zipfile.ZipFile) -> list[Check]:
 
 
 def _short(value: object) -> str:
-    text = json.dumps(value)
+    try:
+        text = json.dumps(value)
+    except RecursionError:  # nested about as deep as json.loads allows: too deep to print back
+        return f"a {type(value).__name__} nested too deep to show"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -150,7 +154,10 @@ def _provenance(zf: zipfile.ZipFile) -> tuple[Provenance | None, list[Check]]:
         data = json.loads(zipguard.read_text(zf, BUILD_INFO))
     except zipguard.BadWheel as exc:
         return None, [("provenance", "fail", str(exc))]
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        return None, [("provenance", "fail", f"{BUILD_INFO} is JSON nested too deep to read (arrays or objects "
+                       "inside each other a thousand times or more)")]
+    except ValueError as exc:
         return None, [("provenance", "fail", f"{BUILD_INFO} is not JSON ({exc})")]
     found = _parse_info(data)
     if isinstance(found, str):
@@ -158,20 +165,53 @@ def _provenance(zf: zipfile.ZipFile) -> tuple[Provenance | None, list[Check]]:
     return found, []
 
 
-def _entry_point_backends(zf: zipfile.ZipFile) -> list[str] | str:
-    """The ``triton.backends`` entry points' names, or what is wrong with entry_points.txt."""
-    ep_name = _dist_info(zf, "entry_points.txt")
+def entry_points(zf: zipfile.ZipFile) -> dict[str, dict[str, str]]:
+    """The groups of the wheel's entry_points.txt (``{}`` when it has none); ``BadWheel`` when that file is not
+    UTF-8 or not an INI file."""
+    ep_name = dist_info(zf, "entry_points.txt")
     if not ep_name:
-        return []
+        return {}
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     try:
         parser.read_string(zipguard.read_text(zf, ep_name))
+    except configparser.Error as exc:
+        raise zipguard.BadWheel(f"{ep_name} is not an INI file ({' '.join(str(exc).split())})") from None
+    return {group: dict(parser[group]) for group in parser.sections()}
+
+
+def _entry_point_backends(zf: zipfile.ZipFile) -> list[str] | str:
+    """The ``triton.backends`` entry points' names, or what is wrong with entry_points.txt."""
+    try:
+        return sorted(entry_points(zf).get("triton.backends", {}))
     except zipguard.BadWheel as exc:
         return str(exc)
-    except configparser.Error as exc:
-        return f"{ep_name} is not an INI file ({' '.join(str(exc).split())})"
-    return sorted(parser["triton.backends"]) if parser.has_section("triton.backends") else []
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What the structural checks found: the checks, the provenance and the ``triton.backends`` entry points (or
+    what is wrong with entry_points.txt)."""
+
+    checks: list[Check]
+    info: Provenance | None
+    eps: list[str] | str
+
+    @property
+    def problems(self) -> list[str]:
+        """The failed checks, each ``name: detail``; empty for a well-formed wheel."""
+        failed = [f"{name}: {detail}" for name, state, detail in self.checks if state == "fail"]
+        return failed + ([f"entry points: {self.eps}"] if isinstance(self.eps, str) else [])
+
+
+def structure(wheel: Path, zf: zipfile.ZipFile) -> Structure:
+    """The checks of a wheel's structure that ``verify`` and ``compare`` both run: its file name (``BadWheel``
+    when it does not parse), RECORD (parsed, every member listed with a matching hash), the types of
+    ``triton/_build_info.json`` and that entry_points.txt parses."""
+    wheel_tags(wheel)
+    checks = _record_checks(zf)
+    info, notes = _provenance(zf)
+    return Structure(checks + notes, info, _entry_point_backends(zf))
 
 
 def _backend_checks(zf: zipfile.ZipFile, info: Provenance | None, eps: list[str] | str) -> list[Check]:
@@ -326,12 +366,10 @@ def _import_check(wheel: Path, python: str, expected: list[str], prefix: str | N
     return checks
 
 
-def _contents(zf: zipfile.ZipFile, tmp: Path) -> tuple[list[Check], Provenance | None, list[str]]:
+def _contents(wheel: Path, zf: zipfile.ZipFile, tmp: Path) -> tuple[list[Check], Provenance | None, list[str]]:
     """The checks that read the wheel's members; the provenance and the backends the import should find."""
-    checks = _record_checks(zf)
-    info, notes = _provenance(zf)
-    checks += notes
-    eps = _entry_point_backends(zf)
+    found = structure(wheel, zf)
+    checks, info, eps = [*found.checks], found.info, found.eps
     checks += _backend_checks(zf, info, eps)
     if info is not None:
         checks.append(("reproducible", "ok", "yes: no build-machine paths, fixed zip metadata, the same bytes "
@@ -349,8 +387,7 @@ def verify(wheel: Path, *, python: str | None = None, import_test: bool = True,
     with tempfile.TemporaryDirectory(prefix="tritonbuild-verify-") as tmp:
         try:
             with zipguard.open_wheel(wheel) as zf:
-                wheel_tags(wheel)
-                checks, info, expected = _contents(zf, Path(tmp))
+                checks, info, expected = _contents(wheel, zf, Path(tmp))
         except zipguard.BadWheel as exc:
             return [("wheel", "fail", f"not a readable wheel: {exc}")]
         if import_test:
