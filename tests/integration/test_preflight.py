@@ -82,3 +82,32 @@ def test_an_include_behind_an_if_warns_and_one_behind_has_include_is_fine(tmp_pa
     assert rc == 0
     assert f"lib/Versioned.cpp:2 includes {OLD} inside an #if: moved to {NEW}" in out
     assert "Versioned.cpp:9" not in out
+
+
+# --- comments and continued lines are read as the preprocessor reads them (#36) ------------------------------------
+
+def _prepend(path: Path, text: str) -> None:
+    path.write_text(text + path.read_text())
+
+
+def test_an_include_inside_a_comment_does_not_refuse_a_tree_that_compiles(tmp_path: Path) -> None:
+    tree = example.write_tree(tmp_path / "triton")
+    _prepend(tree / "python/src/ir.cc", f'/*\n#include "{OLD}"\n*/\n/* was: */ // #include "{OLD}"\n'
+                                        f'static const char *kNote = "/* not a comment";\n')
+    _add(tree, "lib/Commented.cpp", f'int x; /* LLVM 21 needed\n#include "{OLD}"\n  */\n'
+                                    f'auto s = R"(\n#include "{OLD}"\n)";\n')
+    rc, out = _plan(tree, tmp_path, "--backends", "nvidia")
+    assert rc == 0 and "PassPlugin" not in out, out
+    # a comment before an include on its line is whitespace: that include is real, on its own line
+    _add(tree, "lib/Real.cpp", f'/* moved in 22 */ #include "{OLD}"\n')
+    rc, out = _plan(tree, tmp_path, "--backends", "nvidia")
+    assert rc == 2 and f"lib/Real.cpp:1 includes {OLD}: moved to {NEW}" in out, out
+    assert "ir.cc" not in out and "Commented.cpp" not in out
+
+
+def test_an_include_continued_onto_the_next_line_is_refused_on_its_line(tmp_path: Path) -> None:
+    tree = example.write_tree(tmp_path / "triton")
+    assert _plan(tree, tmp_path, "--backends", "nvidia")[0] == 0  # a kept scan of the tree, before the edit
+    _prepend(tree / "python/src/ir.cc", f'#include \\\n"{OLD}"\n')
+    rc, out = _plan(tree, tmp_path, "--backends", "nvidia")
+    assert rc == 2 and f"python/src/ir.cc:1 includes {OLD}: moved to {NEW}" in out, out

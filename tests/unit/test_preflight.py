@@ -205,7 +205,9 @@ def test_the_scan_is_cached_by_size_and_mtime_and_a_damaged_cache_is_rescanned(t
     cache.parent.mkdir()
     includes.gather(tree, [], [str(llvm)], cache)
     [store] = cache.iterdir()
-    kept = json.loads(store.read_text())
+    whole = json.loads(store.read_text())
+    assert whole["scanner"] == includes.SCANNER
+    kept = whole["files"]
     entry = kept[str(tree / "python/src/llvm.cc")]
     assert list(kept) == [str(tree / "python/src/llvm.cc")] and entry[0] == len(f'#include "{OLD}"\n')
     assert entry[2] == [[OLD, 1, False]]
@@ -218,7 +220,9 @@ def test_the_scan_is_cached_by_size_and_mtime_and_a_damaged_cache_is_rescanned(t
     # a changed file is scanned again
     path.write_text(f'#include "{NEW}"\n')
     assert includes.gather(tree, [], [str(llvm)], cache).llvms[0].missing == ()
-    for damaged in ('[1, 2]', '{"x": 1}', json.dumps({str(path): [1, 2, [["a", "b", "c"]]]}), "not json"):
+    files = {str(path): [1, 2, [["a", "b", "c"]]]}
+    for damaged in ('[1, 2]', '{"x": 1}', json.dumps({"scanner": includes.SCANNER, "files": files}), "not json",
+                    json.dumps({"scanner": includes.SCANNER, "files": [1]})):
         store.write_text(damaged)
         path.write_text(f'#include "{OLD}"\n')
         assert includes.gather(tree, [], [str(llvm)], cache).llvms[0].missing == (OLD,)
@@ -248,3 +252,71 @@ def test_every_matching_known_issue_is_reported_not_the_first(monkeypatch: pytes
     text = pf.error_text(found, "22.1.8 at /llvm", None)
     assert text is not None and "2 known issues" in text
     assert "(for-op-dead-arg-ping-pong)" in text and "(second-issue): the second problem. Fix: the second fix" in text
+
+
+# --- comments, literals and continued lines (#36) -----------------------------------------------------------------
+
+P = f'"{OLD}"'.encode()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # an include inside a block comment, on its own lines or after other text, is none
+    (b"/*\n#include " + P + b"\n*/\n#include <llvm/A.h>\n", [("llvm/A.h", 4, False)]),
+    (b"int x; /* start\n#include " + P + b"\n end */ int y;\n", []),
+    (b"/** doc\n * #include " + P + b"\n */\n", []),
+    # a comment before the include on its line is whitespace to the preprocessor: the include counts
+    (b"/* x */ #include " + P + b"\n", [(OLD, 1, False)]),
+    (b"  /* a */  #  /* b */ include " + P + b" /* c */\n", [(OLD, 1, False)]),
+    (b"// #include " + P + b"\n#include <llvm/A.h> // see llvm/B.h\n", [("llvm/A.h", 2, False)]),
+    # the line a multi-line comment closes on is still the line it opened on (gcc -E agrees)
+    (b"int a; /* x\n*/ #include " + P + b"\n/* y\n*/ #include <llvm/Y.h>\n", [("llvm/Y.h", 4, False)]),
+    # comment markers inside literals are not comments
+    (b'const char *s = "/*";\n#include ' + P + b'\nconst char *t = "*/"; // "\n', [(OLD, 2, False)]),
+    (b"char c = '\"'; char d = '/'; /* x */\n#include " + P + b"\n", [(OLD, 2, False)]),
+    (b'const char *u = "a \\" /* b";\n#include ' + P + b"\n", [(OLD, 2, False)]),
+    (b"int n = 1'000'000; /* x */\n#include " + P + b"\n", [(OLD, 2, False)]),
+    # a raw string is not code, whatever lines it holds
+    (b'auto s = R"cpp(\n#include ' + P + b'\n)cpp";\n#include <llvm/A.h>\n', [("llvm/A.h", 4, False)]),
+    (b'auto s = u8R"(/*)";\n#include ' + P + b"\n", [(OLD, 2, False)]),
+    # #if 0 with a comment after it is still #if 0
+    (b"#if 0 /* off */\n#include " + P + b"\n#endif\n#if 0 // off\n#include <llvm/B.h>\n#endif\n", []),
+    # an unterminated comment hides the rest of the file, as it does from the compiler
+    (b"#include <llvm/A.h>\n/* never closed\n#include " + P + b"\n", [("llvm/A.h", 1, False)]),
+])
+def test_scan_reads_comments_and_literals_as_the_preprocessor_does(text: bytes, expected: list[object]) -> None:
+    assert includes.scan(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (b"#include \\\n" + P + b"\n#include <llvm/A.h>\n", [(OLD, 1, False), ("llvm/A.h", 3, False)]),
+    (b"int x;\n#include \\\r\n  " + P + b"\r\n", [(OLD, 2, False)]),
+    (b"#\\\ninclude \\\n\\\n" + P + b"\n\n#include <llvm/B.h>\n", [(OLD, 1, False), ("llvm/B.h", 6, False)]),
+    # a // comment continued onto the next line takes that line with it
+    (b"// note \\\n#include " + P + b"\n#include <llvm/A.h>\n", [("llvm/A.h", 3, False)]),
+    # a continued #if condition: the include under it is conditional, on its own line number
+    (b"#if defined(A) && \\\n    defined(B)\n#include " + P + b"\n#endif\n", [(OLD, 3, True)]),
+    (b"#define M(x) \\\n  x\n#if 0 \\\n\n#include " + P + b"\n#endif\n#include <llvm/C.h>\n", [("llvm/C.h", 7, False)]),
+])
+def test_scan_joins_continued_lines_and_keeps_line_numbers(text: bytes, expected: list[object]) -> None:
+    assert includes.scan(text) == expected
+
+
+def test_tablegen_comments_and_code_blocks_hold_no_includes() -> None:
+    text = (b'/*\ninclude "mlir/Old.td"\n*/\ninclude "mlir/IR/OpBase.td" // "x"\n// include "mlir/C.td"\n'
+            b'def X { code c = [{\ninclude "mlir/Code.td"\n}]; string s = "/*"; }\ninclude "mlir/Last.td"\n')
+    assert includes.scan(text, tablegen=True) == [("mlir/IR/OpBase.td", 4, False), ("mlir/Last.td", 9, False)]
+
+
+def test_a_scan_kept_by_the_older_scanner_is_not_reused(tmp_path: Path) -> None:
+    """The old store (a bare {path: [size, mtime, uses]}) read comments as includes: its entries are rescanned."""
+    llvm = _llvm(tmp_path / "llvm", [NEW])
+    tree = _tree(tmp_path / "src", {"python/src/ir.cc": f'/*\n#include "{OLD}"\n*/\n'})
+    cache = tmp_path / "cache" / "apicheck"
+    cache.mkdir(parents=True)
+    path = tree / "python/src/ir.cc"
+    st = path.stat()
+    store = cache / ("includes-" + __import__("hashlib").sha256(str(tree).encode()).hexdigest()[:16] + ".json")
+    store.write_text(json.dumps({str(path): [st.st_size, st.st_mtime_ns, [[OLD, 2, False]]]}))
+    assert includes.gather(tree, [], [str(llvm)], cache).llvms[0].missing == ()
+    assert json.loads(store.read_text()) == {"scanner": includes.SCANNER, "files": {str(path): [st.st_size,
+                                                                                               st.st_mtime_ns, []]}}

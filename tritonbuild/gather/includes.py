@@ -6,8 +6,10 @@ third_party/ (each file is tagged with its part, so that the plan counts only wh
 plugin dir; each file's includes are kept in the cache root's ``apicheck`` dir by path, size and mtime, so a plan
 of an unchanged tree only stats its files. Each LLVM is then asked which of the included headers its include/ lacks
 (and the tree does not hold itself), and where it has a header of the same name (``resolve.preflight`` turns that
-into "moved to ..."). Includes under ``#if 0`` or an ``#if __has_include(...)`` are skipped; those under another
-``#if``/``#ifdef`` (not an include guard) are marked conditional.
+into "moved to ..."). Before a C/C++ file is scanned, its backslash-newline continuations are joined and its
+comments blanked (``//``, ``/* */``, not inside string, character or raw string literals), as the preprocessor
+does; lines keep their numbers. Includes under ``#if 0`` or an ``#if __has_include(...)`` are skipped; those under
+another ``#if``/``#ifdef`` (not an include guard) are marked conditional.
 """
 
 from __future__ import annotations
@@ -38,7 +40,18 @@ _NS = b"|".join(re.escape(n.encode()) for n in NAMESPACES)
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]((?:' + _NS + rb')/[^">\r\n]*)[">]', re.M)
 _TD_INCLUDE = re.compile(rb'^[ \t]*include[ \t]+"((?:' + _NS + rb')/[^"\r\n]*)"', re.M)
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|include)\b([^\r\n]*)", re.M)
-_ZERO = re.compile(rb"[ \t(]*0[ \t)]*(//.*|/\*.*)?")
+_ZERO = re.compile(rb"[ \t(]*0[ \t)]*")
+# a line that ends in a backslash, and the lines it continues into
+_CONTINUED = re.compile(rb"^[^\n]*\\\r?\n(?:[^\n]*\\\r?\n)*[^\n]*", re.M)
+_SPLICE = re.compile(rb"\\\r?\n")
+# what can hide an #include from the preprocessor or pass for a comment: comments, and the literals that can hold
+# a comment's opening (a raw string R"x(...)x" may span lines; other literals end at their line's end)
+_TOKEN = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)"
+                    rb"|(?<![A-Za-z0-9_])(?:u8|[uUL])?R\"([^()\\ \t\n]{0,16})\(.*?(?:\)\1\"|\Z)"
+                    rb"|\"(?:[^\"\\\n]|\\.)*\"?|(?<![0-9])'(?:[^'\\\n]|\\.)*'?", re.S)
+# the same for TableGen: comments, strings, and [{ code }] blocks (which hold C++, not includes)
+_TD_TOKEN = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\[\{.*?(?:\}\]|\Z)|\"(?:[^\"\\\n]|\\.)*\"?", re.S)
+SCANNER = 2  # bumped when scan() changes what it finds: kept scans of an older scanner are not reused
 
 Use = tuple[str, int, bool]  # header, line, conditional
 
@@ -46,9 +59,12 @@ Use = tuple[str, int, bool]  # header, line, conditional
 def scan(data: bytes, tablegen: bool = False) -> list[Use]:
     """The LLVM/MLIR/LLD includes of one file's bytes: (header, line, inside an #if). Under ``#if 0`` or an
     ``#if`` that tests ``__has_include``, none is taken; an include guard (a first ``#ifndef X`` then
-    ``#define X``) does not count as an #if."""
+    ``#define X``) does not count as an #if. Continued lines are joined and comments blanked first (an include
+    inside ``/* */`` is none; ``#include \\`` then a header on the next line is one, on the ``#include`` line)."""
     if not any(n.encode() + b"/" in data for n in NAMESPACES):
         return []
+    data = _head(data if tablegen else _joined(data))
+    data = _uncommented(data, _TD_TOKEN) if tablegen else _uncommented(data, _TOKEN)
     if tablegen:
         return [(m.group(1).decode("utf-8", "replace"), data.count(b"\n", 0, m.start()) + 1, False)
                 for m in _TD_INCLUDE.finditer(data)]
@@ -72,6 +88,49 @@ def scan(data: bytes, tablegen: bool = False) -> list[Use]:
                 pos = m.start()
                 out.append((inc.group(1).decode("utf-8", "replace"), line, "cond" in stack))
     return out
+
+
+def _joined(data: bytes) -> bytes:
+    """``data`` with each backslash-newline removed and the newlines it took put after the line it joined, so that
+    every line that starts a logical line keeps its number."""
+    if b"\\\n" not in data and b"\\\r\n" not in data:
+        return data
+
+    def join(m: re.Match[bytes]) -> bytes:
+        text, n = _SPLICE.subn(b"", m.group(0))
+        return text + b"\n" * n
+
+    return _CONTINUED.sub(join, data)
+
+
+def _head(data: bytes) -> bytes:
+    """``data`` up to the end of the last line that names a namespace: nothing after it can be an include of
+    one (most files' includes are at the top: the rest is not tokenized)."""
+    last = max(data.rfind(n.encode() + b"/") for n in NAMESPACES)
+    end = data.find(b"\n", last)
+    return data if end < 0 else data[:end + 1]
+
+
+def _blank(m: re.Match[bytes]) -> bytes:
+    """A comment, raw string or TableGen code block as one space and the newlines it spans (then ``$`` when code
+    came before it on its line: what follows is still that line, not the start of a directive); a string or
+    character literal as it is."""
+    token = m.group(0)
+    if token[:1] in b"\"'":
+        return token
+    lines = token.count(b"\n")
+    if not lines:
+        return b" "
+    start = m.string.rfind(b"\n", 0, m.start()) + 1
+    return b" " + b"\n" * lines + (b"$" if m.string[start:m.start()].strip() else b"")
+
+
+def _uncommented(data: bytes, tokens: re.Pattern[bytes]) -> bytes:
+    """``data`` with its comments (and raw strings or code blocks, which may hold lines that look like
+    directives) blanked, each line keeping its number."""
+    if b"/" not in data and b"R\"" not in data and b"[{" not in data:
+        return data
+    return tokens.sub(_blank, data)
 
 
 def _kind(word: bytes, rest: bytes, i: int, directives: Sequence[re.Match[bytes]]) -> str:
@@ -161,10 +220,13 @@ def cached_scan(files: Sequence[str], store: Path | None) -> dict[str, list[Use]
     (written only while the cache root exists: a first plan leaves the disk as it found it). A damaged entry is
     scanned again."""
     try:
-        kept = json.loads(store.read_text()) if store else {}
+        whole = json.loads(store.read_text()) if store else {}
     except (OSError, ValueError):
-        kept = {}
-    known = {p: (e[:2], uses) for p, e in (kept.items() if isinstance(kept, dict) else ())
+        whole = {}
+    # a scan kept by another SCANNER (or damaged) is not reused: that scanner may have read comments as includes
+    ok = isinstance(whole, dict) and whole.get("scanner") == SCANNER and isinstance(whole.get("files"), dict)
+    kept = whole["files"] if ok else {}
+    known = {p: (e[:2], uses) for p, e in kept.items()
              if isinstance(e, list) and len(e) == 3 and (uses := _uses(e[2])) is not None}
     stats: dict[str, list[int]] = {}
     for path in files:
@@ -174,9 +236,9 @@ def cached_scan(files: Sequence[str], store: Path | None) -> dict[str, list[Use]
     stale = [p for p, st in stats.items() if p not in known or known[p][0] != st]
     out = {p: known[p][1] for p in stats if p not in stale} | dict(zip(stale, _parse_all(stale), strict=True))
     fresh = {p: [*stats[p], [list(u) for u in uses]] for p, uses in out.items()}
-    if store and fresh != kept and store.parent.parent.is_dir():
+    if store and (fresh != kept or not ok) and store.parent.parent.is_dir():
         with contextlib.suppress(OSError):  # a read-only cache only costs the next plan the scan
-            write_if_changed(store, json.dumps(fresh, separators=(",", ":")))
+            write_if_changed(store, json.dumps({"scanner": SCANNER, "files": fresh}, separators=(",", ":")))
     return out
 
 
