@@ -131,11 +131,13 @@ def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
     alone and named, and so is anything else under the cache root (a link is never followed).
     """
     from tritonbuild import paths
+    from tritonbuild.cli.host import cache_root_to_read
     from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
 
-    root = paths.cache_root(dict(os.environ), kw.get("cache_dir")) / "build"
+    given = kw.get("cache_dir")
+    root = (cache_root_to_read(given) if all_ else paths.cache_root(dict(os.environ), given)) / "build"
     targets = _all_under(root) if all_ else _of_plan(kw)
     done = st.remove_build_dirs(targets, dry_run=dry_run)
     out = render.console()

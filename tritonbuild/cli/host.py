@@ -114,12 +114,11 @@ def status(cache_dir: str | None, as_json: bool) -> None:
     """Build dirs under the cache root: their plans, sizes, last build time and wheel outputs."""
     import json
 
-    from tritonbuild import paths
     from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
 
-    builds = paths.cache_root(dict(os.environ), cache_dir) / "build"
+    builds = cache_root_to_read(cache_dir) / "build"
     try:
         rows = st.build_dirs(builds)
     except OSError as exc:
@@ -129,3 +128,17 @@ def status(cache_dir: str | None, as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     render.print_build_dirs(rows, render.console())
+
+
+def cache_root_to_read(cache_dir: str | None) -> Path:
+    """The cache root ``status``, ``clean --all`` and ``llvm gc`` look into, checked as plan and build check it: a
+    path no directory can be at (a file on the way, text no file system takes) is bad input, exit 2. One this user
+    cannot write is still read (what cannot be removed is named entry by entry)."""
+    from tritonbuild import paths
+    from tritonbuild.errors import EnvironmentProblem
+
+    env = dict(os.environ)
+    try:
+        return paths.usable_cache_root(env, cache_dir)
+    except EnvironmentProblem:
+        return paths.cache_root(env, cache_dir)

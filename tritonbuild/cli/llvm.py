@@ -104,12 +104,12 @@ def gc(cache_dir: str | None, dry_run: bool) -> None:
     it half-removed; a linked entry is never followed. While a build dir is in use and its plan is not written
     yet, nothing is removed.
     """
-    from tritonbuild import paths
+    from tritonbuild.cli.host import cache_root_to_read
     from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute.builddirs import dir_size
     from tritonbuild.llvm import cache
 
-    root = paths.cache_root(dict(os.environ), cache_dir)
+    root = cache_root_to_read(cache_dir)
     used, busy = _used_prefixes(root / "build")
     freed, failed = 0, []
     try:

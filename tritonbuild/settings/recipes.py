@@ -176,7 +176,7 @@ def find(name_or_path: str, cwd: Path) -> Path:
     if path.suffix == ".toml" or "/" in name_or_path:
         full = path if path.is_absolute() else cwd / path
         if not _is_file(full):
-            raise UserError(f"The recipe file {full} does not exist.")
+            raise UserError(f"The recipe file {full} {_not_a_file(full)}.")
         return full
     full = recipes_dir() / f"{name_or_path}.toml"
     if not _is_file(full):
@@ -194,6 +194,18 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except OSError:  # a name too long for the file system, a dir that cannot be searched
         return False
+
+
+def _not_a_file(path: Path) -> str:
+    """Why ``path``, which is no readable regular file, cannot be a recipe (for its message)."""
+    try:
+        if path.is_dir():
+            return "is a directory, not a recipe file: give the path of a .toml file"
+        if path.exists():
+            return "is not a regular file: give the path of a .toml file"
+    except OSError:
+        pass
+    return "does not exist"
 
 
 def names_available() -> list[str]:
