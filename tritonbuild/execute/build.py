@@ -8,6 +8,7 @@ its manifest and SHA256SUMS (``wheel.publish``) -> link compile_commands.json.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from tritonbuild.execute.diagnose import disk_hint, explain
 from tritonbuild.execute.lock import disk_problem, free_gib, lock
 from tritonbuild.execute.prepare import (
     build_env,
+    build_tmp,
     cache_stats,
     link_compile_commands,
     prepare,
@@ -58,12 +60,25 @@ def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = Non
     tmp_wheels = root / "wheel-tmp"
     started = time.monotonic()
     try:
+        _empty(build_tmp(plan))  # what a killed build's children left there
         return _build(plan, console, env, smoke, tmp_wheels, started)
     except OSError as exc:
         raise disk_problem(plan, exc, root) from None
     finally:
         shutil.rmtree(tmp_wheels, ignore_errors=True)
+        _empty(build_tmp(plan))
         lk.release()
+
+
+def _empty(tmp: Path) -> None:
+    """Remove the build's temporary dir, also what its children made read-only (pip unpacks such trees)."""
+    if tmp.is_symlink():
+        tmp.unlink()
+        return
+    for where, _dirs, _files in os.walk(tmp):
+        with contextlib.suppress(OSError):
+            Path(where).chmod(0o700)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheels: Path,

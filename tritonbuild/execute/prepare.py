@@ -31,11 +31,21 @@ def stray_env(env: Mapping[str, str]) -> list[str]:
     return sorted(k for k in env if k.startswith(STRAY_ENV_PREFIXES) or k in STRAY_ENV_NAMES)
 
 
+def build_tmp(plan: Plan) -> Path:
+    """The temporary dir of the build's children (``<build dir>/tmp``): what they leave when killed (a wheel
+    staging dir of scikit-build-core, pip's build envs) stays in the build dir, and the next build empties it."""
+    return Path(plan.cmake.build_dir) / "tmp"
+
+
 def build_env(plan: Plan, env: Mapping[str, str]) -> dict[str, str]:
-    """The environment scikit-build-core runs in: stray SKBUILD_*/CMAKE_* removed, the plan's added."""
+    """The environment scikit-build-core runs in: stray SKBUILD_*/CMAKE_* removed, the plan's added, and TMPDIR
+    (TMP, TEMP) pointing at ``build_tmp`` (made here), never the user's /tmp."""
     out = {k: v for k, v in env.items() if k not in stray_env(env)}
     out.update(dict(plan.cmake.env))
     out.pop("CMAKE_BUILD_PARALLEL_LEVEL", None)  # the plan's -j (build.tool-args) is the one that counts
+    tmp = build_tmp(plan)
+    tmp.mkdir(parents=True, exist_ok=True)
+    out.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp))
     return out
 
 
