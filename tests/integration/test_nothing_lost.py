@@ -457,3 +457,82 @@ def _in_dir(where: Path) -> list[int]:
                 if Path(os.readlink(f"/proc/{name}/cwd")).is_relative_to(where):
                     found.append(int(name))
     return found
+
+
+# 7. (#35 finding 11) the commands that only look into the cache root check it as plan and build do
+
+
+@pytest.mark.parametrize("cmd", [["status"], ["status", "--json"], ["clean", "--all"], ["clean", "--all", "--dry-run"],
+                                 ["llvm", "gc"], ["llvm", "gc", "--dry-run"]])
+def test_status_clean_and_gc_refuse_a_cache_dir_that_is_a_file(tmp_path: Path, cmd: list[str]) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("precious\n")
+    for given in (a_file, a_file / "sub"):
+        proc = run_cli(*cmd, "--cache-dir", str(given), cwd=tmp_path, check=False)
+        assert proc.returncode == 2, (cmd, proc.stdout, proc.stderr)
+        one_paragraph(proc.stderr)
+        assert f"{a_file} exists and is not one" in flat(proc.stderr), proc.stderr
+        assert "0 build dir(s)" not in proc.stdout and "freed" not in proc.stdout
+    assert a_file.read_text() == "precious\n"
+    ok = run_cli(*cmd, "--cache-dir", str(tmp_path / "not-yet"), cwd=tmp_path, check=False)
+    assert ok.returncode == 0, ok.stderr  # a cache root that does not exist yet is only empty
+    assert not (tmp_path / "not-yet").exists()
+
+
+def test_a_recipe_that_is_a_directory_is_named_so(tmp_path: Path, tree: Path) -> None:
+    (tmp_path / "adir").mkdir()
+    for given, shown in (("/etc", "/etc"), ("adir/", str(tmp_path / "adir"))):
+        proc = run_cli("plan", "--recipe", given, "--source", str(tree), "--llvm", LLVM, "--cache-dir",
+                       str(tmp_path / "cache"), cwd=tmp_path, check=False)
+        assert proc.returncode == 2, proc.stderr
+        one_paragraph(proc.stderr)
+        assert f"The recipe file {shown} is a directory, not a recipe file" in flat(proc.stderr), proc.stderr
+    proc = run_cli("plan", "--recipe", "none.toml", "--source", str(tree), "--llvm", LLVM, cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "none.toml does not exist" in flat(proc.stderr), proc.stderr
+
+
+# 8. (#35 finding 9) a build's children keep their temporary files in the build dir, never in the user's TMPDIR
+
+
+def test_a_build_leaves_nothing_in_tmpdir_and_removes_what_a_killed_build_left(tmp_path: Path, tree: Path) -> None:
+    cache, out, user_tmp = tmp_path / "cache", tmp_path / "dist", tmp_path / "user-tmp"
+    user_tmp.mkdir()
+    key = json.loads(run_cli("plan", "--json", "--source", str(tree), "--cache-dir", str(cache), "--llvm", LLVM,
+                             cwd=tmp_path).stdout)["key"]
+    build_tmp = cache / "build" / key / "tmp"
+    left = build_tmp / "tmpk1lled" / "wheel" / "platlib"  # scikit-build-core's staging dir of a killed build
+    left.mkdir(parents=True)
+    (left / "libtriton.so").write_bytes(b"\0" * 4096)
+    left.chmod(0o500)
+    proc = run_cli(*build_args(tree, cache, out), cwd=tmp_path, env={"TMPDIR": str(user_tmp)}, timeout=600,
+                   check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(out.glob("*.whl"))
+    assert list(user_tmp.iterdir()) == []  # nothing of the build's children, nor of tritonbuild's
+    assert not build_tmp.exists()  # the killed build's leftovers and this build's own temporary files are gone
+
+
+def test_a_build_killed_with_sigterm_leaves_nothing_in_tmpdir(tmp_path: Path, tree: Path) -> None:
+    """The reviewer's case: scikit-build-core's wheel staging dir (made before CMake runs) is not removed when its
+    process is killed; it must be in the build dir, where the next build empties it, not in the user's TMPDIR."""
+    cache, user_tmp = tmp_path / "cache", tmp_path / "user-tmp"
+    user_tmp.mkdir()
+    env = {**os.environ, "CCACHE_DISABLE": "1", "NO_COLOR": "1", "CUDA_HOME": cuda_stub(), "TMPDIR": str(user_tmp)}
+    argv = [sys.executable, "-m", "tritonbuild", *build_args(tree, cache, tmp_path / "dist"), "--no-ccache", "-j", "2"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        def compiling() -> bool:
+            return any("[1/" in log.read_text(errors="replace") for log in cache.glob("build/*/build.log"))
+
+        assert wait_for(compiling, 240), "the build did not reach its compile step"
+        staged = list(cache.glob("build/*/tmp/*"))
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 143 and "Traceback" not in err, err
+    assert staged, "the build's children made no temporary files in the build dir"
+    assert wait_for(lambda: not list(user_tmp.iterdir()), 10), list(user_tmp.iterdir())
