@@ -28,7 +28,7 @@ WHEELS = {  # the example tree pins cudart/cudacrt 13.1.80 and cupti 12.8.90, li
     "nvidia-cuda-cupti-cu12": ("12.8.90", {
         "nvidia/cuda_cupti/include/cupti.h": "#pragma once\n#include <cuda.h>\n#include <cupti_version.h>\n",
         "nvidia/cuda_cupti/include/cupti_version.h": "#pragma once\n#define CUPTI_API_VERSION 120890\n",
-        "nvidia/cuda_cupti/lib/libcupti.so.12": "stand-in\n"}),
+        "nvidia/cuda_cupti/lib/libcupti.so.12": example.stand_in_library()}),  # only ELF libraries are bundled
 }
 
 

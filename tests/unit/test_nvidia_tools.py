@@ -29,8 +29,10 @@ def test_tritons_own_variables_win(tmp_path: Path) -> None:
     mine = _tool(tmp_path / "mine" / "ptxas-12.8", elf=True)
     dis = _tool(tmp_path / "cuda" / "bin" / "nvdisasm", elf=True)
     env = {"PATH": "", "TRITON_PTXAS_PATH": str(mine), "TRITON_CUOBJDUMP_PATH": str(tmp_path / "missing")}
+    # a variable is taken as given, even naming nothing: the plan refuses it (choose.input_problem), never skips it
     assert find_nvidia_tools(env, [str(tmp_path / "cuda")]) == (
-        ("ptxas", str(mine), "env TRITON_PTXAS_PATH"), ("nvdisasm", str(dis), str(dis)))
+        ("ptxas", str(mine), "env TRITON_PTXAS_PATH"),
+        ("cuobjdump", str(tmp_path / "missing"), "env TRITON_CUOBJDUMP_PATH"), ("nvdisasm", str(dis), str(dis)))
 
 
 def test_ptxas_blackwell_from_the_variable_or_a_second_toolkit(tmp_path: Path) -> None:

@@ -262,6 +262,19 @@ def _render_dir(template: Path, dest: Path, values: dict[str, str]) -> None:
         _substitute(target, values)
 
 
+def stand_in_library() -> bytes:
+    """A small real shared library of this host (glibc's libdl/libutil stub, 14 KB) to stand in for CUPTI's: the plan
+    bundles only ELF shared objects of this machine (tritonbuild.nvidia.choose.input_problem)."""
+    import sysconfig
+
+    triplet = sysconfig.get_config_var("MULTIARCH") or "-"
+    for d in (f"/lib/{triplet}", f"/usr/lib/{triplet}", "/lib64", "/usr/lib64"):
+        for name in ("libdl.so.2", "libutil.so.1"):
+            if (Path(d) / name).is_file():
+                return (Path(d) / name).read_bytes()
+    return b"stand-in: no small shared library found on this host\n"
+
+
 def write_cuda_stub(dest: Path, *, cupti: bool = True) -> Path:
     """A CUDA_HOME shaped like a toolkit: cuda.h (including a neighbour relative to itself, like the real one;
     CUDA_VERSION 12040), a header nothing includes, and with ``cupti`` CUPTI's headers (cupti.h includes
@@ -277,9 +290,9 @@ def write_cuda_stub(dest: Path, *, cupti: bool = True) -> Path:
         (include / "cupti_version.h").write_text("#pragma once\n#define CUPTI_API_VERSION 4242\n")
         lib = dest / "lib64"
         lib.mkdir(exist_ok=True)
-        (lib / "libcupti.so.12").write_bytes(b"stand-in for libcupti\n")
+        (lib / "libcupti.so.12").write_bytes(stand_in_library())
         (lib / "libcupti.so").symlink_to("libcupti.so.12")
-        (lib / "libnvperf_host.so").write_bytes(b"stand-in for libnvperf_host\n")
+        (lib / "libnvperf_host.so").write_bytes(stand_in_library())
         (lib / "libcublas.so.12").write_bytes(b"not a CUPTI library\n")
     return dest
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tritonbuild.nvidia.parts import NvidiaFacts, Source
+from tritonbuild.nvidia.parts import InputFile, NvidiaFacts, Source
 from tritonbuild.plan import NvidiaPart
 
 
@@ -88,6 +88,72 @@ def choose(nv: NvidiaFacts, *, nvidia: bool, proton: bool, offline: bool) -> Cho
     return c
 
 
+ELF_EXEC, ELF_DYN = 2, 3  # e_type: an executable; a shared object (or a position-independent executable)
+_HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inl", ".cuh")
+
+
+def header_name_ok(name: str) -> bool:
+    """A header's name: .h, .hpp (.hh, .inl, .cuh), or none at all (libcu++'s <cuda/std/type_traits>)."""
+    base = name.rsplit("/", 1)[-1]
+    return base.endswith(_HEADER_SUFFIXES) or ("." not in base and bool(base))
+
+_WANT = {"tool": "an ELF executable", "lib": "an ELF shared library", "header": "a header file (.h, .hpp)",
+         "dir": "a directory"}
+_MACHINES = {62: "x86-64", 183: "aarch64", 21: "ppc64", 3: "i386", 40: "arm"}
+
+
+def _what(f: InputFile) -> str:
+    if f.kind == "dir":
+        return "a directory"
+    if f.kind == "other":
+        return "not a regular file (a FIFO, a socket or a device)"
+    if f.elf_type is not None:
+        return {ELF_EXEC: "an ELF executable", ELF_DYN: "an ELF shared object"}.get(f.elf_type, "an ELF object")
+    return "a text file" if f.looks_text else "a binary file that is not ELF"
+
+
+def input_problem(f: InputFile, machine: int | None) -> str | None:
+    """What ``f`` is instead of what the wheel may carry in its place, or None when it is fine: a tool must be an
+    executable ELF file for this host, a library an ELF shared object, a header a regular ``.h``/``.hpp`` file
+    inside its dir, a dir a directory (links followed, so a link to a secret is judged by what it leads to)."""
+    want = _WANT[f.role]
+    if f.escapes:
+        return f"a link (or ../) that leads out of {f.escapes}, not {want} inside it"
+    if f.kind == "missing":
+        return f"nothing (no such file or directory), not {want}"
+    if f.role == "dir" or f.kind != "file":
+        return None if f.role == "dir" and f.kind == "dir" else f"{_what(f)}, not {want}"
+    if f.role == "header":
+        return None if header_name_ok(f.path) else f"a file not named like a header, not {want}"
+    if f.elf_type is None:
+        return f"{_what(f)}, not {want}"
+    if machine is not None and f.elf_machine != machine:
+        arch = _MACHINES.get(f.elf_machine or 0, f"machine {f.elf_machine}")
+        return f"an ELF file for {arch}, not {want} this host ({_MACHINES.get(machine, machine)}) runs"
+    if f.role == "tool" and (f.elf_type not in (ELF_EXEC, ELF_DYN) or not f.executable):
+        return f"{_what(f)} without the exec bit, not {want}" if f.elf_type in (ELF_EXEC, ELF_DYN) \
+            else f"{_what(f)}, not {want}"
+    if f.role == "lib" and f.elf_type != ELF_DYN:
+        return f"{_what(f)}, not {want}"
+    return None
+
+
+def refuse_inputs(inputs: tuple[InputFile, ...], machine: int | None, roles: tuple[str, ...]) -> None:
+    """One paragraph (UserError) for the first of ``inputs`` in ``roles`` the wheel must not carry: what names it
+    (the variable), the path, and what it is instead."""
+    from tritonbuild.errors import UserError
+
+    for f in inputs:
+        if f.role in roles and (problem := input_problem(f, machine)):
+            var = f.given_by.removeprefix("env ")
+            fix = (f"Point {var} at the real one, or unset it" if f.given_by.startswith("env ")
+                   else "Fix or remove that file, or set the TRITON_*_PATH variable of that part")
+            raise UserError(
+                f"{f.path} (from {f.given_by}) is {problem}. The nvidia backend's files (bin/ptxas and its tools, "
+                "lib/cupti, include) are copied into the wheel, and only what each must be is taken. "
+                f"{fix}{' (or build with --no-bundle-nvidia-tools)' if f.role == 'tool' else ''}.")
+
+
 @dataclass
 class Resolution:
     parts: tuple[NvidiaPart, ...] = ()
@@ -105,6 +171,9 @@ def resolve(nv: NvidiaFacts, *, names: tuple[str, ...], proton: bool, offline: b
     from tritonbuild.errors import UserError
 
     nvidia = "nvidia" in names
+    if nvidia:  # what the wheel would carry, judged before any work: the environment that names it is hostile
+        refuse_inputs(nv.inputs, nv.machine, ("dir", "header", *(("lib",) if proton else ()),
+                                               *(("tool",) if bundle_tools else ())))
     c = choose(nv, nvidia=nvidia, proton=proton, offline=offline)
     r = Resolution(parts=tuple(c.parts), notes=list(c.notes))
     if c.headers_missing and compile_headers:

@@ -7,15 +7,22 @@ Order, as setup.py's own: Triton's ``TRITON_*_PATH`` variable, else a CUDA toolk
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 import shutil
+import stat
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
+from tritonbuild.nvidia.choose import header_name_ok
 from tritonbuild.nvidia.parts import (
     CUPTI_LIBS,
     ENV,
     Files,
+    InputFile,
     NvidiaFacts,
     Source,
     embedded_includes,
@@ -27,6 +34,35 @@ from tritonbuild.wheel.elf import is_elf
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
 _CUDA_NAME = re.compile(r"^(cuda|cupti|driver_|vector_types|crt/|nv|generated_)")
+
+
+def describe(path: Path | str, role: str, given_by: str, escapes: str | None = None) -> InputFile:
+    """What ``path`` is, links followed: its kind, whether it looks like text, its ELF type and machine, its exec
+    bit. Never opens anything but a regular file (a FIFO would block)."""
+    try:
+        st = Path(path).stat()
+    except (OSError, ValueError):
+        return InputFile(role, given_by, str(path), "missing", escapes=escapes)
+    if stat.S_ISDIR(st.st_mode):
+        return InputFile(role, given_by, str(path), "dir", escapes=escapes)
+    if not stat.S_ISREG(st.st_mode):
+        return InputFile(role, given_by, str(path), "other", escapes=escapes)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        head = b""
+    elf = len(head) >= 20 and head[:4] == b"\x7fELF" and head[5] in (1, 2)
+    order: Literal["little", "big"] = "little" if head[5:6] == b"\x01" else "big"
+    return InputFile(role, given_by, str(path), "file", looks_text=b"\0" not in head,
+                     elf_type=int.from_bytes(head[16:18], order) if elf else None,
+                     elf_machine=int.from_bytes(head[18:20], order) if elf else None,
+                     executable=bool(st.st_mode & stat.S_IXUSR), escapes=escapes)
+
+
+def host_machine() -> int | None:
+    """This host's ELF e_machine, read from the running interpreter."""
+    return describe(os.path.realpath(sys.executable), "tool", "").elf_machine
 
 
 
@@ -58,10 +94,8 @@ def find_tools(env: Mapping[str, str], roots: Sequence[str]) -> tuple[tuple[str,
     found = []
     for name in TOOLS:
         var = f"TRITON_{name.upper()}_PATH"
-        if env.get(var):
-            given = Path(env[var])
-            if given.is_file():
-                found.append((name, str(given.resolve()), f"env {var}"))
+        if env.get(var):  # taken as given: the plan refuses it unless it is an executable (choose.input_problem)
+            found.append((name, os.path.realpath(env[var]), f"env {var}"))
             continue
         on_path = shutil.which(name, path=env.get("PATH"))
         for cand in [*(Path(r) / "bin" / name for r in roots), *([Path(on_path)] if on_path else [])]:
@@ -76,8 +110,8 @@ def ptxas_blackwell(env: Mapping[str, str], roots: Sequence[str], ptxas: str | N
     """``(binary, found by)``: TRITON_PTXAS_BLACKWELL_PATH, else the ptxas of a second CUDA toolkit (another
     one than the ptxas bundled as bin/ptxas), newest first."""
     given = env.get("TRITON_PTXAS_BLACKWELL_PATH")
-    if given:
-        return (str(Path(given).resolve()), "env TRITON_PTXAS_BLACKWELL_PATH") if Path(given).is_file() else None
+    if given:  # taken as given, judged by the plan like TRITON_PTXAS_PATH
+        return os.path.realpath(given), "env TRITON_PTXAS_BLACKWELL_PATH"
     for root in roots:
         cand = (Path(root) / "bin" / "ptxas").resolve()
         if cand.is_file() and is_elf(cand) and str(cand) != ptxas:
@@ -85,22 +119,34 @@ def ptxas_blackwell(env: Mapping[str, str], roots: Sequence[str], ptxas: str | N
     return None
 
 
-def closure(roots: Iterable[str], dirs: Sequence[str]) -> tuple[Files, tuple[str, ...]]:
+def closure(roots: Iterable[str], dirs: Sequence[str]) -> tuple[Files, tuple[str, ...], tuple[InputFile, ...]]:
     """The headers ``roots`` include, transitively, found in ``dirs`` (quoted includes first next to the
-    including file); returns the files and the roots found nowhere. Includes outside ``dirs`` (the C library)
-    are not followed."""
+    including file); returns the files, the roots found nowhere, and what was found but is no header to copy (a
+    link or ``../`` out of its dir, not a regular file, not a header's name). Includes outside ``dirs`` (the C
+    library) are not followed."""
     found: dict[str, tuple[str, str]] = {}  # real path -> (dir, rel)
     missing: list[str] = []
+    refused: dict[str, InputFile] = {}
+
+    def inside(cand: Path) -> tuple[str, str] | None:
+        for d in dirs:
+            real, base = Path(os.path.realpath(cand)), Path(os.path.realpath(d))
+            if real.is_relative_to(base):
+                return d, str(real.relative_to(base))
+        return None
 
     def locate(name: str, near: Path | None) -> tuple[str, str] | None:
-        if near is not None:
-            cand = near / name
-            for d in dirs:
-                if cand.is_file() and cand.resolve().is_relative_to(Path(d).resolve()):
-                    return d, str(cand.resolve().relative_to(Path(d).resolve()))
-        for d in dirs:
-            if (Path(d) / name).is_file():
-                return d, name
+        home = (inside(near) or (str(near), ""))[0] if near is not None else ""
+        cands = ([(near / name, home)] if near is not None else []) + [(Path(d) / name, d) for d in dirs]
+        for cand, base in cands:
+            if not os.path.lexists(cand):
+                continue
+            hit = inside(cand)
+            info = describe(cand, "header", "", escapes=None if hit else base)
+            if hit and info.kind == "file" and header_name_ok(name):
+                return hit
+            refused.setdefault(str(cand), info)
+            return None
         return None
 
     queue: list[tuple[str, Path | None, bool]] = [(r, None, True) for r in roots]
@@ -117,7 +163,7 @@ def closure(roots: Iterable[str], dirs: Sequence[str]) -> tuple[Files, tuple[str
         found[str(path)] = hit
         text = path.read_text(errors="replace")
         queue += [(inc, path.parent if kind == '"' else None, False) for kind, inc in includes(text)]
-    return tuple(sorted(found.values(), key=lambda f: f[1])), tuple(missing)
+    return tuple(sorted(found.values(), key=lambda f: f[1])), tuple(missing), tuple(refused.values())
 
 
 def lib_files(dirs: Sequence[str]) -> Files:
@@ -208,18 +254,38 @@ def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[s
     blackwell = ptxas_blackwell(env, roots, ptxas) if blackwell_wanted else None
     if blackwell:
         tools = (*tools, ("ptxas-blackwell", *blackwell))
+    headers_of = closure(headers, header_dirs) if unpacked else None
+    cupti_of = closure(["cupti.h"], header_dirs) if unpacked and "cupti" in sources else None
+    libs = lib_files(sources["cupti-lib"].dirs) if "cupti-lib" in sources and sources["cupti-lib"].cached else None
     return NvidiaFacts(
         versions=dict(versions),
         driver_headers=headers,
         wants_ptxas_blackwell=blackwell_wanted,
         sources=sources,
-        header_files=closure(headers, header_dirs)[0] if unpacked else None,
-        cupti_header_files=closure(["cupti.h"], header_dirs)[0] if unpacked and "cupti" in sources else None,
-        cupti_lib_files=lib_files(sources["cupti-lib"].dirs) if "cupti-lib" in sources and
-        sources["cupti-lib"].cached else None,
+        header_files=headers_of[0] if headers_of else None,
+        cupti_header_files=cupti_of[0] if cupti_of else None,
+        cupti_lib_files=libs,
         tools=tools,
         toolkit=toolkit,
+        inputs=_inputs(sources, tools, libs, [*(headers_of[2] if headers_of else ()),
+                                               *(cupti_of[2] if cupti_of else ())]),
+        machine=host_machine(),
     )
+
+
+def _inputs(sources: Mapping[str, Source], tools: Sequence[tuple[str, str, str]], libs: Files | None,
+            refused_headers: Sequence[InputFile]) -> tuple[InputFile, ...]:
+    """What the plan would copy, described for ``choose.input_problem``: the tools, the dirs the TRITON_*_PATH
+    variables name, the CUPTI libraries, and the headers the closures found but did not take."""
+    out = [describe(path, "tool", how) for _, path, how in tools]
+    out += [describe(d, "dir", src.found_by) for src in sources.values() if src.found_by.startswith("env ")
+            for d in src.dirs]
+    lib_by = sources["cupti-lib"].found_by if "cupti-lib" in sources else ""
+    out += [describe(Path(d) / name, "lib", lib_by) for d, name in libs or ()]
+    dirs = [(d, src.found_by) for src in sources.values() for d in src.dirs]
+    out += [dataclasses.replace(h, given_by=next((by for d, by in dirs if Path(h.path).is_relative_to(d)), "?"))
+            for h in refused_headers]
+    return tuple(out)
 
 
 def _mentions(root: Path, *words: str) -> bool:

@@ -92,6 +92,22 @@ class Source:
 
 
 @dataclass(frozen=True)
+class InputFile:
+    """A file (or dir) a plan would copy into the wheel, as found on disk (``discover`` gathers it; ``choose``
+    judges it: the environment that names it is hostile)."""
+
+    role: str  # "tool" (an executable), "lib" (a shared library), "header", "dir" (a dir of such files)
+    given_by: str  # "env TRITON_PTXAS_PATH", "CUDA toolkit /usr/local/cuda", ...
+    path: str  # as named
+    kind: str  # after following links: "file", "dir", "missing" or "other" (a FIFO, a socket, a device)
+    looks_text: bool = False  # its first bytes hold no NUL
+    elf_type: int | None = None  # e_type of an ELF file (2: executable, 3: shared object or PIE); None: not ELF
+    elf_machine: int | None = None  # e_machine (62: x86-64, 183: aarch64)
+    executable: bool = False  # the exec bit for its owner
+    escapes: str | None = None  # a link (or ../) that leads out of this dir
+
+
+@dataclass(frozen=True)
 class NvidiaFacts:
     versions: dict[str, str] = field(default_factory=dict)  # the tree's pins per component
     driver_headers: tuple[str, ...] = ()  # CUDA headers the nvidia driver compiles against at run time
@@ -102,3 +118,5 @@ class NvidiaFacts:
     cupti_lib_files: Files | None = None
     tools: tuple[tuple[str, str, str], ...] = ()  # (name, real binary, found by)
     toolkit: str | None = None  # the CUDA toolkit root the headers come from, if one
+    inputs: tuple[InputFile, ...] = ()  # every file and dir above as found, for the plan to refuse what is not
+    machine: int | None = None  # this host's ELF e_machine (bundled binaries must run here)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import platform
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from tritonbuild.nvidia import pypi
-from tritonbuild.nvidia.discover import closure, lib_files
+from tritonbuild.nvidia.choose import refuse_inputs
+from tritonbuild.nvidia.discover import closure, describe, host_machine, lib_files
 from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.plan import NvidiaPart, Plan
 
@@ -26,11 +28,17 @@ def stage_dir(plan: Plan) -> Path:
 
 
 def _files(part: NvidiaPart) -> tuple[tuple[str, str], ...]:
+    """The part's files; those of a wheel fetched only now are judged here as the plan judges the others."""
     if part.files:
         return part.files
     if part.roots:
-        return closure(part.roots, part.dirs)[0]
-    return lib_files(part.dirs)
+        files, _, refused = closure(part.roots, part.dirs)
+        refuse_inputs(tuple(replace(f, given_by=part.found_by) for f in refused), None, ("header",))
+        return files
+    files = lib_files(part.dirs)
+    refuse_inputs(tuple(describe(Path(d) / name, "lib", part.found_by) for d, name in files), host_machine(),
+                  ("lib",))
+    return files
 
 
 def _sync(root: Path, wanted: dict[str, Path]) -> None:
