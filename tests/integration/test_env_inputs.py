@@ -205,3 +205,9 @@ def test_plan_takes_an_llvm_source_the_build_takes(ws) -> None:
     proc = run_cli("plan", "--source", str(ws["tree"]), "--llvm", "source", "--offline", "--cache-dir",
                    str(ws["base"] / "cache-llvm-src"), cwd=ws["base"], check=False)
     refused(proc, "Offline", "upstream llvm-project")  # no --llvm-src offline: the upstream clone cannot be made
+
+
+def test_an_llvm_source_refusal_shows_no_password(ws) -> None:
+    proc = llvm_source_plan(ws, f"https://u:{REMOTE_SECRET}@127.0.0.1:9/llvm.git", "--offline")
+    err = refused(proc, "Offline", "https://u:***@127.0.0.1:9/llvm.git")
+    assert REMOTE_SECRET not in err

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.plan import LLVMPlan
+from tritonbuild.plan import LLVMPlan, redact_text
 from tritonbuild.resolve.facts import Facts, LLVMInstall
 from tritonbuild.resolve.llvm_requirement import (
     PREBUILT_TARGETS,
@@ -147,7 +147,8 @@ def check_llvm_src(given: Resolved, kind: str | None, offline: bool) -> None:
     path must be a directory; anything else must be a git URL tritonbuild clones, and nothing is cloned offline.
     ``offline``: offline and the pinned LLVM not built in the cache yet (a checkout is needed)."""
     url = given.value
-    where = f"--llvm-src {url!r} (from {given.origin})"
+    shown = redact_text(repr(url))  # a URL's password is never printed
+    where = f"--llvm-src {shown} (from {given.origin})"
     if url is not None and kind is None and (why := url_problem(url)):
         raise UserError(f"{where} is neither a local directory nor a git URL tritonbuild clones: {why}. Give the "
                         "path of a local llvm-project clone, or an https://, ssh://, git:// or file:// URL (or "
@@ -156,7 +157,7 @@ def check_llvm_src(given: Resolved, kind: str | None, offline: bool) -> None:
         raise UserError(f"{where} is a file, not a directory: give a local llvm-project clone (its directory) or a "
                         "git URL.")
     if offline and kind != "dir":
-        what = f"the LLVM source {url!r} (from {given.origin}) is not a local directory" if url else \
+        what = f"the LLVM source {shown} (from {given.origin}) is not a local directory" if url else \
             "--llvm source would clone the upstream llvm-project"
         raise UserError(f"Offline (--offline/TRITON_OFFLINE_BUILD), {what}, and nothing is cloned offline. Pass "
                         "--llvm-src with a local llvm-project clone or mirror, or build once online.")
