@@ -74,7 +74,8 @@ def test_a_source_known_to_hang_with_this_llvm_is_refused_before_building(tmp_pa
     tree = example.write_tree(tmp_path / "triton")
     utility = tree / "lib" / "Dialect" / "TritonGPU" / "Transforms" / "Utility.cpp"
     utility.parent.mkdir(parents=True)
-    utility.write_text("void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n"
+    utility.write_text("  if (!out && yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()]) continue;\n"
+                       "void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n"
                        "  patterns.add<ForOpDeadArgElimination>(patterns.getContext());\n}\n")
     args = ["plan", "--source", str(tree), "--llvm", "/usr/lib/llvm-22", "--cache-dir", str(tmp_path / "cache")]
     refused = run_cli(*args, cwd=tmp_path, check=False)

@@ -308,7 +308,7 @@ def test_offline_recipe_url_inside_a_checkout_builds_the_checkout(tree, tmp_path
     (["--source", "fd::17"], "names a git remote helper"),
     (["--source=ssh://-oProxyCommand=touch%20{marker}/x.git"], "starts with '-'"),
     (["--plugin-dir", "git+file:///nowhere.git@--upload-pack=touch%20RAN"], "is not a ref tritonbuild fetches"),
-    (["--source", "file:///nowhere.git", "--ref=--upload-pack=touch {marker}"], "is not a ref tritonbuild fetches"),
+    (["--source", "file:///nowhere.git", "--ref=--upload-pack=touch {marker}"], "is not a git ref"),
 ])
 def test_hostile_urls_and_refs_exit_2_before_git_runs(tree, tmp_path: Path, args: list[str], fragment: str) -> None:
     marker, cache = tmp_path / "RAN", tmp_path / "cache"

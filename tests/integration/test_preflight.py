@@ -11,7 +11,8 @@ from tritonbuild import example
 from .conftest import LLVM, flat, run_cli
 
 OLD, NEW = example.OLD_PASS_PLUGIN, "llvm/Plugins/PassPlugin.h"
-HANG = ("void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n"
+HANG = ("  if (!outside && yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()]) continue;\n"
+        "void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n"
         "  patterns.add<ForOpDeadArgElimination>(patterns.getContext());\n}\n")
 
 
