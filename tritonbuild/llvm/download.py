@@ -66,14 +66,25 @@ def verify(req: LLVMRequest, archive: Path, log: Callable[[str], None]) -> str:
     return actual
 
 
+# tarfile's extraction filters (PEP 706) came in 3.11.4; Debian 12's 3.11.2 has neither them nor their error
+_FILTER_ERRORS: tuple[type[Exception], ...] = (tarfile.FilterError,) if hasattr(tarfile, "FilterError") else ()
+
+
 def check_members(tar: tarfile.TarFile, target: Path) -> list[tarfile.TarInfo]:
     """Refuse absolute paths, '..', links that escape ``target``, and device/fifo entries."""
     base = target.resolve()
     members = tar.getmembers()
+    # links of the archive: the lexical checks below cannot see through them (Python before 3.11.4 has no "data"
+    # filter to check each member as it is written), so a member below one, or a link through one, is refused
+    links = {PurePosixPath(m.name) for m in members if m.issym() or m.islnk()}
     for m in members:
         name = PurePosixPath(m.name)
         problem = None
-        if name.is_absolute() or m.name.startswith("/"):
+        if any(parent in links for parent in name.parents):
+            problem = "lies below a link of the archive"
+        elif m.issym() and _through_link(name.parent, m.linkname, links):
+            problem = f"is a symlink through another link of the archive ({m.linkname})"
+        elif name.is_absolute() or m.name.startswith("/"):
             problem = "is an absolute path"
         elif ".." in name.parts:
             problem = "contains '..'"
@@ -94,6 +105,16 @@ def check_members(tar: tarfile.TarFile, target: Path) -> list[tarfile.TarInfo]:
     return members
 
 
+def _through_link(start: PurePosixPath, target: str, links: set[PurePosixPath]) -> bool:
+    """Whether following ``target`` from ``start`` step by step passes a link of the archive."""
+    cur = start
+    for part in PurePosixPath(target).parts:
+        cur = cur.parent if part == ".." else cur / part
+        if cur in links:
+            return True
+    return False
+
+
 def extract(archive: Path, staging: Path) -> Path:
     """Extract into ``staging``; return the prefix (the single top-level dir holding bin/, or staging). Every
     member is checked first, and tarfile's "data" filter checks each again as it is written (a link made by an
@@ -105,7 +126,7 @@ def extract(archive: Path, staging: Path) -> Path:
                 tar.extractall(staging, members=members, filter="data")
             else:  # pragma: no cover - Python without PEP 706 filters
                 tar.extractall(staging, members=members)
-    except tarfile.FilterError as exc:
+    except _FILTER_ERRORS as exc:
         raise UserError(f"Refusing to extract the LLVM archive {archive.name}: {exc}. The archive is not "
                         "trustworthy; nothing was installed.") from None
     except (tarfile.TarError, EOFError, zlib.error) as exc:
