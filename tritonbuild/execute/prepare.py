@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,18 @@ def stray_env(env: Mapping[str, str]) -> list[str]:
     return sorted(k for k in env if k.startswith(STRAY_ENV_PREFIXES) or k in STRAY_ENV_NAMES)
 
 
+SOCKET_ROOM = 60  # sccache starts its server through a Unix socket in TMPDIR: the path must stay under SUN_LEN (108)
+
+
 def build_tmp(plan: Plan) -> Path:
     """The temporary dir of the build's children (``<build dir>/tmp``): what they leave when killed (a wheel
-    staging dir of scikit-build-core, pip's build envs) stays in the build dir, and the next build empties it."""
-    return Path(plan.cmake.build_dir) / "tmp"
+    staging dir of scikit-build-core, pip's build envs) stays in the build dir, and the next build empties it.
+    With sccache and a build dir too deep for its socket, a dir of the plan's key in the system's temp dir instead
+    (emptied the same way)."""
+    tmp = Path(plan.cmake.build_dir) / "tmp"
+    if plan.toolchain.sccache and len(os.fsencode(tmp)) > SOCKET_ROOM:
+        return Path(tempfile.gettempdir()) / f"tritonbuild-{plan.key}"
+    return tmp
 
 
 def build_env(plan: Plan, env: Mapping[str, str]) -> dict[str, str]:
