@@ -8,9 +8,6 @@ from pathlib import Path
 
 from tests.conftest import load_bench
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
 suite = load_bench("gpu_suite")
 
 OFFICIAL = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="1">
