@@ -89,6 +89,16 @@ class CompileCheckPlan:
 
 
 @dataclass(frozen=True)
+class CanaryPlan:
+    """Whether ``build`` compiles a few units with -fsyntax-only after configure (tritonbuild.resolve.canary)."""
+
+    enabled: bool
+    why: str
+    max_units: int = 24
+    timeout: int = 300  # seconds one unit may take
+
+
+@dataclass(frozen=True)
 class SourcePlan:
     root: str
     generation: str
@@ -263,6 +273,7 @@ class Plan:
     nvidia: tuple[NvidiaPart, ...] = ()
     deps: tuple[Any, ...] = ()  # configure-time downloads the tree declares (tritonbuild.resolve.fetchdeps.Dep)
     compile_check: CompileCheckPlan | None = None  # the kernels the wheel must compile before it is published
+    canary: CanaryPlan | None = None  # the syntax-only compile before the build
     serves: tuple[str, ...] = ()  # further interpreters a cp312-abi3 wheel is for: each imports it before publishing
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)

@@ -37,6 +37,7 @@ from tritonbuild.resolve.backends import (
     expand_targets,
     select_backends,
 )
+from tritonbuild.resolve.canary import plan_canary
 from tritonbuild.resolve.cmake import cmake_plan, commands, defines, extra_targets, source_date_epoch
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
@@ -121,6 +122,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         compile_check=compilecheck.plan_check(bool(s["compile_check"].value), int(s["compile_check_timeout"].value),
                                               tuple(b.name for b in backends), s["compile_check"].origin,
                                               src.version),
+        canary=plan_canary(str(s["canary"].value), s["canary"].origin, llvm.is_pinned, llvm.pinned_hash,
+                           llvm.version),
     )
 
 

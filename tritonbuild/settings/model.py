@@ -419,6 +419,11 @@ SPECS: tuple[Spec, ...] = (
     _spec("compile_check_timeout", 120, "--compile-check-timeout", {"TRITONBUILD_COMPILE_CHECK_TIMEOUT": env_int},
           "seconds one kernel of the compile check may take before it counts as a hang", minimum=1,
           maximum=86400),
+    _spec("canary", "auto", "--canary", {"TRITONBUILD_CANARY": _str},
+          "after configure, compile with -fsyntax-only a few translation units that together include every header "
+          "of the tree (and the LLVM/MLIR headers those include) and stop a build the errors doom, summarised by "
+          "cause; auto: only when the LLVM is not (or does not record being) the source's pin",
+          choices=("auto", "on", "off")),
     _spec("require_pinned_llvm", False, "--require-pinned-llvm/--no-require-pinned-llvm",
           {"TRITONBUILD_REQUIRE_PINNED_LLVM": env_bool},
           "refuse an LLVM that is not (or does not record being) the source's pin (the nightly recipe sets it)"),
