@@ -314,3 +314,48 @@ def gather(source: Path, plugins: Sequence[Path], prefixes: Sequence[str], cache
                          tuple(e for e in x.elsewhere if e[0] not in own)) for x in llvms]
     return IncludeFacts(files=len(files), headers=len(headers),
                         uses=tuple(u for u in uses if u.header in missing - own), llvms=tuple(llvms))
+
+
+_ANY_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^">\r\n]+)[">]', re.M)
+
+
+def file_includes(path: str) -> list[tuple[str, bool]]:
+    """Every ``#include`` of one C/C++ file (comments blanked, lines joined first), as (name, quoted); includes
+    under ``#if 0`` are kept (a canary that compiles a little more costs little)."""
+    data = _uncommented(_joined(_read(path)), _TOKEN)
+    return [(m.group(2).decode("utf-8", "replace"), m.group(1) == b'"') for m in _ANY_INCLUDE.finditer(data)]
+
+
+def include_graph(units: Sequence[str], dirs: Sequence[str], inside: Sequence[str],
+                  limit: int = 20_000) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """From the files ``units``: per file reached, the files it includes that lie under ``inside`` (the tree and
+    its build dir; a quoted include is looked up next to the file first, then in ``dirs``) and the LLVM/MLIR/LLD
+    headers it names. At most ``limit`` files are read."""
+    roots = tuple(os.path.join(os.path.realpath(r), "") for r in inside)
+    out: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    todo = list(units)
+    found: dict[tuple[str, str], str | None] = {}
+    while todo and len(out) < limit:
+        f = todo.pop()
+        if f in out:
+            continue
+        local, llvm = [], []
+        for name, quoted in file_includes(f):
+            if name.startswith(NAMESPACES_SLASH):
+                llvm.append(name)
+                continue
+            where = (os.path.dirname(f),) if quoted else ()
+            for d in (*where, *dirs):
+                key = (d, name)
+                if key not in found:
+                    cand = os.path.realpath(os.path.join(d, name))
+                    found[key] = cand if cand.startswith(roots) and Path(cand).is_file() else None
+                if found[key]:
+                    local.append(str(found[key]))
+                    break
+        out[f] = (tuple(dict.fromkeys(local)), tuple(dict.fromkeys(llvm)))
+        todo.extend(x for x in local if x not in out)
+    return out
+
+
+NAMESPACES_SLASH = tuple(n + "/" for n in NAMESPACES)
