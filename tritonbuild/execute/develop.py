@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.execute import editable, unity
@@ -171,6 +171,25 @@ def install_editable(plan: Plan, site: Path) -> bool:
     return changed
 
 
+def configure(plan: Plan, argv: list[str], action: str, *, env: Mapping[str, str], log: IO[str], tracker: Tracker,
+              console: Any) -> None:
+    """Configure the dev dir with ``argv`` (``configure_action`` said "yes" or "clean"), then stamp it."""
+    build = dev_dir(plan)
+    place_views(plan)
+    write_shims(plan)
+    if action == "clean":
+        console.print("[yellow]note:[/yellow] the build dir was configured differently; "
+                      "reconfiguring from a clean CMake cache")
+        (build / "CMakeCache.txt").unlink(missing_ok=True)
+        shutil.rmtree(build / "CMakeFiles", ignore_errors=True)
+    (build / STAMP).unlink(missing_ok=True)
+    rc = run_logged(argv, cwd=build, env=env, log=log, tracker=tracker, console=console, label="configure")
+    if rc != 0:
+        raise BuildFailed(f"CMake configure failed (exit code {rc}).", log_path=log.name,
+                          tail=tracker.failure_tail())
+    (build / STAMP).write_text(json.dumps({"argv": argv, "key": plan.key}, indent=1))
+
+
 def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -> DevelopResult:
     env = dict(os.environ) if env is None else dict(env)
     if plan.llvm.problem:
@@ -191,20 +210,7 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
             stage_nvidia(plan, lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
             unity.seed(plan)  # a list another build learned: CMake depends on it, so it re-configures
             if action != "no":
-                place_views(plan)
-                write_shims(plan)
-                if action == "clean":
-                    console.print("[yellow]note:[/yellow] the build dir was configured differently; "
-                                  "reconfiguring from a clean CMake cache")
-                    (build / "CMakeCache.txt").unlink(missing_ok=True)
-                    shutil.rmtree(build / "CMakeFiles", ignore_errors=True)
-                (build / STAMP).unlink(missing_ok=True)
-                rc = run_logged(argv, cwd=build, env=run_env, log=log, tracker=tracker, console=console,
-                                label="configure")
-                if rc != 0:
-                    raise BuildFailed(f"CMake configure failed (exit code {rc}).", log_path=str(log_path),
-                                      tail=tracker.failure_tail())
-                (build / STAMP).write_text(json.dumps({"argv": argv, "key": plan.key}, indent=1))
+                configure(plan, argv, action, env=run_env, log=log, tracker=tracker, console=console)
             rc = run_logged([ninja, "-C", str(build), f"-j{plan.toolchain.jobs}", *plan.cmake.build_targets],
                             cwd=build, env=run_env, log=log, tracker=tracker, console=console, label="build")
             if rc != 0:
