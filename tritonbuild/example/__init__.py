@@ -32,6 +32,25 @@ EXAMPLE_LLVM_HASH = "2eb709b95d8f521aa15401e159fac0729d56a677"
 GENERATIONS = ("G1", "G2", "G3", "G4")
 OLD_PASS_PLUGIN = "llvm/Passes/PassPlugin.h"  # before LLVM 22.1; since then llvm/Plugins/PassPlugin.h
 OLD_INCLUDE_FILES = ("python/src/ir.cc", "test/lib/Instrumentation/Hello.cpp")  # include it with old_includes
+# old_override: a header of the tree with a rewrite pattern in the split match()/rewrite() style, which MLIR removed
+# in LLVM 21 (RewritePattern has only matchAndRewrite since): "marked 'override', but does not override" with 22
+OLD_OVERRIDE_HEADER = "include/triton/CorePatterns.h"
+OLD_OVERRIDE_USER = "lib/Core.cpp"  # the unit of the build that includes it
+OLD_OVERRIDE_TEXT = """#pragma once
+#include "mlir/IR/PatternMatch.h"
+
+namespace triton {
+// Written against LLVM 20: RewritePattern::match() was a virtual of its own until LLVM 21.
+struct FoldCorePattern : public mlir::RewritePattern {
+  explicit FoldCorePattern(mlir::MLIRContext *context)
+      : mlir::RewritePattern(mlir::Pattern::MatchAnyOpTypeTag(), 1, context) {}
+  llvm::LogicalResult match(mlir::Operation *op) const override { return llvm::failure(); }
+  llvm::LogicalResult matchAndRewrite(mlir::Operation *op, mlir::PatternRewriter &rewriter) const override {
+    return match(op);
+  }
+};
+} // namespace triton
+"""
 
 
 @dataclass(frozen=True)
@@ -348,12 +367,16 @@ def write_tree(
     default_backends: Sequence[str] = ("nvidia", "amd"),
     llvm_hash: str = EXAMPLE_LLVM_HASH,
     old_includes: bool = False,
+    old_override: bool = False,
 ) -> Path:
     """Write the example Triton tree into ``dest`` (which must not exist or be empty).
 
     ``old_includes``: written against an LLVM before 22.1, as upstream d8da7c998 is: python/src/ir.cc and the
     instrumentation plugin in test/lib include ``llvm/Passes/PassPlugin.h`` (line 2 of each), which LLVM 22.1 moved
-    to ``llvm/Plugins/PassPlugin.h`` (what the include preflight must report)."""
+    to ``llvm/Plugins/PassPlugin.h`` (what the include preflight must report).
+    ``old_override``: a header of the tree (``OLD_OVERRIDE_HEADER``, included by lib/Core.cpp) overrides
+    ``RewritePattern::match``, which LLVM 21 removed: it compiles only against an older LLVM (what the canary
+    compile must report before the build)."""
     if generation not in GENERATIONS:
         raise ValueError(f"generation must be one of {GENERATIONS}")
     dest = Path(dest)
@@ -384,6 +407,10 @@ def write_tree(
         for rel in OLD_INCLUDE_FILES:
             first, _, rest = (dest / rel).read_text().partition("\n")
             (dest / rel).write_text(f"{first}\n#include \"{OLD_PASS_PLUGIN}\"\n{rest}")
+    if old_override:
+        (dest / OLD_OVERRIDE_HEADER).write_text(OLD_OVERRIDE_TEXT)
+        first, _, rest = (dest / OLD_OVERRIDE_USER).read_text().partition("\n")
+        (dest / OLD_OVERRIDE_USER).write_text(f"{first}\n#include \"triton/CorePatterns.h\"\n{rest}")
     if generation == "G4":
         _make_nanobind(dest)
     return dest
