@@ -99,6 +99,22 @@ class CanaryPlan:
 
 
 @dataclass(frozen=True)
+class PatchInfo:
+    """One patch applied to tritonbuild's copy of the source (``--patch``, a recipe's ``patches``)."""
+
+    path: str  # as given (a recipe's: joined to the recipe's dir)
+    sha256: str  # of its bytes
+    files: tuple[str, ...]  # the files it touches, relative to the top of the source
+
+
+def patches_hash(patches: tuple[PatchInfo, ...] | list[PatchInfo]) -> str | None:
+    """The combined sha256 of a patch set, in order (None: no patch)."""
+    if not patches:
+        return None
+    return hashlib.sha256("\n".join(p.sha256 for p in patches).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
 class SourcePlan:
     root: str
     generation: str
@@ -117,6 +133,8 @@ class SourcePlan:
     build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires
     bindings: str = "pybind11"  # pybind11, or nanobind (mid-2026 trees)
     stable_abi: bool = False  # the tree has TRITON_STABLE_ABI (a cp312-abi3 wheel for 3.12+)
+    checkout: str | None = None  # with patches: the user's checkout (root is tritonbuild's patched copy of it)
+    patches: tuple[PatchInfo, ...] = ()  # applied to the copy at root, in order
 
 
 @dataclass(frozen=True)
@@ -299,6 +317,7 @@ def compute_key(
     extra_args: tuple[str, ...],
     build_type: str,
     targets: tuple[str, ...],
+    patches: str | None = None,
 ) -> str:
     """What makes a build directory reusable: the same source, Python, CMake cache and build type. URL secrets are
     hashed redacted (a short hash of a low-entropy password could be brute-forced; the key is printed)."""
@@ -310,4 +329,6 @@ def compute_key(
         "build_type": build_type,
         "targets": list(targets),
     }
+    if patches:  # the combined hash of the patches (absent without: keys of unpatched builds stay as they were)
+        identity["patches"] = patches
     return hashlib.sha256(json.dumps(redact(identity), sort_keys=True).encode()).hexdigest()[:16]
