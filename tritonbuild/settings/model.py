@@ -343,6 +343,11 @@ SPECS: tuple[Spec, ...] = (
     _spec("source", None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
           validate=_path),
     _spec("ref", None, "--ref", None, "git ref to check out when --source is a URL", validate=_git_ref),
+    _spec("patches", [], "--patch", {"TRITONBUILD_PATCHES": _list_semicolon},
+          "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
+          "checkout is never edited; one that does not apply stops the plan (repeatable; env ';' separated; "
+          "a recipe's paths are relative to the recipe); their sha256 go into the build dir key and the version "
+          "(+...pHASH8)", validate=_paths),
     _spec("backends", None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
           "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)"),
     _spec("plugin_dirs", [], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},
