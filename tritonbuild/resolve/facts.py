@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tritonbuild.nvidia.parts import NvidiaFacts
+from tritonbuild.plan import PatchInfo
 from tritonbuild.resolve import fetchdeps
 from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.plugins import PluginFiles
@@ -100,3 +101,5 @@ class Facts:
     plugin_files: Mapping[str, PluginFiles] = field(default_factory=dict)  # what each plugin dir holds, as given
     includes: IncludeFacts = field(default_factory=IncludeFacts)  # LLVM headers included, and what each LLVM lacks
     llvm_src_kind: str | None = None  # --llvm-src as a local path: "dir", "other" (not a dir), None: no such path
+    patches: tuple[PatchInfo, ...] = ()  # --patch: applied to tritonbuild's copy of the source (source.root)
+    checkout: str | None = None  # with patches: the user's checkout the copy was made from
