@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.plan import CMakePlan, LLVMPlan, ToolchainPlan, compute_key
+from tritonbuild.plan import CMakePlan, LLVMPlan, ToolchainPlan, compute_key, patches_hash
 from tritonbuild.resolve import compilercache, linker, pathviews, proton
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.plugins import Plugin
@@ -39,12 +39,13 @@ def cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
     extra_args = tuple(str(a) for a in s["cmake_args"].value)
+    patched = patches_hash(facts.patches)
     key = compute_key(source_root=src.root, python=facts.host.python, defines=defines, extra_args=extra_args,
-                      build_type=toolchain.build_type, targets=("triton",))
+                      build_type=toolchain.build_type, targets=("triton",), patches=patched)
     fingerprint = compute_key(
         source_root="<source>", python=facts.host.python,
         defines=tuple((k, _placeholders(v, src.root, facts.cache_root, plugins)) for k, v in defines),
-        extra_args=extra_args, build_type=toolchain.build_type, targets=("triton",))
+        extra_args=extra_args, build_type=toolchain.build_type, targets=("triton",), patches=patched)
     build_dir = str(Path(facts.cache_root) / "build" / key)
     links = pathviews.views(build_dir, src.root, ((p.name, p.path) for p in plugins)) if stable else ()
     cmake = CMakePlan(
