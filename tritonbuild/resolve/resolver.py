@@ -17,10 +17,12 @@ from tritonbuild.nvidia import choose
 from tritonbuild.plan import (
     BackendPlan,
     LLVMPlan,
+    PatchInfo,
     Plan,
     SourcePlan,
     ToolchainPlan,
     WheelPlan,
+    patches_hash,
 )
 from tritonbuild.resolve import (
     backend_api,
@@ -55,9 +57,11 @@ def _plugin_origin(origin: str) -> str:
     return origin.replace("cli ", "")
 
 
-def wheel_version(src: SourceInfo, suffix: str | None, scheme: str = "setup", epoch: int | None = None) -> str:
+def wheel_version(src: SourceInfo, suffix: str | None, scheme: str = "setup", epoch: int | None = None,
+                  patches: tuple[PatchInfo, ...] = ()) -> str:
     """Triton's version plus the scheme's suffix, then TRITON_WHEEL_VERSION_SUFFIX (setup.py's rule: a second
-    '+' becomes '-')."""
+    '+' becomes '-'), then the patches' label ``p<8 hex of their combined hash>``: the local label (``+p...``), or
+    its last part (``.p...``) when the version has one."""
     import time
 
     base = src.version or "0.0.0"
@@ -75,7 +79,8 @@ def wheel_version(src: SourceInfo, suffix: str | None, scheme: str = "setup", ep
     env_sfx = suffix or ""
     if "+" in base and "+" in env_sfx:
         env_sfx = env_sfx.replace("+", "-")
-    return base + env_sfx
+    version, patched = base + env_sfx, patches_hash(patches)
+    return version + ("." if "+" in version else "+") + f"p{patched[:8]}" if patched else version
 
 
 def _checked_version(version: str, s: Mapping[str, Resolved], src: SourceInfo) -> str:
@@ -105,7 +110,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     tup = backends_tuple(src, sel.names, toolchain.proton, plugins)
     llvm = _llvm_step(s, facts, env, sel.names, plugins, editable, notes, warnings)
     _preflight(s, facts, llvm, sel.names, toolchain.proton, plugins, warnings)
-    _source_remarks(src, facts, notes, warnings)
+    _source_remarks(src, facts, notes, warnings, editable=editable)
     epoch = source_date_epoch(s, src, env)
     all_defines = {**dict(defines(s, facts, sel.names, plugins, toolchain, llvm, env)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
@@ -113,7 +118,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     cmake, key, fingerprint = cmake_plan(s, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines}, env)
     backends = backend_api.attach(s, facts.api, _backend_plans(src, sel.names, plugins, facts.host.machine), warnings)
     return Plan(
-        tritonbuild_version=__version__, source=_source_plan(src), backends=backends, backends_tuple=tup,
+        tritonbuild_version=__version__, source=_source_plan(src, facts), backends=backends, backends_tuple=tup,
         llvm=llvm, toolchain=toolchain, wheel=_wheel_plan(s, src, facts, epoch, backends, proton=toolchain.proton),
         cmake=cmake, python=facts.host.python, cache_root=facts.cache_root, settings=_settings_dict(s), key=key,
         fingerprint=fingerprint, reproducible=bool(s["reproducible"].value), strip=bool(s["strip"].value),
@@ -141,9 +146,18 @@ def _backends_step(s: Mapping[str, Resolved], facts: Facts, notes: list[str],
     return sel, plugins
 
 
-def _source_remarks(src: SourceInfo, facts: Facts, notes: list[str], warnings: list[str]) -> None:
+def _source_remarks(src: SourceInfo, facts: Facts, notes: list[str], warnings: list[str], *,
+                    editable: bool = False) -> None:
     if src.git and src.git.dirty:
-        warnings.append(f"the source {src.root} has uncommitted changes; the wheel records it as dirty")
+        warnings.append(f"the source {facts.checkout or src.root} has uncommitted changes; the wheel records it as "
+                        "dirty")
+    if facts.patches:
+        notes.append(f"{len(facts.patches)} patch{'es' if len(facts.patches) > 1 else ''} applied to tritonbuild's "
+                     f"copy of {facts.checkout} at {src.root}; the checkout is not edited")
+    if facts.patches and editable:
+        warnings.append(f"the editable install points at tritonbuild's patched copy {src.root}, not at the checkout "
+                        f"{facts.checkout}: an edit in the checkout reaches it at the next `tritonbuild develop`, "
+                        "and an edit made in the copy is overwritten then")
     if facts.default_pin and facts.default_pin != src.pin.llvm_hash:
         notes.append(
             f"the source pins LLVM {src.pin.short}; tritonbuild's default recipe pins {facts.default_pin[:8]} "
@@ -194,7 +208,7 @@ def _wheel_plan(s: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch:
     return WheelPlan(
         name=str(s["wheel_name"].value),
         version=_checked_version(wheel_version(src, s["version_suffix"].value, str(s["version_scheme"].value),
-                                               epoch), s, src),
+                                               epoch, facts.patches), s, src),
         requires_python=str(s["requires_python"].value),
         entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
         scripts=scripts,
@@ -275,7 +289,7 @@ def _preflight(s: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, names: t
         raise UserError(error)
 
 
-def _source_plan(src: SourceInfo) -> SourcePlan:
+def _source_plan(src: SourceInfo, facts: Facts) -> SourcePlan:
     return SourcePlan(
         root=src.root, generation=src.generation, version=src.version,
         commit=src.git.commit if src.git else None, dirty=src.git.dirty if src.git else None,
@@ -284,6 +298,7 @@ def _source_plan(src: SourceInfo) -> SourcePlan:
         proton_in_tuple=src.proton_in_tuple, in_tree_backends=src.backend_names,
         default_backends=src.default_backends, required_backends=src.required_backends,
         build_requires=src.build_requires, bindings=src.bindings, stable_abi=src.stable_abi,
+        checkout=facts.checkout, patches=facts.patches,
     )
 
 
