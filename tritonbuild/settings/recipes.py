@@ -137,6 +137,8 @@ def parse(data: dict[str, Any], path: Path) -> Recipe:
         value = _check(key, value, str(path))
         if key == "source" and "://" not in value and not value.startswith(("git@", "/", "~")):
             value = str((path.parent / value).resolve())  # a source path is relative to the recipe file
+        if key == "patches":
+            value = [str(path.parent / v) for v in value]  # patches too (an absolute one stays as it is)
         (request if key in REQUEST_KEYS else values)[key] = value
     return Recipe(values, **request)
 
