@@ -167,3 +167,19 @@ def _llvm_hint(plan: Plan) -> str:
         "download or `tritonbuild llvm build`), or check out a Triton commit whose cmake/llvm-hash.txt is closer "
         "to this LLVM."
     )
+
+
+# "fatal error: 'x.h' file not found" (clang), "fatal error: x.h: No such file or directory" (gcc)
+_MISSING_HEADER_LINE = re.compile(rf"{_Q}([\w/.+-]+\.(?:h|hpp|inc|def)){_Q}(?: file not found|: No such file or "
+                                  "directory)")
+
+
+def error_kind(message: str) -> str:
+    """What one compiler error message is, in the words of the diagnosis above: "moved header" (an LLVM/MLIR/LLD
+    header this LLVM lacks), "missing header" (another header), "API change" (an LLVM/MLIR C++ API that changed:
+    an override that overrides nothing, a member or function that is gone or takes other arguments), or "error"."""
+    header = _MISSING_HEADER_LINE.search(message)
+    if header:
+        return "moved header" if header.group(1).startswith(("llvm/", "llvm-c/", "mlir/", "mlir-c/", "lld/")) \
+            else "missing header"
+    return "API change" if _API_MISMATCH.search(message) else "error"

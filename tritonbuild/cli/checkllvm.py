@@ -1,0 +1,52 @@
+"""``check-llvm``: does this tree compile against this LLVM? The plan (with its include preflight), the LLVM made
+available, the dev dir configured, then the canary compile (``tritonbuild.execute.canary``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from tritonbuild.cli.options import plan_options
+
+
+@click.command("check-llvm")
+@plan_options
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
+def check_llvm(as_json: bool, **kw: Any) -> None:
+    """Compile, with -fsyntax-only on all cores, a few translation units that together include every header of the
+    tree, against the plan's LLVM; print the errors grouped by cause (units hit, one example each).
+
+    Takes the options `build` takes. Exit code 0: everything compiles; 1: the canary found errors (the build would
+    fail); 2: bad input (including headers the plan's include preflight finds missing).
+    """
+    import json
+
+    from rich.markup import escape
+
+    from tritonbuild.errors import BuildFailed, UserError
+    from tritonbuild.execute import canary
+    from tritonbuild.report import render
+    from tritonbuild.request import provisioned_plan
+
+    console = render.console(stderr=as_json)
+    p = provisioned_plan(kw, console)
+    if p.llvm.problem:
+        raise UserError(p.llvm.problem)
+    pin = "the source's pin" if p.llvm.is_pinned else (
+        f"{'does not record being' if p.llvm.is_pinned is None else 'not'} the pin {p.llvm.pinned_hash[:12]}")
+    console.print(escape(f"check-llvm: {p.source.root} against LLVM {p.llvm.version or '?'} at {p.llvm.prefix} "
+                         f"({pin})"), highlight=False, soft_wrap=True)
+    result = canary.check(p, console)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        if not result.ok:
+            sys.exit(1)
+        return
+    for line in canary.summary(result):
+        console.print(escape(line), soft_wrap=True, highlight=False)
+    if not result.ok:
+        raise BuildFailed(f"{p.source.root} does not compile against LLVM {p.llvm.version or '?'} at "
+                          f"{p.llvm.prefix}: {len(result.causes)} cause(s) in {len(result.failed)} of "
+                          f"{len(result.chosen)} units compiled (above); a build would fail.", log_path=result.log)

@@ -1,0 +1,199 @@
+"""The canary compile (edge: configures the dev dir, reads its compile_commands.json and the tree's includes, runs
+the compiler): a few translation units, chosen so that together they include every header of the tree
+(``tritonbuild.resolve.canary``), compiled with ``-fsyntax-only`` on all cores after CMake's configure, their errors
+grouped by cause. ``tritonbuild check-llvm`` runs it on demand, ``build`` before its full build when the LLVM is not
+the source's pin: a tree that cannot compile against this LLVM is known in a minute, with every cause at once.
+
+It configures the dev dir the way ``develop`` does (``execute.develop.configure``; ``develop`` reuses it), builds
+only the generated headers the chosen units wait for (the order-only inputs Ninja records for their objects: the
+tablegen outputs), then compiles each unit's own command with ``-o``/``-c`` replaced by ``-fsyntax-only``, each in
+a process group of its own with a time limit. No object file is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from tritonbuild import proc
+from tritonbuild.errors import BuildFailed
+from tritonbuild.execute import develop
+from tritonbuild.execute.diagnose import error_kind
+from tritonbuild.execute.lock import lock
+from tritonbuild.execute.prepare import build_env, prepare
+from tritonbuild.execute.progress import Tracker
+from tritonbuild.execute.staging import make_program
+from tritonbuild.gather.includes import include_graph
+from tritonbuild.plan import Plan
+from tritonbuild.resolve import canary as pure
+from tritonbuild.resolve import pathviews
+from tritonbuild.resolve.canary import Cause, Unit
+
+LOG = "canary.log"
+
+
+@dataclass(frozen=True)
+class CanaryResult:
+    build_dir: str
+    units_total: int
+    chosen: tuple[str, ...]  # the units compiled (paths as compile_commands.json names them)
+    headers: int  # tree headers and the LLVM headers they include, covered by the chosen units
+    causes: tuple[Cause, ...]
+    failed: tuple[str, ...]  # units that did not compile
+    timed_out: tuple[str, ...]
+    seconds: float  # choosing, generated headers and compiling (not configure)
+    configure_seconds: float
+    log: str
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok, "build_dir": self.build_dir, "units_total": self.units_total, "chosen": list(self.chosen),
+            "headers_covered": self.headers, "failed": list(self.failed), "timed_out": list(self.timed_out),
+            "seconds": self.seconds, "configure_seconds": self.configure_seconds, "log": self.log,
+            "causes": [{"cause": c.message, "kind": c.kind, "units": len(c.units), "unit_files": list(c.units),
+                        "example": f"{c.example.file}:{c.example.line}: {c.example.message}"} for c in self.causes],
+        }
+
+
+def check(plan: Plan, console: Any, env: Mapping[str, str] | None = None) -> CanaryResult:
+    """``check-llvm``: under the plan's lock, prepare the build dir, configure the dev dir, run the canary."""
+    env = dict(os.environ) if env is None else dict(env)
+    lk = lock(plan, say=lambda m: console.print(f"[yellow]note:[/yellow] {m}"))
+    try:
+        prepare(plan, log=lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
+        return configure_and_run(plan, console, env)
+    finally:
+        lk.release()
+
+
+def configure_and_run(plan: Plan, console: Any, env: Mapping[str, str]) -> CanaryResult:
+    """Configure the dev dir (when its configuration is not the plan's), then run the canary in it (the caller
+    holds the plan's lock and has prepared the build dir)."""
+    build = develop.dev_dir(plan)
+    build.mkdir(parents=True, exist_ok=True)
+    run_env = build_env(plan, env)
+    argv = develop.configure_argv(plan, develop.ninja_program())
+    action = develop.configure_action(build, argv)
+    started = time.monotonic()
+    with open(build / LOG, "w") as log:
+        if action != "no":
+            develop.configure(plan, argv, action, env=run_env, log=log, tracker=Tracker(), console=console)
+        configured = round(time.monotonic() - started, 2)
+        return run(plan, build, run_env, log, configured)
+
+
+def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configured: float = 0.0) -> CanaryResult:
+    """Choose the units of the configured ``build`` dir, build the headers they wait for, compile them."""
+    started = time.monotonic()
+    units = load_units(build)
+    covers = unit_covers(plan, build, units)
+    chosen_files = pure.choose(covers, plan.canary.max_units if plan.canary else pure.MAX_UNITS)
+    by_real = {os.path.realpath(u.file): u for u in units}
+    chosen = [by_real[f] for f in chosen_files]
+    headers = len(set().union(*(covers[f] for f in chosen_files))) if chosen_files else 0
+    log.write(f"tritonbuild: canary: {len(chosen)} of {len(units)} units cover {headers} headers\n")
+    generate_headers(build, chosen, env, log, plan.toolchain.jobs)
+    timeout = plan.canary.timeout if plan.canary else pure.UNIT_TIMEOUT
+    outputs = compile_units(chosen, env, max(1, plan.toolchain.jobs), timeout)
+    found: list[pure.Diagnostic] = []
+    failed, late = [], []
+    for unit, (rc, text) in zip(chosen, outputs, strict=True):
+        log.write(f"$ cd {unit.directory} && {' '.join(pure.syntax_only(unit.argv))}\n{text}\n")
+        if rc == 124:
+            late.append(shown(plan, unit.file))
+        elif rc != 0:
+            lines = [t for t in text.splitlines() if t.strip()]
+            found += [_real(plan, unit, d) for d in pure.diagnostics(unit.file, text)] or [
+                pure.Diagnostic(shown(plan, unit.file), 0, lines[-1] if lines else f"exit code {rc}",
+                                shown(plan, unit.file))]
+        if rc != 0:
+            failed.append(shown(plan, unit.file))
+    log.flush()
+    causes = pure.group(found, {d.message: error_kind(d.message) for d in found})
+    return CanaryResult(str(build), len(units), tuple(shown(plan, u.file) for u in chosen), headers, tuple(causes),
+                        tuple(failed), tuple(str(x) for x in late), round(time.monotonic() - started, 2), configured,
+                        log.name)
+
+
+def shown(plan: Plan, path: str) -> str:
+    """A path of the build (through the plan's view links) as the user knows it: in their checkout."""
+    return pathviews.to_real(path, plan.cmake.views)
+
+
+def _real(plan: Plan, unit: Unit, d: pure.Diagnostic) -> pure.Diagnostic:
+    path = d.file if d.file.startswith("/") else os.path.normpath(os.path.join(unit.directory, d.file))
+    return pure.Diagnostic(shown(plan, path), d.line, d.message, shown(plan, unit.file))
+
+
+def load_units(build: Path) -> list[Unit]:
+    """The units of the configured dir's compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS, set by every plan)."""
+    db = build / "compile_commands.json"
+    try:
+        return pure.units_of(json.loads(db.read_text()))
+    except (OSError, ValueError) as exc:
+        raise BuildFailed(f"The canary compile needs {db}, which configure did not write or is unreadable ({exc}). "
+                          "Run `tritonbuild build --canary off` to build without it.") from None
+
+
+def unit_covers(plan: Plan, build: Path, units: Sequence[Unit]) -> dict[str, frozenset[str]]:
+    """Each unit's (real path's) tree headers and the LLVM headers those include."""
+    dirs = list(dict.fromkeys(d for u in units for d in pure.include_dirs(u.argv, u.directory)))
+    inside = [plan.source.root, plan.cmake.source_dir, str(build),
+              *(b.path for b in plan.backends if b.origin == "plugin")]
+    reals = [Unit(os.path.realpath(u.file), u.directory, u.argv, u.output) for u in units]
+    graph = include_graph([u.file for u in reals], dirs, inside)
+    return pure.coverage(reals, graph)
+
+
+def generate_headers(build: Path, units: Sequence[Unit], env: Mapping[str, str], log: IO[str], jobs: int) -> None:
+    """Build what Ninja orders before the units' objects (tablegen's generated headers), nothing else."""
+    ninja = make_program(build) or develop.ninja_program()
+    outputs = [u.output for u in units if u.output]
+    if not outputs or not (build / "build.ninja").is_file():
+        return
+    query = proc.run([ninja, "-C", str(build), "-t", "query", *outputs], env=env, timeout=120)
+    needs = sorted({line.strip()[3:] for line in query.stdout.splitlines() if line.strip().startswith("|| ")})
+    if not needs:
+        return
+    result = proc.run([ninja, "-C", str(build), f"-j{max(1, jobs)}", *needs], env=env, timeout=3600)
+    log.write(f"$ ninja -C {build} {' '.join(needs)}\n{result.stdout}{result.stderr}\n")
+    if not result.ok:
+        raise BuildFailed(f"Building the generated headers the canary compile needs failed (exit code "
+                          f"{result.returncode}): {(result.stdout + result.stderr).strip()[-2000:]}",
+                          log_path=log.name)
+
+
+def compile_units(units: Sequence[Unit], env: Mapping[str, str], jobs: int,
+                  timeout: int) -> list[tuple[int, str]]:
+    """Each unit's exit code and output, compiled with -fsyntax-only, ``jobs`` at once."""
+    def one(unit: Unit) -> tuple[int, str]:
+        r = proc.run(pure.syntax_only(unit.argv), cwd=unit.directory, env=env, timeout=max(timeout, proc.LONG))
+        return r.returncode, r.stdout + r.stderr
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, units))
+
+
+def summary(result: CanaryResult) -> list[str]:
+    """Lines for a person: how long, how many units, then each cause with its unit count and one example."""
+    head = (f"canary compile: {len(result.chosen)} of {result.units_total} units in {result.seconds:.1f} s "
+            f"(configure {result.configure_seconds:.1f} s), covering {result.headers} headers: ")
+    if result.ok:
+        return [head + "everything compiles"]
+    lines = [head + f"{len(result.failed)} unit(s) fail, {len(result.causes)} cause(s)"]
+    for c in result.causes:
+        ex = c.example
+        lines.append(f"  {c.kind}: {c.message} [{len(c.units)} unit(s); e.g. {ex.file}:{ex.line}: {ex.message}]")
+    if result.timed_out:
+        lines.append(f"  timed out: {', '.join(result.timed_out)}")
+    return lines
