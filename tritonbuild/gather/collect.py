@@ -9,12 +9,13 @@ from pathlib import Path
 from tritonbuild import paths, safegit
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import read_text
-from tritonbuild.gather import compat, deps, git, host, includes
+from tritonbuild.gather import compat, deps, git, host, includes, patches
 from tritonbuild.gather.plugins import absolute, read_all, read_plugin
 from tritonbuild.gather.source import inspect_source, looks_like_triton
 from tritonbuild.llvm import cache as llvm_cache
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.nvidia import discover as nvidia_discover
+from tritonbuild.plan import PatchInfo
 from tritonbuild.resolve import knownissues
 from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.facts import Facts, LLVMInstall
@@ -101,10 +102,11 @@ def _plugin_url(spec: str) -> tuple[str, str | None]:
 def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
            python: str | None = None) -> Facts:
     cache = paths.cache_root(env, cache_dir)
-    root = source_root(s, cwd, cache)
-    if not root.exists():
-        raise UserError(f"The source {root} (from {s['source'].origin}) does not exist. Check --source.")
-    source = inspect_source(root, git.git_state(root))
+    checkout = source_root(s, cwd, cache)
+    if not checkout.exists():
+        raise UserError(f"The source {checkout} (from {s['source'].origin}) does not exist. Check --source.")
+    root, applied = patched_source(s, checkout, cwd, cache)
+    source = inspect_source(root, git.git_state(checkout))
     llvm_choice = str(s["llvm"].value)
     explicit = None
     if llvm_choice not in ("auto", "system", "download", "source"):
@@ -148,7 +150,20 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         plugin_files=read_all(s["plugin_dirs"].value, cwd),
         llvm_src_kind=_path_kind(s["llvm_src"].value, cwd),
         includes=includes.gather(root, plugin_paths, [i.prefix for i in llvms if i.runs], cache / "apicheck"),
+        patches=applied, checkout=str(checkout.resolve()) if applied else None,
     )
+
+
+def patched_source(s: Mapping[str, Resolved], checkout: Path, cwd: Path, cache: Path
+                   ) -> tuple[Path, tuple[PatchInfo, ...]]:
+    """The tree every later fact is read from: the checkout itself, or with ``--patch`` tritonbuild's patched copy
+    of it (``gather.patches``; a checkout that is no Triton tree is refused first, as itself)."""
+    given = s["patches"].value if "patches" in s else []
+    if not given:
+        return checkout, ()
+    if not looks_like_triton(checkout):
+        inspect_source(checkout)  # its own refusal, naming the checkout, before anything is copied
+    return patches.prepare(checkout, [str(g) for g in given], s["patches"].origin, cwd, cache)
 
 
 def known_issue_facts(root: Path, llvms: list[LLVMInstall]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:

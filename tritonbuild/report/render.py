@@ -32,7 +32,9 @@ def print_plan(plan: Plan, out: Console) -> None:
     head.add_column(style="bold")
     head.add_column(overflow="fold")
     commit = f"{src.commit[:12]}{' (dirty)' if src.dirty else ''}" if src.commit else "not a git checkout"
-    head.add_row("source", f"{src.root}  [{src.generation}, Triton {src.version or '?'}, {commit}]")
+    head.add_row("source", f"{src.checkout or src.root}  [{src.generation}, Triton {src.version or '?'}, {commit}]")
+    if src.patches:
+        head.add_row("patches", _patch_words(src.patches, src.root))
     head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} ({plan.wheel.tag}) -> {plan.wheel.out_dir}")
     head.add_row("python", plan.python + (f" (the wheel also serves {', '.join(plan.serves)})" if plan.serves
                                           else ""))
@@ -74,6 +76,15 @@ def print_plan(plan: Plan, out: Console) -> None:
         out.print(f"[cyan]note:[/cyan] {redact_text(note)}")
     for warning in plan.warnings:
         out.print(f"[yellow]warning:[/yellow] {redact_text(warning)}")
+
+
+def _patch_words(patches: Any, copy: str) -> str:
+    """Each patch (as given, its sha256, the files it touches), and the copy they are applied to."""
+    def files(p: Any) -> str:
+        shown = ", ".join(p.files[:4]) + (f" and {len(p.files) - 4} more" if len(p.files) > 4 else "")
+        return f"{p.path} (sha256 {p.sha256[:16]}; {shown})"
+
+    return "; ".join(files(p) for p in patches) + f"; applied to the copy {copy}"
 
 
 def _deps_table(deps: Any) -> Any:

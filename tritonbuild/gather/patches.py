@@ -1,0 +1,425 @@
+"""Patches applied to a copy of the source that tritonbuild owns, never to the user's checkout (edge: reads the
+patches and the source, runs ``git apply`` through ``safegit``, writes under ``<cache>/patched``).
+
+Each patch (``--patch FILE``, a recipe's ``patches``) is input the user did not write: it is read as a regular
+UTF-8 file under a size cap, and every path it names (``diff --git``, ``---``/``+++``, ``rename``/``copy`` lines;
+``-p1``, as git and ``patch -p1`` read them) must stay inside the source, outside ``.git``, and name no link or
+submodule. The patched content of the files the patches touch is computed first, in a temp dir that holds copies
+of just those files (``git apply`` there, outside any repository); a patch that does not apply is refused with
+git's own message before anything is written. Then the copy ``<cache>/patched/<key>/tree`` (key: the source's
+real path and the patches' sha256) is brought up to date under a file lock: a source file is copied (mtime kept)
+only when its size or mtime differ from the copy's, a patched file is written only when its content differs, and
+what the source no longer has is removed. An unchanged source and patch set leave every file of the copy as it
+was, so a rebuild stays a no-op for Ninja.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import posixpath
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from tritonbuild import safegit
+from tritonbuild.errors import EnvironmentProblem, UserError
+from tritonbuild.fileutil import TEXT_LIMIT, name_problem, read_checked
+from tritonbuild.plan import PatchInfo
+
+FIX = "Fix the patch (paths are read with -p1: a/PATH and b/PATH relative to the top of the source), or drop it."
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_MODE = re.compile(r"^(?:new file mode|deleted file mode|new mode|old mode|index [0-9a-f]+\.\.[0-9a-f]+) (\d+)\s*$")
+_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}
+
+
+def path_problem(raw: str, *, strip: bool) -> str | None:
+    """Why ``raw``, a path named by a patch, cannot be patched inside the copy (None: it can). ``strip``: the path
+    has the a/ or b/ component that -p1 removes (``---``, ``+++`` and ``diff --git`` names; not ``rename from``)."""
+    if not raw:
+        return "is empty"
+    if raw.startswith("/"):
+        return "is an absolute path"
+    problem = next((p for p in map(name_problem, raw.split("/")) if p), None)
+    if problem or "\0" in raw:
+        return problem or "holds a NUL byte"
+    parts = raw.split("/")
+    if strip:
+        if len(parts) < 2:
+            return "has no leading directory (a/ or b/) for -p1 to remove"
+        parts = parts[1:]
+    if any(part in ("", ".", "..") for part in parts):
+        return "has an empty, '.' or '..' component (it could lead outside the source)"
+    if any(part.lower() == ".git" for part in parts):
+        return "lies in a .git directory (git's own files are never patched)"
+    return None
+
+
+def inside(raw: str, *, strip: bool) -> str:
+    """The path ``raw`` names relative to the top of the source, once ``path_problem`` has accepted it."""
+    return "/".join(raw.split("/")[1:] if strip else raw.split("/"))
+
+
+def _unquote(text: str) -> str | None:
+    """A C-quoted name as git writes one (``"a/caf\\303\\251"``), or None when it is not one."""
+    if len(text) < 2 or not text.endswith('"'):
+        return None
+    out, body, i = bytearray(), text[1:-1], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == '"':
+            return None
+        if ch != "\\":
+            out += ch.encode("utf-8", "surrogateescape")
+            i += 1
+        elif re.match(r"[0-7]{3}", body[i + 1:i + 4]):
+            out.append(int(body[i + 1:i + 4], 8) & 0xFF)
+            i += 4
+        elif body[i + 1:i + 2] in _ESCAPES:
+            out.append(_ESCAPES[body[i + 1]])
+            i += 2
+        else:
+            return None
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\udcff"  # not UTF-8: name_problem refuses it
+
+
+def _header_name(rest: str) -> str:
+    """The name of a ``---``/``+++`` line: C-quoted, or up to a tab (GNU diff puts the date after one)."""
+    rest = rest.rstrip("\r\n")
+    if rest.startswith('"'):
+        end = rest.find('"', 1)
+        while end > 0 and rest[end - 1] == "\\" and not rest[:end].endswith("\\\\"):
+            end = rest.find('"', end + 1)
+        quoted = _unquote(rest[:end + 1]) if end > 0 else None
+        return quoted if quoted is not None else rest
+    return rest.split("\t", 1)[0]
+
+
+def _git_names(rest: str) -> list[str]:
+    """The two names of a ``diff --git a/X b/Y`` line, where they can be told apart (else none: the ---/+++ and
+    rename lines that follow name them)."""
+    if rest.startswith('"'):
+        first = _header_name(rest)
+        tail = rest[rest.find('"', 1) + 1:].strip() if first != rest else ""
+        return [first, _header_name(tail)] if tail else [first]
+    halves = [(rest[:i], rest[i + 1:]) for i in range(len(rest)) if rest[i] == " " and rest[i + 1:i + 2] != " "]
+    same = [(a, b) for a, b in halves if a.split("/", 1)[-1] == b.split("/", 1)[-1]]
+    return list(same[0]) if len(same) == 1 else []
+
+
+def named_paths(text: str) -> list[tuple[int, str, bool]]:
+    """Every path the patch names, as (line number, raw path, whether -p1 strips it); hunk bodies are skipped by
+    their line counts (a removed line ``-- x`` reads ``--- x``). A symlink or submodule mode is refused here."""
+    found: list[tuple[int, str, bool]] = []
+    old = new = 0
+    for number, line in enumerate(text.split("\n"), 1):
+        if old > 0 or new > 0:
+            tag = line[:1]
+            if tag in (" ", "", "-", "+", "\\"):
+                old -= tag in (" ", "", "-")
+                new -= tag in (" ", "", "+")
+                continue
+            old = new = 0
+        hunk = _HUNK.match(line)
+        if hunk:
+            old, new = int(hunk.group(1) or 1), int(hunk.group(2) or 1)
+        elif line.startswith(("--- ", "+++ ")):
+            name = _header_name(line[4:])
+            if name != "/dev/null":
+                found.append((number, name, True))
+        elif line.startswith("diff --git "):
+            found += [(number, name, True) for name in _git_names(line[11:].rstrip("\r"))]
+        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
+            found.append((number, _header_name(line.split(" ", 2)[2]), False))
+        elif (mode := _MODE.match(line)) and mode.group(1) in ("120000", "160000"):
+            what = "a symlink" if mode.group(1) == "120000" else "a submodule"
+            found.append((number, f"\0{what}", False))
+    return found
+
+
+def touched_files(text: str, shown: str) -> tuple[str, ...]:
+    """The files a patch touches (relative to the top of the source), refused (UserError) when one of its paths
+    would leave the source, names .git, or when it touches a link or a submodule, or names no file at all."""
+    names = named_paths(text)
+    for number, raw, strip in names:
+        if raw.startswith("\0"):
+            raise UserError(f"The patch {shown} changes {raw[1:]} (line {number}): tritonbuild applies patches to "
+                            f"files only, never to links or submodules. {FIX}")
+        problem = path_problem(raw, strip=strip)
+        if problem:
+            raise UserError(f"The patch {shown} names the path {raw!r} (line {number}), which {problem}: every "
+                            f"path a patch names must lie inside the source. {FIX}")
+    files = tuple(sorted({inside(raw, strip=strip) for _, raw, strip in names}))
+    if not files:
+        raise UserError(f"The patch {shown} names no file: it is not a unified diff (git diff or diff -u output, "
+                        f"with --- a/PATH and +++ b/PATH lines). {FIX}")
+    return files
+
+
+def read_patch(given: str, base: Path, origin: str) -> tuple[PatchInfo, bytes]:
+    """One patch as given (relative to ``base``): its facts and its bytes, refused as one paragraph when it is no
+    regular UTF-8 text file under the size cap, holds a NUL byte, or names a path outside the source."""
+    path = base / given
+    shown = f"{given} ({origin})"
+    what = f"the patch given by {origin}"
+    try:
+        text = read_checked(path, Path(os.path.realpath(path)).parent, what, limit=TEXT_LIMIT)
+    except OSError as exc:
+        raise UserError(f"The patch {shown} cannot be read: {exc.strerror or exc}.") from None
+    if text is None:
+        raise UserError(f"The patch {shown} does not exist (looked at {path}). Check the path: a patch on the "
+                        "command line or in TRITONBUILD_PATCHES is relative to the current directory, one in a "
+                        "recipe to the recipe's directory.")
+    if "\0" in text:
+        raise UserError(f"The patch {shown} holds a NUL byte: it is not a text diff. {FIX}")
+    data = text.encode("utf-8")
+    return PatchInfo(path=given, sha256=hashlib.sha256(data).hexdigest(), files=touched_files(text, shown)), data
+
+
+def read_all(given: Sequence[str], origin: str, cwd: Path) -> list[tuple[PatchInfo, bytes]]:
+    """Every patch, in order, each checked before any is applied."""
+    return [read_patch(str(g), cwd, origin) for g in given]
+
+
+# --- the files of the source ---------------------------------------------------------------------------------------
+
+def source_files(root: Path) -> list[str]:
+    """The files of the source (relative, posix): a git checkout's tracked and untracked-but-not-ignored files
+    (``git ls-files -co --exclude-standard``; a submodule's files walked), else every file but ``.git``."""
+    if (root / ".git").exists():
+        res = safegit.run_git(root, "ls-files", "-z", "-co", "--exclude-standard", timeout=120)
+        if not res.ok:
+            raise UserError(f"git cannot list the files of the source {root}: {res.output or 'no output'}. Fix "
+                            "the checkout (git status should work there), or pass a copy without .git.")
+        listed = sorted({name for name in res.stdout.split("\0") if name})
+    else:
+        listed = [""]
+    out: list[str] = []
+    for rel in listed:
+        if "\ufffd" in rel:
+            raise UserError(f"The source {root} has a file whose name is not UTF-8 ({rel!r}): rename it.")
+        path = root / rel if rel else root
+        if path.is_dir() and not path.is_symlink():
+            out += _walk(root, path)
+        elif os.path.lexists(path):  # a tracked file deleted in the work tree is not part of the copy
+            out.append(rel)
+    return sorted(set(out))
+
+
+def _walk(root: Path, top: Path) -> list[str]:
+    found: list[str] = []
+    for here, dirs, files in os.walk(top):  # links to dirs are listed in dirs, never walked into
+        linked = [d for d in dirs if Path(here, d).is_symlink()]
+        dirs[:] = [d for d in dirs if d != ".git" and d not in linked]
+        found += [Path(here, f).relative_to(root).as_posix() for f in (*files, *linked) if f != ".git"]
+    return found
+
+
+def check_entries(root: Path, files: Sequence[str]) -> None:
+    """Refuse what a copy cannot carry: a link that leaves the source (or is absolute: its copy would point back
+    into the checkout, or dangles), an entry that is no file or link (a fifo), a name that is not UTF-8."""
+    base = os.path.realpath(root)
+    for rel in files:
+        path = root / rel
+        problem = next((p for p in map(name_problem, rel.split("/")) if p), None)
+        st = path.lstat()
+        if problem is None and stat.S_ISLNK(st.st_mode):
+            problem = _link_problem(path, rel, base)
+        elif problem is None and not stat.S_ISREG(st.st_mode):
+            problem = "is not a regular file, directory or link (a fifo, socket or device)"
+        if problem:
+            raise UserError(f"The source {root} holds {rel!r}, which {problem}: a patched copy of the source "
+                            "cannot carry it. Remove it or replace it with a copy of what it points at, or build "
+                            "without --patch.")
+
+
+def _link_problem(path: Path, rel: str, base: str) -> str | None:
+    target = os.readlink(path)
+    if target.startswith("/"):
+        return f"is an absolute link (-> {target}), which in the copy would point back into the checkout"
+    if posixpath.normpath(posixpath.join(posixpath.dirname(rel), target)).split("/")[0] == "..":
+        return f"is a link that leaves the source (-> {target})"
+    try:
+        real = os.path.realpath(path, strict=True)
+    except OSError:
+        return f"is a link that dangles or loops (-> {target})"
+    inside_base = real == base or real.startswith(base + os.sep)
+    return None if inside_base else f"is a link through which the source leads outside itself, to {real}"
+
+
+# --- applying ------------------------------------------------------------------------------------------------------
+
+def _under_link(root: Path, rel: str) -> bool:
+    parts = rel.split("/")
+    return any((root / "/".join(parts[:i])).is_symlink() for i in range(1, len(parts) + 1))
+
+
+def patched_contents(root: Path, patches: Sequence[tuple[PatchInfo, bytes]]) -> dict[str, tuple[bytes, int] | None]:
+    """The content and mode of every file the patches touch once they are all applied (None: the patches delete
+    it), computed in a temp dir; the first patch that does not apply is refused with git apply's message."""
+    touched = sorted({f for info, _ in patches for f in info.files})
+    for info, _ in patches:
+        bad = next((f for f in info.files if _under_link(root, f)), None)
+        if bad:
+            raise UserError(f"The patch {info.path} touches {bad}, which in the source {root} is a link or lies "
+                            f"under one: tritonbuild patches files, not links. {FIX}")
+    with tempfile.TemporaryDirectory(prefix="tritonbuild-patch-") as tmp:
+        tree = Path(tmp) / "tree"
+        tree.mkdir()
+        for rel in touched:
+            if (root / rel).is_file():
+                (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(root / rel, tree / rel)
+        env = {**os.environ, "GIT_CEILING_DIRECTORIES": tmp}  # never a repository above the temp dir
+        for number, (info, data) in enumerate(patches):
+            _apply(tree, Path(tmp) / f"{number}.patch", info, data, env, earlier=number)
+        return _results(tree, touched, patches)
+
+
+def _apply(tree: Path, file: Path, info: PatchInfo, data: bytes, env: Mapping[str, str], earlier: int) -> None:
+    file.write_bytes(data)  # what was hashed is what is applied
+    res = safegit.run_git(tree, "apply", "--whitespace=nowarn", str(file), timeout=120, env=env)
+    if res.ok:
+        return
+    said = "; ".join(line.strip() for line in res.output.splitlines() if line.strip()) or "git apply failed"
+    after = f" (after the {earlier} patch{'es' if earlier > 1 else ''} before it)" if earlier else ""
+    raise UserError(f"The patch {info.path} does not apply to the source{after}: {said}. Nothing was changed: "
+                    "update the patch for this source (git diff in a checkout where it applies writes one), or "
+                    "drop it.")
+
+
+def _results(tree: Path, touched: list[str], patches: Sequence[tuple[PatchInfo, bytes]]
+             ) -> dict[str, tuple[bytes, int] | None]:
+    out: dict[str, tuple[bytes, int] | None] = {}
+    for here, _, files in os.walk(tree):
+        for name in files:
+            path = Path(here, name)
+            rel = path.relative_to(tree).as_posix()
+            st = path.lstat()
+            if rel not in touched or not stat.S_ISREG(st.st_mode):
+                shown = ", ".join(p.path for p, _ in patches)
+                raise UserError(f"git apply wrote {rel!r}, which the patches ({shown}) do not name as a file they "
+                                f"change: tritonbuild cannot tell what they touch. {FIX}")
+            out[rel] = (path.read_bytes(), stat.S_IMODE(st.st_mode))
+    return {rel: out.get(rel) for rel in touched}
+
+
+# --- the copy ------------------------------------------------------------------------------------------------------
+
+def copy_key(root: Path, patches: Sequence[PatchInfo]) -> str:
+    identity = "\n".join([os.path.realpath(root), *(p.sha256 for p in patches)])
+    return hashlib.sha256(identity.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def sync(root: Path, files: Sequence[str], patched: Mapping[str, tuple[bytes, int] | None], dest: Path) -> None:
+    """Make ``dest`` hold ``files`` of ``root`` (copied only when size or mtime differ, links as links) with the
+    patched files' contents (written only when they differ), and nothing else."""
+    wanted = {f for f in files if f not in patched} | {f for f, c in patched.items() if c is not None}
+    dirs = {"/".join(f.split("/")[:i]) for f in wanted for i in range(1, f.count("/") + 1)}
+    dest.mkdir(parents=True, exist_ok=True)
+    _prune(dest, dest, wanted, dirs)
+    for rel in files:
+        if rel not in patched:
+            _copy(root / rel, dest / rel)
+    for rel, content in patched.items():
+        if content is not None:
+            _write(dest / rel, *content)
+
+
+def _prune(dest: Path, here: Path, wanted: set[str], dirs: set[str]) -> None:
+    """Remove from the copy every entry that is not wanted there (or is a file where a dir is wanted)."""
+    with os.scandir(here) as it:
+        entries = list(it)
+    for e in entries:
+        rel = Path(e.path).relative_to(dest).as_posix()
+        if e.is_dir(follow_symlinks=False):
+            if rel in dirs:
+                _prune(dest, Path(e.path), wanted, dirs)
+            else:
+                shutil.rmtree(e.path)
+        elif rel not in wanted or rel in dirs:
+            Path(e.path).unlink()
+
+
+def _copy(src: Path, dst: Path) -> None:
+    st = src.lstat()
+    try:
+        have: os.stat_result | None = dst.lstat()
+    except FileNotFoundError:
+        have = None
+    if stat.S_ISLNK(st.st_mode):
+        if have and stat.S_ISLNK(have.st_mode) and os.readlink(dst) == os.readlink(src):
+            return
+        _clear(dst, have)
+        dst.symlink_to(os.readlink(src))
+        return
+    if have and stat.S_ISREG(have.st_mode) and (have.st_size, have.st_mtime_ns) == (st.st_size, st.st_mtime_ns):
+        return
+    _clear(dst, have)
+    tmp = dst.with_name(f".{dst.name}.tritonbuild-tmp")
+    shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
+
+
+def _write(dst: Path, data: bytes, mode: int) -> None:
+    try:
+        have: os.stat_result | None = dst.lstat()
+    except FileNotFoundError:
+        have = None
+    if have and stat.S_ISREG(have.st_mode) and have.st_size == len(data) and dst.read_bytes() == data:
+        if stat.S_IMODE(have.st_mode) != mode:
+            dst.chmod(mode)
+        return
+    _clear(dst, have)
+    tmp = dst.with_name(f".{dst.name}.tritonbuild-tmp")
+    tmp.write_bytes(data)
+    tmp.chmod(mode)
+    os.replace(tmp, dst)
+
+
+def _clear(dst: Path, have: os.stat_result | None) -> None:
+    """Make room for ``dst``: its parent dirs exist, and no dir or link stands where it goes."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if have is not None and stat.S_ISDIR(have.st_mode):
+        shutil.rmtree(dst)
+    elif have is not None and stat.S_ISLNK(have.st_mode):
+        dst.unlink()
+
+
+def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path,
+            cache: Path) -> tuple[Path, tuple[PatchInfo, ...]]:
+    """The patched copy of ``root`` and the patches' facts: every patch read and checked, every file of the source
+    checked, the patches applied in a temp dir, and only then the copy brought up to date (under its lock)."""
+    patches = read_all(given, origin, cwd)
+    files = source_files(root)
+    check_entries(root, files)
+    patched = patched_contents(root, patches)
+    infos = tuple(info for info, _ in patches)
+    where = cache / "patched" / copy_key(root, infos)
+    try:
+        with _locked(where.with_name(where.name + ".lock")):
+            sync(root, files, patched, where / "tree")
+    except OSError as exc:
+        raise EnvironmentProblem(f"The patched copy of the source cannot be written under {where}: "
+                        f"{exc.strerror or exc}. Check that the cache dir is writable and has room.") from None
+    return where / "tree", infos
+
