@@ -3,6 +3,7 @@ version)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tritonbuild import __version__
@@ -14,7 +15,8 @@ def provenance(plan: Plan) -> dict[str, Any]:
     """The wheel's ``triton/_build_info.json``: what was built, from what, with what.
 
     In reproducible mode it holds no directory of the build machine (the source, plugins and cache are
-    named, not located), so the same plan built elsewhere gives the same bytes.
+    named, not located; a patch by its file name), so the same plan built elsewhere gives the same bytes. The
+    patches applied to the source are listed in order: path as given, sha256, the files each touches.
     """
     tc = plan.toolchain
 
@@ -30,7 +32,10 @@ def provenance(plan: Plan) -> dict[str, Any]:
         "plan_key": None if plan.reproducible else plan.key,
         "plan_fingerprint": plan.fingerprint,
         "source": {"root": where(plan.source.root), "commit": plan.source.commit, "dirty": plan.source.dirty,
-                   "version": plan.source.version, "generation": plan.source.generation},
+                   "version": plan.source.version, "generation": plan.source.generation,
+                   "checkout": None if plan.reproducible else plan.source.checkout,
+                   "patches": [{"path": os.path.basename(p.path) if plan.reproducible else p.path,
+                                "sha256": p.sha256, "files": list(p.files)} for p in plan.source.patches]},
         "backends": [{"name": b.name, "origin": b.origin, "path": where(b.path), "commit": b.commit,
                       "dirty": b.dirty} for b in plan.backends],
         "backends_tuple": list(plan.backends_tuple),

@@ -48,6 +48,7 @@ def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
         "compile_check": result.compile_check, "unity_learned": list(result.unity_learned),
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
+        "patches": [{"path": p.path, "sha256": p.sha256, "files": list(p.files)} for p in plan.source.patches],
         "provenance": provenance(plan), "plan": plan.to_dict(),
     })
     return out

@@ -45,6 +45,7 @@ class Provenance:
     reproducible: bool
     system_libs: tuple[str, ...]
     llvm_prefix: str | None
+    patches: tuple[tuple[str, str], ...] = ()  # (path as given, sha256) of each patch applied to the source
 
 
 def dist_info(zf: zipfile.ZipFile, leaf: str) -> str | None:
@@ -141,7 +142,13 @@ def _parse_info(data: object) -> Provenance | str:
         return f"'wheel.reproducible' is {_short(repro)}, not true or false"
     if not isinstance(llvm, dict) or not isinstance(llvm.get("prefix"), str | None):
         return f"'llvm' is {_short(llvm)}, not an object with a 'prefix' string"
-    return Provenance(tuple(sorted(b["name"] for b in backends)), repro, tuple(libs), llvm.get("prefix"))
+    source = data.get("source", {})
+    patches = source.get("patches", []) if isinstance(source, dict) else None
+    if not isinstance(patches, list) or not all(isinstance(p, dict) and isinstance(p.get("path"), str)
+                                                and isinstance(p.get("sha256"), str) for p in patches):
+        return f"'source.patches' is {_short(patches)}, not a list of objects with 'path' and 'sha256' strings"
+    return Provenance(tuple(sorted(b["name"] for b in backends)), repro, tuple(libs), llvm.get("prefix"),
+                      tuple((p["path"], p["sha256"]) for p in patches))
 
 
 def _provenance(zf: zipfile.ZipFile) -> tuple[Provenance | None, list[Check]]:
@@ -366,6 +373,16 @@ def _import_check(wheel: Path, python: str, expected: list[str], prefix: str | N
     return checks
 
 
+def _patch_words(patches: tuple[tuple[str, str], ...]) -> str:
+    """The patches a wheel's provenance names, printable whatever the wheel holds (control characters quoted)."""
+    def one(text: str) -> str:
+        return (text if text.isprintable() else repr(text))[:200]
+
+    more = f"; and {len(patches) - 5} more" if len(patches) > 5 else ""
+    return "; ".join(f"{one(path)} (sha256 {one(digest)})" for path, digest in patches[:5]) + more + \
+        " applied to the source"
+
+
 def _contents(wheel: Path, zf: zipfile.ZipFile, tmp: Path) -> tuple[list[Check], Provenance | None, list[str]]:
     """The checks that read the wheel's members; the provenance and the backends the import should find."""
     found = structure(wheel, zf)
@@ -374,6 +391,8 @@ def _contents(wheel: Path, zf: zipfile.ZipFile, tmp: Path) -> tuple[list[Check],
     if info is not None:
         checks.append(("reproducible", "ok", "yes: no build-machine paths, fixed zip metadata, the same bytes "
                        "from any checkout dir" if info.reproducible else "no (built without --reproducible)"))
+    if info is not None and info.patches:
+        checks.append(("patches", "note", _patch_words(info.patches)))
     system = elf.SYSTEM_LIBS | frozenset(info.system_libs if info else ())
     checks.append(_elf_check(zf, tmp, system))
     expected = list(info.backends) if info and info.backends else eps if isinstance(eps, list) else []
