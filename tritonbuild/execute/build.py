@@ -88,6 +88,8 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     if (again := republished(plan, env, started)) is not None:
         return again
     strategy = quick_rebuild(plan)
+    if strategy is None and plan.canary is not None and plan.canary.enabled:
+        _canary(plan, console, env)
     republish.forget(plan)
     shutil.rmtree(tmp_wheels, ignore_errors=True)
     tmp_wheels.mkdir()
@@ -118,6 +120,28 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
     moved = compilercache.delta(before, cache_stats(plan, env))
     release_cache_server(plan, env)
     return _finish(plan, final, started, timings, tracker, moved, made)
+
+
+def _canary(plan: Plan, console: Any, env: Mapping[str, str]) -> None:
+    """Before a full build whose plan asks for it: the canary compile (``execute.canary``); a tree that does not
+    compile against the LLVM stops here, with every cause found, before the full build starts."""
+    from rich.markup import escape
+
+    from tritonbuild.execute import canary
+
+    why = escape(plan.canary.why if plan.canary else "")
+    console.print(f"[cyan]note:[/cyan] canary compile before the build: {why}", soft_wrap=True)
+    result = canary.configure_and_run(plan, console, env)
+    lines = canary.summary(result)
+    console.print(escape(lines[0]), soft_wrap=True, highlight=False)  # the causes: in the error's tail
+    if result.ok:
+        return
+    hint = explain(plan, [f"{c.example.file}:{c.example.line}: error: {c.example.message}" for c in result.causes])
+    raise BuildFailed(f"The canary compile found that {plan.source.root} does not compile against LLVM "
+                      f"{plan.llvm.version or '?'} at {plan.llvm.prefix}: {len(result.causes)} cause(s) in "
+                      f"{len(result.failed)} of {len(result.chosen)} units; the full build was not started "
+                      f"(--canary off builds anyway).{' ' + hint if hint else ''}", log_path=result.log,
+                      tail="\n".join(lines[1:]))
 
 
 def _run(plan: Plan, strategy: Strategy, stage: Path, env: Mapping[str, str], tracker: Tracker, console: Any,
