@@ -1,0 +1,92 @@
+"""The canary compile through the real CLI (#36): real cmake and g++ against Debian's LLVM 22, on the example tree
+with a header written for an older LLVM (``old_override``: an override of RewritePattern::match, which LLVM 21
+removed). ``check-llvm`` names the cause once, with its unit count and an example; ``build`` stops before its full
+build; ``--canary off`` builds, and fails in the compiler."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tritonbuild import example
+
+from .conftest import LLVM, flat, run_cli
+
+ARGS = ("--llvm", str(LLVM), "--backends", "nvidia", "--no-proton", "--offline")
+CAUSE = "triton::FoldCorePattern::match() const' marked 'override', but does not override"
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("canary")
+    return {"base": base, "broken": example.write_tree(base / "broken" / "triton", old_override=True),
+            "plain": example.write_tree(base / "plain" / "triton")}
+
+
+def _cli(trees: dict[str, Path], command: str, tree: str, *extra: str, cache: str = "cache") -> tuple[int, str, str]:
+    base = trees["base"]
+    proc = run_cli(command, "--source", str(trees[tree]), *ARGS, "--cache-dir", str(base / cache), *extra,
+                   cwd=base, check=False)
+    assert "Traceback" not in proc.stderr
+    return proc.returncode, proc.stdout, flat(proc.stdout + proc.stderr)
+
+
+def _objects(cache: Path) -> list[Path]:
+    return [p for p in (cache / "build").rglob("*.o") if p.is_file()]
+
+
+def test_check_llvm_names_the_cause_once_with_its_units_and_an_example(trees: dict[str, Path]) -> None:
+    rc, _, out = _cli(trees, "check-llvm", "broken")
+    assert rc == 1, out
+    header = trees["broken"] / example.OLD_OVERRIDE_HEADER
+    assert out.count(CAUSE) == 1 and "API change" in out
+    assert f"[1 unit(s); e.g. {header}:9:" in out  # the user's checkout, not the build dir's view of it
+    assert "1 cause(s) in 1 of" in out and "a build would fail" in out
+    rc, stdout, _ = _cli(trees, "check-llvm", "broken", "--json")
+    result = json.loads(stdout)
+    assert rc == 1 and result["ok"] is False and len(result["causes"]) == 1
+    cause = result["causes"][0]
+    assert cause["kind"] == "API change" and cause["units"] == 1 and CAUSE in cause["cause"]
+    assert cause["example"].startswith(f"{header}:9: ")
+    assert cause["unit_files"] == [str(trees["broken"] / example.OLD_OVERRIDE_USER)]
+    assert 0 < len(result["chosen"]) < result["units_total"]  # a few units, not the build
+    assert result["configure_seconds"] == 0.0  # the dev dir configured by the first run is reused
+    assert not _objects(trees["base"] / "cache")
+
+
+def test_check_llvm_on_a_tree_that_compiles_exits_0(trees: dict[str, Path]) -> None:
+    rc, _, out = _cli(trees, "check-llvm", "plain")
+    assert rc == 0, out
+    assert "everything compiles" in out and "canary compile: " in out and " units in " in out
+
+
+def test_the_plan_says_whether_the_canary_runs(trees: dict[str, Path]) -> None:
+    rc, stdout, _ = _cli(trees, "plan", "plain", "--json")
+    assert rc == 0 and json.loads(stdout)["canary"]["enabled"] is True
+    assert "does not record its commit" in json.loads(stdout)["canary"]["why"]
+    rc, stdout, _ = _cli(trees, "plan", "plain", "--json", "--canary", "off")
+    assert rc == 0 and json.loads(stdout)["canary"] == {"enabled": False, "why": "off (cli --canary)",
+                                                        "max_units": 24, "timeout": 300}
+    rc, _, out = _cli(trees, "plan", "plain", "--canary", "sometimes")
+    assert rc == 2 and "must be one of: auto, on, off" in out
+
+
+def test_build_stops_at_the_canary_before_the_full_build(trees: dict[str, Path]) -> None:
+    rc, _, out = _cli(trees, "build", "broken", "--no-smoke-test", "--out", str(trees["base"] / "dist"),
+                      cache="cache-build")
+    assert rc == 1, out
+    assert "the full build was not started" in out and CAUSE in out
+    assert "The source pins LLVM" in out  # the existing diagnosis of an API change
+    assert not _objects(trees["base"] / "cache-build")
+    assert not (trees["base"] / "dist").exists()
+
+
+def test_canary_off_lets_the_build_go_on_to_fail_in_the_compiler(trees: dict[str, Path]) -> None:
+    rc, _, out = _cli(trees, "build", "broken", "--no-smoke-test", "--canary", "off", "--out",
+                      str(trees["base"] / "dist"), cache="cache-off")
+    assert rc == 1, out
+    assert "canary compile" not in out and "The build failed" in out
+    assert "marked \u2018override\u2019, but does not override" in out or "marked 'override'" in out
+    assert _objects(trees["base"] / "cache-off")  # the full build compiled what it could
