@@ -1,0 +1,270 @@
+"""--patch (#36) through the real CLI on the example tree against Debian's LLVM 22: patches are applied to a copy of
+the source that tritonbuild owns (the checkout stays as it was: its files, their mtimes, git status), a patch that
+does not apply or names a path outside the source is refused at plan time, the patches' sha256 go into the key and
+the version, and the copy is re-synced without touching what did not change."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import LLVM, flat, git_commit, run_cli
+from tritonbuild import example
+from tritonbuild.errors import UserError
+from tritonbuild.gather import patches
+
+OLD, NEW = example.OLD_PASS_PLUGIN, "llvm/Plugins/PassPlugin.h"
+
+
+def diff_of(tree: Path, rel: str, old: str, new: str) -> str:
+    before = (tree / rel).read_text().splitlines(keepends=True)
+    return "".join(difflib.unified_diff(before, [line.replace(old, new) for line in before], f"a/{rel}", f"b/{rel}"))
+
+
+def fix_includes(tree: Path, dest: Path) -> Path:
+    """A patch that moves the old include to where LLVM 22.1 has it, in every file that has it."""
+    dest.write_text("".join(diff_of(tree, rel, OLD, NEW) for rel in example.OLD_INCLUDE_FILES))
+    return dest
+
+
+def snapshot(tree: Path) -> tuple[dict[str, tuple[int, bytes]], str]:
+    """Every file of the checkout but .git (mtime, bytes), and git status."""
+    files = {p.relative_to(tree).as_posix(): (p.lstat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+             for p in tree.rglob("*") if ".git" not in p.relative_to(tree).parts}
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=tree, capture_output=True, text=True,
+                            check=True).stdout
+    return files, status
+
+
+def plan(tree: Path, tmp_path: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    return run_cli("plan", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir", str(tmp_path / "cache"),
+                   "--offline", *args, cwd=tmp_path, check=check)
+
+
+def refused(proc: subprocess.CompletedProcess[str], *words: str) -> str:
+    err = flat(proc.stderr)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n\n") == 0, proc.stderr
+    for word in words:
+        assert word in err, err
+    return err
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture
+def old_tree(tmp_path: Path) -> Path:
+    tree = example.write_tree(tmp_path / "triton", old_includes=True)
+    git_commit(tree)
+    return tree
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    tree = example.write_tree(tmp_path / "triton")
+    git_commit(tree)
+    return tree
+
+
+def test_a_patch_fixes_the_moved_include_and_the_checkout_is_untouched(old_tree: Path, tmp_path: Path) -> None:
+    fix = fix_includes(old_tree, tmp_path / "fix.diff")
+    refused(plan(old_tree, tmp_path), f"include {OLD}: moved to {NEW}")
+    before = snapshot(old_tree)
+    data = json.loads(plan(old_tree, tmp_path, "--json", "--patch", "fix.diff", check=True).stdout)
+    assert snapshot(old_tree) == before and before[1] == ""
+    src = data["source"]
+    assert src["checkout"] == str(old_tree) and Path(src["root"]).is_relative_to(tmp_path / "cache" / "patched")
+    digest = sha256(fix.read_bytes())
+    assert src["patches"] == [{"path": "fix.diff", "sha256": digest, "files": sorted(example.OLD_INCLUDE_FILES)}]
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=old_tree, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    assert src["commit"] == commit and src["dirty"] is False  # the git facts are the checkout's
+    assert data["wheel"]["version"] == f"3.6.0+git{commit[:8]}.p{sha256(digest.encode())[:8]}"
+    for rel in example.OLD_INCLUDE_FILES:
+        assert NEW in (Path(src["root"]) / rel).read_text() and OLD in (old_tree / rel).read_text()
+    shown = flat(plan(old_tree, tmp_path, "--patch", "fix.diff", check=True).stdout)
+    assert f"fix.diff (sha256 {digest[:16]}; python/src/ir.cc, test/lib/Instrumentation/Hello.cpp)" in shown
+
+
+def test_the_key_and_the_version_follow_the_patches(tree: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "lib/Core.cpp", "A"))
+    (tmp_path / "b.diff").write_text(_comment_patch(tree, "python/src/main.cc", "B"))
+
+    def key(*args: str) -> tuple[str, str]:
+        data = json.loads(plan(tree, tmp_path, "--json", *args, check=True).stdout)
+        return data["key"], data["wheel"]["version"]
+
+    plain, a, b, ab = key(), key("--patch", "a.diff"), key("--patch", "b.diff"), key("--patch", "a.diff",
+                                                                                    "--patch", "b.diff")
+    assert len({plain[0], a[0], b[0], ab[0]}) == 4 and key("--patch", "a.diff") == a
+    assert "+p" not in plain[1] and ".p" not in plain[1]
+    assert a[1].startswith(plain[1] + ".p") and a[1] != b[1]
+    # a release branch has no +git label: the patches' label is the local label
+    subprocess.run(["git", "checkout", "-q", "-b", "release/3.6.x"], cwd=tree, check=True)
+    assert key("--patch", "a.diff")[1] == "3.6.0+p" + a[1].rsplit(".p", 1)[1]
+    # with the env variable (';' separated, relative to the current dir), the same patches
+    env_key = json.loads(run_cli("plan", "--json", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir",
+                                 str(tmp_path / "cache"), "--offline", cwd=tmp_path,
+                                 env={"TRITONBUILD_PATCHES": "a.diff;b.diff"}).stdout)
+    assert env_key["source"]["patches"][1]["path"] == "b.diff"
+
+
+def _comment_patch(tree: Path, rel: str, mark: str) -> str:
+    lines = (tree / rel).read_text().splitlines(keepends=True)
+    return "".join(difflib.unified_diff(lines, [f"// patched {mark}\n", *lines], f"a/{rel}", f"b/{rel}"))
+
+
+def test_a_patch_that_does_not_apply_is_refused_and_nothing_is_made(old_tree: Path, tmp_path: Path) -> None:
+    fix = fix_includes(old_tree, tmp_path / "fix.diff")
+    fix.write_text(fix.read_text().replace(f"-#include \"{OLD}\"", "-#include \"llvm/Elsewhere.h\"", 1))
+    before = snapshot(old_tree)
+    err = refused(plan(old_tree, tmp_path, "--patch", "fix.diff"), "The patch fix.diff does not apply",
+                  "patch failed: python/src/ir.cc:1")
+    assert "Nothing was changed" in err
+    assert snapshot(old_tree) == before and not (tmp_path / "cache" / "patched").exists()
+
+
+def _hostile(kind: str, tree: Path, tmp_path: Path) -> str:
+    good = diff_of(tree, "python/src/ir.cc", OLD, NEW)
+    path = tmp_path / "bad.diff"
+    if kind == "dotdot":
+        path.write_text(good.replace("a/python/src/ir.cc", "a/../outside.cc").replace("b/python/src/ir.cc",
+                                                                                     "b/../outside.cc"))
+    elif kind == "absolute":
+        path.write_text(good.replace("a/python/src/ir.cc", "/tmp/outside.cc").replace("b/python/src/ir.cc",
+                                                                                     "/tmp/outside.cc"))
+    elif kind == "gitconfig":
+        path.write_text("diff --git a/.git/config b/.git/config\n--- a/.git/config\n+++ b/.git/config\n"
+                        "@@ -1 +1,2 @@\n [core]\n+\tfsmonitor = touch /tmp/pwned\n")
+    elif kind == "binary":
+        path.write_bytes(good.encode() + b"\xff\xfe\x00binary")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+    return str(path)
+
+
+@pytest.mark.parametrize(("kind", "words"), [
+    ("dotdot", "'..'"), ("absolute", "absolute path"), ("gitconfig", ".git directory"),
+    ("binary", "not UTF-8 text"), ("directory", "a directory"), ("fifo", "fifo"),
+])
+def test_hostile_patches_are_refused_before_any_work(old_tree: Path, tmp_path: Path, kind: str, words: str) -> None:
+    given = _hostile(kind, old_tree, tmp_path)
+    before = snapshot(old_tree)
+    refused(plan(old_tree, tmp_path, "--patch", given), given, words)
+    assert snapshot(old_tree) == before and not (tmp_path / "cache" / "patched").exists()
+    assert not Path("/tmp/outside.cc").exists()
+
+
+def test_the_copy_follows_the_checkout_and_keeps_what_did_not_change(tree: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
+    (tree / ".gitignore").write_text("ignored/\n")
+    git_commit(tree, init=False)
+    root = Path(json.loads(plan(tree, tmp_path, "--json", "--patch", "a.diff", check=True).stdout)["source"]["root"])
+    mtimes = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+    assert (root / "python/src/ir.cc").read_text().startswith("// patched A\n")
+    (tree / "lib/Core.cpp").write_text((tree / "lib/Core.cpp").read_text() + "// edited in the checkout\n")
+    os.utime(tree / "lib/Core.cpp", ns=(1, 1))  # whatever the clock did, the copy must take the edit
+    (tree / "lib/ExamplePlugin.cpp").unlink()
+    (tree / "lib/New.cpp").write_text("// untracked, not ignored\n")
+    (tree / "ignored").mkdir()
+    (tree / "ignored/big.o").write_text("ignored\n")
+    plan(tree, tmp_path, "--patch", "a.diff", check=True)
+    assert (root / "lib/Core.cpp").read_text().endswith("// edited in the checkout\n")
+    assert not (root / "lib/ExamplePlugin.cpp").exists() and (root / "lib/New.cpp").is_file()
+    assert not (root / "ignored").exists()
+    kept = {p: t for p, t in mtimes.items() if p.name not in ("Core.cpp", "ExamplePlugin.cpp")}
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept  # the patched ir.cc among them
+
+
+def test_a_recipes_patches_are_relative_to_the_recipe(old_tree: Path, tmp_path: Path) -> None:
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    fix_includes(old_tree, recipes / "fix.diff")
+    (recipes / "fixed.toml").write_text(f'source = "{old_tree}"\npatches = ["fix.diff"]\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = run_cli("plan", "--json", "--recipe", str(recipes / "fixed.toml"), "--llvm", str(LLVM), "--cache-dir",
+                   str(tmp_path / "cache"), "--offline", cwd=elsewhere)
+    assert json.loads(proc.stdout)["source"]["patches"][0]["path"] == str(recipes / "fix.diff")
+
+
+def test_the_sync_writes_only_what_differs(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    for rel, text in {"a.txt": "one\n", "d/b.txt": "two\n", "d/c.txt": "three\n"}.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
+    info = patches.PatchInfo("p.diff", sha256(diff.encode()), patches.touched_files(diff, "p.diff"))
+    dest = tmp_path / "copy"
+
+    def sync() -> None:
+        patches.sync(src, patches.source_files(src), patches.patched_contents(src, [(info, diff.encode())]), dest)
+
+    sync()
+    assert (dest / "a.txt").read_text() == "ONE\n" and (src / "a.txt").read_text() == "one\n"
+    before = {p: (dest / p).stat().st_mtime_ns for p in ("a.txt", "d/b.txt", "d/c.txt")}
+    sync()
+    assert {p: (dest / p).stat().st_mtime_ns for p in before} == before
+    (dest / "stray.txt").write_text("not in the source\n")
+    (dest / "d/c.txt").write_text("changed in the copy\n")
+    os.utime(dest / "d/c.txt", ns=(before["d/c.txt"], before["d/c.txt"]))  # same mtime, other size
+    sync()
+    assert not (dest / "stray.txt").exists() and (dest / "d/c.txt").read_text() == "three\n"
+
+
+def test_a_patch_that_does_not_apply_names_the_file_and_hunk(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text("one\n")
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-zero\n+ONE\n"
+    with pytest.raises(UserError) as err:
+        patches.patched_contents(src, [(patches.PatchInfo("p.diff", "0" * 64, ("a.txt",)), diff.encode())])
+    assert "The patch p.diff does not apply" in str(err.value) and "a.txt:1" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_a_link_out_of_the_source_is_refused(tree: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
+    (tree / "lib/secret.h").symlink_to("/etc/passwd")
+    refused(plan(tree, tmp_path, "--patch", "a.diff"), "lib/secret.h", "absolute link")
+    (tree / "lib/secret.h").unlink()
+    (tree / "lib/secret.h").symlink_to("../../outside.h")
+    refused(plan(tree, tmp_path, "--patch", "a.diff"), "lib/secret.h", "leaves the source")
+
+
+# --- one real build of a patched tree ------------------------------------------------------------------------------
+
+def test_a_patched_build_names_its_patches_in_the_wheel_the_manifest_and_verify(old_tree: Path,
+                                                                                 tmp_path: Path) -> None:
+    fix = fix_includes(old_tree, tmp_path / "fix.diff")
+    ptxas = tmp_path / "ptxas"
+    shutil.copy(shutil.which("true") or "/bin/true", ptxas)
+    env = {"CCACHE_DIR": str(tmp_path / "ccache"), "TRITON_PTXAS_PATH": str(ptxas)}
+    before = snapshot(old_tree)
+    proc = run_cli("build", "--json", "--source", str(old_tree), "--llvm", str(LLVM), "--offline", "--backends",
+                   "nvidia", "--no-proton", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist"),
+                   "--patch", str(fix), cwd=tmp_path, env=env)
+    result = json.loads(proc.stdout)
+    assert snapshot(old_tree) == before  # not even compile_commands.json: it goes into the copy
+    digest = sha256(fix.read_bytes())
+    named = {"path": str(fix), "sha256": digest, "files": sorted(example.OLD_INCLUDE_FILES)}
+    with zipfile.ZipFile(result["wheel"]) as zf:
+        info = json.loads(zf.read("triton/_build_info.json"))
+    assert info["source"]["patches"] == [named] and info["source"]["checkout"] == str(old_tree)
+    assert ".p" + sha256(digest.encode())[:8] in info["wheel"]["version"]
+    manifest = json.loads(next((tmp_path / "dist").glob("*.manifest.json")).read_text())
+    assert manifest["patches"] == [named] and manifest["plan"]["source"]["patches"] == [named]
+    shown = flat(run_cli("verify", "--no-import", result["wheel"], cwd=tmp_path).stdout)
+    assert f"patches: {fix} (sha256 {digest}) applied to the source" in shown
