@@ -174,4 +174,6 @@ def test_every_setting_reads_the_same_value_from_flag_env_and_recipe(spec, tmp_p
             spec.kind] in kinds
         if spec.name == "source":  # a recipe's source path is relative to the recipe file
             recipe_value = expected = str(tmp_path / "x")
+        if spec.name == "patches":  # so are its patches
+            expected = [str(tmp_path / "a")]
         assert recipes.parse({spec.name: recipe_value}, tmp_path / "r.toml").settings()[spec.name] == expected
