@@ -20,6 +20,7 @@ from tests.integration.conftest import LLVM, flat, git_commit, run_cli
 from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.gather import patches
+from tritonbuild.plan import PatchInfo
 
 OLD, NEW = example.OLD_PASS_PLUGIN, "llvm/Plugins/PassPlugin.h"
 
@@ -186,6 +187,10 @@ def test_the_copy_follows_the_checkout_and_keeps_what_did_not_change(tree: Path,
     assert not (root / "ignored").exists()
     kept = {p: t for p, t in mtimes.items() if p.name not in ("Core.cpp", "ExamplePlugin.cpp")}
     assert {p: p.stat().st_mtime_ns for p in kept} == kept  # the patched ir.cc among them
+    # what a build or develop links into the copy (compile_commands.json, python/triton/_C's libraries) stays
+    (root / "python/triton/_C/libtriton.so").symlink_to(tmp_path / "build-dir-lib.so")
+    plan(tree, tmp_path, "--patch", "a.diff", check=True)
+    assert (root / "python/triton/_C/libtriton.so").is_symlink()
 
 
 def test_a_recipes_patches_are_relative_to_the_recipe(old_tree: Path, tmp_path: Path) -> None:
@@ -206,7 +211,7 @@ def test_the_sync_writes_only_what_differs(tmp_path: Path) -> None:
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_text(text)
     diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
-    info = patches.PatchInfo("p.diff", sha256(diff.encode()), patches.touched_files(diff, "p.diff"))
+    info = PatchInfo("p.diff", sha256(diff.encode()), patches.touched_files(diff, "p.diff"))
     dest = tmp_path / "copy"
 
     def sync() -> None:
@@ -217,11 +222,22 @@ def test_the_sync_writes_only_what_differs(tmp_path: Path) -> None:
     before = {p: (dest / p).stat().st_mtime_ns for p in ("a.txt", "d/b.txt", "d/c.txt")}
     sync()
     assert {p: (dest / p).stat().st_mtime_ns for p in before} == before
-    (dest / "stray.txt").write_text("not in the source\n")
+    (dest / "compile_commands.json").symlink_to("/nowhere")  # what a build or develop writes there stays
     (dest / "d/c.txt").write_text("changed in the copy\n")
     os.utime(dest / "d/c.txt", ns=(before["d/c.txt"], before["d/c.txt"]))  # same mtime, other size
+    (src / "d/b.txt").unlink()
+    (src / "e").mkdir()
+    (src / "e/f.txt").write_text("new\n")
     sync()
-    assert not (dest / "stray.txt").exists() and (dest / "d/c.txt").read_text() == "three\n"
+    assert (dest / "compile_commands.json").is_symlink() and (dest / "d/c.txt").read_text() == "three\n"
+    assert not (dest / "d/b.txt").exists() and (dest / "e/f.txt").read_text() == "new\n"
+    shutil.rmtree(src / "d")  # a dir the source no longer has goes, once empty of what the syncs wrote
+    (src / "d").write_text("a file where a dir was\n")
+    sync()
+    assert (dest / "d").read_text() == "a file where a dir was\n"
+    (dest.with_name("copy.synced.json")).write_text("{damaged")  # without the record, all but the source goes
+    sync()
+    assert not (dest / "compile_commands.json").is_symlink() and (dest / "a.txt").read_text() == "ONE\n"
 
 
 def test_a_patch_that_does_not_apply_names_the_file_and_hunk(tmp_path: Path) -> None:
@@ -230,7 +246,7 @@ def test_a_patch_that_does_not_apply_names_the_file_and_hunk(tmp_path: Path) -> 
     (src / "a.txt").write_text("one\n")
     diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-zero\n+ONE\n"
     with pytest.raises(UserError) as err:
-        patches.patched_contents(src, [(patches.PatchInfo("p.diff", "0" * 64, ("a.txt",)), diff.encode())])
+        patches.patched_contents(src, [(PatchInfo("p.diff", "0" * 64, ("a.txt",)), diff.encode())])
     assert "The patch p.diff does not apply" in str(err.value) and "a.txt:1" in str(err.value)
     assert "\n" not in str(err.value)
 
@@ -268,3 +284,17 @@ def test_a_patched_build_names_its_patches_in_the_wheel_the_manifest_and_verify(
     assert manifest["patches"] == [named] and manifest["plan"]["source"]["patches"] == [named]
     shown = flat(run_cli("verify", "--no-import", result["wheel"], cwd=tmp_path).stdout)
     assert f"patches: {fix} (sha256 {digest}) applied to the source" in shown
+
+
+def test_an_editable_install_of_a_patched_source_is_warned_about(tree: Path, tmp_path: Path) -> None:
+    from tests.integration.conftest import cuda_stub
+    from tritonbuild.request import make_plan
+
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
+    kw = {"source": str(tree), "llvm": str(LLVM), "offline": True, "cache_dir": str(tmp_path / "cache"),
+          "patches": ("a.diff",)}
+    env = {**os.environ, "CUDA_HOME": cuda_stub()}
+    develop = make_plan(kw, env, tmp_path, editable=True)
+    said = f"the editable install points at tritonbuild's patched copy {develop.source.root}, not at the checkout"
+    assert any(said in w for w in develop.warnings), develop.warnings
+    assert not any(said in w for w in make_plan(kw, env, tmp_path).warnings)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import posixpath
 import re
@@ -332,17 +333,53 @@ def _locked(path: Path) -> Iterator[None]:
 
 def sync(root: Path, files: Sequence[str], patched: Mapping[str, tuple[bytes, int] | None], dest: Path) -> None:
     """Make ``dest`` hold ``files`` of ``root`` (copied only when size or mtime differ, links as links) with the
-    patched files' contents (written only when they differ), and nothing else."""
+    patched files' contents (written only when they differ). What an earlier sync put there and the source no
+    longer has is removed; what a build or ``develop`` wrote there (compile_commands.json, the editable install's
+    library links) is left alone: ``<dest>.synced.json`` records what the syncs wrote. Without that record (a
+    first sync, a damaged record) everything else in ``dest`` goes."""
     wanted = {f for f in files if f not in patched} | {f for f, c in patched.items() if c is not None}
     dirs = {"/".join(f.split("/")[:i]) for f in wanted for i in range(1, f.count("/") + 1)}
+    record = dest.with_name(dest.name + ".synced.json")
+    previous = _synced(record)
     dest.mkdir(parents=True, exist_ok=True)
-    _prune(dest, dest, wanted, dirs)
+    if previous is None:
+        _prune(dest, dest, wanted, dirs)
+    else:
+        _remove_stale(dest, previous - wanted, dirs)
+    record.write_text(json.dumps(sorted(wanted | (previous or set()))))  # a sync cut short leaves no stray
     for rel in files:
         if rel not in patched:
             _copy(root / rel, dest / rel)
     for rel, content in patched.items():
         if content is not None:
             _write(dest / rel, *content)
+    record.write_text(json.dumps(sorted(wanted)))
+
+
+def _synced(record: Path) -> set[str] | None:
+    """What the last sync wrote into the copy, or None when its record is missing or damaged."""
+    try:
+        listed = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    return set(listed) if isinstance(listed, list) and all(isinstance(x, str) for x in listed) else None
+
+
+def _remove_stale(dest: Path, stale: set[str], dirs: set[str]) -> None:
+    """Remove what an earlier sync wrote and the source no longer has (with the dirs it leaves empty), and any
+    file or link standing where the source now has a dir."""
+    for rel in sorted(stale, reverse=True):
+        path = dest / rel
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+            for parent in path.parents:
+                if parent == dest or any(parent.iterdir()):
+                    break
+                parent.rmdir()
+    for rel in sorted(dirs):
+        path = dest / rel
+        if path.is_symlink() or (os.path.lexists(path) and not path.is_dir()):
+            path.unlink()
 
 
 def _prune(dest: Path, here: Path, wanted: set[str], dirs: set[str]) -> None:
