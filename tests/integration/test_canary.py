@@ -62,6 +62,18 @@ def test_check_llvm_on_a_tree_that_compiles_exits_0(trees: dict[str, Path]) -> N
     assert "everything compiles" in out and "canary compile: " in out and " units in " in out
 
 
+def test_only_units_the_build_compiles_count(trees: dict[str, Path]) -> None:
+    tree = example.write_tree(trees["base"] / "tool" / "triton")
+    (tree / "include/triton/ToolOnly.h").write_text(example.OLD_OVERRIDE_TEXT)
+    tool = tree / "bin/triton-opt.cpp"  # configured, but built only with --target triton-opt
+    tool.write_text('#include "triton/ToolOnly.h"\n' + tool.read_text())
+    trees["tool"] = tree
+    rc, _, out = _cli(trees, "check-llvm", "tool", cache="cache-tool")
+    assert rc == 0 and "everything compiles" in out, out
+    rc, _, out = _cli(trees, "check-llvm", "tool", "--target", "triton-opt", cache="cache-tool")
+    assert rc == 1 and f"{tree / 'include/triton/ToolOnly.h'}:9:" in out and CAUSE in out
+
+
 def test_the_plan_says_whether_the_canary_runs(trees: dict[str, Path]) -> None:
     rc, stdout, _ = _cli(trees, "plan", "plain", "--json")
     assert rc == 0 and json.loads(stdout)["canary"]["enabled"] is True

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -95,7 +96,7 @@ def configure_and_run(plan: Plan, console: Any, env: Mapping[str, str]) -> Canar
 def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configured: float = 0.0) -> CanaryResult:
     """Choose the units of the configured ``build`` dir, build the headers they wait for, compile them."""
     started = time.monotonic()
-    units = load_units(build)
+    units = built_units(build, load_units(build), plan.cmake.build_targets, env)
     covers = unit_covers(plan, build, units)
     chosen_files = pure.choose(covers, plan.canary.max_units if plan.canary else pure.MAX_UNITS)
     by_real = {os.path.realpath(u.file): u for u in units}
@@ -145,6 +146,28 @@ def load_units(build: Path) -> list[Unit]:
                           "Run `tritonbuild build --canary off` to build without it.") from None
 
 
+def built_units(build: Path, units: list[Unit], targets: Sequence[str], env: Mapping[str, str]) -> list[Unit]:
+    """The units whose objects the build's targets need (``ninja -t commands``): a tool or test the build does not
+    compile cannot doom it. All units when Ninja cannot say."""
+    ninja = make_program(build) or develop.ninja_program()
+    if not (build / "build.ninja").is_file() or not targets:
+        return units
+    result = proc.run([ninja, "-C", str(build), "-t", "commands", *targets], env=env, timeout=120)
+    if not result.ok:
+        return units
+    made = {_target(build, build, o) for o in _OUTPUT.findall(result.stdout)}
+    return [u for u in units if u.output is None or _target(build, Path(u.directory), u.output) in made]
+
+
+def _target(build: Path, directory: Path, output: str) -> str:
+    """An object's path as Ninja names it: relative to the build dir (compile_commands.json may give it absolute)."""
+    path = os.path.normpath(os.path.join(directory, output))
+    return os.path.relpath(path, build) if path.startswith(os.path.join(str(build), "")) else path
+
+
+_OUTPUT = re.compile(r"(?:^|\s)-o\s+(\S+)")
+
+
 def unit_covers(plan: Plan, build: Path, units: Sequence[Unit]) -> dict[str, frozenset[str]]:
     """Each unit's (real path's) tree headers and the LLVM headers those include."""
     dirs = list(dict.fromkeys(d for u in units for d in pure.include_dirs(u.argv, u.directory)))
@@ -158,7 +181,7 @@ def unit_covers(plan: Plan, build: Path, units: Sequence[Unit]) -> dict[str, fro
 def generate_headers(build: Path, units: Sequence[Unit], env: Mapping[str, str], log: IO[str], jobs: int) -> None:
     """Build what Ninja orders before the units' objects (tablegen's generated headers), nothing else."""
     ninja = make_program(build) or develop.ninja_program()
-    outputs = [u.output for u in units if u.output]
+    outputs = [_target(build, Path(u.directory), u.output) for u in units if u.output]
     if not outputs or not (build / "build.ninja").is_file():
         return
     query = proc.run([ninja, "-C", str(build), "-t", "query", *outputs], env=env, timeout=120)
