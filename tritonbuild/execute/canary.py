@@ -203,8 +203,11 @@ def compile_units(units: Sequence[Unit], env: Mapping[str, str], jobs: int,
         r = proc.run(pure.syntax_only(unit.argv), cwd=unit.directory, env=env, timeout=max(timeout, proc.LONG))
         return r.returncode, r.stdout + r.stderr
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         return list(pool.map(one, units))
+    finally:  # interrupted: the units not started never start (each running one's group stops with us)
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def summary(result: CanaryResult) -> list[str]:
