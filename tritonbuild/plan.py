@@ -292,6 +292,7 @@ class Plan:
     deps: tuple[Any, ...] = ()  # configure-time downloads the tree declares (tritonbuild.resolve.fetchdeps.Dep)
     compile_check: CompileCheckPlan | None = None  # the kernels the wheel must compile before it is published
     canary: CanaryPlan | None = None  # the syntax-only compile before the build
+    preflight: tuple[str, ...] = ()  # problems the include preflight found, kept (check-llvm) instead of refused
     serves: tuple[str, ...] = ()  # further interpreters a cp312-abi3 wheel is for: each imports it before publishing
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)

@@ -78,17 +78,17 @@ def make_plans(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd:
 
 
 def make_plan(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None, *,
-              editable: bool = False) -> Plan:
+              editable: bool = False, keep_preflight: bool = False) -> Plan:
     """The plan for flag values ``kw`` (settings by name, plus ``REQUEST_OPTIONS``; None: not given) and one
     interpreter (``kw["python"]``: a path, or a one-element list of the command line's ``--python``)."""
     env = dict(os.environ) if env is None else dict(env)
     one = _one_python(kw.get("python"))
     python = pythons.find(one, env, cwd or Path.cwd()) if one else active_python(env)
-    return _plans(kw, env, cwd, [python], editable=editable)[0]
+    return _plans(kw, env, cwd, [python], editable=editable, keep_preflight=keep_preflight)[0]
 
 
 def _plans(kw: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path | None, targets: list[str], *,
-           editable: bool) -> list[Plan]:
+           editable: bool, keep_preflight: bool = False) -> list[Plan]:
     """A plan per interpreter in ``targets``: the settings and the facts are gathered once (only the host's
     interpreter facts differ between them), then each is resolved."""
     env = dict(os.environ) if env is None else dict(env)
@@ -105,7 +105,7 @@ def _plans(kw: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path | Non
     for python in targets:
         if python != facts.host.python:
             facts = replace(facts, host=host.gather(python, bindings=facts.source.bindings))
-        plan = resolve_plan(s, facts, env, editable=editable)
+        plan = resolve_plan(s, facts, env, editable=editable, keep_preflight=keep_preflight)
         if out_dir:
             plan = replace(plan, wheel=replace(plan.wheel, out_dir=str((cwd / out_dir).resolve())))
         plans.append(plan)
@@ -119,9 +119,11 @@ def _check_wheelhouse(given: Resolved, cwd: Path) -> None:
                         "wheels (pip download scikit-build-core pybind11 -d DIR), or leave --wheelhouse out.")
 
 
-def provisioned_plan(kw: Mapping[str, Any], console: Any, *, editable: bool = False) -> Plan:
-    """The plan (one interpreter), with its LLVM made available first (see ``provisioned_plans``)."""
-    return _provisioned(lambda k: [make_plan(k, editable=editable)], kw, console)[0]
+def provisioned_plan(kw: Mapping[str, Any], console: Any, *, editable: bool = False,
+                     keep_preflight: bool = False) -> Plan:
+    """The plan (one interpreter), with its LLVM made available first (see ``provisioned_plans``); with
+    ``keep_preflight`` the include preflight's problems are kept in ``Plan.preflight``, not refused."""
+    return _provisioned(lambda k: [make_plan(k, editable=editable, keep_preflight=keep_preflight)], kw, console)[0]
 
 
 def provisioned_plans(kw: Mapping[str, Any], console: Any,

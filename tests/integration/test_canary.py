@@ -22,7 +22,8 @@ CAUSE = "triton::FoldCorePattern::match() const' marked 'override', but does not
 def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("canary")
     return {"base": base, "broken": example.write_tree(base / "broken" / "triton", old_override=True),
-            "plain": example.write_tree(base / "plain" / "triton")}
+            "plain": example.write_tree(base / "plain" / "triton"),
+            "both": example.write_tree(base / "both" / "triton", old_override=True, old_includes=True)}
 
 
 def _cli(trees: dict[str, Path], command: str, tree: str, *extra: str, cache: str = "cache") -> tuple[int, str, str]:
@@ -102,3 +103,18 @@ def test_canary_off_lets_the_build_go_on_to_fail_in_the_compiler(trees: dict[str
     assert "canary compile" not in out and "The build failed" in out
     assert "marked \u2018override\u2019, but does not override" in out or "marked 'override'" in out
     assert _objects(trees["base"] / "cache-off")  # the full build compiled what it could
+
+
+def test_check_llvm_reports_the_preflight_problems_with_the_canary_causes(trees: dict[str, Path]) -> None:
+    """`plan` refuses the moved include; check-llvm names it and still compiles, so the override is named too: all
+    the causes in one run, not one per attempt."""
+    rc, _, out = _cli(trees, "plan", "both")
+    assert rc == 2 and example.OLD_PASS_PLUGIN in out and CAUSE not in out
+    rc, stdout, _ = _cli(trees, "check-llvm", "both", "--json")
+    result = json.loads(stdout)
+    assert rc == 1 and result["ok"] is False
+    [problem] = result["preflight"]
+    assert f"include {example.OLD_PASS_PLUGIN}: moved to llvm/Plugins/PassPlugin.h" in problem
+    assert any(CAUSE in c["cause"] for c in result["causes"])
+    rc, _, out = _cli(trees, "check-llvm", "both")
+    assert rc == 1 and "1 problem(s) found before compiling" in out and out.count(CAUSE) == 1

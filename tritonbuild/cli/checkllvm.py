@@ -18,8 +18,9 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
     """Compile, with -fsyntax-only on all cores, a few translation units that together include every header of the
     tree, against the plan's LLVM; print the errors grouped by cause (units hit, one example each).
 
-    Takes the options `build` takes. Exit code 0: everything compiles; 1: the canary found errors (the build would
-    fail); 2: bad input (including headers the plan's include preflight finds missing).
+    Takes the options `build` takes. The include preflight's problems (headers this LLVM lacks, known issues) are
+    reported with the canary's causes, not instead of them. Exit code 0: everything compiles and the preflight
+    found nothing; 1: problems or errors (the build would fail); 2: bad input.
     """
     import json
 
@@ -31,22 +32,28 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
     from tritonbuild.request import provisioned_plan
 
     console = render.console(stderr=as_json)
-    p = provisioned_plan(kw, console)
+    p = provisioned_plan(kw, console, keep_preflight=True)
     if p.llvm.problem:
         raise UserError(p.llvm.problem)
     pin = "the source's pin" if p.llvm.is_pinned else (
         f"{'does not record being' if p.llvm.is_pinned is None else 'not'} the pin {p.llvm.pinned_hash[:12]}")
-    console.print(escape(f"check-llvm: {p.source.root} against LLVM {p.llvm.version or '?'} at {p.llvm.prefix} "
+    where = (f"{p.source.checkout} with {len(p.source.patches)} patch(es) (copy: {p.source.root})"
+             if p.source.checkout else p.source.root)
+    console.print(escape(f"check-llvm: {where} against LLVM {p.llvm.version or '?'} at {p.llvm.prefix} "
                          f"({pin})"), highlight=False, soft_wrap=True)
+    for problem in p.preflight:
+        console.print(escape(f"preflight: {problem}"), soft_wrap=True, highlight=False)
     result = canary.check(p, console)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
-        if not result.ok:
+        click.echo(json.dumps({**result.to_json(), "preflight": list(p.preflight),
+                               "ok": result.ok and not p.preflight}, indent=2, sort_keys=True))
+        if not result.ok or p.preflight:
             sys.exit(1)
         return
     for line in canary.summary(result):
         console.print(escape(line), soft_wrap=True, highlight=False)
-    if not result.ok:
-        raise BuildFailed(f"{p.source.root} does not compile against LLVM {p.llvm.version or '?'} at "
-                          f"{p.llvm.prefix}: {len(result.causes)} cause(s) in {len(result.failed)} of "
+    if not result.ok or p.preflight:
+        raise BuildFailed(f"{p.source.checkout or p.source.root} will not build against LLVM "
+                          f"{p.llvm.version or '?'} at {p.llvm.prefix}: {len(p.preflight)} problem(s) found "
+                          f"before compiling, {len(result.causes)} cause(s) in {len(result.failed)} of "
                           f"{len(result.chosen)} units compiled (above); a build would fail.", log_path=result.log)

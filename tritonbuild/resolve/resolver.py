@@ -95,8 +95,10 @@ def _checked_version(version: str, s: Mapping[str, Resolved], src: SourceInfo) -
 
 
 def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], *,
-                 editable: bool = False) -> Plan:
-    """The plan: backends, toolchain, LLVM, CMake and wheel, each resolved from the settings and the facts."""
+                 editable: bool = False, keep_preflight: bool = False) -> Plan:
+    """The plan: backends, toolchain, LLVM, CMake and wheel, each resolved from the settings and the facts.
+    The include preflight's problems refuse the plan, or with ``keep_preflight`` are kept in ``Plan.preflight``
+    (check-llvm reports them beside the canary's causes)."""
     s, src = settings, facts.source
     notes: list[str] = []
     warnings: list[str] = []
@@ -109,7 +111,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     warnings.extend(nv.warnings)
     tup = backends_tuple(src, sel.names, toolchain.proton, plugins)
     llvm = _llvm_step(s, facts, env, sel.names, plugins, editable, notes, warnings)
-    _preflight(s, facts, llvm, sel.names, toolchain.proton, plugins, warnings)
+    preflight_problems = _preflight(s, facts, llvm, sel.names, toolchain.proton, plugins, warnings, keep_preflight)
     _source_remarks(src, facts, notes, warnings, editable=editable)
     epoch = source_date_epoch(s, src, env)
     all_defines = {**dict(defines(s, facts, sel.names, plugins, toolchain, llvm, env)),
@@ -129,6 +131,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
                                               src.version),
         canary=plan_canary(str(s["canary"].value), s["canary"].origin, llvm.is_pinned, llvm.pinned_hash,
                            llvm.version),
+        preflight=preflight_problems,
     )
 
 
@@ -275,18 +278,22 @@ def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], 
 
 
 def _preflight(s: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, names: tuple[str, ...], proton: bool,
-               plugins: tuple[Plugin, ...], warnings: list[str]) -> None:
+               plugins: tuple[Plugin, ...], warnings: list[str], keep: bool = False) -> tuple[str, ...]:
     """Every header the compiled code includes that this LLVM lacks, and every known source/LLVM issue
-    (tritonbuild.resolve.knownissues), refused in one message listing them all (resolve.preflight)."""
+    (tritonbuild.resolve.knownissues), refused in one message listing them all (resolve.preflight); with ``keep``
+    returned instead, one problem each."""
     built = preflight.Built(names, facts.source.backend_names, proton, tuple(p.path for p in plugins),
                             bin=bool(extra_targets(s["targets"])))
     label = f"{llvm.version} at {llvm.prefix}"
     found = preflight.check(facts.includes, facts.known_source, facts.known_llvm.get(llvm.prefix or "", ()),
                             llvm.prefix, label, bool(s["compile_check"].value), built)
     warnings.extend(found.warnings)
+    if keep:
+        return tuple(found.errors)
     error = preflight.error_text(found, label, llvm.pinned_hash)
     if error:
         raise UserError(error)
+    return ()
 
 
 def _source_plan(src: SourceInfo, facts: Facts) -> SourcePlan:
