@@ -1,0 +1,74 @@
+"""The search of ``llvm compat`` (#36): the newest commit first, then the oldest, then halving the interval; the
+boundary of any monotone history in at most ceil(log2(n)) + 2 steps, and a real boundary of any other."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tritonbuild.resolve.bisect import Answer, next_step, search
+
+
+def _run(results: list[bool]) -> tuple[Answer, tuple[int, ...]]:
+    return search(len(results), lambda i: results[i])
+
+
+def test_the_newest_passing_is_the_answer_in_one_step() -> None:
+    assert _run([False, True, True]) == (Answer(2, None), (2,))
+
+
+def test_oldest_and_newest_failing_is_no_answer_in_two_steps() -> None:
+    answer, order = _run([False, True, False])  # a pass in the middle is not looked for
+    assert answer == Answer(None, None) and not answer.found and order == (2, 0)
+
+
+def test_bisects_between_the_oldest_pass_and_the_newest_fail() -> None:
+    # 7 commits, the first 4 pass: newest (6) fails, oldest (0) passes, then 3, 4 (halving 0..6, then 3..6 ...)
+    answer, order = _run([True] * 4 + [False] * 3)
+    assert answer == Answer(3, 4) and answer.found
+    assert order[:2] == (6, 0) and set(order) <= set(range(7)) and len(order) == len(set(order))
+
+
+def test_one_commit() -> None:
+    assert _run([True]) == (Answer(0, None), (0,))
+    assert _run([False]) == (Answer(None, None), (0,))
+    assert _run([True, False]) == (Answer(0, 1), (1, 0))
+
+
+def test_next_step_follows_what_is_known() -> None:
+    assert next_step(10, {}) == 9
+    assert next_step(10, {9: False}) == 0
+    assert next_step(10, {9: False, 0: True}) == 4
+    assert next_step(10, {9: False, 0: True, 4: True}) == 6
+    assert next_step(10, {9: False, 0: True, 4: True, 6: False, 5: True}) == Answer(5, 6)
+    with pytest.raises(ValueError):
+        next_step(0, {})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=1, max_value=300), st.data(), st.booleans())
+def test_any_monotone_history_gives_its_boundary_in_few_steps(n: int, data: st.DataObject, old_pass: bool) -> None:
+    cut = data.draw(st.integers(min_value=0, max_value=n), label="first index on the other side")
+    results = [(i < cut) == old_pass for i in range(n)]  # old pass and new fail, or the other way round
+    answer, order = _run(results)
+    assert len(order) <= math.ceil(math.log2(n)) + 2 and len(set(order)) == len(order)
+    if results[-1]:  # the newest builds: it is the answer
+        assert answer == Answer(n - 1, None) and order == (n - 1,)
+    elif not results[0]:
+        assert answer == Answer(None, None)
+    else:
+        assert answer == Answer(cut - 1, cut)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), min_size=2, max_size=200))
+def test_any_history_with_a_passing_oldest_and_failing_newest_gives_a_real_boundary(results: list[bool]) -> None:
+    results = [True, *results[1:-1], False]
+    answer, order = _run(results)
+    assert answer.newest_passing is not None and answer.first_failing == answer.newest_passing + 1
+    assert results[answer.newest_passing] and not results[answer.first_failing]
+    assert {answer.newest_passing, answer.first_failing} <= set(order)
+    assert len(order) <= math.ceil(math.log2(len(results))) + 2

@@ -1,0 +1,68 @@
+"""The search of ``tritonbuild llvm compat`` (pure): over a first-parent history, oldest commit first, find the
+boundary between the commits that build with an LLVM and those that do not, testing as few as it can.
+
+It assumes the usual shape: old commits build with this LLVM and new ones do not (the tree moved on to a newer LLVM
+API), or every commit builds. The newest commit is tested first (when it passes, it is the answer: one step); then
+the oldest (when it fails too, no commit of the range was found to build: two steps); then the interval between
+the newest known pass and the oldest known fail is halved until they are neighbours. For any pass/fail sequence
+that has that shape, the answer is its boundary, found in at most ceil(log2(n)) + 2 steps; for any other sequence
+the answer is still a real boundary: a passing commit whose next commit fails.
+
+``next_step`` says what to test given what is known (the edge runs the tests, prints and caches them);
+``search`` runs the whole search with a predicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Indexes into the history, oldest first. ``newest_passing`` None: no commit was found to build (then
+    ``first_failing`` is None too: the oldest and the newest both fail); ``first_failing`` None with a passing
+    one: the newest commit builds."""
+
+    newest_passing: int | None
+    first_failing: int | None
+
+    @property
+    def found(self) -> bool:
+        return self.newest_passing is not None
+
+
+def next_step(n: int, known: Mapping[int, bool]) -> int | Answer:
+    """The index to test next for a history of ``n`` commits given ``known`` results (index -> passed), or the
+    answer when the known results settle it."""
+    if n < 1:
+        raise ValueError("an empty history has no commit to test")
+    newest = n - 1
+    if newest not in known:
+        return newest
+    if known[newest]:
+        return Answer(newest, None)
+    if n == 1:
+        return Answer(None, None)
+    if 0 not in known:
+        return 0
+    if not known[0]:
+        return Answer(None, None)
+    lo = max(i for i, ok in known.items() if ok and i < newest)
+    hi = min(i for i, ok in known.items() if not ok and i > lo)
+    if hi - lo <= 1:
+        return Answer(lo, hi)
+    return (lo + hi) // 2
+
+
+def search(n: int, passes: Callable[[int], bool]) -> tuple[Answer, tuple[int, ...]]:
+    """The answer for a history of ``n`` commits and the indexes tested, in order (``passes(i)``: does commit
+    ``i`` build)."""
+    known: dict[int, bool] = {}
+    order: list[int] = []
+    while True:
+        step = next_step(n, known)
+        if isinstance(step, Answer):
+            return step, tuple(order)
+        known[step] = passes(step)
+        order.append(step)
