@@ -118,3 +118,17 @@ def test_check_llvm_reports_the_preflight_problems_with_the_canary_causes(trees:
     assert any(CAUSE in c["cause"] for c in result["causes"])
     rc, _, out = _cli(trees, "check-llvm", "both")
     assert rc == 1 and "1 problem(s) found before compiling" in out and out.count(CAUSE) == 1
+
+
+def test_a_unity_build_is_checked_file_by_file(trees: dict[str, Path]) -> None:
+    """Joined, the example's proton fails (two file-local helpers of one name, as in real proton; the build learns
+    such targets): the canary compiles each member of a unity source on its own, so that is no cause."""
+    base = trees["base"]
+    proc = run_cli("check-llvm", "--source", str(trees["plain"]), "--llvm", str(LLVM), "--backends", "nvidia",
+                   "--offline", "--unity-build", "4", "--cache-dir", str(base / "unity-cache"), "--json",
+                   cwd=base, check=False)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 0 and result["ok"] is True, proc.stdout + proc.stderr
+    chosen = result["chosen"]
+    assert chosen and not [c for c in chosen if "/Unity/" in c]
+    assert any("/third_party/proton/" in c for c in chosen)  # a member of proton's unity source, compiled alone

@@ -30,6 +30,7 @@ from tritonbuild.execute.lock import lock
 from tritonbuild.execute.prepare import build_env, prepare
 from tritonbuild.execute.progress import Tracker
 from tritonbuild.execute.staging import make_program
+from tritonbuild.fileutil import read_text
 from tritonbuild.gather.includes import include_graph
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import canary as pure
@@ -96,7 +97,7 @@ def configure_and_run(plan: Plan, console: Any, env: Mapping[str, str]) -> Canar
 def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configured: float = 0.0) -> CanaryResult:
     """Choose the units of the configured ``build`` dir, build the headers they wait for, compile them."""
     started = time.monotonic()
-    units = built_units(build, load_units(build), plan.cmake.build_targets, env)
+    units = unity_expanded(built_units(build, load_units(build), plan.cmake.build_targets, env))
     covers = unit_covers(plan, build, units)
     chosen_files = pure.choose(covers, plan.canary.max_units if plan.canary else pure.MAX_UNITS)
     by_real = {os.path.realpath(u.file): u for u in units}
@@ -144,6 +145,28 @@ def load_units(build: Path) -> list[Unit]:
     except (OSError, ValueError) as exc:
         raise BuildFailed(f"The canary compile needs {db}, which configure did not write or is unreadable ({exc}). "
                           "Run `tritonbuild build --canary off` to build without it.") from None
+
+
+def unity_expanded(units: list[Unit]) -> list[Unit]:
+    """Each unity source replaced by its members, each compiled on its own with the unity source's command (found as
+    the compiler finds them: beside the unity source, then on the include path). A unity source that cannot be read
+    stays as it is."""
+    out: list[Unit] = []
+    for unit in units:
+        text = read_text(Path(unit.file)) if pure.is_unity(unit) else None
+        members = [m for m in (_member_path(unit, name) for name in pure.unity_members(text or "")) if m]
+        out += [pure.member_unit(unit, m) for m in members] or [unit]
+    return out
+
+
+def _member_path(unit: Unit, name: str) -> str | None:
+    if name.startswith("/"):
+        return name if Path(name).is_file() else None
+    for base in [os.path.dirname(unit.file), *pure.include_dirs(unit.argv, unit.directory)]:
+        path = os.path.normpath(os.path.join(base, name))
+        if Path(path).is_file():
+            return path
+    return None
 
 
 def built_units(build: Path, units: list[Unit], targets: Sequence[str], env: Mapping[str, str]) -> list[Unit]:

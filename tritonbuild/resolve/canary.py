@@ -9,6 +9,7 @@ picks few units that together cover everything any unit covers, cheap units (few
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -60,6 +61,28 @@ def units_of(entries: object, limit: int = 100_000) -> list[Unit]:
         output = e.get("output") if isinstance(e.get("output"), str) else _output_of(cmd)
         out.append(Unit(file, e["directory"], tuple(cmd), output))
     return out
+
+
+_UNITY = re.compile(r"/CMakeFiles/[^/]+\.dir/Unity/unity_\d+_(?:cxx|c)\.(?:cxx|c)$")
+_UNITY_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"\n]+)"', re.MULTILINE)
+
+
+def is_unity(unit: Unit) -> bool:
+    """A source CMake's unity build writes (CMAKE_UNITY_BUILD): a list of includes of the target's own sources."""
+    return bool(_UNITY.search(unit.file))
+
+
+def unity_members(text: str) -> list[str]:
+    """The sources a unity source includes, as written (relative to its include path)."""
+    return _UNITY_INCLUDE.findall(text)
+
+
+def member_unit(unit: Unit, member: str) -> Unit:
+    """A unity source's member compiled on its own, with the unity source's command: the canary must not report
+    what only fails joined (a unity build learns those targets and builds them apart, ``execute.unity``)."""
+    argv = tuple(member if posixpath.normpath(posixpath.join(unit.directory, a)) == unit.file else a
+                 for a in unit.argv)
+    return Unit(member, unit.directory, argv, unit.output)
 
 
 def _output_of(argv: Sequence[str]) -> str | None:
