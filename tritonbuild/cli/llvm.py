@@ -1,4 +1,4 @@
-"""``tritonbuild llvm ...``: status, fetch, build, path, gc."""
+"""``tritonbuild llvm ...``: status, fetch, build, path, gc, compat."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import os
 import platform
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tritonbuild.cli.options import plan_options
+
+if TYPE_CHECKING:
+    from tritonbuild.execute.compat import Finding
 
 
 @click.group()
@@ -92,6 +95,78 @@ def path(**kw: Any) -> None:
         raise UserError(f"The plan's LLVM ({p.llvm.strategy}) is not in the cache yet: run `tritonbuild llvm "
                         f"{'fetch' if p.llvm.strategy == 'download' else 'build'}` first.")
     click.echo(p.llvm.prefix)
+
+
+@llvm.command()
+@plan_options
+@click.option("--range", "given_range", metavar="A..B",
+              help="The first-parent history to search, A (the oldest tested) to B, both branches, tags or commits "
+                   "(default: HEAD~50..HEAD).")
+@click.option("--no-canary", is_flag=True, help="Only the include preflight per commit, no canary compile (fast).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (progress goes to stderr).")
+def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -> None:
+    """Which commits of a checkout build with one LLVM: each commit tested is exported (git archive; the checkout
+    is never touched), planned with the include preflight, and canary-compiled; the newest commit is tested first,
+    then the oldest, then the interval halved to the boundary.
+
+    Prints the newest commit that passes and the first that fails, with its causes. Results are cached per commit
+    and LLVM; only the two boundary commits' exported trees are kept. Takes the options `build` takes (--llvm: a
+    prefix or system). Exit code 0: a passing commit was found; 1: none; 2: bad input.
+    """
+    import json
+
+    from rich.markup import escape
+
+    from tritonbuild.execute import compat as finder
+    from tritonbuild.report import render
+
+    console = render.console(stderr=as_json)
+    canary_on = not no_canary and kw.get("canary") != "off"
+
+    def say(step: finder.Step, number: int, most: int) -> None:
+        verdict = "[green]pass[/green]" if step.ok else "[red]fail[/red]"
+        console.print(f"step {number} (of at most {most}): {escape(step.commit[:12])} {escape(step.subject)}: "
+                      f"{verdict} ({step.seconds:.1f} s{', cached' if step.cached else ''})", soft_wrap=True,
+                      highlight=False)
+
+    found = finder.find(kw, console, given_range, canary_on=canary_on, say=say, on_start=lambda text: console.print(
+        escape(text), soft_wrap=True, highlight=False))
+    if as_json:
+        click.echo(json.dumps(found.to_json(), indent=2, sort_keys=True))
+        if not found.answer.found:
+            sys.exit(1)
+        return
+    for line in _compat_lines(found):
+        console.print(escape(line), soft_wrap=True, highlight=False)
+    if not found.answer.found:
+        from tritonbuild.errors import BuildFailed
+
+        raise BuildFailed(f"No commit of {found.history.start}..{found.history.end} in {found.checkout} was found "
+                          f"to build with LLVM {found.llvm.version} at {found.llvm.prefix}: the oldest and the "
+                          "newest both fail (causes above). Search an older range (--range OLDER..NEWER), or "
+                          "another LLVM.")
+
+
+def _compat_lines(found: Finding) -> list[str]:
+    """The answer for a person: newest passing, first failing with its causes grouped as check-llvm prints them,
+    and where the kept trees are."""
+    a = found.answer
+    lines = []
+    ok = found.commit(a.newest_passing)
+    if ok is not None:
+        lines.append(f"newest passing: {ok.sha[:12]} {ok.subject}" + (
+            " (the newest commit of the range)" if a.first_failing is None else ""))
+    for step in found.shown():
+        label = "first failing" if a.found else ("oldest" if step.commit == found.history.commits[0].sha
+                                                 else "newest") + " (fails)"
+        lines.append(f"{label}: {step.commit[:12]} {step.subject}")
+        lines += [f"  reason: {step.reason}"] if step.reason else []
+        lines += [f"  preflight: {p}" for p in step.preflight]
+        lines += [f"  {c['kind']}: {c['cause']} [{c['units']} unit(s); e.g. {c['example']}]" for c in step.causes]
+    if found.exports:
+        lines.append(f"trees kept (exported commits): {', '.join(found.exports)}")
+    lines.append(f"step results cached in {found.results}")
+    return lines
 
 
 @llvm.command()

@@ -70,8 +70,10 @@ def verify(req: LLVMRequest, archive: Path, log: Callable[[str], None]) -> str:
 _FILTER_ERRORS: tuple[type[Exception], ...] = (tarfile.FilterError,) if hasattr(tarfile, "FilterError") else ()
 
 
-def check_members(tar: tarfile.TarFile, target: Path) -> list[tarfile.TarInfo]:
-    """Refuse absolute paths, '..', links that escape ``target``, and device/fifo entries."""
+def check_members(tar: tarfile.TarFile, target: Path, what: str = "the LLVM archive",
+                  outcome: str = "nothing was installed") -> list[tarfile.TarInfo]:
+    """Refuse absolute paths, '..', links that escape ``target``, and device/fifo entries (``what``: the archive,
+    ``outcome``: what the refusal leaves, as the message says them)."""
     base = target.resolve()
     members = tar.getmembers()
     # links of the archive: the lexical checks below cannot see through them (Python before 3.11.4 has no "data"
@@ -100,8 +102,8 @@ def check_members(tar: tarfile.TarFile, target: Path) -> list[tarfile.TarInfo]:
                     or not dest.is_relative_to(base):
                 problem = f"is a hardlink escaping the archive ({m.linkname})"
         if problem:
-            raise UserError(f"Refusing to extract the LLVM archive: its entry {m.name!r} {problem}. The archive is "
-                            "not trustworthy; nothing was installed.")
+            raise UserError(f"Refusing to extract {what}: its entry {m.name!r} {problem}. The archive is "
+                            f"not trustworthy; {outcome}.")
     return members
 
 

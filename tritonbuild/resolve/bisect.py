@@ -66,3 +66,15 @@ def search(n: int, passes: Callable[[int], bool]) -> tuple[Answer, tuple[int, ..
             return step, tuple(order)
         known[step] = passes(step)
         order.append(step)
+
+
+def kept(known: Mapping[int, bool]) -> set[int]:
+    """The tested commits worth keeping a tree of: the newest known pass and the first known fail after it (the
+    boundary so far); with no pass known, the oldest and the newest known fails (the two shown)."""
+    passing = [i for i, ok in known.items() if ok]
+    failing = [i for i, ok in known.items() if not ok]
+    if passing:
+        lo = max(passing)
+        after = [i for i in failing if i > lo]
+        return {lo, min(after)} if after else {lo}
+    return {min(failing), max(failing)} if failing else set()
