@@ -153,6 +153,34 @@ def test_an_export_with_a_link_out_of_the_tree_is_a_failing_step(tmp_path: Path)
     assert not (tmp_path / "cache" / "compat" / "trees" / shas[1]).exists()
 
 
+def test_no_passing_commit_exits_1_with_the_oldest_and_newest_causes(includes: tuple[Path, Path, list[str]]) -> None:
+    base, repo, shas = includes
+    rc, stdout, stderr = _compat(base, repo, "--range", f"{shas[4]}..{shas[6]}", "--no-canary", cache="cache-none")
+    out = flat(stdout + stderr)
+    assert rc == 1, out
+    assert f"oldest (fails): {shas[4][:12]} change 5" in out and f"newest (fails): {shas[6][:12]} change 7" in out
+    assert out.count(f"include {example.OLD_PASS_PLUGIN}: moved to") == 2
+    assert f"No commit of {shas[4]}..{shas[6]}" in out and "the oldest and the newest both fail" in out
+    assert sorted(p.name for p in (base / "cache-none" / "compat" / "trees").iterdir()) == [shas[4], shas[6]][::1 if
+                                                                                            shas[4] < shas[6] else -1]
+    rc, stdout, _ = _compat(base, repo, "--range", f"{shas[4]}..{shas[6]}", "--no-canary", "--json",
+                            cache="cache-none")
+    data = json.loads(stdout)
+    assert rc == 1 and data["answer"]["found"] is False and data["answer"]["newest_passing"] is None
+    assert [s["commit"] for s in data["answer"]["failing_shown"]] == [shas[4], shas[6]]
+
+
+def test_a_commit_that_is_no_triton_tree_is_a_failing_step_with_the_reason(tmp_path: Path) -> None:
+    repo, shas = _history(tmp_path, 1, 0, tmp_path, ())
+    (repo / "cmake" / "llvm-hash.txt").unlink()
+    shas.append(_commit(repo, "drop the pin"))
+    rc, stdout, stderr = _compat(tmp_path, repo, "--range", f"{shas[0]}..{shas[1]}", "--no-canary", "--json")
+    assert rc == 0, stderr
+    failing = json.loads(stdout)["answer"]["failing_shown"][0]
+    assert failing["commit"] == shas[1] and failing["ok"] is False
+    assert failing["reason"].startswith(f"The Triton source commit {shas[1][:12]} has no LLVM pin")
+
+
 def _one_paragraph(rc: int, stderr: str, *needles: str) -> None:
     assert rc == 2, stderr
     paragraphs = [p for p in stderr.strip().split("\n\n") if p.strip()]

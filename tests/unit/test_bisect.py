@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tritonbuild.resolve.bisect import Answer, next_step, search
+from tritonbuild.resolve.bisect import Answer, kept, next_step, search
 
 
 def _run(results: list[bool]) -> tuple[Answer, tuple[int, ...]]:
@@ -72,3 +72,22 @@ def test_any_history_with_a_passing_oldest_and_failing_newest_gives_a_real_bound
     assert results[answer.newest_passing] and not results[answer.first_failing]
     assert {answer.newest_passing, answer.first_failing} <= set(order)
     assert len(order) <= math.ceil(math.log2(len(results))) + 2
+
+
+def test_kept_is_the_boundary_so_far() -> None:
+    assert kept({}) == set()
+    assert kept({9: True}) == {9}  # the newest builds: only it
+    assert kept({9: False}) == {9}
+    assert kept({9: False, 0: False}) == {0, 9}  # none found: the oldest and the newest, whose causes are shown
+    assert kept({9: False, 0: True}) == {0, 9}
+    assert kept({9: False, 0: True, 4: True, 6: False}) == {4, 6}
+    assert kept({9: False, 0: True, 4: True, 6: False, 5: True}) == {5, 6}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=100))
+def test_kept_ends_as_the_answer(results: list[bool]) -> None:
+    known: dict[int, bool] = {}
+    answer, order = search(len(results), lambda i: known.setdefault(i, results[i]))
+    ends = {answer.newest_passing, answer.first_failing} - {None} if answer.found else {0, len(results) - 1}
+    assert kept(known) == ends and kept(known) <= set(order)

@@ -251,7 +251,7 @@ def _relative(text: str, plan: Plan | None, tree: Path) -> str:
     """A message with the exported tree's (and its patched copy's) paths written relative to the commit's tree."""
     roots = [str(tree)] + ([plan.source.root] if plan and plan.source.checkout else [])
     for root in sorted(roots, key=len, reverse=True):
-        text = text.replace(root.rstrip("/") + "/", "")
+        text = text.replace(root.rstrip("/") + "/", "").replace(root.rstrip("/"), f"commit {tree.name[:12]}")
     return text
 
 
