@@ -300,7 +300,7 @@ def start(argv: Sequence[str], *, cwd: str | Path | None = None,
 
 
 class LineTracker(Protocol):
-    """What ``run_logged`` feeds each output line to (``tritonbuild.execute.progress.Tracker``)."""
+    """What ``run_logged`` feeds each output line to (``tritonbuild.progress.Tracker``)."""
 
     total: int
     done: int

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tritonbuild.wheel import elf
+from tritonbuild import elf
 
 
 def cc(out: Path, source: str, *args: str) -> Path:

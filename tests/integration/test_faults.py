@@ -76,8 +76,8 @@ def test_a_child_stopped_by_ctrl_c_is_the_users_interrupt_not_a_failed_build(tmp
 
     from rich.console import Console
 
-    from tritonbuild.execute.progress import Tracker
     from tritonbuild.proc import run_logged
+    from tritonbuild.progress import Tracker
 
     for script in ("exit 130", "kill -INT $$"):
         with pytest.raises(KeyboardInterrupt):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tritonbuild.execute.progress import Tracker
+from tritonbuild.progress import Tracker
 
 
 def test_phases_and_failure_tail() -> None:

@@ -33,11 +33,11 @@ from tritonbuild.execute.prepare import (
     stray_env,
     target_outputs,
 )
-from tritonbuild.execute.progress import Tracker
 from tritonbuild.execute.staging import cmake_build_dir
 from tritonbuild.execute.strategies import Strategy, full_build, package, quick_rebuild, republished
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.plan import Plan
+from tritonbuild.progress import Tracker
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel.acceptance import smoke_test
 from tritonbuild.wheel.publish import publish, write_outputs

@@ -28,11 +28,11 @@ from tritonbuild.execute import develop
 from tritonbuild.execute.diagnose import error_kind
 from tritonbuild.execute.lock import lock
 from tritonbuild.execute.prepare import build_env, prepare
-from tritonbuild.execute.progress import Tracker
 from tritonbuild.execute.staging import make_program
 from tritonbuild.fileutil import read_text
 from tritonbuild.gather.includes import include_graph
 from tritonbuild.plan import Plan
+from tritonbuild.progress import Tracker
 from tritonbuild.resolve import canary as pure
 from tritonbuild.resolve import pathviews
 from tritonbuild.resolve.canary import Cause, Unit

@@ -78,8 +78,8 @@ def _git_or_fail(req: LLVMRequest, url: str, dest: Path, *args: str, fetch: bool
 
 
 def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Path:
-    from tritonbuild.execute.progress import Tracker
     from tritonbuild.proc import run_logged
+    from tritonbuild.progress import Tracker
 
     entry = source_entry(req)
     if cache.is_complete(entry):

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from tritonbuild.elf import is_elf
 from tritonbuild.nvidia.choose import header_name_ok
 from tritonbuild.nvidia.parts import (
     CUPTI_LIBS,
@@ -30,7 +31,6 @@ from tritonbuild.nvidia.parts import (
     parse_versions,
     pypi_wheel,
 )
-from tritonbuild.wheel.elf import is_elf
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
 _CUDA_NAME = re.compile(r"^(cuda|cupti|driver_|vector_types|crt/|nv|generated_)")

@@ -27,8 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tritonbuild import proc
-from tritonbuild.wheel import elf
+from tritonbuild import elf, proc
 
 
 @dataclass

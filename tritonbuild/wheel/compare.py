@@ -24,8 +24,9 @@ from email.parser import Parser
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tritonbuild import elf
 from tritonbuild.errors import UserError
-from tritonbuild.wheel import elf, verify, zipguard
+from tritonbuild.wheel import verify, zipguard
 
 KINDS = ("only-a", "only-b", "metadata", "entry-point", "backend", "needed")
 BIG = 1 << 20

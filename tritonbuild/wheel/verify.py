@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from tritonbuild import elf
 from tritonbuild.gather import pythons
 from tritonbuild.proc import run, tool
-from tritonbuild.wheel import elf, zipguard
+from tritonbuild.wheel import zipguard
 
 Status = Literal["ok", "fail", "skip", "note"]
 Check = tuple[str, Status, str]
