@@ -1,10 +1,14 @@
 """The layout README.md promises: stages as packages, pure stages that import nothing of the edge, no import
-circles (function-level imports included), every module listed in README's layout, no function over 60 lines."""
+loops between modules or between packages across any number of them (function-level imports included), a base
+layer of top-level modules that imports no stage package, every module listed in README's layout, no function over
+60 lines."""
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -23,12 +27,22 @@ EDGE = ("tritonbuild.proc", "tritonbuild.http", "tritonbuild.fileutil", "tritonb
         "tritonbuild.nvidia.stage")
 IO_CALLS = re.compile(r"\.(read_text|read_bytes|write_text|is_dir|is_file|exists|iterdir|r?glob)\(|"
                       r"\bopen\(|\bsubprocess\b|\bos\.environ\b|\bshutil\.")
+# The top-level modules that stand above the stage packages, and why. Every other top-level module is the base
+# layer (proc, errors, paths, fileutil, safegit, progress, elf, plan, result, ...): it imports no stage package and
+# none of these, so every stage may import it without making a loop.
+ABOVE = {
+    "__main__": "the entry point: runs the CLI",
+    "request": "the pipeline's start: gathers the facts and resolves them into plans",
+    "http": "reads its retry and timeout defaults from the settings' one declaration",
+}
+# An import: the file (relative to the package's parent), its line, and the statement as written.
+Where = tuple[str, int, str]
 
 
-def modules() -> dict[str, Path]:
+def modules(pkg: Path = PKG) -> dict[str, Path]:
     out = {}
-    for path in sorted(PKG.rglob("*.py")):
-        rel = path.relative_to(PKG).as_posix()
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
         if rel.startswith(SKIP):
             continue
         name = "tritonbuild." + rel.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
@@ -36,26 +50,131 @@ def modules() -> dict[str, Path]:
     return out
 
 
-def imports(path: Path, known: set[str]) -> set[str]:
-    """Every tritonbuild module ``path`` imports, at module level or inside functions."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+def import_lines(path: Path, known: set[str], root: Path = ROOT) -> dict[str, Where]:
+    """Every tritonbuild module ``path`` imports, at module level or inside functions, with where it first does."""
+    source = path.read_text()
+    rel = path.relative_to(root).as_posix()
+    found: dict[str, Where] = {}
+    nodes = [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    for node in sorted(nodes, key=lambda n: n.lineno):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
+        elif node.module:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         for n in names:
             while n and n not in known:
                 n = n.rpartition(".")[0]
-            if n.startswith("tritonbuild."):
-                found.add(n)
+            if n.startswith("tritonbuild.") and n not in found:
+                found[n] = (rel, node.lineno, " ".join((ast.get_source_segment(source, node) or "").split()))
     return found
 
 
-def graph() -> dict[str, set[str]]:
-    mods = modules()
+def imports(path: Path, known: set[str]) -> set[str]:
+    """Every tritonbuild module ``path`` imports, at module level or inside functions."""
+    return set(import_lines(path, known))
+
+
+def graph(pkg: Path = PKG) -> dict[str, set[str]]:
+    mods = modules(pkg)
     return {name: imports(path, set(mods)) - {name} for name, path in mods.items()}
+
+
+def package_of(module: str) -> str:
+    """``tritonbuild.execute.build`` and ``tritonbuild.execute`` are in ``execute``; a top-level module is its own."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def package_graph(pkg: Path = PKG) -> dict[str, dict[str, Where]]:
+    """Which package imports which, each edge with the first import that makes it (by file, then line)."""
+    mods = modules(pkg)
+    edges: dict[str, dict[str, Where]] = {}
+    for name, path in mods.items():
+        for dep, where in import_lines(path, set(mods), pkg.parent).items():
+            a, b = package_of(name), package_of(dep)
+            if a != b and (b not in edges.setdefault(a, {}) or where < edges[a][b]):
+                edges[a][b] = where
+    return edges
+
+
+def find_cycles(g: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The loops ``[a, b, ..., a]`` of ``g``: in each strongly connected part of two nodes or more (Tarjan's SCC),
+    the shortest loop through each of its nodes, each loop once, written from its smallest node. A node's edge to
+    itself is no loop here."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    parts: list[set[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = {stack.pop()}
+            while v not in part:
+                part.add(stack.pop())
+            parts.append(part)
+
+    for v in sorted(g):
+        if v not in index:
+            connect(v)
+    loops = {_from_smallest(_shortest_loop(g, v, p)) for p in parts if len(p) > 1 for v in p}
+    return sorted(list(loop) for loop in loops)
+
+
+def _from_smallest(loop: list[str]) -> tuple[str, ...]:
+    """The same loop, written from its smallest node: ``[b, c, a, b]`` -> ``(a, b, c, a)``."""
+    i = loop.index(min(loop))
+    return (*loop[i:-1], *loop[:i], loop[i])
+
+
+def _shortest_loop(g: Mapping[str, Iterable[str]], start: str, within: set[str]) -> list[str]:
+    """The shortest path from ``start`` back to itself inside ``within`` (breadth first)."""
+    came: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(set(g.get(v, ())) & within - {v}):
+                if w == start:
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(came[path[-1]])
+                    return [*reversed(path), start]
+                if w not in came:
+                    came[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    raise AssertionError(f"{start} is in no loop within {sorted(within)}")
+
+
+def describe_loops(g: Mapping[str, Mapping[str, Where]]) -> list[str]:
+    """Each loop of ``g`` as ``a -> b -> c -> a`` and, under it, the import that makes each of its edges."""
+    out = []
+    for loop in find_cycles(g):
+        out.append(" -> ".join(loop))
+        out += [f"    {a} -> {b}: {g[a][b][0]}:{g[a][b][1]}: {g[a][b][2]}" for a, b in itertools.pairwise(loop)]
+    return out
+
+
+def base_layer_faults(pkg: Path = PKG) -> list[str]:
+    """Imports by a base-layer module (a top-level module not in ``ABOVE``) of a stage package or of ``ABOVE``."""
+    mods = modules(pkg)
+    stages = {package_of(m) for m, path in mods.items() if path.name == "__init__.py" and m != "tritonbuild"}
+    faults: set[Where] = set()
+    for name, path in mods.items():
+        if name.count(".") != 1 or package_of(name) in stages or package_of(name) in ABOVE:
+            continue
+        faults |= {where for dep, where in import_lines(path, set(mods), pkg.parent).items()
+                   if package_of(dep) in stages or package_of(dep) in ABOVE}
+    return [f"{file}:{line}: {text} (the base layer imports only itself)" for file, line, text in sorted(faults)]
 
 
 def is_pure(name: str) -> bool:
@@ -75,26 +194,65 @@ def test_pure_stages_import_nothing_of_the_edge_and_touch_no_file() -> None:
 
 
 def test_no_import_circles_counting_function_level_imports() -> None:
-    g = graph()
-    circles = []
-    state: dict[str, int] = {}
-
-    def visit(node: str, stack: list[str]) -> None:
-        state[node] = 1
-        for dep in sorted(g.get(node, ())):
-            if dep.endswith("__init__") or dep not in g:
-                continue
-            if state.get(dep) == 1:
-                circles.append(" -> ".join([*stack[stack.index(dep):], dep]))
-            elif dep not in state:
-                visit(dep, [*stack, dep])
-        state[node] = 2
-
-    for name in sorted(g):
-        if name not in state:
-            visit(name, [name])
     # a package's __init__ that only re-exports is not a circle of code; none of ours re-exports
+    circles = [" -> ".join(loop) for loop in find_cycles(graph())]
     assert not circles, "\n".join(circles)
+
+
+def test_no_loop_between_packages_of_any_length() -> None:
+    """No packages (cli, execute, wheel, report, gather, resolve, llvm, nvidia, settings, and the top-level modules)
+    import each other in a loop, through however many others: a -> b -> c -> a fails as a -> b -> a does."""
+    loops = describe_loops(package_graph())
+    assert not loops, "packages that import each other in a loop:\n" + "\n".join(loops)
+
+
+def test_the_base_layer_imports_no_stage_package() -> None:
+    faults = base_layer_faults()
+    assert not faults, "\n".join(faults)
+    base = {package_of(m) for m in modules() if m.count(".") == 1} - set(ABOVE)
+    assert {"proc", "errors", "paths", "fileutil", "safegit", "progress", "elf"} <= base, sorted(base)
+
+
+def test_the_loop_finder_finds_three_packages_in_a_loop_and_no_loop_where_there_is_none() -> None:
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert find_cycles({"c": {"a"}, "b": {"c"}, "a": {"b"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    assert find_cycles({"a": {"b", "c"}, "b": {"c"}, "c": {"c"}}) == []  # a diamond, and an edge to itself
+    # two loops sharing a node: both are named
+    assert find_cycles({"a": {"b"}, "b": {"a", "c"}, "c": {"b"}}) == [["a", "b", "a"], ["b", "c", "b"]]
+
+
+def made_up_package(root: Path, *, loop: bool) -> Path:
+    """A package ``tritonbuild`` under ``root``: a -> b (module level), b -> c (inside a function), c -> a when
+    ``loop``; and a top-level ``base`` module that imports a stage package."""
+    files = {
+        "__init__.py": "",
+        "base.py": "import os\n\nfrom tritonbuild.errors import Oops\nfrom tritonbuild.b import y\n",
+        "errors.py": "class Oops(Exception):\n    pass\n",
+        "a/__init__.py": "",
+        "a/x.py": '"""a."""\n\nfrom tritonbuild.b.y import f\n',
+        "b/__init__.py": "",
+        "b/y.py": "def f() -> None:\n    from tritonbuild.c import (\n        z,\n    )\n",
+        "c/__init__.py": "",
+        "c/z.py": "import tritonbuild.a.x\n" if loop else "import json\n",
+    }
+    for rel, text in files.items():
+        (root / "tritonbuild" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "tritonbuild" / rel).write_text(text)
+    return root / "tritonbuild"
+
+
+def test_the_layout_checks_name_the_loop_and_each_import_that_makes_it(tmp_path: Path) -> None:
+    pkg = made_up_package(tmp_path / "loop", loop=True)
+    assert describe_loops(package_graph(pkg)) == [
+        "a -> b -> c -> a",
+        "    a -> b: tritonbuild/a/x.py:3: from tritonbuild.b.y import f",
+        "    b -> c: tritonbuild/b/y.py:2: from tritonbuild.c import ( z, )",
+        "    c -> a: tritonbuild/c/z.py:1: import tritonbuild.a.x",
+    ]
+    assert describe_loops(package_graph(made_up_package(tmp_path / "none", loop=False))) == []
+    assert base_layer_faults(pkg) == [
+        "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports only itself)"]
 
 
 def test_readme_layout_lists_every_package_and_module() -> None:
@@ -125,17 +283,3 @@ def test_no_function_over_sixty_lines(limit: int) -> None:
                 if length > limit:
                     long.append(f"{name}.{node.name}: {length} lines")
     assert not long, "\n".join(long)
-
-
-def test_the_stage_packages_import_each_other_one_way() -> None:
-    """No two packages (cli, execute, wheel, report, gather, resolve, llvm, nvidia, settings) import each other."""
-    def package(module: str) -> str:
-        parts = module.split(".")
-        return parts[1] if len(parts) > 2 else module
-
-    both = set()
-    edges = {(package(a), package(d)) for a, deps in graph().items() for d in deps if package(a) != package(d)}
-    for a, b in edges:
-        if (b, a) in edges:
-            both.add(tuple(sorted((a, b))))
-    assert not both, f"packages that import each other: {sorted(both)}"
