@@ -1,10 +1,12 @@
-"""Follow a build's output: Ninja's ``[n/m]`` status, phases, and the error lines worth showing."""
+"""Follow a build's output: Ninja's ``[n/m]`` status, phases, and the error lines worth showing (base layer: the
+build, the develop configure, the canary and LLVM's source build all feed one)."""
 
 from __future__ import annotations
 
 import re
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 _NINJA = re.compile(r"^\[(\d+)/(\d+)\]\s*(.*)$")
@@ -14,13 +16,15 @@ _ERROR = re.compile(r"(error:|error\b.*:|FAILED:|fatal error|CMake Error|undefin
 
 @dataclass
 class Tracker:
-    """Fed one output line at a time; knows the phase, the progress and the recent error context."""
+    """Fed one output line at a time; knows the phase, the progress and the recent error context. Phases are timed
+    by ``clock`` (seconds; the monotonic clock unless a test gives its own)."""
 
-    started: float = field(default_factory=time.monotonic)
+    clock: Callable[[], float] = time.monotonic
+    started: float = field(init=False)
     phase: str = "configure"
     done: int = 0
     total: int = 0
-    phase_start: float = field(default_factory=time.monotonic)
+    phase_start: float = field(init=False)
     timings: dict[str, float] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=40))
@@ -28,10 +32,13 @@ class Tracker:
     configured: bool = False
     error_block: list[str] = field(default_factory=list)
     _block_open: bool = False
-    _last_status: float = field(default_factory=time.monotonic)
+    _last_status: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.started = self.phase_start = self._last_status = self.clock()
 
     def _enter(self, phase: str) -> None:
-        now = time.monotonic()
+        now = self.clock()
         if phase == "link":
             # the time since the previous status line was spent linking
             self.timings["link"] = self.timings.get("link", 0.0) + now - self._last_status

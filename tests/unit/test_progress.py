@@ -1,21 +1,56 @@
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
+
 from tritonbuild.progress import Tracker
 
 
+class Clock:
+    """A clock the test moves by hand: ``Tracker`` reads the time only through it."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def feed_at(tracker: Tracker, clock: Clock, lines: Iterable[tuple[float, str]]) -> None:
+    """Feed each line when ``clock`` shows its time (seconds since the test's start)."""
+    for at, line in lines:
+        clock.now = 100.0 + at
+        tracker.feed(line)
+
+
 def test_phases_and_failure_tail() -> None:
-    t = Tracker()
-    for line in ["-- Configuring done", "*** Building project with Ninja...", "[1/3] Building CXX object a.o",
-                 "FAILED: b.o", "g++ -c b.cpp", "b.cpp:3:1: error: expected ';'", "ninja: build stopped"]:
-        t.feed(line)
+    clock = Clock()
+    t = Tracker(clock=clock)
+    feed_at(t, clock, [(10, "-- Configuring done"), (12, "*** Building project with Ninja..."),
+                       (20, "[1/3] Building CXX object a.o"), (21, "FAILED: b.o"), (21, "g++ -c b.cpp"),
+                       (21, "b.cpp:3:1: error: expected ';'"), (22, "ninja: build stopped")])
     assert t.phase == "compile" and (t.done, t.total) == (1, 3)
     tail = t.failure_tail().splitlines()
     start = tail.index("FAILED: b.o")
     assert tail[start - 1] == "[1/3] Building CXX object a.o"  # a little context before the failure
     assert tail[start:start + 3] == ["FAILED: b.o", "g++ -c b.cpp", "b.cpp:3:1: error: expected ';'"]
-    t.feed("[3/3] Linking CXX shared library libtriton.so")
+    feed_at(t, clock, [(30, "[2/3] Building CXX object b.o"), (45, "[3/3] Linking CXX shared library libtriton.so")])
     assert t.phase == "link"
-    assert set(t.finish()) >= {"configure", "compile", "link"}
+    clock.now = 100.0 + 46.5
+    # configure until the build banner; compile until the last status line before the link; the link since then
+    assert t.finish() == {"configure": 12.0, "compile": 18.0, "link": 16.5}
+
+
+def test_each_phase_gets_exactly_the_time_between_its_lines() -> None:
+    clock = Clock()
+    t = Tracker(clock=clock)
+    feed_at(t, clock, [(3, "-- Configuring done"), (4.5, "*** Building project with Ninja..."),
+                       (6, "[1/2] Building CXX object a.o"), (9, "[2/2] Linking CXX shared library libtriton.so"),
+                       (9.5, "-- Installing: /b/triton/_C/libtriton.so"), (11, "*** Making wheel..."),
+                       (11.25, "Created triton-3.0-cp311-cp311-linux_x86_64.whl")])
+    assert t.phase == "package"
+    clock.now = 100.0 + 12
+    assert t.finish() == {"configure": 4.5, "compile": 1.5, "link": 3.5, "install": 1.5, "package": 1.0}
 
 
 def test_noop_is_noticed() -> None:
@@ -25,10 +60,18 @@ def test_noop_is_noticed() -> None:
 
 
 def test_a_quick_rebuild_counts_the_first_compile_as_compile() -> None:
-    t = Tracker()
-    t.feed("ninja: Entering directory `/b/cmake'")  # ninja run directly: no configure, no skbuild banner
+    clock = Clock()
+    t = Tracker(clock=clock)
+    # ninja run directly: no configure, no skbuild banner
+    feed_at(t, clock, [(0, "ninja: Entering directory `/b/cmake'")])
     assert t.phase == "compile"
-    t.feed("[1/2] Building CXX object lib/Analysis/CMakeFiles/TritonAnalysis.dir/Allocation.cpp.o")
-    t.feed("[2/2] Linking CXX shared library libtriton.so")
-    t.feed("-- Installing: /b/quick-prefix/triton/_C/libtriton.so")
-    assert t.phase == "install" and "configure" not in {k for k, v in t.finish().items() if v > 0.5}
+    feed_at(t, clock, [(4, "[1/2] Building CXX object lib/Analysis/CMakeFiles/TritonAnalysis.dir/Allocation.cpp.o"),
+                       (9, "[2/2] Linking CXX shared library libtriton.so"),
+                       (10, "-- Installing: /b/quick-prefix/triton/_C/libtriton.so")])
+    assert t.phase == "install"
+    clock.now = 100.0 + 10.25
+    assert t.finish() == {"configure": 0.0, "compile": 4.0, "link": 6.0, "install": 0.25}
+
+
+def test_the_real_clock_is_the_default() -> None:
+    assert Tracker().clock is time.monotonic
