@@ -45,6 +45,7 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     from tritonbuild.report import render
     from tritonbuild.wheel import verify as ver
     from tritonbuild.wheel import zipguard
+    from tritonbuild.wheel.checks.base import Finding
 
     if compile_check and no_import:
         raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
@@ -54,15 +55,15 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
         try:
             python = ver.interpreter_for(wheel, pythons) if not no_import else None
         except zipguard.BadWheel as exc:  # a file name that does not parse
-            checks: list[ver.Check] = [("wheel", "fail", f"not a readable wheel: {exc}")]
+            checks = [Finding("wheel", "fail", f"not a readable wheel: {exc}")]
         else:
             checks = ver.verify(wheel, python=python, import_test=not no_import,
                                 compile_timeout=compile_timeout if compile_check else None)
         if len(wheels) > 1:
             out.print(f"[bold]{escape(wheel.name)}[/bold]" + (f" (with {escape(python)})" if python else ""))
-        for name, state, detail in checks:
-            out.print(f"{LABELS[state]} {name}: {escape(detail)}")
-        failed = failed or any(state == "fail" for _, state, _ in checks)
+        for found in checks:
+            out.print(f"{LABELS[found.status]} {found.check}: {escape(found.text)}")
+        failed = failed or any(found.status == "fail" for found in checks)
     if failed:
         sys.exit(1)
 

@@ -1,0 +1,64 @@
+"""The libraries check: every library an ELF file of the wheel needs is on the manylinux allow-list (plus the
+system libraries the wheel's provenance names) or inside the wheel, reachable through the file's own $ORIGIN run
+path; run paths naming build-machine dirs are reported too. At build time it runs when the plan bundles the
+libraries (``--no-bundle-libs`` keeps the build machine's by choice; ``verify`` says what)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from tritonbuild import elf
+from tritonbuild.wheel import zipguard
+from tritonbuild.wheel.checks.base import Context, Finding
+
+
+def _extract_elves(zf: zipfile.ZipFile, root: Path) -> None:
+    for info in zf.infolist():
+        if not info.is_dir() and not info.filename.endswith(".py") and zipguard.head(zf, info) == b"\x7fELF":
+            zipguard.extract(zf, info, root)
+
+
+def _needs(root: Path, system_libs: frozenset[str]) -> tuple[list[str], list[str], int]:
+    problems, leaks, count = [], [], 0
+    inside_root = root.resolve()
+    for path in elf.elf_files(root):
+        rel = path.relative_to(root).as_posix()
+        try:
+            info = elf.read(path)
+        except Exception as exc:  # pyelftools on a hostile file: any error is a finding, not a traceback
+            problems.append(f"{rel} is an ELF file that cannot be parsed ({type(exc).__name__})")
+            continue
+        if info is None:
+            continue
+        count += 1
+        inside = [e for e in info.runpath if e.startswith(("$ORIGIN", "${ORIGIN}"))]
+        leaks += [f"{rel} run path {e}" for e in info.runpath if e not in inside]
+        own = elf.ElfFile(info.path, info.soname, info.needed, tuple(inside))
+        for name in info.needed:
+            found = None if name in system_libs else elf.locate(name, own, (), ())
+            if name not in system_libs and (found is None or not found.resolve().is_relative_to(inside_root)):
+                problems.append(f"{rel} needs {name}")  # $ORIGIN/../../.. may reach the host: not the wheel
+    return problems, leaks, count
+
+
+class Libraries:
+    name = "libraries"
+
+    def applies(self, ctx: Context) -> bool:
+        return ctx.build is None or ctx.build.plan.wheel.bundle_libs
+
+    def run(self, ctx: Context) -> list[Finding]:
+        root = ctx.tmp / "elf"
+        try:
+            _extract_elves(ctx.zf, root)
+        except zipguard.BadWheel as exc:
+            return [Finding(self.name, "fail", str(exc))]
+        system = elf.SYSTEM_LIBS | frozenset(ctx.info.system_libs if ctx.info else ())
+        problems, leaks, count = _needs(root, system)
+        if problems:
+            return [Finding(self.name, "fail", "needed from outside the wheel and the manylinux allow-list: "
+                            f"{'; '.join(problems[:8])}{' ...' if len(problems) > 8 else ''} (build with "
+                            "--bundle-libs)")]
+        extra = f"; build-machine run paths left: {'; '.join(leaks[:3])}" if leaks else ""
+        return [Finding(self.name, "ok", f"{count} ELF files need only the wheel and the manylinux allow-list{extra}")]

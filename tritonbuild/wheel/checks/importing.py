@@ -1,0 +1,125 @@
+"""The import check. At build time: the wheel's triton imported by each of the plan's interpreters from the
+unpacked wheel (catches a libtriton that aborts at import). In ``verify``: the wheel installed in a fresh venv and
+imported there with the build's LLVM prefix hidden (a private mount namespace, ``tritonbuild.wheel.hide``), which
+must discover the backends the provenance (else the entry points) names."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from tritonbuild import proc
+from tritonbuild.wheel.checks.base import BuildSide, Context, Finding, status
+
+SMOKE = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
+DISCOVER = "import json, triton; from triton.backends import backends; print(json.dumps(sorted(backends)))"
+
+
+def _smoke(build: BuildSide, python: str) -> Finding:
+    """The wheel's triton and libtriton imported by ``python`` from the build's unpacked wheel."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(build.root)
+    res = proc.run([python, "-c", SMOKE], cwd=Path(build.plan.cmake.build_dir), env=env, timeout=300)
+    build.log.write(f"$ smoke test: {python} -c {SMOKE!r}\n{res.stdout}{res.stderr}\n")
+    if res.ok:
+        return Finding("import", "ok", f"{python} imports triton")
+    hint = ""
+    if "registered more than once" in res.stderr:
+        hint = (" libtriton carries two copies of LLVM (a shared libLLVM plus static LLVM libraries); "
+                "tritonbuild's LLVM_LINK_LLVM_DYLIB fix was not applied to this build.")
+    return Finding("import", "fail", f"{python} does not import triton (exit code {res.returncode})",
+                   message=f"The built wheel does not import with {python} (exit code {res.returncode}).{hint} The "
+                   "wheel was not written to the output dir.", tail="\n".join(res.output.splitlines()[-8:]))
+
+
+def hidden_paths(prefix: str | None) -> list[str]:
+    """What to hide from the import test: the build's LLVM prefix, and the files its lib/ links point to outside
+    it (Debian's /usr/lib/llvm-22/lib/libLLVM.so.22.1 is a link into /usr/lib/x86_64-linux-gnu)."""
+    if not prefix or not Path(prefix).is_absolute() or not Path(prefix).is_dir():
+        return []
+    root = Path(prefix).resolve()
+    if root == Path("/"):
+        return []
+    out = [str(root)]
+    for lib in sorted((root / "lib").glob("lib*.so*")):
+        real = lib.resolve()
+        if real.is_file() and not real.is_relative_to(root) and str(real) not in out:
+            out.append(str(real))
+    return out
+
+
+def _hiding(argv: list[str], hide: list[str], tmp: Path) -> tuple[list[str], str | None]:
+    """``argv`` run in a private mount namespace with an empty dir (or file) mounted over each hidden path
+    (``tritonbuild.wheel.hide``: argument lists, no shell); or the reason that cannot be done here."""
+    unshare = proc.tool("unshare")
+    if unshare is None:
+        return argv, "unshare (util-linux) is not installed"
+    (tmp / "empty-dir").mkdir(exist_ok=True)
+    (tmp / "empty-file").touch()
+    flags = ["--mount"] if hasattr(os, "geteuid") and os.geteuid() == 0 else ["--mount", "--map-root-user"]
+    hider = [unshare, *flags, sys.executable, "-m", "tritonbuild.wheel.hide", str(tmp / "empty-dir"),
+             str(tmp / "empty-file"), *hide, "--"]
+    probe = proc.run(hider, cwd=tmp)
+    if not probe.ok:
+        why = (probe.output.splitlines() or [f"exit code {probe.returncode}"])[-1]
+        return argv, f"cannot mount over the LLVM prefix here ({why})"
+    return [*hider, *argv], None
+
+
+def _discovered(stdout: str) -> list[str] | None:
+    """The backend list the import test printed last, or None when it printed something else."""
+    lines = stdout.strip().splitlines()
+    try:
+        found = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    return found if isinstance(found, list) and all(isinstance(x, str) for x in found) else None
+
+
+def venv_of(ctx: Context) -> Path:
+    """Where ``verify``'s import check installs the wheel (the compile check then compiles in it)."""
+    return ctx.tmp / "venv"
+
+
+def _fresh_venv(ctx: Context, python: str) -> list[Finding]:
+    venv = venv_of(ctx)
+    error = proc.venv_with(python, venv, ["--no-index", "--no-deps", str(ctx.wheel)])
+    if error:
+        return [Finding("import", "fail", error[-400:])]
+    prefix = ctx.info.llvm_prefix if ctx.info else None
+    hide = hidden_paths(prefix)
+    argv = [str(venv / "bin" / "python"), "-c", DISCOVER]
+    if hide:
+        argv, why_not = _hiding(argv, hide, ctx.tmp)
+    else:
+        why_not = (f"the wheel's LLVM prefix {prefix} is not on this machine, nothing to hide" if prefix else
+                   "no LLVM prefix recorded in the wheel")
+    res = proc.run(argv, cwd=ctx.tmp)
+    hidden = f" with {hide[0]} hidden" if why_not is None else ""
+    found = _discovered(res.stdout) if res.ok else None
+    if not res.ok or found is None:
+        last = (res.stderr.strip().splitlines() or ["printed no backend list" if res.ok else "no output"])[-1]
+        out = [Finding("import", "fail", f"fresh venv{hidden}: {last}")]
+    else:
+        out = [Finding("import", status(found == ctx.expected_backends),
+                       f"fresh venv{hidden} discovers {', '.join(found)}")]
+    return out + ([Finding("hidden-llvm", "skip", why_not)] if why_not else [])
+
+
+class Import:
+    name = "import"
+
+    def applies(self, ctx: Context) -> bool:
+        return ctx.build is not None or ctx.python is not None
+
+    def run(self, ctx: Context) -> list[Finding]:
+        if ctx.build is None:
+            return _fresh_venv(ctx, ctx.python or sys.executable)
+        out = []
+        for python in (ctx.build.plan.python, *ctx.build.plan.serves):
+            out.append(_smoke(ctx.build, python))
+            if out[-1].status == "fail":
+                break
+        return out
