@@ -112,3 +112,14 @@ def test_an_include_continued_onto_the_next_line_is_refused_on_its_line(tmp_path
     _prepend(tree / "python/src/ir.cc", f'#include \\\n"{OLD}"\n')
     rc, out = _plan(tree, tmp_path, "--backends", "nvidia")
     assert rc == 2 and f"python/src/ir.cc:1 includes {OLD}: moved to {NEW}" in out, out
+
+
+def test_a_known_compile_failure_refuses_even_without_the_compile_check(tmp_path: Path) -> None:
+    """d8da7c998's TaskIdBackwardPropagation against LLVM 22.1's new pure virtual: the build would fail to compile,
+    so --no-compile-check (which lets the run-time hang through as a warning) does not let it through."""
+    tree = example.write_tree(tmp_path / "triton")
+    _add(tree, "third_party/nvidia/hopper/lib/Transforms/WarpSpecialization/TaskIdPropagation.h",
+         "class TaskIdBackwardPropagation\n    : public dataflow::SparseBackwardDataFlowAnalysis<TaskIdLattice> {};\n")
+    for extra in ((), ("--no-compile-check",)):
+        rc, out = _plan(tree, tmp_path, "--backends", "nvidia", *extra)
+        assert rc == 2 and "(task-id-backward-pure-virtual)" in out and "would fail to compile" in out, out

@@ -40,6 +40,29 @@ def test_the_local_fix_that_keeps_the_pattern_without_the_init_special_case_is_n
     kept = D8.replace("&&\n          yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()])", ")")
     assert "patterns.add<ForOpDeadArgElimination>" in kept and "getInitArgs" not in kept
     assert ki.matching(ki.source_markers({UTILITY: kept}), ki.llvm_markers({HEADER: LLVM_22_1})) == ()
-    [issue] = ki.ISSUES
+    issue = next(i for i in ki.ISSUES if i.id == "for-op-dead-arg-ping-pong")
     assert "Do NOT make populateForOpDeadArgumentElimination add nothing" in issue.fix
     assert "OutOfResources" in issue.fix and "NaN" in issue.fix
+
+
+TASK_ID = "third_party/nvidia/hopper/lib/Transforms/WarpSpecialization/TaskIdPropagation.h"
+SPARSE = "mlir/Analysis/DataFlow/SparseAnalysis.h"
+D8_TASK_ID = ("class TaskIdBackwardPropagation\n"
+              "    : public dataflow::SparseBackwardDataFlowAnalysis<TaskIdLattice> {\n"
+              "  void visitBranchOperand(OpOperand &operand) override;\n};\n")
+LLVM_22_1_SPARSE = ("  virtual void\n  visitNonControlFlowArguments(RegionSuccessor &successor,\n"
+                    "                               ArrayRef<BlockArgument> arguments) = 0;\n")
+
+
+def test_d8da7c998s_backward_task_id_analysis_lacks_llvm_22_1s_new_pure_virtual() -> None:
+    """Found by the full build, missed by the canary (the header compiles; only the unit that instantiates the class
+    fails): the pair is recognised at plan time, and it refuses whatever the compile check (it fails the compile)."""
+    [issue] = ki.matching(ki.source_markers({TASK_ID: D8_TASK_ID}), ki.llvm_markers({SPARSE: LLVM_22_1_SPARSE}))
+    assert issue.id == "task-id-backward-pure-virtual" and issue.fails == "compile"
+    for check in (True, False):
+        text = ki.message(issue, "22.1.8", compile_check=check)
+        assert text.endswith("The build would fail to compile, so the plan stops here.")
+    fixed = D8_TASK_ID.replace("};", "  void visitNonControlFlowArguments(RegionSuccessor &successor,\n"
+                                     "      ArrayRef<BlockArgument> arguments) override {}\n};")
+    assert ki.source_markers({TASK_ID: fixed}) == ()
+    assert ki.llvm_markers({SPARSE: "virtual void visitNonControlFlowArguments(Operation *op) {}"}) == ()

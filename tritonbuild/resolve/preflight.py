@@ -143,8 +143,9 @@ def check(facts: IncludeFacts, known_source: tuple[str, ...], known_llvm: tuple[
     headers = len(errors)
     issues = knownissues.matching(known_source, known_llvm)
     texts = [knownissues.message(i, label, compile_check) for i in issues]
-    return Findings(errors=(*errors, *(texts if compile_check else ())),
-                    warnings=(*(f"with LLVM {label}, {w}" for w in warnings), *(() if compile_check else texts)),
+    refused = [t for i, t in zip(issues, texts, strict=True) if compile_check or i.fails == "compile"]
+    return Findings(errors=(*errors, *refused),
+                    warnings=(*(f"with LLVM {label}, {w}" for w in warnings), *(t for t in texts if t not in refused)),
                     headers_missing=headers, known=tuple(i.id for i in issues))
 
 
