@@ -94,7 +94,7 @@ class CanaryPlan:
 
     enabled: bool
     why: str
-    max_units: int = 24
+    max_units: int = 64
     timeout: int = 300  # seconds one unit may take
 
 

@@ -81,7 +81,7 @@ def test_the_plan_says_whether_the_canary_runs(trees: dict[str, Path]) -> None:
     assert "does not record its commit" in json.loads(stdout)["canary"]["why"]
     rc, stdout, _ = _cli(trees, "plan", "plain", "--json", "--canary", "off")
     assert rc == 0 and json.loads(stdout)["canary"] == {"enabled": False, "why": "off (cli --canary)",
-                                                        "max_units": 24, "timeout": 300}
+                                                        "max_units": 64, "timeout": 300}
     rc, _, out = _cli(trees, "plan", "plain", "--canary", "sometimes")
     assert rc == 2 and "must be one of: auto, on, off" in out
 
