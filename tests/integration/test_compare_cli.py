@@ -7,8 +7,9 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+from tests.helpers import WHEEL_FILES as BASE
+from tests.helpers import wheel
 from tests.integration.conftest import run_cli
-from tests.unit.test_compare import BASE, wheel
 
 
 def lib(tmp: Path, name: str, *link: str) -> bytes:

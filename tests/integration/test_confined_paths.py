@@ -189,7 +189,7 @@ HOSTILE_ZIPS = {
 
 @pytest.mark.parametrize("kind", HOSTILE_ZIPS)
 def test_a_hostile_nvidia_wheel_is_refused_whole(tmp_path: Path, kind: str) -> None:
-    from tests.integration.test_nvidia_pypi import serve
+    from tests.helpers import serve
     from tritonbuild.errors import UserError
     from tritonbuild.nvidia import pypi
     from tritonbuild.nvidia.parts import pypi_wheel

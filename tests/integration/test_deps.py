@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.test_resolve import facts
+from tests.helpers import facts
 from tritonbuild.gather import deps
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.settings.model import resolve_settings

@@ -3,19 +3,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
-import http.server
 import json
 import platform
-import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import serve
 from tests.integration.conftest import plan_json, run_cli
 from tritonbuild import example
 
@@ -47,24 +44,6 @@ def make_index(root: Path, tamper: str | None = None) -> None:
         page = root / "simple" / project / "index.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(f'<html><body><a href="../../files/{name}#sha256={digest}">{name}</a></body></html>\n')
-
-
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def serve(root: Path) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_resolve import facts, plan_for
+from tests.helpers import facts, plan_for
 from tritonbuild.errors import UserError
 from tritonbuild.gather import compat
 from tritonbuild.gather.plugins import read_all

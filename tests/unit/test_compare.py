@@ -2,41 +2,15 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import zipfile
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import WHEEL_FILES as BASE
+from tests.helpers import wheel
 from tritonbuild.errors import UserError
 from tritonbuild.wheel.compare import compare, read_allow
 from tritonbuild.wheel.zipguard import BadWheel
-
-
-def wheel(path: Path, files: dict[str, bytes], *, version: str = "3.6.0", requires_python: str = ">=3.10",
-          requires: tuple[str, ...] = (), eps: str = "[triton.backends]\nnvidia = triton.backends.nvidia\n") -> Path:
-    """A well-formed wheel (its RECORD matches: compare checks that, #35) named as a wheel is, in a directory
-    named after ``path``'s stem: the path it returns."""
-    dist = f"triton-{version}.dist-info"
-    meta = f"Metadata-Version: 2.4\nName: triton\nVersion: {version}\nRequires-Python: {requires_python}\n"
-    meta += "".join(f"Requires-Dist: {r}\n" for r in requires)
-    members = {**files, f"{dist}/METADATA": meta.encode(), f"{dist}/entry_points.txt": eps.encode()}
-    record = "".join(f"{n},{_digest(d)},{len(d)}\n" for n, d in members.items()) + f"{dist}/RECORD,,\n"
-    path = path.parent / path.stem / f"triton-{version}-py3-none-any.whl"
-    path.parent.mkdir()
-    with zipfile.ZipFile(path, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-        zf.writestr(f"{dist}/RECORD", record)
-    return path
-
-
-def _digest(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
-BASE = {"triton/__init__.py": b"", "triton/backends/nvidia/compiler.py": b"", "triton/_C/big.bin": b"x" * (2 << 20)}
 
 
 def test_identical_wheels_have_no_differences(tmp_path: Path) -> None:

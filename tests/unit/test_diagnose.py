@@ -4,7 +4,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from tests.unit.test_resolve import llvm, plan_for
+from tests.helpers import llvm, plan_for
 from tritonbuild.execute.diagnose import disk_hint, explain
 from tritonbuild.resolve.source import GitState
 

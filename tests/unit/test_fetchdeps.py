@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_resolve import facts
+from tests.helpers import facts
 from tritonbuild.errors import UserError
 from tritonbuild.gather import deps
 from tritonbuild.resolve import fetchdeps

@@ -255,6 +255,18 @@ def test_the_layout_checks_name_the_loop_and_each_import_that_makes_it(tmp_path:
         "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports only itself)"]
 
 
+def test_test_modules_take_shared_helpers_from_helpers_or_a_conftest_not_from_each_other() -> None:
+    tests = ROOT / "tests"
+    bad = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [("." * node.level) + (node.module or "")] if isinstance(node, ast.ImportFrom) else [])
+            bad += [f"{path.relative_to(ROOT)}:{node.lineno}: imports {n}" for n in names
+                    if re.search(r"(^|\.)test_\w+$", n) and not n.startswith(("tritonbuild", "pytest", "_pytest"))]
+    assert not bad, "move the shared helper into tests/helpers.py (or a conftest.py):\n" + "\n".join(bad)
+
+
 def test_readme_layout_lists_every_package_and_module() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("<!-- layout:begin -->"):readme.index("<!-- layout:end -->")]

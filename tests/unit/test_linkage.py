@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_resolve import llvm, plan_for
+from tests.helpers import llvm, plan_for
 from tritonbuild.errors import UserError
 
 

@@ -50,7 +50,7 @@ def test_ptxas_blackwell_from_the_variable_or_a_second_toolkit(tmp_path: Path) -
 
 
 def test_only_trees_that_look_for_ptxas_blackwell_get_one(tree) -> None:
-    from tests.unit.test_resolve import nvidia_facts, plan_for
+    from tests.helpers import nvidia_facts, plan_for
 
     root = tree()
     tools = (("ptxas", "/cuda-12.8/bin/ptxas", "toolkit"), ("ptxas-blackwell", "/cuda-13.0/bin/ptxas", "a second"))

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.unit.test_resolve import plan_for
+from tests.helpers import plan_for
 from tritonbuild.plan import compute_key, redact, redact_text
 from tritonbuild.resolve.compilercache import build_env
 

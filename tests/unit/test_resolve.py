@@ -7,13 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import HOST, facts, llvm, plan_for
 from tritonbuild.errors import UserError
 from tritonbuild.execute.staging import pyproject
-from tritonbuild.gather.plugins import read_all
 from tritonbuild.gather.source import inspect_source
-from tritonbuild.nvidia.discover import driver_headers
-from tritonbuild.nvidia.parts import NvidiaFacts, Source
-from tritonbuild.resolve.facts import Facts, HostFacts, LLVMInstall
 from tritonbuild.resolve.pathviews import to_real
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.resolve.source import GitState
@@ -21,56 +18,6 @@ from tritonbuild.resolve.toolchain import default_jobs, default_link_jobs
 from tritonbuild.settings.model import resolve_settings
 
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"
-ALL_TARGETS = ("AArch64", "AMDGPU", "NVPTX", "SPIRV", "X86")
-
-HOST = HostFacts(
-    machine="x86_64", system="Linux", glibc="2.36", cpus=8, mem_total_gib=32.0, mem_available_gib=30.0,
-    disk_free_gib=100.0, python="/usr/bin/python3",
-    tools={"gcc": "/usr/bin/gcc", "g++": "/usr/bin/g++", "ccache": "/usr/bin/ccache", "clang": None,
-           "clang++": None, "ld.lld": None, "ptxas": None},
-    pybind11_cmake_dir="/py/pybind11/share/cmake/pybind11",
-)
-
-
-def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
-    base: dict[str, object] = {
-        "prefix": prefix, "runs": True, "version": "22.1.8", "targets_built": ALL_TARGETS, "has_mlir": True,
-        "has_lld": True, "mlir_tblgen_runs": True, "has_filecheck": True, "link_dylib": True, "revision": None,
-        "found_by": "/usr/lib/llvm-*",
-    }
-    base.update(kw)
-    return LLVMInstall(**base)  # type: ignore[arg-type]
-
-
-def nvidia_facts(root: Path, cuda_include: str | None, tools: tuple[tuple[str, str, str], ...] = (),
-                 **kw: object) -> NvidiaFacts:
-    """What discover.gather would say for a toolkit whose include/ is ``cuda_include`` (None: no CUDA at all)."""
-    src = inspect_source(root)
-    headers = driver_headers(root / "third_party" / "nvidia", src.nvidia_missing_headers)
-    found = {c: Source(c, (cuda_include,), "CUDA toolkit /usr/local/cuda") for c in ("cudart", "cupti", "cupti-lib")}
-    base: dict[str, object] = {
-        "driver_headers": headers, "sources": found if cuda_include else {}, "tools": tools,
-        "header_files": tuple((cuda_include, h) for h in headers) if cuda_include else None,
-        "cupti_header_files": ((cuda_include, "cupti.h"),) if cuda_include else None,
-        "cupti_lib_files": ((cuda_include, "libcupti.so"),) if cuda_include else None}
-    base.update(kw)
-    return NvidiaFacts(**base)  # type: ignore[arg-type]
-
-
-def facts(root: Path, *, host: HostFacts = HOST, system: tuple[LLVMInstall, ...] = (llvm(),),
-          explicit: LLVMInstall | None = None, git: GitState | None = None,
-          cuda_include: str | None = "/usr/local/cuda/include",
-          nvidia_tools: tuple[tuple[str, str, str], ...] = (), nvidia: NvidiaFacts | None = None) -> Facts:
-    return Facts(source=inspect_source(root, git), host=host, llvm_explicit=explicit, llvm_system=system,
-                 plugin_git={}, cwd=str(root.parent), cmake_dir="/tb/cmake", cache_root=str(root.parent / "cache"),
-                 json_prefix="/usr", nvidia=nvidia or nvidia_facts(root, cuda_include, nvidia_tools))
-
-
-def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw: object):
-    env = env or {}
-    s = resolve_settings(cli or {}, env)
-    found = replace(facts(root, **kw), plugin_files=read_all(s["plugin_dirs"].value, root.parent))  # type: ignore[arg-type]
-    return resolve_plan(s, found, env)
 
 
 def test_default_plan(tree) -> None:

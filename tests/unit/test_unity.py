@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.test_resolve import plan_for
+from tests.helpers import plan_for
 from tritonbuild.execute import unity
 from tritonbuild.resolve.toolchain import ninja_args
 

@@ -1,0 +1,126 @@
+"""Helpers more than one test module uses: test modules import from here (or a conftest), never from each other.
+
+- ``HOST``, ``llvm``, ``nvidia_facts``, ``facts``, ``plan_for``: the gathered facts of an example tree on a made-up
+  host, and the plan resolved from them (pure: nothing is probed).
+- ``wheel``, ``WHEEL_FILES``: a small well-formed wheel for ``compare``.
+- ``serve``: a real HTTP server on 127.0.0.1 serving a directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import hashlib
+import http.server
+import threading
+import zipfile
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from tritonbuild.gather.plugins import read_all
+from tritonbuild.gather.source import inspect_source
+from tritonbuild.nvidia.discover import driver_headers
+from tritonbuild.nvidia.parts import NvidiaFacts, Source
+from tritonbuild.resolve.facts import Facts, HostFacts, LLVMInstall
+from tritonbuild.resolve.resolver import resolve_plan
+from tritonbuild.resolve.source import GitState
+from tritonbuild.settings.model import resolve_settings
+
+ALL_TARGETS = ("AArch64", "AMDGPU", "NVPTX", "SPIRV", "X86")
+
+HOST = HostFacts(
+    machine="x86_64", system="Linux", glibc="2.36", cpus=8, mem_total_gib=32.0, mem_available_gib=30.0,
+    disk_free_gib=100.0, python="/usr/bin/python3",
+    tools={"gcc": "/usr/bin/gcc", "g++": "/usr/bin/g++", "ccache": "/usr/bin/ccache", "clang": None,
+           "clang++": None, "ld.lld": None, "ptxas": None},
+    pybind11_cmake_dir="/py/pybind11/share/cmake/pybind11",
+)
+
+
+def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
+    base: dict[str, object] = {
+        "prefix": prefix, "runs": True, "version": "22.1.8", "targets_built": ALL_TARGETS, "has_mlir": True,
+        "has_lld": True, "mlir_tblgen_runs": True, "has_filecheck": True, "link_dylib": True, "revision": None,
+        "found_by": "/usr/lib/llvm-*",
+    }
+    base.update(kw)
+    return LLVMInstall(**base)  # type: ignore[arg-type]
+
+
+def nvidia_facts(root: Path, cuda_include: str | None, tools: tuple[tuple[str, str, str], ...] = (),
+                 **kw: object) -> NvidiaFacts:
+    """What discover.gather would say for a toolkit whose include/ is ``cuda_include`` (None: no CUDA at all)."""
+    src = inspect_source(root)
+    headers = driver_headers(root / "third_party" / "nvidia", src.nvidia_missing_headers)
+    found = {c: Source(c, (cuda_include,), "CUDA toolkit /usr/local/cuda") for c in ("cudart", "cupti", "cupti-lib")}
+    base: dict[str, object] = {
+        "driver_headers": headers, "sources": found if cuda_include else {}, "tools": tools,
+        "header_files": tuple((cuda_include, h) for h in headers) if cuda_include else None,
+        "cupti_header_files": ((cuda_include, "cupti.h"),) if cuda_include else None,
+        "cupti_lib_files": ((cuda_include, "libcupti.so"),) if cuda_include else None}
+    base.update(kw)
+    return NvidiaFacts(**base)  # type: ignore[arg-type]
+
+
+def facts(root: Path, *, host: HostFacts = HOST, system: tuple[LLVMInstall, ...] = (llvm(),),
+          explicit: LLVMInstall | None = None, git: GitState | None = None,
+          cuda_include: str | None = "/usr/local/cuda/include",
+          nvidia_tools: tuple[tuple[str, str, str], ...] = (), nvidia: NvidiaFacts | None = None) -> Facts:
+    return Facts(source=inspect_source(root, git), host=host, llvm_explicit=explicit, llvm_system=system,
+                 plugin_git={}, cwd=str(root.parent), cmake_dir="/tb/cmake", cache_root=str(root.parent / "cache"),
+                 json_prefix="/usr", nvidia=nvidia or nvidia_facts(root, cuda_include, nvidia_tools))
+
+
+def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw: object):
+    env = env or {}
+    s = resolve_settings(cli or {}, env)
+    found = replace(facts(root, **kw), plugin_files=read_all(s["plugin_dirs"].value, root.parent))  # type: ignore[arg-type]
+    return resolve_plan(s, found, env)
+
+
+# Files of a wheel that compare sees as the same in two builds (a big one among them: compare lists big files).
+WHEEL_FILES = {"triton/__init__.py": b"", "triton/backends/nvidia/compiler.py": b"",
+               "triton/_C/big.bin": b"x" * (2 << 20)}
+
+
+def wheel(path: Path, files: dict[str, bytes], *, version: str = "3.6.0", requires_python: str = ">=3.10",
+          requires: tuple[str, ...] = (), eps: str = "[triton.backends]\nnvidia = triton.backends.nvidia\n") -> Path:
+    """A well-formed wheel (its RECORD matches: compare checks that, #35) named as a wheel is, in a directory
+    named after ``path``'s stem: the path it returns."""
+    dist = f"triton-{version}.dist-info"
+    meta = f"Metadata-Version: 2.4\nName: triton\nVersion: {version}\nRequires-Python: {requires_python}\n"
+    meta += "".join(f"Requires-Dist: {r}\n" for r in requires)
+    members = {**files, f"{dist}/METADATA": meta.encode(), f"{dist}/entry_points.txt": eps.encode()}
+    record = "".join(f"{n},{_digest(d)},{len(d)}\n" for n, d in members.items()) + f"{dist}/RECORD,,\n"
+    path = path.parent / path.stem / f"triton-{version}-py3-none-any.whl"
+    path.parent.mkdir()
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        zf.writestr(f"{dist}/RECORD", record)
+    return path
+
+
+def _digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve(root: Path) -> Iterator[str]:
+    """Serve ``root`` over HTTP on 127.0.0.1 while the block runs: the URL of its ``simple/`` index."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
