@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
 from tritonbuild.plan import Plan
@@ -166,3 +169,22 @@ def test_one_registry_line_runs_a_new_check_at_build_time_and_in_verify(plans: d
     assert str(err.value) == (f"The built wheel {NAME} fails the marker check: {NAME} has 10 members. The wheel "
                               "was not written to the output dir.")
     assert not imported(plans["bundled"])
+
+
+def test_a_real_build_and_its_quick_rebuild_run_every_build_time_check(tmp_path: Path) -> None:
+    """The example tree built through the CLI: its build.log names each build-time check and its result; an edit
+    is rebuilt from the kept install prefix (the quick strategy) and checked the same way."""
+    tree = example.write_tree(tmp_path / "triton", backends=("nvidia",), proton=False)
+    args = ["build", "--json", "--source", str(tree), "--backends", "nvidia", "--no-proton", "--cache-dir",
+            str(tmp_path / "cache"), "--out", str(tmp_path / "dist")]
+    env = {"CCACHE_DIR": str(tmp_path / "ccache")}
+    first = json.loads(run_cli(*args, cwd=tmp_path, env=env).stdout)
+    core = tree / "lib" / "Core.cpp"
+    core.write_text(core.read_text() + '\nextern "C" const char* tb_checks_marker() { return "x"; }\n')
+    again = json.loads(run_cli(*args, cwd=tmp_path, env=env).stdout)
+    assert again["strategy"] == "quick"
+    for result in (first, again):
+        log = Path(result["log"]).read_text()
+        checks = re.findall(r"^tritonbuild check (\S+): (\w+): ", log, re.MULTILINE)
+        assert checks == [("RECORD", "ok"), ("libraries", "ok"), ("import", "ok"), ("compile", "ok")], checks
+        assert result["compile_check"]["enabled"] is True and Path(result["wheel"]).is_file()
