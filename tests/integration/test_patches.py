@@ -11,12 +11,14 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import LLVM, flat, git_commit, run_cli
+from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
 from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.gather import patches
@@ -132,7 +134,8 @@ def test_a_patch_that_does_not_apply_is_refused_and_nothing_is_made(old_tree: Pa
     err = refused(plan(old_tree, tmp_path, "--patch", "fix.diff"), "The patch fix.diff does not apply",
                   "patch failed: python/src/ir.cc:1")
     assert "Nothing was changed" in err
-    assert snapshot(old_tree) == before and not (tmp_path / "cache" / "patched").exists()
+    assert snapshot(old_tree) == before  # and of the copy nothing but its lock file: no tree, no scratch
+    assert [p.suffix for p in (tmp_path / "cache" / "patched").iterdir()] == [".lock"]
 
 
 def _hostile(kind: str, tree: Path, tmp_path: Path) -> str:
@@ -215,7 +218,8 @@ def test_the_sync_writes_only_what_differs(tmp_path: Path) -> None:
     dest = tmp_path / "copy"
 
     def sync() -> None:
-        patches.sync(src, patches.source_files(src), patches.patched_contents(src, [(info, diff.encode())]), dest)
+        patches.sync(src, patches.source_files(src), patches.patched_contents(src, [(info, diff.encode())],
+                                                                            tmp_path / "scratch"), dest)
 
     sync()
     assert (dest / "a.txt").read_text() == "ONE\n" and (src / "a.txt").read_text() == "one\n"
@@ -246,7 +250,9 @@ def test_a_patch_that_does_not_apply_names_the_file_and_hunk(tmp_path: Path) -> 
     (src / "a.txt").write_text("one\n")
     diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-zero\n+ONE\n"
     with pytest.raises(UserError) as err:
-        patches.patched_contents(src, [(PatchInfo("p.diff", "0" * 64, ("a.txt",)), diff.encode())])
+        patches.patched_contents(src, [(PatchInfo("p.diff", "0" * 64, ("a.txt",)), diff.encode())],
+                                 tmp_path / "scratch")
+    assert not (tmp_path / "scratch").exists()
     assert "The patch p.diff does not apply" in str(err.value) and "a.txt:1" in str(err.value)
     assert "\n" not in str(err.value)
 
@@ -287,7 +293,6 @@ def test_a_patched_build_names_its_patches_in_the_wheel_the_manifest_and_verify(
 
 
 def test_an_editable_install_of_a_patched_source_is_warned_about(tree: Path, tmp_path: Path) -> None:
-    from tests.integration.conftest import cuda_stub
     from tritonbuild.request import make_plan
 
     (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
@@ -298,3 +303,126 @@ def test_an_editable_install_of_a_patched_source_is_warned_about(tree: Path, tmp
     said = f"the editable install points at tritonbuild's patched copy {develop.source.root}, not at the checkout"
     assert any(said in w for w in develop.warnings), develop.warnings
     assert not any(said in w for w in make_plan(kw, env, tmp_path).warnings)
+
+
+# --- what a hostile reviewer found (#36) ---------------------------------------------------------------------------
+
+def _new_file(rel: str, text: str = "x\n") -> str:
+    body = "".join(f"+{line}\n" for line in text.splitlines())
+    return (f"diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n"
+            f"@@ -0,0 +1,{len(text.splitlines())} @@\n{body}")
+
+
+@pytest.mark.parametrize(("rel", "words"), [
+    ("d/" * 3000 + "f.txt", "longer than 4096 bytes"),
+    ("python/" + "n" * 300 + "/f.txt", "longer than 255 bytes"),
+])
+def test_a_name_no_file_system_takes_is_refused_when_the_patch_is_read(tree: Path, tmp_path: Path, rel: str,
+                                                                       words: str) -> None:
+    (tmp_path / "long.diff").write_text(_new_file(rel))
+    refused(plan(tree, tmp_path, "--patch", "long.diff"), "The patch long.diff", "(line 1)", words)
+    assert not (tmp_path / "cache" / "patched").exists()
+
+
+@pytest.mark.parametrize(("rel", "words"), [
+    ("python/src", "is a directory in the source"),  # git apply in the checkout: Directory not empty
+    ("setup.py/x", "lies under setup.py, which is a file in the source"),
+])
+def test_a_path_git_could_not_write_in_the_checkout_is_refused(tree: Path, tmp_path: Path, rel: str,
+                                                               words: str) -> None:
+    (tmp_path / "clash.diff").write_text(_new_file(rel, "hi\n"))
+    refused(plan(tree, tmp_path, "--patch", "clash.diff"), "The patch clash.diff", repr(rel), "(line 1)", words)
+    assert not (tmp_path / "cache" / "patched").exists() and (tree / "python/src").is_dir()
+
+
+def _big_patch(tree: Path, tmp_path: Path) -> Path:
+    """An untracked 64 MiB file and a patch of its first line: the patch step takes a while."""
+    (tree / "big.txt").write_bytes(b"first\n" + b"0123456789abcdef\n" * (4 << 20))
+    (tmp_path / "big.diff").write_text("--- a/big.txt\n+++ b/big.txt\n@@ -1,2 +1,2 @@\n-first\n+FIRST\n"
+                                       " 0123456789abcdef\n")
+    return tmp_path / "big.diff"
+
+
+def test_a_killed_patch_run_leaves_nothing_in_tmp_and_the_next_run_removes_its_scratch(tree: Path,
+                                                                                      tmp_path: Path) -> None:
+    _big_patch(tree, tmp_path)
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    patched = tmp_path / "cache" / "patched"
+    env = {**os.environ, "TMPDIR": str(tmp), "CUDA_HOME": cuda_stub()}
+    proc = subprocess.Popen([sys.executable, "-m", "tritonbuild", "plan", "--source", str(tree), "--llvm", str(LLVM),
+                             "--cache-dir", str(tmp_path / "cache"), "--offline", "--patch", "big.diff"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            scratch = [p for p in (*tmp.glob("tritonbuild-patch-*"), *patched.glob("*.scratch")) if p.is_dir()]
+            if scratch:
+                break
+            time.sleep(0.001)
+    finally:
+        proc.kill()  # kill -9 in the middle of the patch step
+        proc.wait()
+    assert scratch, "the patch step was not seen"
+    assert list(tmp.iterdir()) == []  # nothing of a patch run goes to $TMPDIR
+    assert [p.parent for p in scratch] == [patched]
+    plan(tree, tmp_path, "--patch", "big.diff", check=True)  # the next run takes the lock: the scratch goes
+    assert not scratch[0].exists() and list(tmp.iterdir()) == []
+    (copy,) = [p for p in patched.iterdir() if p.is_dir()]
+    assert (copy / "tree" / "big.txt").read_bytes().startswith(b"FIRST\n0123")
+
+
+def test_a_scratch_dir_left_behind_is_removed_under_the_lock(tree: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
+    root = Path(json.loads(plan(tree, tmp_path, "--json", "--patch", "a.diff", check=True).stdout)["source"]["root"])
+    scratch = root.parent.with_name(root.parent.name + ".scratch")
+    assert not scratch.exists()  # removed when done
+    (scratch / "tree/python/src").mkdir(parents=True)
+    (scratch / "tree/python/src/ir.cc").write_text("a full copy a killed run left\n")
+    plan(tree, tmp_path, "--patch", "a.diff", check=True)
+    assert not scratch.exists()
+
+
+def test_every_entry_the_copy_cannot_carry_is_named_with_what_it_is(tree: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
+    shutil.rmtree(tree / ".git")  # a source that is no checkout: every entry is looked at (git lists no FIFO)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tree / "third_party/evil").symlink_to(outside)
+    (tree / "lib/zero").symlink_to("/dev/zero")
+    os.mkfifo(tree / "lib/pipe")
+    for n in range(12):
+        (tree / f"third_party/zz{n:02}.h").symlink_to(outside / "x.h")  # sorted after the three above
+    err = refused(plan(tree, tmp_path, "--patch", "a.diff"), "15 entries that a patched copy of the source "
+                  "cannot carry", f"'third_party/evil' is an absolute link that leaves the source (-> {outside})",
+                  "'lib/zero' is an absolute link that leaves the source (-> /dev/zero): remove it;",
+                  "'lib/pipe' is a FIFO, not a regular file, directory or link: remove it",
+                  "and 5 more such entries")
+    assert "point back into the checkout" not in err and "copy of what it points at" not in err
+    assert not (tmp_path / "cache" / "patched").exists()
+
+
+def test_advice_names_the_checkout_and_keeps_the_patches(tree: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
+    err = refused(plan(tree, tmp_path, "--patch", "a.diff", "--require-pinned-llvm"),
+                  f"`tritonbuild llvm build --source {tree} --patch a.diff --backends")
+    assert "cache/patched" not in err
+    (tree / ".gitmodules").write_text('[submodule "sleef"]\n\tpath = third_party/sleef\n')
+    cml = tree / "third_party" / "cpu" / "CMakeLists.txt"
+    cml.write_text(cml.read_text() + 'add_subdirectory("${CMAKE_SOURCE_DIR}/third_party/sleef" sleef)\n')
+    err = refused(plan(tree, tmp_path, "--patch", "a.diff", "--backends", "cpu"),
+                  f"`git -C {tree} submodule update --init third_party/sleef`")
+    assert "cache/patched" not in err
+
+
+@pytest.mark.parametrize("given", ["/etc/passwd", "../x.diff", "inside/../../x.diff", "link.diff"])
+def test_a_recipes_patches_stay_in_the_recipes_directory(old_tree: Path, tmp_path: Path, given: str) -> None:
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    fix_includes(old_tree, tmp_path / "x.diff")
+    (recipes / "link.diff").symlink_to(tmp_path / "x.diff")
+    (recipes / "r.toml").write_text(f'source = "{old_tree}"\npatches = ["{given}"]\n')
+    proc = run_cli("plan", "--recipe", str(recipes / "r.toml"), "--llvm", str(LLVM), "--cache-dir",
+                   str(tmp_path / "cache"), "--offline", cwd=tmp_path, check=False)
+    refused(proc, f"The recipe {recipes / 'r.toml'}", given, "lies outside the recipe's directory")
+    assert not (tmp_path / "cache" / "patched").exists()

@@ -4,13 +4,16 @@ patches and the source, runs ``git apply`` through ``safegit``, writes under ``<
 Each patch (``--patch FILE``, a recipe's ``patches``) is input the user did not write: it is read as a regular
 UTF-8 file under a size cap, and every path it names (``diff --git``, ``---``/``+++``, ``rename``/``copy`` lines;
 ``-p1``, as git and ``patch -p1`` read them) must stay inside the source, outside ``.git``, and name no link or
-submodule. The patched content of the files the patches touch is computed first, in a temp dir that holds copies
-of just those files (``git apply`` there, outside any repository); a patch that does not apply is refused with
-git's own message before anything is written. Then the copy ``<cache>/patched/<key>/tree`` (key: the source's
-real path and the patches' sha256) is brought up to date under a file lock: a source file is copied (mtime kept)
-only when its size or mtime differ from the copy's, a patched file is written only when its content differs, and
-what the source no longer has is removed. An unchanged source and patch set leave every file of the copy as it
-was, so a rebuild stays a no-op for Ninja.
+submodule; every path it writes is checked against the source as ``git apply`` in the checkout would see it (no
+file where the source has a directory, none under a file of the source). Then, under the copy's file lock
+(``<cache>/patched/<key>.lock``; key: the source's real path and the patches' sha256), the patched content of the
+files the patches touch is computed in a scratch dir beside the copy (``<key>.scratch``: copies of just those
+files, ``git apply`` there, outside any repository; one a killed run left is removed by the next run that takes
+the lock, nothing goes to /tmp); a patch that does not apply is refused with git's own message before the copy is
+written. Then the copy ``<cache>/patched/<key>/tree`` (marked by ``COPY_MARK`` beside it) is brought up to date:
+a source file is copied (mtime kept) only when its size or mtime differ from the copy's, a patched file is written
+only when its content differs, and what the source no longer has is removed. An unchanged source and patch set
+leave every file of the copy as it was, so a rebuild stays a no-op for Ninja.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import posixpath
 import re
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -36,6 +38,8 @@ from tritonbuild.plan import PatchInfo
 FIX = "Fix the patch (paths are read with -p1: a/PATH and b/PATH relative to the top of the source), or drop it."
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _MODE = re.compile(r"^(?:new file mode|deleted file mode|new mode|old mode|index [0-9a-f]+\.\.[0-9a-f]+) (\d+)\s*$")
+NAME_MAX, PATH_MAX = 255, 4096  # bytes: the longest file name and path Linux file systems take
+ENTRIES_SHOWN = 10  # the source's entries a copy cannot carry named in one message (the rest counted)
 _ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}
 
 
@@ -50,6 +54,10 @@ def path_problem(raw: str, *, strip: bool) -> str | None:
     if problem or "\0" in raw:
         return problem or "holds a NUL byte"
     parts = raw.split("/")
+    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in parts):
+        return f"has a component longer than {NAME_MAX} bytes (no file system takes such a name)"
+    if len(raw.encode("utf-8", "surrogateescape")) > PATH_MAX:
+        return f"is longer than {PATH_MAX} bytes (no file system takes such a path)"
     if strip:
         if len(parts) < 2:
             return "has no leading directory (a/ or b/) for -p1 to remove"
@@ -225,64 +233,143 @@ def _walk(root: Path, top: Path) -> list[str]:
 
 
 def check_entries(root: Path, files: Sequence[str]) -> None:
-    """Refuse what a copy cannot carry: a link that leaves the source (or is absolute: its copy would point back
-    into the checkout, or dangles), an entry that is no file or link (a fifo), a name that is not UTF-8."""
+    """Refuse what a copy cannot carry, every such entry in one message (the first ``ENTRIES_SHOWN`` named, the
+    rest counted), each with what it is and what to do: a link that leaves the source, an absolute link, one that
+    dangles or loops, an entry that is no file or link (a FIFO, socket, device), a name that is not UTF-8."""
     base = os.path.realpath(root)
-    for rel in files:
-        path = root / rel
-        problem = next((p for p in map(name_problem, rel.split("/")) if p), None)
+    found = [f"{rel!r} {problem}" for rel in files if (problem := _entry_problem(root, rel, base))]
+    if not found:
+        return
+    more = len(found) - ENTRIES_SHOWN
+    listed = "; ".join(found[:ENTRIES_SHOWN]) + (f"; and {more} more such entr{'ies' if more > 1 else 'y'}"
+                                                   if more > 0 else "")
+    raise UserError(f"The source {root} holds {len(found)} entr{'ies' if len(found) > 1 else 'y'} that a patched "
+                    f"copy of the source cannot carry: {listed}. Fix them in the checkout, or build without "
+                    "--patch.")
+
+
+def _entry_problem(root: Path, rel: str, base: str) -> str | None:
+    """What is wrong with one entry of the source for the copy, and the fix (None: nothing)."""
+    problem = next((p for p in map(name_problem, rel.split("/")) if p), None)
+    if problem:
+        return f"{problem}: rename it"
+    path = root / rel
+    try:
         st = path.lstat()
-        if problem is None and stat.S_ISLNK(st.st_mode):
-            problem = _link_problem(path, rel, base)
-        elif problem is None and not stat.S_ISREG(st.st_mode):
-            problem = "is not a regular file, directory or link (a fifo, socket or device)"
-        if problem:
-            raise UserError(f"The source {root} holds {rel!r}, which {problem}: a patched copy of the source "
-                            "cannot carry it. Remove it or replace it with a copy of what it points at, or build "
-                            "without --patch.")
+        if stat.S_ISLNK(st.st_mode):
+            return _link_problem(path, rel, base)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc}): remove it or make it readable"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+        return f"is {kind}, not a regular file, directory or link: remove it (or move it out of the source)"
+    return None
 
 
 def _link_problem(path: Path, rel: str, base: str) -> str | None:
     target = os.readlink(path)
-    if target.startswith("/"):
-        return f"is an absolute link (-> {target}), which in the copy would point back into the checkout"
-    if posixpath.normpath(posixpath.join(posixpath.dirname(rel), target)).split("/")[0] == "..":
-        return f"is a link that leaves the source (-> {target})"
     try:
-        real = os.path.realpath(path, strict=True)
+        real: str | None = os.path.realpath(path, strict=True)
     except OSError:
-        return f"is a link that dangles or loops (-> {target})"
-    inside_base = real == base or real.startswith(base + os.sep)
-    return None if inside_base else f"is a link through which the source leads outside itself, to {real}"
+        real = None
+    inside_base = real is not None and (real == base or real.startswith(base + os.sep))
+    fix = ("remove it, or replace it with a copy of the file or directory it points at"
+           if real and (Path(real).is_file() or Path(real).is_dir()) else "remove it")
+    if target.startswith("/"):
+        if inside_base:
+            return (f"is an absolute link (-> {target}) into the source itself: its copy would point back into "
+                    "the checkout; make it a relative link")
+        return f"is an absolute link that leaves the source (-> {target}): {fix}"
+    if posixpath.normpath(posixpath.join(posixpath.dirname(rel), target)).split("/")[0] == "..":
+        return f"is a link that leaves the source (-> {target}): {fix}"
+    if real is None:
+        return f"is a link that dangles or loops (-> {target}): remove it or point it at a file of the source"
+    return None if inside_base else (f"is a link through which the source leads outside itself, to {real}: "
+                                     f"{fix}")
 
 
 # --- applying ------------------------------------------------------------------------------------------------------
 
-def _under_link(root: Path, rel: str) -> bool:
+def check_writes(root: Path, patches: Sequence[tuple[PatchInfo, bytes]]) -> None:
+    """Check every path the patches write against the source, as ``git apply`` in the checkout would see it (the
+    patches are applied in a scratch tree that holds only the files they touch, where git sees no directory):
+    a path that is a directory in the source, lies under a file of the source, or is or lies under a link is
+    refused, naming the patch, its line and the path."""
+    touched = {f for info, _ in patches for f in info.files}
+    for info, data in patches:
+        for rel in info.files:
+            problem = _write_problem(root, rel, touched)
+            if problem:
+                line = _line_of(data.decode("utf-8"), rel)
+                raise UserError(f"The patch {info.path} writes {rel!r} (line {line}), which {problem}. Nothing "
+                                f"was changed. {FIX}")
+
+
+def _line_of(text: str, rel: str) -> int:
+    """The first line of the patch that names ``rel``."""
+    return next((n for n, raw, strip in named_paths(text) if not raw.startswith("\0")
+                 and inside(raw, strip=strip) == rel), 0)
+
+
+def _write_problem(root: Path, rel: str, touched: set[str]) -> str | None:
+    """Why git apply in the checkout could not write ``rel`` (None: it could; what is missing it creates). A
+    parent that is a file the patches touch is left to git apply in the scratch tree, where that file is."""
     parts = rel.split("/")
-    return any((root / "/".join(parts[:i])).is_symlink() for i in range(1, len(parts) + 1))
+    for i in range(1, len(parts) + 1):
+        sub = "/".join(parts[:i])
+        try:
+            st = (root / sub).lstat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            return (f"cannot be looked up in the source {root} ({exc.strerror or exc}): no file system path can "
+                    "be made of it")
+        if stat.S_ISLNK(st.st_mode):
+            return (f"in the source {root} is a link or lies under one ({sub}): tritonbuild patches files, not "
+                    "links")
+        if i == len(parts) and stat.S_ISDIR(st.st_mode):
+            return (f"is a directory in the source {root}: git apply in the checkout refuses to write a file "
+                    "where a directory is (unable to write file: Directory not empty)")
+        if i < len(parts) and not stat.S_ISDIR(st.st_mode) and sub not in touched:
+            return (f"lies under {sub}, which is a file in the source {root}: git apply in the checkout refuses "
+                    "to write it (a file cannot hold another)")
+    return None
 
 
-def patched_contents(root: Path, patches: Sequence[tuple[PatchInfo, bytes]]) -> dict[str, tuple[bytes, int] | None]:
+SCRATCH_MARK = ".tritonbuild-patch-scratch"  # in a scratch tree: tritonbuild made it (clean may remove it)
+
+
+def patched_contents(root: Path, patches: Sequence[tuple[PatchInfo, bytes]], scratch: Path
+                     ) -> dict[str, tuple[bytes, int] | None]:
     """The content and mode of every file the patches touch once they are all applied (None: the patches delete
-    it), computed in a temp dir; the first patch that does not apply is refused with git apply's message."""
+    it), computed in ``scratch`` (a dir of the cache, beside the copy, its lock held by the caller: one left by a
+    run that was killed is removed first, and this one is removed when done); the first patch that does not apply
+    is refused with git apply's message."""
     touched = sorted({f for info, _ in patches for f in info.files})
-    for info, _ in patches:
-        bad = next((f for f in info.files if _under_link(root, f)), None)
-        if bad:
-            raise UserError(f"The patch {info.path} touches {bad}, which in the source {root} is a link or lies "
-                            f"under one: tritonbuild patches files, not links. {FIX}")
-    with tempfile.TemporaryDirectory(prefix="tritonbuild-patch-") as tmp:
-        tree = Path(tmp) / "tree"
-        tree.mkdir()
+    check_writes(root, patches)
+    remove_scratch(scratch)
+    tree = scratch / "tree"
+    tree.mkdir(parents=True)
+    (scratch / SCRATCH_MARK).write_text("a scratch tree of tritonbuild's --patch\n")
+    try:
         for rel in touched:
             if (root / rel).is_file():
                 (tree / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(root / rel, tree / rel)
-        env = {**os.environ, "GIT_CEILING_DIRECTORIES": tmp}  # never a repository above the temp dir
+        env = {**os.environ, "GIT_CEILING_DIRECTORIES": os.path.realpath(scratch)}  # no repository above it
         for number, (info, data) in enumerate(patches):
-            _apply(tree, Path(tmp) / f"{number}.patch", info, data, env, earlier=number)
+            _apply(tree, scratch / f"{number}.patch", info, data, env, earlier=number)
         return _results(tree, touched, patches)
+    finally:
+        remove_scratch(scratch)
+
+
+def remove_scratch(scratch: Path) -> None:
+    """A scratch dir removed (a link in its place is removed, never followed)."""
+    if scratch.is_symlink() or (os.path.lexists(scratch) and not scratch.is_dir()):
+        scratch.unlink()
+    elif scratch.is_dir():
+        shutil.rmtree(scratch)
 
 
 def _apply(tree: Path, file: Path, info: PatchInfo, data: bytes, env: Mapping[str, str], earlier: int) -> None:
@@ -314,6 +401,9 @@ def _results(tree: Path, touched: list[str], patches: Sequence[tuple[PatchInfo, 
 
 
 # --- the copy ------------------------------------------------------------------------------------------------------
+
+COPY_MARK = ".tritonbuild-patched-copy"  # in <cache>/patched/<key>: tritonbuild made it (clean may remove it)
+
 
 def copy_key(root: Path, patches: Sequence[PatchInfo]) -> str:
     identity = "\n".join([os.path.realpath(root), *(p.sha256 for p in patches)])
@@ -445,15 +535,19 @@ def _clear(dst: Path, have: os.stat_result | None) -> None:
 def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path,
             cache: Path) -> tuple[Path, tuple[PatchInfo, ...]]:
     """The patched copy of ``root`` and the patches' facts: every patch read and checked, every file of the source
-    checked, the patches applied in a temp dir, and only then the copy brought up to date (under its lock)."""
+    checked, then under the copy's lock the patches applied in its scratch dir and only then the copy brought up to
+    date."""
     patches = read_all(given, origin, cwd)
     files = source_files(root)
     check_entries(root, files)
-    patched = patched_contents(root, patches)
+    check_writes(root, patches)
     infos = tuple(info for info, _ in patches)
     where = cache / "patched" / copy_key(root, infos)
     try:
         with _locked(where.with_name(where.name + ".lock")):
+            patched = patched_contents(root, patches, where.with_name(where.name + ".scratch"))
+            where.mkdir(parents=True, exist_ok=True)
+            (where / COPY_MARK).write_text(f"tritonbuild's patched copy of {os.path.realpath(root)}\n")
             sync(root, files, patched, where / "tree")
     except OSError as exc:
         raise EnvironmentProblem(f"The patched copy of the source cannot be written under {where}: "
