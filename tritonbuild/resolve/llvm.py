@@ -3,6 +3,7 @@ LLVM (not the pin: a warning), or a problem that says what to run."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,10 +191,14 @@ def _llvm_plan(facts: Facts, suffix: str | None, targets: tuple[str, ...], need_
     )
 
 
-def pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...]) -> str:
-    """How to get the pinned LLVM instead, given why the prebuilt download was not taken."""
+def pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...], checkout: str | None = None,
+                patches: tuple[str, ...] = ()) -> str:
+    """How to get the pinned LLVM instead, given why the prebuilt download was not taken. With ``--patch`` the
+    command names the user's ``checkout`` and the same patches, never tritonbuild's patched copy."""
     why = dict(llvm.rejected).get("prebuilt download", "")
-    build = (f"`tritonbuild llvm build --source {src.root} --backends '{';'.join(names)}'` builds it (mlir and lld "
+    given = "".join(f" --patch {shlex.quote(p)}" for p in patches) if checkout else ""
+    build = (f"`tritonbuild llvm build --source {shlex.quote(checkout or src.root)}{given} --backends "
+             f"'{';'.join(names)}'` builds it (mlir and lld "
              f"with {', '.join(llvm.required_targets)}; hours on 2 cores)")
     if "offline" in why:
         return f"For the pinned LLVM: `tritonbuild llvm fetch` on a connected machine, or {build}."

@@ -139,7 +139,7 @@ def _backends_step(s: Mapping[str, Resolved], facts: Facts, notes: list[str],
                    warnings: list[str]) -> tuple[Selection, tuple[Plugin, ...]]:
     """The in-tree backends asked for, then the plugins."""
     src = facts.source
-    sel = _in_tree_step(s, src, notes)
+    sel = _in_tree_step(s, src, notes, facts.checkout)
     origin = _plugin_origin(s["plugin_dirs"].origin)
     plugins, pnotes, pwarn = resolve_plugins(
         [(p, origin) for p in s["plugin_dirs"].value], files=facts.plugin_files, in_tree=src.backend_names,
@@ -183,7 +183,8 @@ def _deps_step(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...], 
     return deps, dep_defines
 
 
-def _in_tree_step(s: Mapping[str, Resolved], src: SourceInfo, notes: list[str]) -> Selection:
+def _in_tree_step(s: Mapping[str, Resolved], src: SourceInfo, notes: list[str], checkout: str | None = None
+                  ) -> Selection:
     """The in-tree backends asked for (or the source's default list), refusing one whose submodule is empty."""
     asked = s["backends"]
     text, where = ((";".join(src.default_backends), "the source's default backend list") if asked.value is None
@@ -196,7 +197,8 @@ def _in_tree_step(s: Mapping[str, Resolved], src: SourceInfo, notes: list[str]) 
         if needed_by:
             raise UserError(
                 f"The backend {', '.join(needed_by)} builds the git submodule {sub}, which is not checked out in "
-                f"{src.root} (it is empty). Run `git -C {src.root} submodule update --init {sub}`, or leave "
+                f"{checkout or src.root} (it is empty). Run `git -C {checkout or src.root} submodule update --init "
+                f"{sub}`{' (the patched copy is made from that checkout)' if checkout else ''}, or leave "
                 f"{', '.join(needed_by)} out of --backends."
             )
         notes.append(f"git submodule {sub} is not checked out (no selected backend uses it)")
@@ -264,17 +266,22 @@ def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], 
                 f"LLVM {llvm.version} at {llvm.prefix} is not the source's pinned commit {llvm.pinned_hash[:12]} (it "
                 f"{what}), and this build requires the pin ({s['require_pinned_llvm'].origin}): MLIR behaviour "
                 "that differs from the pin can make a wheel that builds and imports hang on real kernels. "
-                f"{pinned_hint(llvm, src, names)} Or accept this LLVM with --no-require-pinned-llvm (recipe: "
-                "require_pinned_llvm = false); the compile check still runs."
+                f"{pinned_hint(llvm, src, names, *_given(facts))} Or accept this LLVM with "
+                "--no-require-pinned-llvm (recipe: require_pinned_llvm = false); the compile check still runs."
             )
         warnings.append(
             f"LLVM {llvm.version} at {llvm.prefix} is not the pinned commit {llvm.pinned_hash[:12]} (it {what}); "
             "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
-            f"will fail to compile. {pinned_hint(llvm, src, names)}"
+            f"will fail to compile. {pinned_hint(llvm, src, names, *_given(facts))}"
         )
     link, link_why = llvm_linkage.llvm_link(s, llvm, editable=editable)
     notes.extend(llvm_linkage.notes(s, llvm, link, link_why))
     return replace(llvm, link=link)
+
+
+def _given(facts: Facts) -> tuple[str | None, tuple[str, ...]]:
+    """The user's checkout and patches (with --patch), for advice the user acts on in the checkout."""
+    return facts.checkout, tuple(p.path for p in facts.patches)
 
 
 def _preflight(s: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, names: tuple[str, ...], proton: bool,

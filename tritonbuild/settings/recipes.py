@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -138,7 +139,7 @@ def parse(data: dict[str, Any], path: Path) -> Recipe:
         if key == "source" and "://" not in value and not value.startswith(("git@", "/", "~")):
             value = str((path.parent / value).resolve())  # a source path is relative to the recipe file
         if key == "patches":
-            value = [str(path.parent / v) for v in value]  # patches too (an absolute one stays as it is)
+            value = [_patch(v, path) for v in value]  # patches too, and they stay in the recipe's dir
         (request if key in REQUEST_KEYS else values)[key] = value
     return Recipe(values, **request)
 
@@ -155,6 +156,19 @@ def _table(data: dict[str, Any], path: Path) -> dict[str, Any]:
         raise UserError(f"The recipe {path} has keys beside its [tritonbuild] table ({', '.join(others)}); put "
                         "every key in the table (or leave the table out).")
     return table
+
+
+def _patch(item: str, path: Path) -> str:
+    """A recipe's patch, joined to the recipe's directory and refused when it lies outside it (links resolved):
+    a recipe is input the user did not write, and may name only its own files."""
+    base = os.path.realpath(path.parent)
+    full = path.parent / item
+    real = os.path.realpath(full)
+    if not real.startswith(base + os.sep):
+        raise UserError(f"The recipe {path} has patches = [..., {show(item)}, ...], which lies outside the recipe's "
+                        f"directory {base} (it is {real}): a recipe's patches must be files beside it or under its "
+                        "directory. Move the patch there, or give it with --patch (or TRITONBUILD_PATCHES).")
+    return str(full)
 
 
 def _plugin(item: Any, path: Path) -> str:
