@@ -259,11 +259,16 @@ def test_test_modules_take_shared_helpers_from_helpers_or_a_conftest_not_from_ea
     tests = ROOT / "tests"
     bad = []
     for path in sorted(tests.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [("." * node.level) + (node.module or "")] if isinstance(node, ast.ImportFrom) else [])
+        nodes = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:  # from tests.unit.test_x import f, from tests.unit import test_x, from . import test_x
+                mod = "." * node.level + (node.module or "")
+                names = [mod, *(f"{mod}.{a.name}".replace("..", ".") if node.module else mod + a.name
+                                for a in node.names)]
             bad += [f"{path.relative_to(ROOT)}:{node.lineno}: imports {n}" for n in names
-                    if re.search(r"(^|\.)test_\w+$", n) and not n.startswith(("tritonbuild", "pytest", "_pytest"))]
+                    if n.startswith(("tests.", ".")) and re.search(r"(^|\.)test_\w+$", n)]
     assert not bad, "move the shared helper into tests/helpers.py (or a conftest.py):\n" + "\n".join(bad)
 
 
