@@ -121,7 +121,8 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
 
 
 @click.command()
-@click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root.")
+@click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root, and the patched "
+              "copies (--patch) and llvm compat's exported trees.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
 @plan_options
 def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
@@ -140,12 +141,19 @@ def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
     root = (cache_root_to_read(given) if all_ else paths.cache_root(dict(os.environ), given)) / "build"
     targets = _all_under(root) if all_ else _of_plan(kw)
     done = st.remove_build_dirs(targets, dry_run=dry_run)
+    copies = st.remove_cache_copies(root.parent, dry_run=dry_run) if all_ else st.Cleaned()
     out = render.console()
     for note in done.notes:
         out.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
     verb = "would free" if dry_run else "freed"
     out.print(f"{len(done.removed)} build dir(s), {verb} {done.freed / 2**20:.1f} MiB"
               + (f"; {len(done.notes)} left alone" if done.notes else ""))
+    for note in copies.notes:
+        out.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+    if copies.removed or copies.notes or copies.failed:
+        out.print(f"{len(copies.removed)} patched copy or llvm compat dir(s), {verb} {copies.freed / 2**20:.1f} MiB"
+                  + (f"; {len(copies.notes)} left alone" if copies.notes else ""))
+    done.failed += copies.failed
     if done.failed:
         raise EnvironmentProblem(
             f"Could not remove {len(done.failed)} build dir(s) under {root}: {'; '.join(done.failed)}. The cache "

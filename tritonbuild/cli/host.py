@@ -128,6 +128,7 @@ def status(cache_dir: str | None, as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     render.print_build_dirs(rows, render.console())
+    render.print_cache_copies(st.cache_copies(builds.parent), render.console())
 
 
 def cache_root_to_read(cache_dir: str | None) -> Path:

@@ -1,16 +1,22 @@
-"""``status`` and ``clean``: what build dirs exist under the cache root (edge: reads and removes them).
+"""``status`` and ``clean``: what build dirs, patched copies and llvm compat exports exist under the cache root
+(edge: reads and removes them).
 
 Everything under ``<cache>/build`` is treated as possibly foreign: ``clean`` removes only a dir tritonbuild made
 (its ``MARKER``, or a ``plan.json`` whose key is the dir's name), never follows a link (a linked entry is left
 alone with its target), and removes a build dir only while holding its lock, the one ``build`` and ``develop``
-hold: a dir in use is skipped and named.
+hold: a dir in use is skipped and named. ``clean --all`` also removes the patched copies of ``--patch``
+(``<cache>/patched/<key>``, marked, with their scratch dirs; under the copy's lock) and llvm compat's exported
+trees (``<cache>/compat/trees/<commit>``, marked; skipped while a build dir made from one is locked), by the same
+rules.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -155,3 +161,158 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
         finally:
             lk.release()
     return out
+
+
+# --- what else tritonbuild keeps under the cache root: patched copies, llvm compat's exported trees ----------------
+
+_STAGING = re.compile(r"^\.[0-9a-f]{12}-")  # an export being unpacked (gather.commits.export's mkdtemp)
+STAGING_AGE = 3600  # seconds: an unmarked export older than this was cut short, not in progress
+
+
+def _copy_of(d: Path) -> str | None:
+    """What the patched copy ``d`` was made from, or None when ``d`` is not tritonbuild's patched copy."""
+    from tritonbuild.gather.patches import COPY_MARK
+
+    if d.is_symlink() or not d.is_dir():
+        return None
+    with contextlib.suppress(OSError):
+        text = (d / COPY_MARK).read_text(encoding="utf-8", errors="replace")
+        return text.partition(" of ")[2].strip() or "?"
+    return "?" if (d / "tree.synced.json").is_file() else None
+
+
+def _export_of(d: Path) -> str | None:
+    """The commit of llvm compat's exported tree ``d``, or None when ``d`` is not one."""
+    from tritonbuild.gather.commits import MARKER as EXPORT_MARK
+
+    if d.is_symlink() or not d.is_dir() or not (d / EXPORT_MARK).is_file():
+        return None
+    return d.name
+
+
+def _entries(d: Path) -> list[Path]:
+    return sorted(d.iterdir()) if d.is_dir() and not d.is_symlink() else []
+
+
+def cache_copies(cache_root: Path) -> list[dict[str, Any]]:
+    """A row per patched copy (``<cache>/patched``) and per llvm compat export (``<cache>/compat/trees``) that
+    tritonbuild made: kind, path, what it is of, size."""
+    rows = [{"kind": "patched copy", "path": str(d), "of": of, "size": dir_size(d)}
+            for d in _entries(cache_root / "patched") if (of := _copy_of(d))]
+    rows += [{"kind": "llvm compat tree", "path": str(d), "of": f"commit {of}", "size": dir_size(d)}
+             for d in _entries(cache_root / "compat" / "trees") if (of := _export_of(d))]
+    return rows
+
+
+def remove_cache_copies(cache_root: Path, *, dry_run: bool) -> Cleaned:
+    """``clean --all`` beyond the build dirs: the patched copies (with their scratch dirs), each under its lock,
+    and llvm compat's exported trees, each unless a running build holds a build dir made from it. What tritonbuild
+    did not make (no marker) and what is in use are left alone and named in ``notes``."""
+    out = Cleaned()
+    _clean_patched(cache_root / "patched", out, dry_run)
+    _clean_exports(cache_root / "compat" / "trees", cache_root / "build", out, dry_run)
+    return out
+
+
+def _clean_patched(root: Path, out: Cleaned, dry_run: bool) -> None:
+    from tritonbuild.gather.patches import SCRATCH_MARK
+
+    keys: dict[str, list[Path]] = {}
+    for e in _entries(root):
+        key, dot, suffix = e.name.rpartition(".")
+        if e.is_symlink():
+            out.notes.append(f"{e} is a link (to {os.readlink(e)}), not a patched copy: left alone, and its target too")
+        elif dot and suffix == "lock" and e.is_file():
+            keys.setdefault(key, [])
+        elif dot and suffix == "scratch" and e.is_dir() and (e / SCRATCH_MARK).is_file():
+            keys.setdefault(key, []).append(e)
+        elif _copy_of(e):
+            keys.setdefault(e.name, []).append(e)
+        else:
+            out.notes.append(f"{e} is no patched copy tritonbuild made (no marker): left alone")
+    for key, dirs in keys.items():
+        _remove_locked(root / f"{key}.lock", dirs, out, dry_run)
+
+
+def _remove_locked(lock_file: Path, dirs: list[Path], out: Cleaned, dry_run: bool) -> None:
+    """Remove ``dirs`` and then ``lock_file`` while holding that lock (the one ``--patch`` takes); in use: named."""
+    try:
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        out.failed.append(f"{lock_file}: {exc.strerror or exc}")
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            out.notes.extend(f"{d} is in use by a running tritonbuild (its lock is held): left alone" for d in dirs)
+            return
+        for d in dirs:
+            size = dir_size(d)
+            try:
+                if not dry_run:
+                    shutil.rmtree(d)
+                out.removed.append(d)
+                out.freed += size
+            except OSError as exc:
+                out.failed.append(f"{exc.filename or d}: {exc.strerror or exc}")
+        if not dry_run:
+            lock_file.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def _clean_exports(root: Path, builds: Path, out: Cleaned, dry_run: bool) -> None:
+    for e in _entries(root):
+        if e.is_symlink() or not e.is_dir():
+            out.notes.append(f"{e} is no exported tree tritonbuild made (a link or a file): left alone")
+            continue
+        if _export_of(e) is None:
+            if not _STAGING.match(e.name):
+                out.notes.append(f"{e} is no exported tree tritonbuild made (no marker): left alone")
+                continue
+            if time.time() - e.stat().st_mtime < STAGING_AGE:
+                out.notes.append(f"{e} is an export llvm compat is unpacking now (or cut short less than an hour "
+                                 "ago): left alone")
+                continue
+        _remove_export(e, _users(e, builds), out, dry_run)
+
+
+def _users(tree: Path, builds: Path) -> list[Path]:
+    """The build dirs whose plan builds ``tree`` (as its source or its patched copy's checkout)."""
+    real = tree.resolve()
+    found = []
+    for d in _entries(builds):
+        source = _plan_of(d).get("source", {}) if is_build_dir(d) else {}
+        roots = [source.get(k) for k in ("root", "checkout")] if isinstance(source, dict) else []
+        if any(isinstance(r, str) and Path(r).resolve().is_relative_to(real) for r in roots):
+            found.append(d)
+    return found
+
+
+def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -> None:
+    """Remove ``tree`` while holding the locks of the build dirs made from it: one held is a canary or build of
+    llvm compat at work there, and the tree is left alone."""
+    from filelock import Timeout
+
+    held = []
+    try:
+        for d in users:
+            lk = file_lock(d)
+            try:
+                lk.acquire(timeout=0)
+            except (Timeout, OSError):
+                out.notes.append(f"{tree} is in use by a running tritonbuild (the build dir {d} made from it is "
+                                 "locked): left alone")
+                return
+            held.append(lk)
+        size = dir_size(tree)
+        if not dry_run:
+            shutil.rmtree(tree)
+        out.removed.append(tree)
+        out.freed += size
+    except OSError as exc:
+        out.failed.append(f"{exc.filename or tree}: {exc.strerror or exc}")
+    finally:
+        for lk in held:
+            lk.release()

@@ -191,6 +191,20 @@ def print_build_dirs(rows: list[dict[str, Any]], console: Any) -> None:
     console.print(table)
 
 
+def print_cache_copies(rows: list[dict[str, Any]], console: Any) -> None:
+    """``tritonbuild status``: one row per patched copy and llvm compat tree (``clean --all`` removes them)."""
+    from rich.table import Table
+
+    if not rows:
+        return
+    table = Table(title="patched copies and llvm compat trees (clean --all removes them)", title_justify="left")
+    for col in ("kind", "of", "size", "path"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["kind"], r["of"], f"{r['size'] / 2**20:.1f} MiB", r["path"])
+    console.print(table)
+
+
 def print_llvm_status(llvm: LLVMPlan, entries: list[dict[str, Any]], ready: bool, out: Any) -> None:
     """``tritonbuild llvm status``: the pin, the LLVM ``build`` would use and why the others were not."""
     out.print(f"pin: {llvm.pinned_hash} ({llvm.pin_file})"
