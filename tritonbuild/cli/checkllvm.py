@@ -18,7 +18,8 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
     """Compile, with -fsyntax-only on all cores, a few translation units that together include every header of the
     tree, against the plan's LLVM; print the errors grouped by cause (units hit, one example each).
 
-    Takes the options `build` takes. The include preflight's problems (headers this LLVM lacks, known issues) are
+    Takes the options `build` takes (--canary too, but check-llvm always runs the canary: with it off a note
+    says so). The include preflight's problems (headers this LLVM lacks, known issues) are
     reported with the canary's causes, not instead of them. Exit code 0: everything compiles and the preflight
     found nothing; 1: problems or errors (the build would fail); 2: bad input.
     """
@@ -43,6 +44,11 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
                          f"({pin})"), highlight=False, soft_wrap=True)
     for problem in p.preflight:
         console.print(escape(f"preflight: {problem}"), soft_wrap=True, highlight=False)
+    canary_setting = p.settings.get("canary", {})
+    if canary_setting.get("value") == "off":
+        console.print(escape(f"note: the canary is off ({canary_setting.get('origin')}), but check-llvm always runs "
+                             "it: the canary compile is what check-llvm checks; the setting applies to build and "
+                             "develop."), soft_wrap=True, highlight=False)
     result = canary.check(p, console)
     if as_json:
         click.echo(json.dumps({**result.to_json(), "preflight": list(p.preflight),
