@@ -54,6 +54,9 @@ def test_every_path_of_a_whole_patch_lies_inside_the_copy_or_the_patch_is_refuse
     ("diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/etc\n", "a symlink"),
     ('--- "a/\\303\\251/../../x"\n+++ "b/\\303\\251/../../x"\n@@ -1 +1 @@\n-a\n+b\n', "'..'"),
     ("just some text\n", "names no file"),
+    ("--- /dev/null\n+++ b/" + "d/" * 3000 + "f\n@@ -0,0 +1 @@\n+x\n", "longer than 4096 bytes"),
+    ("--- a/" + "n" * 256 + "\n+++ b/" + "n" * 256 + "\n@@ -1 +1 @@\n-a\n+b\n", "longer than 255 bytes"),
+    ("--- a/caf\u00e9" + "\u00e9" * 127 + "\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "longer than 255 bytes"),  # bytes
 ])
 def test_hostile_paths_are_refused(text: str, words: str) -> None:
     with pytest.raises(UserError, match=r"p\.diff") as err:
