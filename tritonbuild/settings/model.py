@@ -346,8 +346,8 @@ SPECS: tuple[Spec, ...] = (
     _spec("patches", [], "--patch", {"TRITONBUILD_PATCHES": _list_semicolon},
           "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
           "checkout is never edited; one that does not apply stops the plan (repeatable; env ';' separated; "
-          "a recipe's paths are relative to the recipe); their sha256 go into the build dir key and the version "
-          "(+...pHASH8)", validate=_paths),
+          "a recipe's paths are relative to the recipe and must stay in its directory); their sha256 go into the "
+          "build dir key and the version (+...pHASH8)", validate=_paths),
     _spec("backends", None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
           "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)"),
     _spec("plugin_dirs", [], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},
