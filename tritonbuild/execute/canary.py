@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from tritonbuild import proc
 from tritonbuild.errors import BuildFailed
-from tritonbuild.execute import develop
+from tritonbuild.execute import buildenv, develop
 from tritonbuild.execute.diagnose import error_kind
 from tritonbuild.execute.lock import lock
 from tritonbuild.execute.prepare import build_env, prepare
@@ -84,7 +84,7 @@ def configure_and_run(plan: Plan, console: Any, env: Mapping[str, str]) -> Canar
     build = develop.dev_dir(plan)
     build.mkdir(parents=True, exist_ok=True)
     run_env = build_env(plan, env)
-    argv = develop.configure_argv(plan, develop.ninja_program())
+    argv = configure_argv(plan)
     action = develop.configure_action(build, argv)
     started = time.monotonic()
     with open(build / LOG, "w") as log:
@@ -92,6 +92,22 @@ def configure_and_run(plan: Plan, console: Any, env: Mapping[str, str]) -> Canar
             develop.configure(plan, argv, action, env=run_env, log=log, tracker=Tracker(), console=console)
         configured = round(time.monotonic() - started, 2)
         return run(plan, build, run_env, log, configured)
+
+
+def configure_argv(plan: Plan) -> list[str]:
+    """``develop``'s configure, with the interpreter the full build's scikit-build-core runs in: the target's own
+    when it has the build requirements (then the dev dir stays ``develop``'s as it is), else its isolated build
+    environment, whose site-packages go on CMAKE_PREFIX_PATH as scikit-build-core puts them (a tree's
+    ``find_package(nanobind)`` finds the build environment's nanobind there)."""
+    argv = develop.configure_argv(plan, develop.ninja_program())
+    reqs, wheelhouse = buildenv.build_env_args(plan)
+    builder = buildenv.ensure(plan.python, reqs, Path(plan.cache_root), offline=plan.toolchain.offline,
+                              wheelhouse=wheelhouse)
+    if builder == plan.python:
+        return argv
+    python = ("-DPython3_EXECUTABLE=", "-DPython_EXECUTABLE=")
+    return [a.split("=", 1)[0] + f"={builder}" if a.startswith(python) else a for a in argv] + [
+        f"-DCMAKE_PREFIX_PATH={develop.site_packages(builder)}"]
 
 
 def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configured: float = 0.0) -> CanaryResult:

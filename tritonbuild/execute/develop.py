@@ -111,7 +111,7 @@ def ninja_program() -> str:
 def configure_argv(plan: Plan, ninja: str) -> list[str]:
     argv = ["cmake", "-S", plan.cmake.source_dir, "-B", str(dev_dir(plan)), "-G", plan.cmake.generator,
             f"-DCMAKE_BUILD_TYPE={plan.toolchain.build_type}", f"-DCMAKE_MAKE_PROGRAM={ninja}",
-            f"-DPython3_EXECUTABLE={plan.python}"]
+            f"-DPython3_EXECUTABLE={plan.python}", f"-DPython_EXECUTABLE={plan.python}"]  # both, as scikit-build-core
     return argv + [f"-D{k}={v}" for k, v in plan.cmake.defines] + list(plan.cmake.extra_args)
 
 
