@@ -37,15 +37,31 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"base": base, "tree": tree, "plugin": plug, "env": env, "args": args, "abi": abi}
 
 
-def build(work: dict, *extra: str, cache: str = "cacheA", out: str = "dist", check: bool = True):
-    proc = run_cli("build", "--json", *work["args"], "--cache-dir", str(work["base"] / cache),
+def build(work: dict, *extra: str, out: str = "dist", check: bool = True):
+    proc = run_cli("build", "--json", *work["args"], "--cache-dir", str(work["base"] / "cacheA"),
                    "--out", str(work["base"] / out), *extra, cwd=work["base"], env=work["env"], check=check)
     return proc, (json.loads(proc.stdout) if proc.returncode == 0 else None)
 
 
 @pytest.fixture(scope="module")
 def first(work: dict) -> dict:
+    """The module's one shared build (cacheA, dist): tests read it and never build into its cache or output dir,
+    nor edit its sources, so no test's result depends on which tests ran before it."""
     return build(work)[1]
+
+
+@pytest.fixture
+def own(work: dict, first: dict, tmp_path: Path) -> dict:
+    """This test's own checkout and plugin (copies: a build links compile_commands.json into both, and a test may
+    edit them), cache dir and output dir, so that what it builds, edits or deletes is no other test's. It asks for
+    ``first`` only so that the compiler cache is warm: its builds hit it instead of compiling."""
+    assert first["wheel"]
+    tree, plug = tmp_path / "src" / "triton", tmp_path / "src" / work["plugin"].name
+    skip = shutil.ignore_patterns("compile_commands.json")
+    shutil.copytree(work["tree"], tree, symlinks=True, ignore=skip)
+    shutil.copytree(work["plugin"], plug, symlinks=True, ignore=skip)
+    mine = {str(work["tree"]): str(tree), str(work["plugin"]): str(plug)}
+    return {**work, "base": tmp_path, "tree": tree, "plugin": plug, "args": [mine.get(a, a) for a in work["args"]]}
 
 
 def sha256(path: Path) -> str:
@@ -212,12 +228,13 @@ def test_compile_commands_are_linked_into_source_and_plugin(work: dict, first: d
     assert "-g" in core and "-g1" in core and core.index("-g1") > core.index("-g"), core
 
 
-def test_extra_targets_are_built_in_the_build_dir_not_the_wheel(work: dict, first: dict) -> None:
+def test_extra_targets_are_built_in_the_build_dir_not_the_wheel(own: dict) -> None:
     # like `--target triton-shared-opt`: a plugin's tool that its CPU backend runs, outside the wheel
+    _, first = build(own)
     tool = "triton_dash_plugin-opt"
-    proc = run_cli("build", "--json", *work["args"], "--cache-dir", str(work["base"] / "cacheA"), "--out",
-                   str(work["base"] / "dist"), "--target", tool, "--target", "triton-opt", "--target", tool,
-                   cwd=work["base"], env={**work["env"], "COLUMNS": "80"})
+    proc = run_cli("build", "--json", *own["args"], "--cache-dir", str(own["base"] / "cacheA"), "--out",
+                   str(own["base"] / "dist"), "--target", tool, "--target", "triton-opt", "--target", tool,
+                   cwd=own["base"], env={**own["env"], "COLUMNS": "80"})
     result = json.loads(proc.stdout)
     assert result["build_dir"] == first["build_dir"], "extra targets reuse the configured build dir"
     assert sorted(result["targets"]) == ["triton-opt", tool]  # each once (the manifest sorts keys)
@@ -230,56 +247,58 @@ def test_extra_targets_are_built_in_the_build_dir_not_the_wheel(work: dict, firs
     out = subprocess.run([result["targets"][tool]], capture_output=True, text=True, check=True).stdout
     assert out == f"{tool} 42\n"
     assert record(result["wheel"]) == record(first["wheel"])
-    proc, _ = build(work, "--target", "no-such-tool", check=False)
+    proc, _ = build(own, "--target", "no-such-tool", check=False)
     err = " ".join(proc.stderr.split())  # rich wraps the message
     assert proc.returncode == 1
     assert "'no-such-tool' (from --target or the recipe's targets) is not a target" in err
 
 
-def test_same_plan_again_is_a_noop_with_an_equivalent_wheel(work: dict, first: dict) -> None:
-    _, again = build(work)
+def test_same_plan_again_is_a_noop_with_an_equivalent_wheel(own: dict) -> None:
+    _, first = build(own)
+    _, again = build(own)
     assert again["ninja_no_work"] is True
     assert again["build_dir"] == first["build_dir"]
     assert record(again["wheel"]) == record(first["wheel"])
 
 
-def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(work: dict, first: dict) -> None:
-    _, again = build(work)
-    _, same = build(work)
+def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(own: dict) -> None:
+    _, first = build(own)
+    _, again = build(own)
+    _, same = build(own)
     assert same["republished"] is True and same["ninja_no_work"] is True, same["timings"]
     assert (first["strategy"], same["strategy"]) == ("full", "republish")
     assert same["sha256"] == again["sha256"] and Path(same["wheel"]).samefile(again["wheel"])
     assert same["timings"] == {"republish": same["seconds"]}  # no configure, install or packaging
     Path(same["wheel"]).unlink()  # a wheel deleted from the output dir comes back, whole
-    _, back = build(work)
+    _, back = build(own)
     assert back["republished"] is True and sha256(Path(back["wheel"])) == again["sha256"]
     # a Python file the install step copies: ninja does not track it, the digest of the inputs does
-    init = work["tree"] / "python" / "triton" / "language" / "__init__.py"
+    init = own["tree"] / "python" / "triton" / "language" / "__init__.py"
     text = init.read_text()
     try:
         init.write_text(text + "\nEDITED = 1\n")
-        _, edited = build(work)
+        _, edited = build(own)
         assert edited["republished"] is False
         with zipfile.ZipFile(edited["wheel"]) as zf:
             assert b"EDITED = 1" in zf.read("triton/language/__init__.py")
     finally:
         init.write_text(text)
-    _, restored = build(work)
+    _, restored = build(own)
     assert restored["republished"] is False and record(restored["wheel"]) == record(first["wheel"])
     sums = (Path(restored["wheel"]).parent / "SHA256SUMS").read_text()
     assert f"{restored['sha256']}  {Path(restored['wheel']).name}" in sums
 
 
-def test_an_edit_rebuilds_from_the_kept_prefix_and_reuses_unchanged_members(work: dict, first: dict) -> None:
-    core = work["tree"] / "lib" / "Core.cpp"
+def test_an_edit_rebuilds_from_the_kept_prefix_and_reuses_unchanged_members(own: dict) -> None:
+    core = own["tree"] / "lib" / "Core.cpp"
     text = core.read_text()
     marker = "tb-quick-edit-7f3a"
     try:
-        _, last = build(work)  # the plan's last wheel exists
+        _, last = build(own)  # the plan's last wheel exists
         before = record(last["wheel"])  # read now: the next build publishes under the same name
         core.write_text(text + f'\nextern "C" __attribute__((visibility("default"), used)) const char* '
                                f'tb_quick_marker() {{ return "{marker}"; }}\n')
-        _, edited = build(work)
+        _, edited = build(own)
         log = Path(edited["log"]).read_text()
         assert "quick-prefix: " in log and "copied compressed from the last wheel" in log, log[-2000:]
         assert edited["republished"] is False and "package" in edited["timings"], edited["timings"]
@@ -292,29 +311,29 @@ def test_an_edit_rebuilds_from_the_kept_prefix_and_reuses_unchanged_members(work
         assert names == {*before, next(n for n in names if n.endswith("RECORD"))}  # bundled libs, dist-info
         assert after["triton/_C/libtriton.so"] != before["triton/_C/libtriton.so"]
         assert {n for n in after if after[n] != before[n]} <= {"triton/_C/libtriton.so", "triton/_build_info.json"}
-        verified = run_cli("verify", edited["wheel"], cwd=work["base"], env=work["env"])
+        verified = run_cli("verify", edited["wheel"], cwd=own["base"], env=own["env"])
         assert "RECORD: " in verified.stdout and "entries match" in verified.stdout, verified.stdout
     finally:
         core.write_text(text)
-    _, restored = build(work)
+    _, restored = build(own)
     assert record(restored["wheel"]) == before  # the same bytes as the full path made
 
 
-def test_fresh_build_dir_with_warm_ccache_hits(work: dict, first: dict) -> None:
-    _, fresh = build(work, cache="cacheB", out="distB")
+def test_fresh_build_dir_with_warm_ccache_hits(own: dict, first: dict) -> None:
+    _, fresh = build(own)
     assert fresh["build_dir"] != first["build_dir"]
     hits, misses = fresh["ccache"]["hits"], fresh["ccache"]["misses"]
     assert hits + misses > 0 and hits / (hits + misses) >= 0.9, fresh["ccache"]
 
 
-def test_another_checkout_at_another_path_compiles_nothing(work: dict, first: dict) -> None:
+def test_another_checkout_at_another_path_compiles_nothing(own: dict, first: dict) -> None:
     """A CI runner's workspace, a worktree: the same files elsewhere, deeper, under another name, with another
     tritonbuild cache dir, hit every object the first build put in the compiler cache."""
-    copy = work["base"] / "elsewhere" / "much" / "deeper" / "triton-copy"
-    shutil.copytree(work["tree"], copy, symlinks=True)
-    args = [a if a != str(work["tree"]) else str(copy) for a in work["args"]]
-    proc = run_cli("build", "--json", *args, "--cache-dir", str(work["base"] / "other" / "cache-copy"), "--out",
-                   str(work["base"] / "dist-copy"), cwd=work["base"], env=work["env"])
+    copy = own["base"] / "elsewhere" / "much" / "deeper" / "triton-copy"
+    shutil.copytree(own["tree"], copy, symlinks=True)
+    args = [a if a != str(own["tree"]) else str(copy) for a in own["args"]]
+    proc = run_cli("build", "--json", *args, "--cache-dir", str(own["base"] / "other" / "cache-copy"), "--out",
+                   str(own["base"] / "dist-copy"), cwd=own["base"], env=own["env"])
     result = json.loads(proc.stdout)
     hits, misses = result["ccache"]["hits"], result["ccache"]["misses"]
     assert misses == 0 and hits >= first["ccache"]["misses"] > 0, (result["ccache"], first["ccache"])
@@ -322,13 +341,13 @@ def test_another_checkout_at_another_path_compiles_nothing(work: dict, first: di
     assert (build / "src").resolve() == copy.resolve() and (build / "src").is_symlink()
     # editors get the checkout's paths, not the build dir's links
     db = json.loads((copy / "compile_commands.json").read_text())
-    roots = (str(copy) + "/", str(work["plugin"]) + "/", str(work["abi"]) + "/", str(build / "cmake") + "/")
+    roots = (str(copy) + "/", str(own["plugin"]) + "/", str(own["abi"]) + "/", str(build / "cmake") + "/")
     assert db and [e["file"] for e in db if not e["file"].startswith(roots)] == []
     assert not any(str(build / "src") in e["command"] for e in db)
     # removing the build dir removes the links, never what they point at
     before = sorted(p.name for p in copy.rglob("*") if p.is_file() and p.name != "compile_commands.json")
-    run_cli("clean", "--cache-dir", str(work["base"] / "other" / "cache-copy"), "--all", cwd=work["base"],
-            env=work["env"])
+    run_cli("clean", "--cache-dir", str(own["base"] / "other" / "cache-copy"), "--all", cwd=own["base"],
+            env=own["env"])
     assert not build.exists() and not (copy / "compile_commands.json").exists()
     assert sorted(p.name for p in copy.rglob("*") if p.is_file()) == before
 
@@ -342,10 +361,10 @@ def test_no_stable_paths_sees_the_checkout_itself(work: dict) -> None:
     assert [v[1] for v in plan["cmake"]["views"]] == [str(work["tree"]), str(work["plugin"])]
 
 
-def test_cpu_selection_has_exactly_the_request_plus_required(work: dict, first: dict, tmp_path: Path) -> None:
-    proc = run_cli("build", "--json", "--source", str(work["tree"]), "--backends", "cpu", "--cache-dir",
-                   str(work["base"] / "cacheA"), "--out", str(work["base"] / "dist-cpu"), cwd=work["base"],
-                   env=work["env"])
+def test_cpu_selection_has_exactly_the_request_plus_required(own: dict, tmp_path: Path) -> None:
+    proc = run_cli("build", "--json", "--source", str(own["tree"]), "--backends", "cpu", "--cache-dir",
+                   str(own["base"] / "cacheA"), "--out", str(own["base"] / "dist-cpu"), cwd=own["base"],
+                   env=own["env"])
     result = json.loads(proc.stdout)
     assert result["backends"] == ["cpu", "nvidia", "amd"]
     assert "added back nvidia, amd" in flat(proc.stderr)
@@ -357,21 +376,21 @@ def test_cpu_selection_has_exactly_the_request_plus_required(work: dict, first: 
     libs = {"libTritonCPURuntime.so", "libtbmath.so", "libtbmath.so.3", "libtbmath.so.3.6.0"}
     assert {f"triton/_C/{n}" for n in libs} <= set(files)
     with zipfile.ZipFile(result["wheel"]) as zf:
-        zf.extractall(tmp_path, [f"triton/_C/{n}" for n in libs])
+        zf.extractall(tmp_path / "x", [f"triton/_C/{n}" for n in libs])
     code = ("import ctypes, sys; d = sys.argv[1]; m = ctypes.CDLL(d + '/libtbmath.so.3'); "
             "m.tbmath_twice.restype = ctypes.c_double; "
             "print(m.tbmath_twice(ctypes.c_double(2.5)), ctypes.CDLL(d + '/libTritonCPURuntime.so')"
             ".triton_cpu_runtime_abi())")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "triton" / "_C")], capture_output=True,
-                         text=True, check=True).stdout.split()
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x" / "triton" / "_C")],
+                         capture_output=True, text=True, check=True).stdout.split()
     assert out == ["5.0", "1"]
 
 
-def test_compile_error_in_a_plugin_fails_cleanly(work: dict, tmp_path: Path) -> None:
+def test_compile_error_in_a_plugin_fails_cleanly(own: dict, tmp_path: Path) -> None:
     broken = example.write_plugin(tmp_path / "broken-plugin", "broken", broken=True)
-    out = work["base"] / "dist-broken"
-    proc = run_cli("build", "--source", str(work["tree"]), "--plugin-dir", str(broken), "--cache-dir",
-                   str(work["base"] / "cacheA"), "--out", str(out), cwd=work["base"], env=work["env"],
+    out = own["base"] / "dist-broken"
+    proc = run_cli("build", "--source", str(own["tree"]), "--plugin-dir", str(broken), "--cache-dir",
+                   str(own["base"] / "cacheA"), "--out", str(out), cwd=own["base"], env=own["env"],
                    check=False)
     assert proc.returncode == 1, proc.stderr
     err = flat(proc.stderr)
@@ -381,10 +400,11 @@ def test_compile_error_in_a_plugin_fails_cleanly(work: dict, tmp_path: Path) -> 
     assert not out.exists() or not any(out.iterdir())
 
 
-def test_stray_skbuild_and_cmake_args_are_reported_not_applied(work: dict, first: dict) -> None:
-    env = {**work["env"], "SKBUILD_CMAKE_DEFINE": "TB_STRAY=1", "CMAKE_ARGS": "-DTB_STRAY_ARGS=1"}
-    proc = run_cli("build", "--json", *work["args"], "--cache-dir", str(work["base"] / "cacheA"), "--out",
-                   str(work["base"] / "dist"), cwd=work["base"], env=env)
+def test_stray_skbuild_and_cmake_args_are_reported_not_applied(own: dict) -> None:
+    _, first = build(own)
+    env = {**own["env"], "SKBUILD_CMAKE_DEFINE": "TB_STRAY=1", "CMAKE_ARGS": "-DTB_STRAY_ARGS=1"}
+    proc = run_cli("build", "--json", *own["args"], "--cache-dir", str(own["base"] / "cacheA"), "--out",
+                   str(own["base"] / "dist"), cwd=own["base"], env=env)
     err = flat(proc.stderr)
     assert "ignoring SKBUILD_CMAKE_DEFINE='TB_STRAY=1'" in err and "ignoring CMAKE_ARGS=" in err
     cache = (Path(first["build_dir"]) / "cmake" / "CMakeCache.txt").read_text()
@@ -438,9 +458,9 @@ def test_wheel_links_llvm_statically_and_carries_what_it_needs(work: dict, first
     assert "with /usr/lib/llvm-22 hidden discovers amd, nvidia, spirv, triton_dash_plugin" in out, out
 
 
-def test_a_shared_libllvm_is_carried_and_verify_catches_a_wheel_without_it(work: dict, first: dict,
-                                                                           tmp_path: Path) -> None:
-    _, bare = build(work, "--llvm-link", "shared", "--no-bundle-libs", out="dist-bare")
+def test_a_shared_libllvm_is_carried_and_verify_catches_a_wheel_without_it(own: dict, tmp_path: Path) -> None:
+    _, first = build(own)
+    _, bare = build(own, "--llvm-link", "shared", "--no-bundle-libs", out="dist-bare")
     assert bare["build_dir"] == first["build_dir"]  # a packaging choice: same objects, only a relink
     lib = elf_facts(bare["wheel"], "triton/_C/libtriton.so", tmp_path / "bare")
     assert "libLLVM.so.22.1" in lib.needed
@@ -449,7 +469,7 @@ def test_a_shared_libllvm_is_carried_and_verify_catches_a_wheel_without_it(work:
     assert proc.returncode == 1
     assert "FAIL libraries" in out and "triton/_C/libtriton.so needs libLLVM.so.22.1" in out
     assert "FAIL import: fresh venv with /usr/lib/llvm-22 hidden" in out  # the build machine hid the gap
-    _, carried = build(work, "--llvm-link", "shared", out="dist-carried")
+    _, carried = build(own, "--llvm-link", "shared", out="dist-carried")
     files = set(record(carried["wheel"]))
     assert {"triton/_C/libLLVM.so.22.1", "triton/_C/libz3.so.4"} <= files
     assert elf_facts(carried["wheel"], "triton/_C/libLLVM.so.22.1", tmp_path / "c").runpath == ("$ORIGIN",)
