@@ -379,3 +379,25 @@ def venv_with(python: str, root: Path, install: list[str], timeout: float = 300)
         if not res.ok:
             return f"{' '.join(argv[:3])} failed: {res.output[-600:]}"
     return None
+
+
+def fork_map(fn: Callable[[str], Any], items: list[str], parallel_from: int, max_workers: int = 4) -> list[Any]:
+    """``fn`` over ``items``: on up to ``max_workers`` forked cores (Linux) once there are ``parallel_from`` of
+    them, one by one otherwise or when forking fails. The workers get SIGTERM's default action back (tritonbuild's
+    own handler raises ``Terminated``, and a worker that inherited it printed a traceback at every pool's end), and
+    the pool is closed and joined, never terminated, so no worker dies mid-reply."""
+    import multiprocessing
+
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, max_workers)
+    if len(items) < parallel_from or workers < 2 or sys.platform != "linux":
+        return [fn(i) for i in items]
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=signal.signal,
+                                                        initargs=(signal.SIGTERM, signal.SIG_DFL))
+    except OSError:
+        return [fn(i) for i in items]
+    try:
+        return pool.map(fn, items, chunksize=max(1, len(items) // (workers * 4)))
+    finally:
+        pool.close()
+        pool.join()

@@ -10,15 +10,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import multiprocessing
 import os
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import safegit
+from tritonbuild import proc, safegit
 from tritonbuild.fileutil import read_text, write_if_changed
 from tritonbuild.resolve import backend_api, binding_calls
 
@@ -69,14 +67,7 @@ def _parse_one(path: str) -> tuple[list[str], dict[str, list[int]]]:
 def _parse_all(paths: list[str]) -> list[tuple[list[str], dict[str, list[int]]]]:
     """Each file's usage; many files on several cores (a real tree's python/triton: about 1 s on one core, which
     a first plan pays), forked on Linux, one by one elsewhere or when forking fails."""
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
-    if len(paths) < _PARALLEL_FROM or workers < 2 or sys.platform != "linux":
-        return [_parse_one(p) for p in paths]
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return pool.map(_parse_one, paths, chunksize=max(1, len(paths) // (workers * 4)))
-    except OSError:
-        return [_parse_one(p) for p in paths]
+    return proc.fork_map(_parse_one, paths, _PARALLEL_FROM)
 
 
 def source_interface(source: Path, cache: Path | None = None) -> tuple[dict[str, backend_api.ClassInfo],

@@ -17,15 +17,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import multiprocessing
 import os
 import re
-import signal
 import stat
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from tritonbuild import proc
 from tritonbuild.fileutil import write_if_changed
 from tritonbuild.resolve.preflight import NAMESPACES, Include, IncludeFacts, LLVMHeaders, header_path_ok
 
@@ -200,19 +198,7 @@ def _files(source: Path, plugins: Sequence[Path]) -> list[tuple[str, str, str]]:
 
 def _parse_all(paths: list[str]) -> list[list[Use]]:
     """Each file's includes; a cold scan of many files on up to 4 cores (forked on Linux), one by one otherwise."""
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
-    if len(paths) < _PARALLEL_FROM or workers < 2 or sys.platform != "linux":
-        return [_scan_path(p) for p in paths]
-    try:
-        pool = multiprocessing.get_context("fork").Pool(workers, initializer=signal.signal,
-                                                        initargs=(signal.SIGTERM, signal.SIG_DFL))
-    except OSError:
-        return [_scan_path(p) for p in paths]
-    try:
-        return pool.map(_scan_path, paths, chunksize=max(1, len(paths) // (workers * 4)))
-    finally:  # closed and joined, never terminated: a worker killed mid-reply would print a traceback
-        pool.close()
-        pool.join()
+    return proc.fork_map(_scan_path, paths, _PARALLEL_FROM)
 
 
 def cached_scan(files: Sequence[str], store: Path | None) -> dict[str, list[Use]]:
