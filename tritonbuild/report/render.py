@@ -192,17 +192,16 @@ def print_build_dirs(rows: list[dict[str, Any]], console: Any) -> None:
 
 
 def print_cache_copies(rows: list[dict[str, Any]], console: Any) -> None:
-    """``tritonbuild status``: one row per patched copy and llvm compat tree (``clean --all`` removes them)."""
-    from rich.table import Table
+    """``tritonbuild status``: one line per patched copy and llvm compat tree (``clean --all`` removes them), never
+    wrapped: a reader copies the path whole, piped or at 80 columns."""
+    from rich.markup import escape
 
     if not rows:
         return
-    table = Table(title="patched copies and llvm compat trees (clean --all removes them)", title_justify="left")
-    for col in ("kind", "of", "size", "path"):
-        table.add_column(col)
+    console.print("patched copies and llvm compat trees (clean --all removes them):")
     for r in rows:
-        table.add_row(r["kind"], r["of"], f"{r['size'] / 2**20:.1f} MiB", r["path"])
-    console.print(table)
+        console.print(escape(f"  {r['kind']} of {r['of']}: {r['size'] / 2**20:.1f} MiB, {r['path']}"),
+                      soft_wrap=True, highlight=False)
 
 
 def print_llvm_status(llvm: LLVMPlan, entries: list[dict[str, Any]], ready: bool, out: Any) -> None:
