@@ -299,6 +299,16 @@ def start(argv: Sequence[str], *, cwd: str | Path | None = None,
                   stderr=subprocess.STDOUT, text=True, bufsize=1, errors="replace")
 
 
+def start_bytes(argv: Sequence[str], *, stdin: IO[bytes], cwd: str | Path | None = None,
+                env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start ``argv`` reading ``stdin`` (a file), its stdout a binary pipe (raw data the caller streams), stderr
+    discarded, in a process group of its own; the caller calls ``end`` on every way out."""
+    args = [str(a) for a in argv]
+    found = tool(args[0], env) or args[0]
+    return _spawn([found, *args[1:]], cwd=cwd, env=child_env(env), stdin=stdin, stdout=subprocess.PIPE,
+                  stderr=subprocess.DEVNULL)
+
+
 class LineTracker(Protocol):
     """What ``run_logged`` feeds each output line to (``tritonbuild.progress.Tracker``)."""
 

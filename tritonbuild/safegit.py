@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import IO
 from urllib.parse import urlsplit
 
 from tritonbuild.errors import UserError
-from tritonbuild.proc import Result, run
+from tritonbuild.proc import Result, run, start_bytes
 
 TRUSTED_SCOPES = frozenset({"system", "global", "command"})
 PROTOCOLS = ("https", "http", "ssh", "git", "file")
@@ -135,6 +137,13 @@ def session(path: Path, *, fetch: bool = False, env: Mapping[str, str] | None = 
         return run(["git", "--no-pager", "-C", str(path), *args], env=child_env, timeout=timeout)
 
     return git
+
+
+def stream(path: Path, *args: str, stdin: IO[bytes]) -> subprocess.Popen[bytes]:
+    """``git -C path ARGS`` hardened as ``session``'s, started with its stdout a binary pipe (``proc.start_bytes``:
+    raw blobs, never decoded); the caller calls ``proc.end`` on every way out."""
+    env = with_config(base_env(), overrides(read_config(path)))
+    return start_bytes(["git", "--no-pager", "-C", str(path), *args], stdin=stdin, env=env)
 
 
 def run_git(path: Path, *args: str, timeout: float | None = 60, fetch: bool = False,

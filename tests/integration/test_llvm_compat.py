@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tritonbuild import example
+from tritonbuild.errors import UserError
+from tritonbuild.gather import commits
 
 from .conftest import LLVM, flat, run_cli
 
@@ -211,3 +216,148 @@ def test_a_source_that_is_no_checkout_or_an_llvm_per_commit_is_refused(tmp_path:
                    cwd=tmp_path, check=False)
     _one_paragraph(proc.returncode, proc.stderr, "answers for one LLVM, but --llvm is auto")
     assert not (tmp_path / "cache").exists() and not (tmp_path / "c").exists()
+
+
+# --- the exports against a hostile review (#36): the tree exactly as a checkout has it (its own .gitattributes
+# cannot hide or rewrite a file), made afresh at each run, and only marked staging dirs ever removed -------------
+
+
+def _repo(tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "src").mkdir()
+    (repo / "src" / "hidden.cc").write_bytes(b"#include <llvm/Passes/PassPlugin.h>\n")
+    (repo / "src" / "stamp.txt").write_bytes(b"id $Format:%H$\n")
+    (repo / "src" / "lf.txt").write_bytes(b"a\nb\n")
+    (repo / "run.sh").write_bytes(b"#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "bin.dat").write_bytes(bytes(range(256)) * 64)
+    (repo / "link").symlink_to("src/lf.txt")
+    (repo / ".gitattributes").write_text("src/hidden.cc export-ignore\nsrc/stamp.txt export-subst\n"
+                                         "*.txt text eol=crlf ident\n")
+    return repo, _commit(repo, "attributes that git archive would apply")
+
+
+def _history_of(repo: Path, sha: str) -> commits.History:
+    return commits.History(repo, "", sha, sha, (commits.Commit(sha, ""),))
+
+
+def test_the_export_is_the_tree_as_a_checkout_has_it_whatever_its_gitattributes_say(tmp_path: Path) -> None:
+    repo, sha = _repo(tmp_path)
+    sub = tmp_path / "sub"  # a submodule (mode 160000): left out, as git archive left it
+    sub.mkdir()
+    _git(sub, "init", "-q", "-b", "main")
+    (sub / "f").write_text("x\n")
+    sub_sha = _commit(sub, "sub")
+    _git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sub_sha},third_party/sub")
+    _git(repo, "commit", "-qm", "with a submodule")
+    sha = _git(repo, "rev-parse", "HEAD")
+    tree = commits.export(_history_of(repo, sha), sha, tmp_path / "trees")
+    assert tree == tmp_path / "trees" / sha
+    listed = _git(repo, "ls-tree", "-r", "--name-only", sha).splitlines()
+    on_disk = sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if not p.is_dir() or p.is_symlink())
+    assert on_disk == sorted([*(n for n in listed if n != "third_party/sub"), commits.MARKER])
+    for name in listed:
+        if name in ("third_party/sub", "link"):
+            continue
+        blob = subprocess.run(["git", "cat-file", "blob", f"{sha}:{name}"], cwd=repo, capture_output=True,
+                              check=True).stdout
+        assert (tree / name).read_bytes() == blob, name  # raw: no export-subst, no eol, no ident
+    assert (tree / "src" / "stamp.txt").read_bytes() == b"id $Format:%H$\n"
+    assert (tree / "src" / "lf.txt").read_bytes() == b"a\nb\n"
+    assert os.readlink(tree / "link") == "src/lf.txt"
+    assert os.access(tree / "run.sh", os.X_OK) and not os.access(tree / "bin.dat", os.X_OK)
+    assert not (tree / "third_party").exists() and not [p for p in (tmp_path / "trees").iterdir() if p != tree]
+
+
+def test_an_export_ignored_broken_file_fails_the_commit(tmp_path: Path) -> None:
+    old = example.write_tree(tmp_path / "old" / "triton", old_includes=True)
+    repo, shas = _history(tmp_path, 2, 2, old, example.OLD_INCLUDE_FILES)
+    (repo / ".gitattributes").write_text("".join(f"{f} export-ignore\n" for f in example.OLD_INCLUDE_FILES))
+    shas.append(_commit(repo, "hide the broken files from git archive"))
+    rc, stdout, stderr = _compat(tmp_path, repo, "--range", f"{shas[0]}..{shas[2]}", "--no-canary")
+    out = flat(stdout + stderr)
+    assert rc == 0, out
+    assert f"first failing: {shas[1][:12]} change 2" in out and example.OLD_PASS_PLUGIN in out
+
+
+def test_a_tree_already_in_the_cache_is_exported_afresh(tmp_path: Path) -> None:
+    repo, sha = _repo(tmp_path)
+    trees = tmp_path / "trees"
+    tree = commits.export(_history_of(repo, sha), sha, trees)
+    (tree / "src" / "lf.txt").write_text("edited\n")
+    (tree / "extra.cc").write_text("int x;\n")
+    assert commits.export(_history_of(repo, sha), sha, trees) == tree
+    assert (tree / "src" / "lf.txt").read_bytes() == b"a\nb\n" and not (tree / "extra.cc").exists()
+    assert (tree / commits.MARKER).is_file() and [p.name for p in trees.iterdir()] == [sha]
+
+
+def test_a_killed_runs_marked_staging_dir_is_removed_by_the_next_export(tmp_path: Path) -> None:
+    repo, sha = _repo(tmp_path)
+    trees = tmp_path / "trees"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead, mine = trees / f".{sha[:12]}-dead", trees / f".{sha[:12]}-mywork"
+    for d in (dead, mine):
+        d.mkdir(parents=True)
+        (d / "keep.txt").write_text("x\n")
+    (dead / commits.STAGING_MARK).write_text(json.dumps({"commit": sha, "pid": gone.pid}) + "\n")
+    commits.export(_history_of(repo, sha), sha, trees)
+    assert not dead.exists() and (mine / "keep.txt").is_file()
+
+
+@pytest.mark.parametrize(("target", "reason"), [
+    ("/etc/passwd", "is a symlink escaping the archive (/etc/passwd)"),
+    ("../../x", "is a symlink escaping the archive (../../x)"),
+])
+def test_a_link_leaving_the_tree_is_refused_with_the_tar_checks_words(tmp_path: Path, target: str,
+                                                                      reason: str) -> None:
+    repo, _ = _repo(tmp_path)
+    (repo / "src" / "evil").symlink_to(target)
+    sha = _commit(repo, "a link out")
+    with pytest.raises(UserError) as err:
+        commits.export(_history_of(repo, sha), sha, tmp_path / "trees")
+    assert f"Refusing to extract the export of commit {sha[:12]}: its entry 'src/evil' {reason}" in str(err.value)
+    assert not (tmp_path / "trees" / sha).exists() and not list((tmp_path / "trees").iterdir())
+
+
+def test_a_git_dir_in_the_tree_is_refused(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+
+    def git_in(args: list[str], text: str) -> str:
+        return subprocess.run(["git", *args], cwd=repo, input=text, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    blob = git_in(["hash-object", "-w", "--stdin"], "[core]\n")
+    inner = git_in(["mktree"], f"100644 blob {blob}\tconfig\n")
+    top = git_in(["mktree"], f"040000 tree {inner}\t.GIT\n")
+    sha = _git(repo, "commit-tree", top, "-m", "a .git dir")
+    with pytest.raises(UserError, match=r"its entry '\.GIT/config' is inside a \.git directory"):
+        commits.export(_history_of(repo, sha), sha, tmp_path / "trees")
+
+
+def test_the_git_dir_as_source_is_refused_without_git_s_false(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    rc, _, stderr = _compat(tmp_path, repo / ".git", "--no-canary")
+    assert rc == 2 and f"The source {repo / '.git'} is not a git checkout:" in flat(stderr), stderr
+    assert "(false)" not in stderr
+
+
+def test_clean_all_removes_only_marked_old_staging_dirs(tmp_path: Path) -> None:
+    trees = tmp_path / "cache" / "compat" / "trees"
+    users, marked_old, marked_new = (trees / f".0123456789ab-{n}" for n in ("mywork", "old", "new"))
+    for d in (users, marked_old, marked_new):
+        (d / "tree").mkdir(parents=True)
+        (d / "tree" / "f.txt").write_text("x\n")
+    for d in (marked_old, marked_new):
+        (d / commits.STAGING_MARK).write_text(json.dumps({"commit": "0123456789ab", "pid": 1}) + "\n")
+    hours_ago = time.time() - 7200
+    for d in (users, marked_old):
+        for p in [*d.rglob("*"), d]:
+            os.utime(p, (hours_ago, hours_ago))
+    out = flat(run_cli("clean", "--all", "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path).stdout)
+    assert not marked_old.exists()
+    assert (users / "tree" / "f.txt").is_file() and (marked_new / "tree" / "f.txt").is_file()
+    assert f"{users} is no exported tree tritonbuild made (no marker): left alone" in out
+    assert f"{marked_new} is an export llvm compat is writing now" in out

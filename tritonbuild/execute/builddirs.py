@@ -165,8 +165,8 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
 
 # --- what else tritonbuild keeps under the cache root: patched copies, llvm compat's exported trees ----------------
 
-_STAGING = re.compile(r"^\.[0-9a-f]{12}-")  # an export being unpacked (gather.commits.export's mkdtemp)
-STAGING_AGE = 3600  # seconds: an unmarked export older than this was cut short, not in progress
+_STAGING = re.compile(r"^\.[0-9a-f]{12}-")  # an export being written (gather.commits.export's mkdtemp, marked)
+STAGING_AGE = 3600  # seconds: a marked staging dir older than this was cut short, not in progress
 
 
 def _copy_of(d: Path) -> str | None:
@@ -263,16 +263,18 @@ def _remove_locked(lock_file: Path, dirs: list[Path], out: Cleaned, dry_run: boo
 
 
 def _clean_exports(root: Path, builds: Path, out: Cleaned, dry_run: bool) -> None:
+    from tritonbuild.gather.commits import STAGING_MARK, staging_pid
+
     for e in _entries(root):
         if e.is_symlink() or not e.is_dir():
             out.notes.append(f"{e} is no exported tree tritonbuild made (a link or a file): left alone")
             continue
         if _export_of(e) is None:
-            if not _STAGING.match(e.name):
+            if not _STAGING.match(e.name) or staging_pid(e) is None:
                 out.notes.append(f"{e} is no exported tree tritonbuild made (no marker): left alone")
                 continue
-            if time.time() - e.stat().st_mtime < STAGING_AGE:
-                out.notes.append(f"{e} is an export llvm compat is unpacking now (or cut short less than an hour "
+            if time.time() - max(e.stat().st_mtime, (e / STAGING_MARK).stat().st_mtime) < STAGING_AGE:
+                out.notes.append(f"{e} is an export llvm compat is writing now (or cut short less than an hour "
                                  "ago): left alone")
                 continue
         _remove_export(e, _users(e, builds), out, dry_run)

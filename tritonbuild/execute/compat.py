@@ -1,13 +1,14 @@
 """``tritonbuild llvm compat`` (edge): which commits of a checkout build with one LLVM. Each step exports one commit
-(``gather.commits``: git archive, never touching the checkout), plans the exported tree with the user's other
-settings keeping the include preflight's problems (``request.make_plan(keep_preflight=True)``), then runs the
-canary compile (``execute.canary.check``); a commit passes when both find nothing. The search
-(``resolve.bisect``) tests the newest commit, then the oldest, then halves the interval to the boundary.
+(``gather.commits``: afresh at each run, the tree as a checkout has it, never touching the checkout), plans the
+exported tree with the user's other settings keeping the include preflight's problems
+(``request.make_plan(keep_preflight=True)``), then runs the canary compile (``execute.canary.check``); a commit
+passes when both find nothing. The search (``resolve.bisect``) tests the newest commit, then the oldest, then halves
+the interval to the boundary.
 
 Each step's result is cached in ``<cache>/compat/<key>/<commit>.json``, the key a hash of the LLVM (prefix, version,
 revision) and of every setting that can change the answer (hostile on read: a damaged entry is recomputed). While
-the search goes on only the trees of the boundary so far are kept (their exports under ``<cache>/compat/trees``,
-the build dirs and patched copies the steps made): at the end, the two boundary commits'.
+the search goes on only the trees of the boundary so far are kept (their exports under ``<cache>/compat/trees``, the
+build dirs and patched copies the steps made): at the end, the two boundary commits'.
 """
 
 from __future__ import annotations

@@ -1,37 +1,40 @@
 """The commits ``tritonbuild llvm compat`` tests (edge: runs git, always through ``safegit``, and writes trees):
-the first-parent history of a range of a checkout, each commit's tree exported with ``git archive`` into a
-directory tritonbuild owns (the checkout is never touched: no checkout, worktree, index or stash), and the LLVM
-prefix the answer is for.
+the first-parent history of a range of a checkout, each commit's tree exported into a directory tritonbuild owns
+(the checkout is never touched: no checkout, worktree, index or stash), and the LLVM prefix the answer is for.
 
-The archive is read as hostile input: every member is checked before anything is written (no absolute path,
-``..``, link leaving the tree, device or fifo: ``llvm.download.check_members``), and tarfile's ``data`` filter
-checks each again as it is written. An export is unpacked into a temporary dir beside its place, a marker written
-last, then renamed into place: a present export with its marker is complete and is reused.
+An export is the tree exactly as a checkout of the commit has it, whatever its ``.gitattributes`` say: not ``git
+archive`` (which applies ``export-ignore`` and ``export-subst``), but ``git ls-tree -r -z`` and each blob's raw
+bytes from ``git cat-file --batch`` (no filter, no eol conversion), streamed to disk. The listing is hostile input:
+every entry is checked before any file is written (no absolute path, ``..``, ``.git``, name that is not printable
+UTF-8, link leaving the tree, below a link or through one: the rules and words of ``llvm.download.check_members``);
+submodules are left out, as git archive left them. An export is written into a staging dir beside its place, whose
+own marker (``STAGING_MARK``, with the pid) is its first file; the export's marker is written last, then it is
+renamed into place, replacing what was there: an export is made afresh at each run, never reused unchecked.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import posixpath
 import re
 import shutil
-import tarfile
 import tempfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import IO
 
 from tritonbuild import safegit
 from tritonbuild.errors import UserError
-from tritonbuild.llvm.download import check_members
 from tritonbuild.llvm.probe import probe, system_prefixes
-from tritonbuild.proc import Result
+from tritonbuild.proc import Result, end
 from tritonbuild.resolve.facts import LLVMInstall
 
 DEFAULT_DEPTH = 50  # the default range: HEAD~50..HEAD
 MARKER = ".tritonbuild-export.json"  # written last into an export
-_FILTER_ERRORS: tuple[type[Exception], ...] = (tarfile.FilterError,) if hasattr(tarfile, "FilterError") else ()
+STAGING_MARK = ".tritonbuild-export-staging.json"  # written first into an export's staging dir (with the pid)
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,8 @@ def _git(checkout: Path) -> Callable[..., Result]:
     git = safegit.session(checkout)
     res = git("rev-parse", "--is-inside-work-tree", timeout=30)
     if not res.ok or res.stdout.strip() != "true":
-        raise UserError(f"The source {checkout} is not a git checkout ({res.output or 'git says no'}): `llvm "
+        why = f" ({res.stderr.strip()})" if not res.ok and res.stderr.strip() else ""
+        raise UserError(f"The source {checkout} is not a git checkout{why}: `llvm "
                         "compat` searches a checkout's history, commit by commit. Pass --source with a clone of the "
                         "Triton repository (a tree without .git, or a bare repository, has no history to search).")
     return git
@@ -139,47 +143,189 @@ def _printable(text: str) -> str:
 
 
 def export(history: History, commit: str, trees: Path) -> Path:
-    """The tree of ``commit`` in ``trees/<commit>``: reused when complete (its marker present), else exported
-    with ``git archive`` and unpacked safely (a UserError when git cannot export it or the archive is refused)."""
+    """The tree of ``commit`` in ``trees/<commit>``, exported afresh at each call (what is there is replaced, never
+    trusted) exactly as a checkout of it has it: its blobs' bytes, no attribute applied (a UserError when git
+    cannot list or read it, or an entry is refused). A staging dir of the same commit that a killed run left
+    (its marker names a process no longer alive) is removed first."""
     dest = trees / commit
-    if (dest / MARKER).is_file() and not dest.is_symlink():
-        return dest
     trees.mkdir(parents=True, exist_ok=True)
-    remove(dest)
+    _drop_abandoned(trees, commit)
     staging = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=trees))
     try:
-        archive = staging / "export.tar"
+        (staging / STAGING_MARK).write_text(json.dumps({"commit": commit, "pid": os.getpid()}) + "\n")
         treeish = f"{commit}:{history.subdir}" if history.subdir else commit
-        res = safegit.run_git(history.checkout, "archive", "--format=tar", f"--output={archive}", treeish,
-                              timeout=1800)
-        if not res.ok:
-            raise UserError(f"git cannot export commit {commit[:12]} ({res.output or 'no output'}).")
-        _unpack(archive, staging / "tree", commit)
-        archive.unlink()
+        _write_tree(history.checkout, treeish, staging, commit)
         (staging / "tree" / MARKER).write_text(json.dumps({"commit": commit, "tree": treeish}) + "\n")
+        if dest.exists() or dest.is_symlink():
+            dest.rename(staging / "old")  # the old tree (or whatever is there) goes with staging
         with contextlib.suppress(OSError):  # another run put it in place first: theirs is as good
             (staging / "tree").rename(dest)
-        if not (dest / MARKER).is_file():
+        if dest.is_symlink() or not (dest / MARKER).is_file():
             raise UserError(f"The export of commit {commit[:12]} could not be put in place at {dest}.")
         return dest
+    except OSError as exc:
+        raise UserError(f"The export of commit {commit[:12]} could not be written under {trees} "
+                        f"({exc.filename or ''}: {exc.strerror or exc}).") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _unpack(archive: Path, dest: Path, commit: str) -> None:
-    what, outcome = f"the export of commit {commit[:12]} (git archive)", "nothing of it was used"
-    dest.mkdir()
+def staging_pid(d: Path) -> int | None:
+    """The process that made the export staging dir ``d`` (its ``STAGING_MARK``), or None when ``d`` has none."""
     try:
-        with tarfile.open(archive, "r:") as tar:
-            members = [m for m in check_members(tar, dest, what, outcome) if m.type != tarfile.XGLTYPE]
-            if hasattr(tarfile, "data_filter"):
-                tar.extractall(dest, members=members, filter="data")
-            else:  # pragma: no cover - Python without PEP 706 filters: check_members' lexical checks stand alone
-                tar.extractall(dest, members=members)
-    except _FILTER_ERRORS as exc:
-        raise UserError(f"Refusing to extract {what}: {exc}. The archive is not trustworthy; {outcome}.") from None
-    except (tarfile.TarError, EOFError, zlib.error) as exc:
-        raise UserError(f"The export of commit {commit[:12]} is not a readable archive ({exc}).") from None
+        if d.is_symlink() or (d / STAGING_MARK).is_symlink():
+            return None
+        data = json.loads((d / STAGING_MARK).read_text(encoding="utf-8"))
+        pid = data.get("pid") if isinstance(data, dict) else None
+        return pid if isinstance(pid, int) and not isinstance(pid, bool) else 0
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, someone else's
+    return True
+
+
+def _drop_abandoned(trees: Path, commit: str) -> None:
+    for d in trees.glob(f".{commit[:12]}-*"):
+        pid = staging_pid(d)
+        if pid is not None and not _alive(pid) and d.is_dir():
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _write_tree(checkout: Path, treeish: str, staging: Path, commit: str) -> None:
+    """``treeish``'s files under ``staging/tree``: listed with ``git ls-tree``, every entry checked before any is
+    written, blobs streamed raw from ``git cat-file --batch``, links made last."""
+    what = f"the export of commit {commit[:12]}"
+    res = safegit.run_git(checkout, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", treeish, timeout=600)
+    if not res.ok:
+        raise UserError(f"git cannot export commit {commit[:12]} ({res.output or 'no output'}).")
+    entries = _entries(res.stdout, what)
+    links = [e for e in entries if e[0] == "120000"]
+    files = [e for e in entries if e[0] != "120000"]
+    listing = staging / "objects.txt"
+    listing.write_text("".join(f"{e[1]}\n" for e in [*links, *files]))
+    dest = staging / "tree"
+    dest.mkdir()
+    targets: dict[str, str] = {}
+    with listing.open("rb") as names:
+        child = safegit.stream(checkout, "cat-file", "--batch", stdin=names)
+        try:
+            assert child.stdout is not None
+            for _, sha, name in links:
+                targets[name] = _read_link(child.stdout, sha, name, what)
+            _check_links(targets, {e[2] for e in entries}, what)
+            for mode, sha, name in files:
+                _write_blob(child.stdout, sha, dest, name, mode, what)
+        finally:
+            end(child)
+            if child.stdout is not None:
+                child.stdout.close()
+    for name, target in targets.items():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).symlink_to(target)
+
+
+def _refused(what: str, name: str, problem: str) -> UserError:
+    return UserError(f"Refusing to extract {what}: its entry {name!r} {problem}. The archive is not trustworthy; "
+                     "nothing of it was used.")
+
+
+def _entries(listing: str, what: str) -> list[tuple[str, str, str]]:
+    """``git ls-tree -r -z`` output as (mode, blob, path), submodules left out (as git archive left them); a
+    path or mode a checkout could not hold safely is refused."""
+    out: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for record in listing.split("\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition("\t")
+        mode, kind, sha = [*meta.split(" "), "", ""][:3]
+        if mode == "160000":
+            continue
+        parts = name.split("/")
+        problem = None
+        if "\ufffd" in name or any(not ch.isprintable() for ch in name):
+            problem = "is not a UTF-8 name of printable characters"
+        elif name.startswith("/") or not name:
+            problem = "is an absolute path"
+        elif ".." in parts or "." in parts or "" in parts:
+            problem = "contains '..'"
+        elif any(p.lower() == ".git" for p in parts):
+            problem = "is inside a .git directory"
+        elif kind != "blob" or not (mode == "120000" or (mode.startswith("100") and len(mode) == 6)):
+            problem = f"is a {kind or 'thing'} of mode {mode!r}, not a file or a link"
+        elif name in seen:
+            problem = "appears twice"
+        if problem:
+            raise _refused(what, name, problem)
+        seen.add(name)
+        out.append((mode, sha, name))
+    return out
+
+
+def _header(out: IO[bytes], sha: str, name: str, what: str) -> int:
+    line = out.readline().decode("ascii", "replace").split()
+    if len(line) != 3 or line[0] != sha or line[1] != "blob" or not line[2].isdigit():
+        got = " ".join(line[1:]) or "missing"
+        raise UserError(f"git cannot read {what}: the blob of {name!r} ({sha[:12]}) is {got}.")
+    return int(line[2])
+
+
+def _read_link(out: IO[bytes], sha: str, name: str, what: str) -> str:
+    size = _header(out, sha, name, what)
+    raw = out.read(size)
+    out.read(1)
+    try:
+        target = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _refused(what, name, "is a symlink whose target is not UTF-8") from None
+    if size > 4096 or "\0" in target or not target:
+        raise _refused(what, name, "is a symlink with an unusable target")
+    return target
+
+
+def _check_links(targets: dict[str, str], names: set[str], what: str) -> None:
+    """The rules the tar check applied: no entry below a link, no link through another, none leaving the tree."""
+    links = set(targets)
+    for name in sorted(names):
+        if any(str(parent) in links for parent in PurePosixPath(name).parents):
+            raise _refused(what, name, "lies below a link of the archive")
+    for name, target in targets.items():
+        cur = PurePosixPath(name).parent
+        through = False
+        for part in PurePosixPath(target).parts:
+            cur = cur.parent if part == ".." else cur / part
+            through = through or str(cur) in links
+        if through:
+            raise _refused(what, name, f"is a symlink through another link of the archive ({target})")
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+        if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
+            raise _refused(what, name, f"is a symlink escaping the archive ({target})")
+
+
+def _write_blob(out: IO[bytes], sha: str, dest: Path, name: str, mode: str, what: str) -> None:
+    """One blob's bytes, raw, into a new file (never through a link); the exec bit as its mode says."""
+    left = _header(out, sha, name, what)
+    path = dest / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755 if int(mode, 8) & 0o111 else 0o644)
+    with os.fdopen(fd, "wb") as f:
+        while left:
+            chunk = out.read(min(left, 1 << 20))
+            if not chunk:
+                raise UserError(f"git stopped in the middle of {what} (at {name!r}).")
+            f.write(chunk)
+            left -= len(chunk)
+    out.read(1)
 
 
 def remove(path: Path) -> None:
