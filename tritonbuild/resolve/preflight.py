@@ -15,6 +15,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tritonbuild.printable import printable
 from tritonbuild.resolve import knownissues
 
 NAMESPACES = ("llvm", "llvm-c", "mlir", "mlir-c", "lld")
@@ -31,7 +32,8 @@ class Include:
 
     @property
     def where(self) -> str:
-        return f"{self.file}:{self.line}"
+        """``file:line`` for a message: the file's name comes from the tree, its control characters escaped."""
+        return f"{printable(self.file)}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ def moved_to(header: str, candidates: Sequence[str]) -> tuple[str, ...]:
 
 
 def _moved_text(header: str, elsewhere: Mapping[str, tuple[str, ...]]) -> str:
-    found = moved_to(header, elsewhere.get(header, ()))
+    found = tuple(printable(f) for f in moved_to(header, elsewhere.get(header, ())))  # names of the LLVM's files
     if not found:
         return "this LLVM has no header of that name (one added after this LLVM, or removed before it)"
     same = [f for f in found if f.split("/", 1)[0] == header.split("/", 1)[0]]
@@ -124,12 +126,12 @@ def header_lines(facts: IncludeFacts, prefix: str | None, built: Built) -> tuple
             by_header.setdefault(inc.header, {}).setdefault(inc.conditional, []).append(inc)
     errors, warnings = [], []
     for header in sorted(by_header):
-        moved = _moved_text(header, elsewhere)
+        moved, name = _moved_text(header, elsewhere), printable(header)  # the header as the tree wrote it
         always, behind_if = by_header[header].get(False, []), by_header[header].get(True, [])
         if always:
-            errors.append(f"{_places(always)} include{'s' if len(always) == 1 else ''} {header}: {moved}")
+            errors.append(f"{_places(always)} include{'s' if len(always) == 1 else ''} {name}: {moved}")
         if behind_if:
-            warnings.append(f"{_places(behind_if)} include{'s' if len(behind_if) == 1 else ''} {header} inside an "
+            warnings.append(f"{_places(behind_if)} include{'s' if len(behind_if) == 1 else ''} {name} inside an "
                             f"#if: {moved}; the compile fails if the preprocessor reaches it")
     return errors, warnings
 

@@ -46,12 +46,14 @@ def mib(n: int) -> str:
 
 
 def name_problem(name: str) -> str | None:
-    """Why ``name`` (a member or a RECORD path) could land outside the directory a wheel is unpacked into, or
-    None when it is a plain relative path."""
+    """Why ``name`` (a member or a RECORD path) could land outside the directory a wheel is unpacked into or is
+    unsafe to print (a control character), or None when it is a plain relative path."""
     if "\0" in name:
         return "it holds a NUL byte"
     if "\\" in name:
         return "it holds a backslash"
+    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in name):
+        return "it holds a control character (an escape, a newline: no wheel needs one)"
     if name.startswith("/"):
         return "it is an absolute path"
     if _DRIVE.match(name):

@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 from tritonbuild import elf
+from tritonbuild.printable import printable
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks.base import Context, Finding
 
@@ -33,12 +34,12 @@ def _needs(root: Path, system_libs: frozenset[str]) -> tuple[list[str], list[str
             continue
         count += 1
         inside = [e for e in info.runpath if e.startswith(("$ORIGIN", "${ORIGIN}"))]
-        leaks += [f"{rel} run path {e}" for e in info.runpath if e not in inside]
+        leaks += [f"{rel} run path {printable(e)}" for e in info.runpath if e not in inside]
         own = elf.ElfFile(info.path, info.soname, info.needed, tuple(inside))
         for name in info.needed:
             found = None if name in system_libs else elf.locate(name, own, (), ())
             if name not in system_libs and (found is None or not found.resolve().is_relative_to(inside_root)):
-                problems.append(f"{rel} needs {name}")  # $ORIGIN/../../.. may reach the host: not the wheel
+                problems.append(f"{rel} needs {printable(name)}")  # $ORIGIN/../../.. may reach the host: not the wheel
     return problems, leaks, count
 
 

@@ -7,6 +7,7 @@ import base64
 import csv
 import zipfile
 
+from tritonbuild.printable import printable
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks.base import Context, Finding, dist_info, status
 
@@ -38,18 +39,18 @@ def _entry(zf: zipfile.ZipFile, line: int, path: str, digest: str, size: str) ->
     try:
         info = zf.getinfo(path)
     except KeyError:
-        return f"{path} is listed but missing"
+        return f"{printable(path)} is listed but missing"
     algo, _, expected = digest.partition("=")
     if algo not in HASHES:
-        return f"{path} has no sha256 (or stronger) hash in RECORD ({digest[:20]!r})"
+        return f"{printable(path)} has no sha256 (or stronger) hash in RECORD ({digest[:20]!r})"
     if size and not size.isdigit():
-        return f"RECORD line {line}: the size of {path} is {size[:20]!r}, not a number"
+        return f"RECORD line {line}: the size of {printable(path)} is {size[:20]!r}, not a number"
     try:
         raw, length = zipguard.digest(zf, info, algo)
     except zipguard.BadWheel as exc:
         return str(exc)
     if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() != expected or (size and int(size) != length):
-        return f"{path} does not match its RECORD hash"
+        return f"{printable(path)} does not match its RECORD hash"
     return None
 
 
@@ -65,12 +66,12 @@ def findings(zf: zipfile.ZipFile) -> list[Finding]:
     for line, path, digest, size in rows:
         counts[path] += 1
         if path == record_name or counts[path] > 1:
-            bad += [f"{path} is listed twice"] if counts[path] == 2 else []
+            bad += [f"{printable(path)} is listed twice"] if counts[path] == 2 else []
             continue
         problem = _entry(zf, line, path, digest, size)
         bad += [problem] if problem else []
     names = {i.filename for i in zf.infolist() if not i.is_dir()}
-    bad += [f"{n} is not listed in RECORD" for n in sorted(names - set(counts))]
+    bad += [f"{printable(n)} is not listed in RECORD" for n in sorted(names - set(counts))]
     dist_infos = {n.split("/")[0] for n in names if n.count("/") >= 1 and n.split("/")[0].endswith(".dist-info")}
     bad += [f"the wheel has {len(dist_infos)} .dist-info dirs"] if len(dist_infos) > 1 else []
     more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""

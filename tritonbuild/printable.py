@@ -1,0 +1,14 @@
+"""Hostile names made safe to print (pure, base layer): a file or member name from someone else's tree or archive
+is formatted into a message through ``printable``, so its control characters cannot move the cursor, clear the
+screen, retitle the terminal or forge a line of the message."""
+
+from __future__ import annotations
+
+
+def printable(text: str) -> str:
+    """``text`` as it is when every character prints; else quoted, each control character, newline or
+    undecodable byte escaped as Python writes it (``'a\\x1b[31m\\nb'``), and a backslash doubled."""
+    if text.isprintable():
+        return text
+    escaped = "".join(ch if ch.isprintable() and ch != "\\" else repr(ch)[1:-1] for ch in text)
+    return f"'{escaped}'"
