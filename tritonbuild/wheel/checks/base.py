@@ -1,7 +1,9 @@
 """What every wheel check shares (edge: reads the wheel): the ``Check`` protocol, the ``Finding`` a check gives, the
 ``Context`` it reads, and the zip helpers more than one check (and ``compare``) needs.
 
-A check is a name, ``applies(ctx)`` and ``run(ctx) -> list[Finding]``. It never raises for what it finds: the build
+A check is a name, ``applies(ctx)`` and ``run(ctx) -> list[Finding]``; one that executes the wheel's code says
+``runs_wheel_code = True`` and one whose failure means the archive is not what it claims says ``integrity = True``
+(the registry runs no code of a wheel that failed such a check). It never raises for what it finds: the build
 turns a ``fail`` finding into an error (``wheel.acceptance.refuse``), ``verify`` prints every finding.
 """
 

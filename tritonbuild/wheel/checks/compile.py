@@ -65,15 +65,18 @@ def _in_venv(ctx: Context, timeout: int) -> Finding:
 
 class Corpus:
     name = "compile"
+    runs_wheel_code = True  # not run after an integrity check failed (registry.run)
 
     def applies(self, ctx: Context) -> bool:
         """At build time always (a check the plan turned off says why in the manifest); in ``verify`` with
-        ``--compile`` once the import check has made its venv."""
-        if ctx.build is not None:
-            return True
-        return ctx.compile_timeout is not None and (venv_of(ctx) / "bin" / "python").exists()
+        ``--compile``."""
+        return ctx.build is not None or ctx.compile_timeout is not None
 
     def run(self, ctx: Context) -> list[Finding]:
+        """At build time the plan's corpus; in ``verify`` the corpus in the venv the import check made (nothing
+        when it made none: its failure says why)."""
         if ctx.build is not None:
             return [_at_build(ctx.build)]
+        if not (venv_of(ctx) / "bin" / "python").exists():
+            return []
         return [_in_venv(ctx, ctx.compile_timeout or 120)]

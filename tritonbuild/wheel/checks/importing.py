@@ -110,6 +110,7 @@ def _fresh_venv(ctx: Context, python: str) -> list[Finding]:
 
 class Import:
     name = "import"
+    runs_wheel_code = True  # not run after an integrity check failed (registry.run)
 
     def applies(self, ctx: Context) -> bool:
         return ctx.build is not None or ctx.python is not None

@@ -43,15 +43,35 @@ def context(wheel: Path, zf: zipfile.ZipFile, tmp: Path, *, python: str | None =
     return Context(wheel, zf, tmp, info, problem, backends.entry_point_backends(zf), python, compile_timeout, build)
 
 
+def runs_wheel_code(check: Check) -> bool:
+    """Whether ``check`` executes the wheel's own code (imports it, compiles with it): declared by the check's
+    ``runs_wheel_code = True``."""
+    return getattr(check, "runs_wheel_code", False) is True
+
+
+def vouches(check: Check) -> bool:
+    """Whether a failure of ``check`` says the archive is not what it claims (a member that does not match its
+    RECORD hash): declared by the check's ``integrity = True``. No code of such a wheel is run."""
+    return getattr(check, "integrity", False) is True
+
+
 def run(checks: Sequence[Check], ctx: Context, *, stop_at_fail: bool = False) -> list[Finding]:
     """The findings of each check that applies, in order; ``stop_at_fail``: none after a check that failed (a
-    build does not compile kernels with a wheel that does not import)."""
+    build does not compile kernels with a wheel that does not import). After an integrity check failed, a check
+    that runs the wheel's code is not run: its finding is a ``skip`` naming the failed check."""
     out: list[Finding] = []
+    failed_integrity: list[str] = []
     for check in checks:
         if not check.applies(ctx):
             continue
+        if failed_integrity and runs_wheel_code(check):
+            out.append(Finding(check.name, "skip", f"not run: the wheel failed {' and '.join(failed_integrity)} "
+                               "(its code is not what its RECORD vouches for)"))
+            continue
         found = check.run(ctx)
         out += found
+        if vouches(check) and any(f.status == "fail" for f in found):
+            failed_integrity.append(check.name)
         if stop_at_fail and any(f.status == "fail" for f in found):
             break
     return out
