@@ -13,6 +13,7 @@ import contextlib
 import functools
 import hashlib
 import http.server
+import json
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -124,3 +125,30 @@ def serve(root: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+# wheel-shaped zips for the tests of verify on hostile wheels
+EPS = "[triton.backends]\nnvidia = triton.backends.nvidia\n"
+DIST = "triton-3.6.0.dist-info"
+
+
+def digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def make_wheel(path: Path, files: dict[str, bytes], *, eps: str | bytes = EPS, info: object = None,
+               record: str | bytes | None = None) -> Path:
+    """A wheel-shaped zip with a RECORD that matches (unless ``record`` is given) and, when ``info`` is not
+    None, a ``triton/_build_info.json`` holding it (bytes as they are, anything else as JSON)."""
+    members = {**files, f"{DIST}/METADATA": b"Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n",
+               f"{DIST}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+               f"{DIST}/entry_points.txt": eps.encode() if isinstance(eps, str) else eps}
+    if info is not None:
+        members["triton/_build_info.json"] = info if isinstance(info, bytes) else json.dumps(info).encode()
+    if record is None:
+        record = "".join(f"{n},{digest(d)},{len(d)}\n" for n, d in members.items()) + f"{DIST}/RECORD,,\n"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        zf.writestr(f"{DIST}/RECORD", record)
+    return path

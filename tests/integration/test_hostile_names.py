@@ -3,18 +3,16 @@ check, and names from a wheel or a source tree never reach the terminal with the
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import subprocess
 import zipfile
 from pathlib import Path
 
+from tests.helpers import DIST, digest, make_wheel
 from tritonbuild import example
 
 from .conftest import LLVM, flat, run_cli
 
-DIST = "triton-3.6.0.dist-info"
 NAME = "triton-3.6.0-py3-none-any.whl"
 # enough of Triton that `import triton; from triton.backends import backends` works in a fresh venv
 PACKAGE = {"triton/__init__.py": b"", "triton/backends/nvidia/__init__.py": b"",
@@ -24,29 +22,9 @@ ESC_NAME = "triton/\x1b[2J\x1b]0;pwned\x07x.py"  # clears the screen and retitle
 FORGED = "python/src/a\x1b[31m\nnewest passing: FAKE.cc"  # a file name that forges a line of the output
 
 
-def digest(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
 def info_for() -> dict[str, object]:
     return {"backends": [{"name": "nvidia"}], "wheel": {"reproducible": False, "system_libs": []},
             "llvm": {"prefix": None}}
-
-
-def make_wheel(path: Path, files: dict[str, bytes], *, info: object, record: str | None = None) -> Path:
-    """A wheel-shaped zip holding ``files``, ``triton/_build_info.json`` (``info`` as JSON) and its dist-info, with a
-    RECORD that matches them unless ``record`` is given."""
-    members = {**files, "triton/_build_info.json": json.dumps(info).encode(),
-               f"{DIST}/METADATA": b"Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n",
-               f"{DIST}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-               f"{DIST}/entry_points.txt": b"[triton.backends]\nnvidia = triton.backends.nvidia\n"}
-    if record is None:
-        record = "".join(f"{n},{digest(d)},{len(d)}\n" for n, d in members.items()) + f"{DIST}/RECORD,,\n"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-        zf.writestr(f"{DIST}/RECORD", record)
-    return path
 
 
 def verify(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

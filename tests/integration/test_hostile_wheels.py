@@ -4,8 +4,6 @@ outside a temp dir, memory bounded by caps rather than by what a header claims."
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import subprocess
@@ -15,38 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import DIST, EPS, digest, make_wheel
 from tests.integration.conftest import cuda_stub, flat, run_cli
 
-EPS = "[triton.backends]\nnvidia = triton.backends.nvidia\n"
-DIST = "triton-3.6.0.dist-info"
 NAME = "triton-3.6.0-py3-none-any.whl"
 # enough of Triton that `import triton; from triton.backends import backends` works in a fresh venv
 BACKENDS_INIT = (b"from importlib.metadata import entry_points\n"
                  b"backends = {ep.name: ep.value for ep in entry_points(group='triton.backends')}\n")
 PACKAGE = {"triton/__init__.py": b"", "triton/backends/__init__.py": BACKENDS_INIT,
            "triton/backends/nvidia/__init__.py": b"", "triton/backends/nvidia/compiler.py": b""}
-
-
-def digest(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
-def make_wheel(path: Path, files: dict[str, bytes], *, eps: str | bytes = EPS, info: object = None,
-               record: str | bytes | None = None) -> Path:
-    """A wheel-shaped zip with a RECORD that matches (unless ``record`` is given) and, when ``info`` is not
-    None, a ``triton/_build_info.json`` holding it (bytes as they are, anything else as JSON)."""
-    members = {**files, f"{DIST}/METADATA": b"Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n",
-               f"{DIST}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-               f"{DIST}/entry_points.txt": eps.encode() if isinstance(eps, str) else eps}
-    if info is not None:
-        members["triton/_build_info.json"] = info if isinstance(info, bytes) else json.dumps(info).encode()
-    if record is None:
-        record = "".join(f"{n},{digest(d)},{len(d)}\n" for n, d in members.items()) + f"{DIST}/RECORD,,\n"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-        zf.writestr(f"{DIST}/RECORD", record)
-    return path
 
 
 def info_for(prefix: str | None = None) -> dict[str, object]:
