@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,17 @@ class Cleaned:
     notes: list[str] = field(default_factory=list)  # what was left alone, and why
     failed: list[str] = field(default_factory=list)  # what could not be removed (the host's problem)
 
+    def take(self, d: Path, dry_run: bool, remove: Callable[[Path], None] = shutil.rmtree) -> None:
+        """Remove ``d`` (not with ``dry_run``) and count it, or say why it could not be removed."""
+        size = dir_size(d)
+        try:
+            if not dry_run:
+                remove(d)
+            self.removed.append(d)
+            self.freed += size
+        except OSError as exc:
+            self.failed.append(f"{exc.filename or d}: {exc.strerror or exc}")
+
 
 def _links_into(d: Path) -> list[Path]:
     """The compile_commands.json and library links a build dir's plan put into checkouts."""
@@ -141,7 +153,6 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
         if why:
             out.notes.append(why)
             continue
-        size = dir_size(d)
         lk = file_lock(d)
         try:
             lk.acquire(timeout=0)
@@ -152,12 +163,7 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
             out.failed.append(f"{d}: {exc.strerror or exc}")
             continue
         try:
-            if not dry_run:
-                _remove(d)
-            out.removed.append(d)
-            out.freed += size
-        except OSError as exc:
-            out.failed.append(f"{exc.filename or d}: {exc.strerror or exc}")
+            out.take(d, dry_run, _remove)
         finally:
             lk.release()
     return out
@@ -248,14 +254,7 @@ def _remove_locked(lock_file: Path, dirs: list[Path], out: Cleaned, dry_run: boo
             out.notes.extend(f"{d} is in use by a running tritonbuild (its lock is held): left alone" for d in dirs)
             return
         for d in dirs:
-            size = dir_size(d)
-            try:
-                if not dry_run:
-                    shutil.rmtree(d)
-                out.removed.append(d)
-                out.freed += size
-            except OSError as exc:
-                out.failed.append(f"{exc.filename or d}: {exc.strerror or exc}")
+            out.take(d, dry_run)
         if not dry_run:
             lock_file.unlink(missing_ok=True)
     finally:
@@ -308,11 +307,7 @@ def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -
                                  "locked): left alone")
                 return
             held.append(lk)
-        size = dir_size(tree)
-        if not dry_run:
-            shutil.rmtree(tree)
-        out.removed.append(tree)
-        out.freed += size
+        out.take(tree, dry_run)
     except OSError as exc:
         out.failed.append(f"{exc.filename or tree}: {exc.strerror or exc}")
     finally:
