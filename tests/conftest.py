@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -40,3 +42,24 @@ def plugin(tmp_path: Path):
         return example.write_plugin(tmp_path / dirname, name or dirname.replace("-", "_"), **kw)  # type: ignore[arg-type]
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _process_state_kept() -> Iterator[None]:
+    """A test that leaves os.environ or the working directory changed fails, and both are put back: one leak
+    (a CI run once lost PATH this way) must not fail every later test for reasons that point elsewhere."""
+    env, cwd = dict(os.environ), Path.cwd()
+    yield
+    changed = sorted(k for k in env.keys() | os.environ.keys()
+                     if env.get(k) != os.environ.get(k) and k != "PYTEST_CURRENT_TEST")  # pytest's own
+    moved = Path.cwd() != cwd
+    if changed:
+        for name in changed:
+            if name in env:
+                os.environ[name] = env[name]
+            else:
+                del os.environ[name]
+    if moved:
+        os.chdir(cwd)
+    assert not changed and not moved, f"the test left the process changed: environment variables {changed}" + (
+        ", and the working directory" if moved else "")
