@@ -23,10 +23,10 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
-from urllib.parse import urlsplit
 
 from tritonbuild.errors import UserError
 from tritonbuild.proc import Result, run, start_bytes
+from tritonbuild.urls import split_url
 
 TRUSTED_SCOPES = frozenset({"system", "global", "command"})
 PROTOCOLS = ("https", "http", "ssh", "git", "file")
@@ -173,7 +173,9 @@ def url_problem(url: str) -> str | None:
         return "it contains whitespace or control characters"
     if _SCP.match(url):
         return None
-    parts = urlsplit(url)
+    parts = split_url(url)
+    if parts is None:
+        return "it cannot be read as a URL (an unclosed '[' of an IPv6 host, or a port that is not a number)"
     if parts.scheme not in PROTOCOLS:
         return f"its scheme {parts.scheme + '://' if parts.scheme else '(none)'} is not one of " + \
             ", ".join(f"{p}://" for p in PROTOCOLS) + " (or user@host:path)"

@@ -22,7 +22,8 @@ def test_urls_git_may_clone(url: str) -> None:
     ("-uhostile.git", "starts with '-'"), ("--upload-pack=touch /tmp/x", "starts with '-'"),
     ("ssh://-oProxyCommand=touch%20x/repo", "starts with '-'"), ("https://example.com/a b", "whitespace"),
     ("https://example.com/a\nb", "whitespace"), ("ftp://example.com/x", "is not one of"), ("x.git", "is not one of"),
-    ("https:///path-only", "no host"), ("", "empty")])
+    ("https:///path-only", "no host"), ("", "empty"), ("https://[::1/x.git", "cannot be read as a URL"),
+    ("https://example.com:http/x.git", "cannot be read as a URL")])
 def test_urls_refused_before_git_runs(url: str, why: str) -> None:
     assert why in (safegit.url_problem(url) or "")
     with pytest.raises(UserError, match="is not a git URL tritonbuild clones"):

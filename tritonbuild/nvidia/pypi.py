@@ -18,12 +18,12 @@ import zlib
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
-from urllib.parse import urljoin, urlsplit
 
 from tritonbuild import http
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import check_zip, confined, sha256_of
 from tritonbuild.nvidia.parts import WheelRef
+from tritonbuild.urls import join_url, split_url
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 
@@ -50,9 +50,12 @@ def pick(page: str, page_url: str, ref: WheelRef, machine: str) -> tuple[str, st
     parser.feed(page)
     prefix = f"{ref.project.replace('-', '_')}-{ref.version}-"
     for href, text in parser.links:
-        name = text or PurePosixPath(urlsplit(href).path).name
+        parts = split_url(href)
+        name = text or (PurePosixPath(parts.path).name if parts else "")
         if name.startswith(prefix) and name.endswith(".whl") and "linux" in name and machine in name:
-            url = urljoin(page_url, href)
+            url = join_url(page_url, href)
+            if url is None:
+                continue  # a link no URL parser reads: not a wheel we could fetch
             m = re.search(r"#sha256=([0-9a-f]{64})", url)
             return url.split("#", 1)[0], (m.group(1) if m else None), name
     return None

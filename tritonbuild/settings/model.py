@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import re
 import shlex
-import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tritonbuild.errors import UserError
+from tritonbuild.urls import split_url
 
 TRUE = {"ON", "1", "YES", "TRUE", "Y"}
 FALSE = {"OFF", "0", "NO", "FALSE", "N", ""}
@@ -263,16 +263,16 @@ def _version_suffix(value: str) -> str | None:
 
 
 def _http_url(value: str) -> str | None:
-    parts = urllib.parse.urlsplit(value)
-    if parts.scheme in ("http", "https") and parts.netloc:
+    parts = split_url(value)
+    if parts is not None and parts.scheme in ("http", "https") and parts.netloc:
         return None
     return "must be an http:// or https:// URL with a host (a mirror or an index)"
 
 
 def _index_url(value: str) -> str | None:
     """A package index: http(s), or a file:// index as pip itself takes in PIP_INDEX_URL (a user's pip setting)."""
-    parts = urllib.parse.urlsplit(value)
-    if parts.scheme == "file" and parts.path:
+    parts = split_url(value)
+    if parts is not None and parts.scheme == "file" and parts.path:
         return None
     return None if _http_url(value) is None else "must be an http://, https:// or file:// URL of a package index"
 
