@@ -36,6 +36,7 @@ import json
 import lzma
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -157,6 +158,55 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 '''
 
+# A pytest plugin: each test's result as a JSON line the moment the controller hears of it, so a side stopped at its
+# time limit (pytest killed: no junit XML) still tells what ran. Ids as junit names them (dotted file, "::", name).
+STREAM_PLUGIN = '''
+import json
+import os
+
+
+def _id(nodeid):
+    parts = nodeid.split("::")
+    dotted = parts[0][:-3].replace("/", ".") if parts[0].endswith(".py") else parts[0].replace("/", ".")
+    return ".".join([dotted, *parts[1:-1]]) + "::" + parts[-1] if len(parts) > 1 else dotted
+
+
+def _write(line):
+    path = os.environ.get("GPU_SUITE_STREAM")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(line) + "\\n")
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        status = {"passed": "passed", "failed": "failed", "skipped": "skipped"}[report.outcome]
+        message = str(report.longrepr)[-300:] if report.outcome != "passed" else ""
+        _write({"id": _id(report.nodeid), "status": status, "message": message, "time": str(report.duration)})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write({"id": _id(report.nodeid), "status": "collection error", "message": str(report.longrepr)[-300:],
+                "time": "0"})
+'''
+
+
+def streamed(path: Path) -> dict[str, dict[str, str]]:
+    """test id -> result from the stream plugin's lines; a failed phase wins over a passed one (a teardown error)."""
+    out: dict[str, dict[str, str]] = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the last line of a killed side may be half written
+        known = out.get(entry["id"])
+        if known is None or known["status"] == "passed" or entry["status"] == "failed":
+            out[entry["id"]] = {k: entry[k] for k in ("status", "message", "time")}
+    return out
+
 
 def junit(path: Path) -> dict[str, dict[str, str]]:
     """test id -> {"status": passed|failed|skipped|collection error, "message": ...} from a junit XML file. A file
@@ -190,6 +240,7 @@ def pytest_argv(python: str, paths: tuple[str, ...], shard: str | None, xdist: b
         argv.append("--ignore-glob=*/test_debug.py")  # its device asserts poison the xdist workers
     if xdist:
         argv += ["-p", "xdist", "-n", str(args.workers)]
+    argv += ["-p", "_gpu_suite_stream"]
     if shard:
         argv += ["-p", "_gpu_suite_shard", f"--shard={shard}"]
     if args.k:
@@ -198,7 +249,9 @@ def pytest_argv(python: str, paths: tuple[str, ...], shard: str | None, xdist: b
 
 
 def side(name: str, python: str, overlay: list[Path], chunk: tuple[tuple[str, ...], str | None, bool],
-         args: argparse.Namespace, work: Path) -> dict:
+         args: argparse.Namespace, work: Path, limit: float) -> dict:
+    """One side's run of the chunk, stopped after ``limit`` seconds; its results from junit XML, or, when the side
+    was stopped, from what the stream plugin wrote as the tests ended."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in [*overlay, work / "plugin"])
     if name == "ours":  # our slim wheel carries no ptxas: the machine's CUDA toolkit gives it
@@ -207,17 +260,25 @@ def side(name: str, python: str, overlay: list[Path], chunk: tuple[tuple[str, ..
     env["TRITON_CACHE_DIR"] = str(work / f"cache-{name}")
     xml = work / f"{name}.xml"
     xml.unlink(missing_ok=True)
+    stream = work / f"{name}.jsonl"
+    stream.unlink(missing_ok=True)
+    env["GPU_SUITE_STREAM"] = str(stream)
     tests_root = Path(args.bundle).resolve() / "test"  # python/test: its conftest.py (the device fixture) applies
     argv = pytest_argv(python, *chunk, xml, tests_root, args)
     start = time.monotonic()
+    # its own process group: a side stopped at its limit takes its xdist workers (and their GPU work) with it
+    proc = subprocess.Popen(argv, cwd=tests_root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        res = subprocess.run(argv, cwd=tests_root, env=env, capture_output=True, text=True, check=False,
-                             timeout=args.side_timeout)
-        exit_code, summary = res.returncode, (res.stdout.strip().splitlines() or [""])[-1]
+        stdout, _ = proc.communicate(timeout=limit)
+        exit_code, summary = proc.returncode, (stdout.strip().splitlines() or [""])[-1]
     except subprocess.TimeoutExpired:
-        exit_code, summary = -1, f"stopped after {args.side_timeout} s"
-    out = {"tests": junit(xml), "seconds": round(time.monotonic() - start, 1), "exit": exit_code,
-           "summary": summary}
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        exit_code, summary = -1, f"stopped after {limit:.0f} s"
+    tests = {**streamed(stream), **junit(xml)}
+    out = {"tests": tests, "seconds": round(time.monotonic() - start, 1), "exit": exit_code, "summary": summary,
+           "complete": exit_code != -1}
     if args.torch_check:
         out["torch_compile"] = torch_check(python, env)
     return out
@@ -317,7 +378,16 @@ def write(out: Path, name: str, data: dict[str, Any]) -> None:
     tmp.replace(out / f"{name}.json")
 
 
+def side_limit(name: str, args: argparse.Namespace, elapsed: float) -> float:
+    """The official side gets --side-timeout; ours gets what is left of the command's budget, at least as much: the
+    official wheel cannot import much of a newer tree's tests (Gluon) and ends early, and ours should use that."""
+    if name == "official":
+        return float(args.side_timeout)
+    return max(float(args.side_timeout), args.budget - elapsed)
+
+
 def run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
     bundle = Path(args.bundle).resolve()
     meta = json.loads((bundle / "bundle.json").read_text())
     work = Path(tempfile.mkdtemp(prefix="gpu-suite-"))
@@ -329,12 +399,14 @@ def run(args: argparse.Namespace) -> int:
     plugins, ours = work / "plugins", work / "ours"
     (work / "plugin").mkdir()
     (work / "plugin" / "_gpu_suite_shard.py").write_text(SHARD_PLUGIN)
+    (work / "plugin" / "_gpu_suite_stream.py").write_text(STREAM_PLUGIN)
     install(args.python, [str(p) for p in sorted((bundle / "wheels").glob("*.whl"))], plugins)
     install(args.python, [str(wheel)], ours)
     head = {"chunk": name, "paths": list(chunk[0]), "shard": chunk[1], "k": args.k}
     sides: dict[str, dict] = {}
     for side_name, overlay in (("official", [plugins]), ("ours", [ours, plugins])):
-        sides[side_name] = side(side_name, args.python, overlay, chunk, args, work)
+        limit = side_limit(side_name, args, time.monotonic() - started)
+        sides[side_name] = side(side_name, args.python, overlay, chunk, args, work, limit)
         write(out, name, {**head, "sides": sides})  # what ran so far, should the command be stopped
     result = summary(compare(sides["ours"]["tests"], sides["official"]["tests"]),
                      {**head, "sides": {n: {k: v for k, v in s.items() if k != "tests"} for n, s in sides.items()}})
@@ -383,6 +455,8 @@ def main() -> int:
     r.add_argument("--workers", type=int, default=16)
     r.add_argument("--timeout", type=int, default=120, help="seconds one test may take (a hang fails it)")
     r.add_argument("--side-timeout", type=int, default=250, help="seconds one side may take (two fit a command)")
+    r.add_argument("--budget", type=int, default=560,
+                   help="seconds the whole command may take (the device's limit is 600): ours gets what is left")
     r.add_argument("--torch-check", action="store_true", help="also a torch.compile check on each side")
     r.add_argument("--out", default=None, help="where the chunk's NAME.json goes (default $OUT)")
     c = sub.add_parser("chunks", help="the default run's commands, one a chunk")

@@ -126,3 +126,59 @@ def test_report_merges_the_chunks_files(tmp_path: Path, sides: dict) -> None:
     assert result["chunks"] == {"core-1of4": ["official", "ours"], "matmul": ["official"]}
     assert result["official cannot import"]["unit.language.test_core"]["passed"] == 1
     assert len(result["only one side ran"]) == 3 and not matmul.keys() & {r["test"] for r in result["both failed"]}
+
+
+SLOW = "import time\n\n\ndef test_quick():\n    pass\n\n\ndef test_wrong():\n    assert 1 == 2\n\n\n" \
+       "def test_slow():\n    time.sleep(60)\n"
+
+
+def test_a_side_stopped_at_its_limit_still_reports_what_ran(tmp_path: Path) -> None:
+    # the real side(): pytest with pytest-timeout and the stream plugin; the side's limit ends it in test_slow
+    bundle = tmp_path / "bundle"
+    (bundle / "test" / "gluon").mkdir(parents=True)
+    (bundle / "test" / "gluon" / "test_slow.py").write_text(SLOW)
+    (bundle / "test" / "gluon" / "test_broken.py").write_text("import helper_nobody_has\n")
+    work = tmp_path / "work"
+    (work / "plugin").mkdir(parents=True)
+    (work / "plugin" / "_gpu_suite_stream.py").write_text(suite.STREAM_PLUGIN)
+    args = suite.argparse.Namespace(bundle=str(bundle), timeout=120, workers=1, k=None, torch_check=False)
+    result = suite.side("ours", sys.executable, [], (("gluon",), None, False), args, work, limit=8)
+    assert result["complete"] is False and result["summary"] == "stopped after 8 s"
+    assert result["tests"] == {
+        "gluon.test_broken": {"status": suite.COLLECTION, "message": result["tests"]["gluon.test_broken"]["message"],
+                              "time": "0"},
+        "gluon.test_slow::test_quick": {"status": "passed", "message": "",
+                                        "time": result["tests"]["gluon.test_slow::test_quick"]["time"]},
+        "gluon.test_slow::test_wrong": {"status": "failed",
+                                        "message": result["tests"]["gluon.test_slow::test_wrong"]["message"],
+                                        "time": result["tests"]["gluon.test_slow::test_wrong"]["time"]}}
+    assert "helper_nobody_has" in result["tests"]["gluon.test_broken"]["message"]
+    assert "assert 1 == 2" in result["tests"]["gluon.test_slow::test_wrong"]["message"]
+
+
+def test_streamed_ids_are_junits_ids(tmp_path: Path) -> None:
+    # a side that ends on its own: junit XML and the stream name every test the same way, so either can fill in
+    bundle = tmp_path / "bundle"
+    tree(bundle)
+    (bundle / "test" / "unit" / "language" / "test_classes.py").write_text(
+        "import pytest\n\n\nclass TestLayout:\n    @pytest.mark.parametrize('n', [1, 2])\n"
+        "    def test_n(self, n):\n        assert n == 1\n")
+    work = tmp_path / "work"
+    (work / "plugin").mkdir(parents=True)
+    (work / "plugin" / "_gpu_suite_stream.py").write_text(suite.STREAM_PLUGIN)
+    args = suite.argparse.Namespace(bundle=str(bundle), timeout=120, workers=1, k=None, torch_check=False)
+    result = suite.side("ours", sys.executable, [bundle / "ours"], (("unit", "gluon"), None, False), args, work,
+                        limit=120)
+    assert result["complete"] is True
+    streamed = suite.streamed(work / "ours.jsonl")
+    assert streamed.keys() == suite.junit(work / "ours.xml").keys()
+    assert {k: v["status"] for k, v in streamed.items() if "test_classes" in k} == {
+        "unit.language.test_classes.TestLayout::test_n[1]": "passed",
+        "unit.language.test_classes.TestLayout::test_n[2]": "failed"}
+
+
+def test_ours_gets_what_the_official_side_left_of_the_command() -> None:
+    args = suite.argparse.Namespace(side_timeout=250, budget=560)
+    assert suite.side_limit("official", args, 10) == 250
+    assert suite.side_limit("ours", args, 70) == 490  # the official wheel could not import most files
+    assert suite.side_limit("ours", args, 400) == 250  # never less than its own share
