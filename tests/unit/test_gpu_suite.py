@@ -81,3 +81,16 @@ def test_the_default_run_covers_what_users_run_in_commands_of_ten_minutes() -> N
     assert "--continue-on-collection-errors" in argv  # else pytest stops at the first file it cannot import
     assert argv[-1] == "unit/language/test_core.py"
     assert 2 * args.side_timeout + 60 < 600  # both sides and the installs inside one command
+
+
+def test_a_later_run_that_imports_a_file_replaces_its_collection_error() -> None:
+    # a shard ran without a module gluon/test_frontend.py imports; a later run with it in the bundle ran the file
+    ours = {"gluon.test_frontend": {"status": suite.COLLECTION, "message": "No module named 'expecttest'",
+                                    "time": "0"},
+            "gluon.test_core::test_a": {"status": "passed", "message": "", "time": "1"}}
+    suite.merge(ours, {"gluon.test_frontend::test_x": {"status": "passed", "message": "", "time": "1"},
+                       "gluon.test_frontend.TestY::test_z": {"status": "failed", "message": "x", "time": "1"}})
+    assert sorted(ours) == ["gluon.test_core::test_a", "gluon.test_frontend.TestY::test_z",
+                            "gluon.test_frontend::test_x"]
+    suite.merge(ours, {"unit.language.test_core": {"status": suite.COLLECTION, "message": "m", "time": "0"}})
+    assert ours["unit.language.test_core"]["status"] == suite.COLLECTION  # a new error is kept
