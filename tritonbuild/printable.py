@@ -12,3 +12,16 @@ def printable(text: str) -> str:
         return text
     escaped = "".join(ch if ch.isprintable() and ch != "\\" else repr(ch)[1:-1] for ch in text)
     return f"'{escaped}'"
+
+
+def _escape_control(ch: str) -> str:
+    return repr(ch)[1:-1] if (not ch.isprintable() and ch not in "\n\t") or ch == "\x7f" else ch
+
+
+def printable_text(text: str) -> str:
+    """A message as it is, but every control character other than newline and tab escaped as Python writes it
+    (``\\x1b``): what a hostile name carries into a message cannot drive the terminal. For text that is meant to
+    span lines (a compiler's error tail, a paragraph); a single name goes through ``printable``."""
+    if all(ch.isprintable() or ch in "\n\t" for ch in text):
+        return text
+    return "".join(_escape_control(ch) for ch in text)

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from tritonbuild.plan import redact, redact_text
+from tritonbuild.printable import printable_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -15,9 +16,16 @@ if TYPE_CHECKING:
 
 
 def console(stderr: bool = False) -> Console:
+    """The one console of every message: each piece of text it renders (a message, a table cell, a row) has its
+    control characters escaped first, so a hostile name quoted anywhere cannot send the terminal escape sequences;
+    rich's own colours come after, from markup."""
     from rich.console import Console
 
-    return Console(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+    class SafeConsole(Console):
+        def render_str(self, text: str, **kwargs: Any) -> Any:
+            return super().render_str(printable_text(text), **kwargs)
+
+    return SafeConsole(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
 
 
 def _yn(value: bool | None) -> str:
