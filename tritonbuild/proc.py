@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -83,6 +84,7 @@ class Terminated(BaseException):
 
 _record: list[Path] = []  # the lock dir's record of live groups, while a build dir's lock is held
 _groups: list[int] = []  # the process groups started here that have not ended
+_stopping = threading.Event()  # set while thread_map stops its threads' children: no new child starts
 _dogs: dict[int, subprocess.Popen[bytes]] = {}  # each group's watchdog (``_watchdog``)
 _leaving: list[subprocess.Popen[bytes]] = []  # dismissed watchdogs not reaped yet
 
@@ -262,6 +264,8 @@ def run(argv: Sequence[str], *, cwd: str | Path | None = None, env: Mapping[str,
     found = tool(args[0], env)
     if found is None:
         return Result(tuple(args), 127, "", f"{args[0]}: not found (looked next to {sys.executable} and on PATH)")
+    if _stopping.is_set():  # a worker thread of an interrupted thread_map: what it would start is not wanted
+        return Result(tuple(args), 130, "", f"{args[0]}: not started (interrupted)")
     pipes = subprocess.PIPE if capture else None
     kw: dict[str, Any] = {"cwd": cwd, "env": child_env(env), "stdout": pipes, "stderr": pipes, "text": True,
                           "errors": "replace"}
@@ -411,3 +415,31 @@ def fork_map(fn: Callable[[str], Any], items: list[str], parallel_from: int, max
     finally:
         pool.close()
         pool.join()
+
+
+def thread_map(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> list[Any]:
+    """``fn`` over ``items`` in ``workers`` threads (each running its own children through ``run``). On any way
+    out but the end (Ctrl-C, SIGTERM, an error): the items not started never start, and the children the threads
+    are waiting on are stopped at once, so tritonbuild does not sit through their compiles before it exits (a
+    thread pool joins its threads at exit) and no compiler outlives it."""
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
+        futures = [pool.submit(fn, item) for item in items]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)  # an item's error ends the map at once
+        if failed := next((f.exception() for f in done if f.exception() is not None), None):
+            raise failed
+        return [f.result() for f in futures]
+    except BaseException:
+        _stopping.set()
+        try:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for sid in list(_groups):
+                stop_session(sid, grace=1.0)
+            pool.shutdown(wait=True)  # their children are gone: the threads return at once
+        finally:
+            _stopping.clear()
+        raise
+    finally:
+        pool.shutdown(wait=False)

@@ -28,3 +28,60 @@ def test_few_items_run_in_this_process() -> None:
     from tritonbuild import proc
 
     assert proc.fork_map(str.upper, ["a", "b"], parallel_from=16) == ["A", "B"]
+
+
+def _running(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker``."""
+    from pathlib import Path
+
+    found = []
+    for p in Path("/proc").iterdir():
+        try:
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (p / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except (OSError, ValueError, IndexError):
+            continue
+        if marker in cmd and state != "Z" and "pytest" not in cmd:
+            found.append(int(p.name))
+    return found
+
+
+def test_an_interrupted_thread_map_stops_its_running_children_at_once() -> None:
+    """The canary's compilers ran on ~8 s after Ctrl-C: a thread pool joins its threads, each waiting on its
+    compile. Now the children stop at once, and the items not started never start."""
+    import os
+    import signal
+    import threading
+    import time
+
+    import pytest
+
+    from tritonbuild import proc
+
+    started: list[str] = []
+
+    def one(item: str) -> int:
+        started.append(item)
+        return proc.run(["sleep", "61.25"], timeout=None).returncode
+
+    # Ctrl-C: SIGINT to this process, raised as KeyboardInterrupt in the thread that waits on the map
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    begin = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        proc.thread_map(one, ["a", "b", "never-1", "never-2"], workers=2)
+    assert time.monotonic() - begin < 10
+    assert _running("sleep 61.25") == []
+    assert sorted(started) == ["a", "b"]
+
+    def failing(item: str) -> int:  # an error in one item ends the map at once, whatever the others do
+        if item == "boom":
+            time.sleep(0.5)
+            raise ValueError("boom")
+        return proc.run(["sleep", "61.5"], timeout=None).returncode
+
+    begin = time.monotonic()
+    with pytest.raises(ValueError, match="boom"):
+        proc.thread_map(failing, ["a", "boom"], workers=2)
+    assert time.monotonic() - begin < 10 and _running("sleep 61.5") == []
+    # and the next map runs normally (the stop applies only while an interrupted map winds down)
+    assert proc.thread_map(lambda x: proc.run(["true"]).returncode, ["x", "y"], workers=2) == [0, 0]

@@ -17,7 +17,6 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -244,11 +243,7 @@ def compile_units(units: Sequence[Unit], env: Mapping[str, str], jobs: int,
         r = proc.run(pure.syntax_only(unit.argv), cwd=unit.directory, env=env, timeout=max(timeout, proc.LONG))
         return r.returncode, r.stdout + r.stderr
 
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        return list(pool.map(one, units))
-    finally:  # interrupted: the units not started never start (each running one's group stops with us)
-        pool.shutdown(wait=False, cancel_futures=True)
+    return proc.thread_map(one, units, jobs)  # interrupted: the running compilers stop at once, no more start
 
 
 def summary(result: CanaryResult) -> list[str]:
