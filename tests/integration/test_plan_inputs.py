@@ -150,3 +150,18 @@ def test_a_plugin_whose_compiler_has_a_syntax_error_will_fail(tree, plugin, tmp_
     text = flat(proc.stdout)
     assert proc.returncode == 1, text + proc.stderr
     assert f"triton_shared ({plug}): will fail" in text and f"{compiler} (line 1) is not valid Python" in text
+
+
+def test_an_in_tree_backend_of_a_kind_tritonbuild_does_not_know_is_planned_with_a_warning(tree, tmp_path: Path) -> None:
+    """A fork's new backend kind: its LLVM targets come from one table; one it lacks is said, not assumed silently."""
+    import json
+    import shutil
+
+    root = tree()
+    shutil.copytree(root / "third_party" / "cpu", root / "third_party" / "metal")
+    plan = json.loads(run_cli("plan", "--json", "--source", str(root), "--backends", "nvidia;metal", "--llvm", LLVM,
+                              "--offline", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path).stdout)
+    assert {b["name"]: b["llvm_targets"] for b in plan["backends"]}["metal"] == []
+    [warning] = [w for w in plan["warnings"] if "'metal'" in w]
+    assert "add it to BACKEND_LLVM_TARGETS in tritonbuild/resolve/backends.py" in warning
+    assert not [w for w in plan["warnings"] if "'nvidia'" in w]

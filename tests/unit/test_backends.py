@@ -65,3 +65,15 @@ def test_expand_targets_host_and_dedup() -> None:
     assert expand_targets(("host",), "aarch64") == ("AArch64",)
     with pytest.raises(UserError, match="does not know the LLVM target"):
         expand_targets(("host",), "mips")
+
+
+def test_every_in_tree_backend_the_example_and_known_trees_ship_has_its_llvm_targets_in_the_one_table() -> None:
+    from tritonbuild import example
+    from tritonbuild.resolve.backends import BACKEND_LLVM_TARGETS, in_tree_targets
+
+    # the example's backends and the in-tree kinds of real trees (upstream, triton-cpu, Intel's XPU fork)
+    for name in [*example.BACKENDS, "intel"]:
+        targets, warning = in_tree_targets(name)
+        assert warning is None and targets == BACKEND_LLVM_TARGETS[name], name
+    targets, warning = in_tree_targets("metal")
+    assert targets == () and warning is not None and "BACKEND_LLVM_TARGETS" in warning

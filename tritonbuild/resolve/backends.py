@@ -27,6 +27,18 @@ BACKEND_LLVM_TARGETS: dict[str, tuple[str, ...]] = {
 }
 CORE_LLVM_TARGETS: tuple[str, ...] = ("NVPTX", "AMDGPU", "host")
 
+
+def in_tree_targets(name: str) -> tuple[tuple[str, ...], str | None]:
+    """The LLVM targets in-tree backend ``name`` needs, from the one table above; for a backend the table lacks (a
+    fork's new kind), none beyond the core, and a warning that says so and where to add it: an LLVM built or
+    chosen without the backend's target would fail only when the backend compiles a kernel."""
+    if name in BACKEND_LLVM_TARGETS:
+        return BACKEND_LLVM_TARGETS[name], None
+    return (), (f"tritonbuild does not know which LLVM targets the in-tree backend '{name}' needs, so the LLVM is "
+                f"chosen for the core's ({', '.join(CORE_LLVM_TARGETS)}) only; if '{name}' generates code for another "
+                "target, add it to BACKEND_LLVM_TARGETS in tritonbuild/resolve/backends.py (or build it as a plugin "
+                "with a backend/llvm-targets.txt)")
+
 _HOST_TARGET = {"x86_64": "X86", "amd64": "X86", "aarch64": "AArch64", "arm64": "AArch64", "ppc64le": "PowerPC"}
 
 

@@ -33,10 +33,10 @@ from tritonbuild.resolve import (
     proton,
 )
 from tritonbuild.resolve.backends import (
-    BACKEND_LLVM_TARGETS,
     CORE_LLVM_TARGETS,
     Selection,
     expand_targets,
+    in_tree_targets,
     select_backends,
 )
 from tritonbuild.resolve.canary import plan_canary
@@ -251,7 +251,8 @@ def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], 
                plugins: tuple[Plugin, ...], editable: bool, notes: list[str], warnings: list[str]) -> LLVMPlan:
     """The LLVM targets the selection needs, the LLVM chosen for them, how libtriton links it."""
     src, machine = facts.source, facts.host.machine
-    users = {n: expand_targets(BACKEND_LLVM_TARGETS.get(n, ()), machine) for n in names}
+    users = {n: expand_targets(in_tree_targets(n)[0], machine) for n in names}
+    warnings += [w for n in names if (w := in_tree_targets(n)[1])]
     users.update({p.name: expand_targets(p.llvm_targets, machine) for p in plugins})
     targets = expand_targets([*CORE_LLVM_TARGETS, *(t for ts in users.values() for t in ts)], machine)
     need_lld = (src.core_finds_lld or any(src.backend(n).finds_lld for n in names)
@@ -322,7 +323,7 @@ def _backend_plans(src: SourceInfo, names: tuple[str, ...], plugins: tuple[Plugi
     return tuple(
         [BackendPlan(name=n, origin="in-tree", path=src.backend(n).path, language=src.backend(n).language,
                      tools=src.backend(n).tools,
-                     llvm_targets=expand_targets(BACKEND_LLVM_TARGETS.get(n, ()), machine),
+                     llvm_targets=expand_targets(in_tree_targets(n)[0], machine),
                      commit=src.git.commit if src.git else None, dirty=src.git.dirty if src.git else None)
          for n in names]
         + [BackendPlan(name=p.name, origin="plugin", path=p.path, language=p.language, tools=p.tools,
