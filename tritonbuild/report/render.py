@@ -4,7 +4,8 @@ in the Plan itself."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from tritonbuild.plan import redact, redact_text
 from tritonbuild.printable import printable_text
@@ -15,17 +16,59 @@ if TYPE_CHECKING:
     from tritonbuild.plan import LLVMPlan, Plan
 
 
+PIPE_WIDTH = 4096  # piped (a CI log, a file): a line holds any path, hash or paragraph whole
+
+
+class _Unpadded:
+    """A text stream that drops the spaces rich pads lines with (a table title padded to the table's width), so
+    what a pipe gets has no trailing spaces; complete lines are passed on as they come."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream, self.pending = stream, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        if lines:
+            self.stream.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.stream.write(self.pending.rstrip(" "))
+            self.pending = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+
 def console(stderr: bool = False) -> Console:
     """The one console of every message: each piece of text it renders (a message, a table cell, a row) has its
     control characters escaped first, so a hostile name quoted anywhere cannot send the terminal escape sequences;
-    rich's own colours come after, from markup."""
+    rich's own colours come after, from markup. Piped, lines are as wide as their content (no path or sha256 is
+    folded mid-word, no table stretched to a width) and carry no trailing spaces: a log reader copies them whole."""
     from rich.console import Console
+    from rich.table import Table
 
     class SafeConsole(Console):
         def render_str(self, text: str, **kwargs: Any) -> Any:
             return super().render_str(printable_text(text), **kwargs)
 
-    return SafeConsole(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            if not self.is_terminal:
+                for table in (o for o in objects if isinstance(o, Table)):
+                    table.expand = False  # stretched to PIPE_WIDTH it would be all padding
+            super().print(*objects, **kwargs)
+
+    made = SafeConsole(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+    if made.is_terminal:
+        return made
+    stream = sys.stderr if stderr else sys.stdout
+    return SafeConsole(file=cast("IO[str]", _Unpadded(stream)), width=PIPE_WIDTH,
+                       no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
 
 
 def _yn(value: bool | None) -> str:
