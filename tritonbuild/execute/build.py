@@ -42,6 +42,7 @@ from tritonbuild.result import BuildResult
 from tritonbuild.wheel.acceptance import smoke_test
 from tritonbuild.wheel.publish import publish, write_outputs
 from tritonbuild.wheel.repair import repair
+from tritonbuild.wheel.sbom_write import add_sbom
 
 
 def build_wheel(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None,
@@ -108,6 +109,7 @@ def _build(plan: Plan, console: Any, env: dict[str, str], smoke: bool, tmp_wheel
         wheel, repaired = _one_wheel(tmp_wheels, root / "build.log"), dict[str, Any]()
         if plan.repair is not None:
             wheel, repaired = repair(plan, wheel, log, root / "build.log")
+        log.write(f"tritonbuild: SBOM added to the wheel: {add_sbom(plan, wheel)}\n")  # its final content (#38)
         checked: dict[str, Any] = {"enabled": False, "why": "--no-smoke-test"}
         if smoke:
             prefix = quick.prefix_of(plan) if strategy.name == "quick" else None

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from tritonbuild.wheel.checks import backends, elf, importing, provenance, record, reproducible
+from tritonbuild.wheel.checks import backends, elf, importing, provenance, record, reproducible, sbom
 from tritonbuild.wheel.checks import compile as corpus
 from tritonbuild.wheel.checks.base import BuildSide, Check, Context, Finding
 
@@ -25,6 +25,7 @@ REGISTRY: tuple[tuple[Check, frozenset[Where]], ...] = (
     (backends.Backends(), VERIFY),
     (reproducible.Reproducible(), VERIFY),
     (provenance.Patches(), VERIFY),
+    (sbom.Sbom(), VERIFY),
     (elf.Libraries(), BOTH),
     (importing.Import(), BOTH),
     (corpus.Corpus(), BOTH),  # in verify with --compile only (Corpus.applies)

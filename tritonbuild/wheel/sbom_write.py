@@ -1,0 +1,136 @@
+"""Put the SBOM into a finished wheel (edge: reads and rewrites the wheel, gathers host facts).
+
+The last step that changes a wheel's content: after scikit-build-core (or the quick rebuild's writer) and after
+auditwheel's repair, so the ELF files it lists are the ones the published wheel holds. The wheel is rewritten
+with every member copied still compressed (same names, order, times and modes), the SBOM added as
+``<dist-info>/sboms/tritonbuild.cdx.json`` with the time and mode of the RECORD, and RECORD listing it: the same
+wheel and plan give the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from tritonbuild.fileutil import record_hash
+from tritonbuild.gather import packages
+from tritonbuild.plan import Plan
+from tritonbuild.wheel import zipguard
+from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
+from tritonbuild.wheel.writer import _copy_compressed, _raw
+
+ELF_MAGIC = b"\x7fELF"
+
+
+def dist_info_dir(zf: zipfile.ZipFile) -> str:
+    return next(n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
+
+
+def _record(zf: zipfile.ZipFile, dist_info: str) -> list[list[str]]:
+    return [r for r in csv.reader(io.StringIO(zf.read(f"{dist_info}/RECORD").decode())) if r]
+
+
+def elf_members(zf: zipfile.ZipFile, rows: list[list[str]]) -> list[tuple[str, str]]:
+    """``(path, sha256 hex)`` of every ELF member: the hash from RECORD (the builder just wrote both), computed
+    where RECORD has no sha256."""
+    known = {r[0]: r[1].removeprefix("sha256=") for r in rows if len(r) == 3 and r[1].startswith("sha256=")}
+    out = []
+    for info in zf.infolist():
+        if info.is_dir() or zipguard.head(zf, info) != ELF_MAGIC:
+            continue
+        b64 = known.get(info.filename)
+        digest = base64.urlsafe_b64decode(b64 + "=" * (-len(b64) % 4)).hex() if b64 else \
+            zipguard.digest(zf, info, "sha256")[0].hex()
+        out.append((info.filename, digest))
+    return out
+
+
+def _bundled(report_path: Path) -> dict[str, str]:
+    """Library name -> the host file the bundle step copied it from (its report, ``bundle.json``)."""
+    try:
+        report = json.loads(report_path.read_text())
+    except (OSError, ValueError):
+        return {}
+    items = report.get("bundled", []) if isinstance(report, dict) else []
+    return {str(b["name"]): str(b["source"]) for b in items if isinstance(b, dict) and "name" in b and "source" in b}
+
+
+def _files(members: list[tuple[str, str]], bundled: dict[str, str]) -> tuple[WheelFile, ...]:
+    sources = {path: bundled.get(path.rsplit("/", 1)[-1]) for path, _ in members}
+    grafted = {path for path, _ in members if path.split("/", 1)[0].endswith(".libs")}  # auditwheel's
+    pkgs = packages.packages_of([s for s in sources.values() if s])
+    return tuple(WheelFile(path, digest, sources[path] or ("auditwheel repair" if path in grafted else None),
+                           pkgs.get(sources[path] or ""))
+                 for path, digest in members)
+
+
+def _tools(pairs: list[tuple[str, str | None]], want: str = "") -> tuple[Tool, ...]:
+    real = {path: os.path.realpath(path) for _, path in pairs if path}
+    pkgs = packages.packages_of(list(real.values()))
+    return tuple(Tool(name, path, packages.version_line(path, want=want), pkgs.get(real.get(path or "", "")))
+                 for name, path in pairs if path)
+
+
+def _llvm_packages(plan: Plan) -> tuple[packages.DebPackage, ...]:
+    """The distribution packages that installed the LLVM prefix's CMake configs (its static libraries)."""
+    prefix = plan.llvm.prefix
+    if not prefix:
+        return ()
+    wanted = ["llvm/LLVMConfig.cmake", "mlir/MLIRConfig.cmake"] + (["lld/LLDConfig.cmake"] if plan.llvm.needs_lld
+                                                                    else [])
+    paths = [f"{base}/lib/cmake/{w}" for w in wanted for base in dict.fromkeys([prefix, os.path.realpath(prefix)])]
+    found = packages.packages_of(paths)
+    return tuple(dict.fromkeys(found[p] for p in paths if p in found))
+
+
+def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
+    """What the SBOM says beyond the plan, gathered from the wheel and this host."""
+    tc = plan.toolchain
+    tools = [t.split("=", 1) for t in (plan.cmake.define("TRITONBUILD_NVIDIA_TOOLS") or "").split(";") if "=" in t]
+    binding_dir = plan.cmake.define("nanobind_ROOT" if plan.source.bindings == "nanobind" else "pybind11_DIR")
+    return Facts(
+        files=_files(elf_members(zf, rows), _bundled(Path(plan.cmake.build_dir) / "bundle.json")),
+        llvm_packages=_llvm_packages(plan),
+        binding_version=packages.binding_version(binding_dir),
+        compilers=_tools([(os.path.basename(c), c) for c in dict.fromkeys([tc.c_compiler, tc.cxx_compiler]) if c]),
+        nvidia_tools=_tools([(t[0], t[1]) for t in tools], want="release"),
+        repository=packages.repository_url(plan.source.checkout or plan.source.root),
+    )
+
+
+def _member(name: str, like: zipfile.ZipInfo) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, like.date_time)
+    info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+    return info
+
+
+def add_sbom(plan: Plan, wheel: Path) -> dict[str, Any]:
+    """Rewrite ``wheel`` in place with its SBOM (replacing one an earlier build left in a reused dist-info);
+    returns what the SBOM holds, in numbers, for the log."""
+    tmp = wheel.with_name(f".{wheel.name}.sbom.partial")
+    try:
+        with zipfile.ZipFile(wheel) as old, open(wheel, "rb") as raw_fp, zipfile.ZipFile(tmp, "w") as out:
+            dist_info = dist_info_dir(old)
+            name, record = f"{dist_info}/{SBOM_DIR}/{SBOM_NAME}", f"{dist_info}/RECORD"
+            rows = [r for r in _record(old, dist_info) if r[0] not in (name, record)]
+            facts = gather(plan, old, rows)
+            text = sbom_json(plan, facts)
+            for info in old.infolist():
+                if info.filename not in (name, record):
+                    _copy_compressed(out, info, _raw(raw_fp, info))
+            stamp = old.getinfo(record)
+            out.writestr(_member(name, stamp), text, compresslevel=plan.wheel.zip_level)
+            listing = io.StringIO()
+            csv.writer(listing, lineterminator="\n").writerows(
+                [*rows, [name, f"sha256={record_hash(text.encode())}", str(len(text.encode()))], [record, "", ""]])
+            out.writestr(_member(record, stamp), listing.getvalue(), compresslevel=plan.wheel.zip_level)
+        os.replace(tmp, wheel)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return {"path": name, "files": len(facts.files), "llvm_packages": [p.name for p in facts.llvm_packages]}
