@@ -98,9 +98,13 @@ def _where(plan: Plan, path: str | None) -> str | None:
     """A directory as ``_build_info.json`` names it: in reproducible mode never one of the build machine."""
     if path is None or not plan.reproducible:
         return path
-    if path.startswith(plan.source.root):
-        return "<source>" + path[len(plan.source.root):]
-    return next((f"<plugin:{b.name}>" for b in plan.backends if b.path == path), "<elsewhere>")
+    plugin = next((f"<plugin:{b.name}>" for b in plan.backends if b.origin == "plugin" and b.path == path), None)
+    if plugin:
+        return plugin
+    root = plan.source.root.rstrip("/")
+    if path == root or path.startswith(root + "/"):  # not a sibling whose name starts alike (triton-shared)
+        return "<source>" + path[len(root):]
+    return "<elsewhere>"
 
 
 _GITHUB = re.compile(r"github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
@@ -170,12 +174,15 @@ def _nvidia(plan: Plan, facts: Facts) -> list[Component]:
     return out
 
 
-_VERSION = re.compile(r"\b(\d+\.\d+(?:\.\d+)*)\b")
+_NUMBER = r"(?<![\d.])(\d+\.\d+(?:\.\d+)*)"
+_VERSION = re.compile(_NUMBER)
+_SAID_VERSION = re.compile(r"(?:version |release |V)" + _NUMBER)  # clang's "version 22.1.8", ptxas's "V12.8.93"
 
 
 def _tool(plan: Plan, tool: Tool, ref: str, description: str, group: str | None = None) -> Component:
-    found = _VERSION.findall(tool.version or "")
-    return Component(name=tool.name, version=found[-1] if found else None, bom_ref=ref, group=group,
+    said = _SAID_VERSION.findall(tool.version or "")
+    found = said[-1:] or _VERSION.findall(tool.version or "")[-1:]
+    return Component(name=tool.name, version=found[0] if found else None, bom_ref=ref, group=group,
                      type=ComponentType.APPLICATION, description=description,
                      purl=deb_purl(tool.package) if tool.package else None,
                      properties=_props(version_output=tool.version, path=None if plan.reproducible else tool.path,
