@@ -35,9 +35,9 @@ def facts(files: dict[str, bytes]) -> Facts:
                                                                   ZSTD) if "zstd" in p else ()))
                     for p, d in sorted(files.items()) if d[:4] == b"\x7fELF"),
         llvm_packages=(LLVM_DEV,), binding_version="2.13.6",
-        compilers=(Tool("gcc", "/usr/bin/gcc", "gcc (Debian 12.2.0-14+deb12u1) 12.2.0"),
+        compilers=(Tool("clang-22", "/usr/bin/clang-22", "Debian clang version 22.1.8 (++20260101+1.2.3-1~exp1)"),
                    Tool("g++", "/usr/bin/g++", "g++ (Debian 12.2.0-14+deb12u1) 12.2.0")),
-        nvidia_tools=(Tool("ptxas", "/opt/cuda/bin/ptxas", "Cuda compilation tools, release 12.8, V12.8.93"),),
+        nvidia_tools=(Tool("ptxas", "/opt/cuda/bin/ptxas", None, DebPackage("cuda-nvcc-12-8", "12.8.93-1", "amd64")),),
         repository="https://github.com/triton-lang/triton.git")
 
 
@@ -62,7 +62,9 @@ def test_the_sbom_validates_and_names_what_the_wheel_is_made_of(tree) -> None:
     assert c["deb:llvm-22-dev"]["purl"] == "pkg:deb/debian/llvm-22-dev@1:22.1.8-1~deb12u1?arch=amd64"
     assert c["binding"]["purl"] == "pkg:pypi/pybind11@2.13.6"
     assert c["compiler:g++"]["version"] == "12.2.0" and c["compiler:g++"]["group"] == "compiler"
-    assert c["nvidia-tool:ptxas"]["version"] == "12.8.93"
+    assert c["compiler:clang-22"]["version"] == "22.1.8"
+    assert c["nvidia-tool:ptxas"]["version"] == "12.8.93-1"  # from its package: a bundled tool is never run
+    assert c["nvidia-tool:ptxas"]["purl"] == "pkg:deb/debian/cuda-nvcc-12-8@12.8.93-1?arch=amd64"
     zstd = c["file:triton/_C/libzstd.so.1"]
     assert zstd["hashes"] == [{"alg": "SHA-256", "content": hashlib.sha256(ELF + b"z").hexdigest()}]
     assert zstd["purl"].startswith("pkg:deb/debian/libzstd1@")

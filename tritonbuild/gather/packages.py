@@ -91,17 +91,14 @@ def binding_version(cmake_dir: str | None) -> str | None:
     return None
 
 
-def version_line(path: str | None, *, want: str = "") -> str | None:
-    """The first line of ``PATH --version`` (with ``want``: the last line holding it, as ptxas puts its release
-    last), or None when it does not run."""
+def version_line(path: str | None) -> str | None:
+    """The first line of ``PATH --version``, or None when it does not run."""
     if not path:
         return None
     out = proc.run([path, "--version"], timeout=30)
     if not out.ok:
         return None
     lines = [line.strip() for line in (out.stdout or out.stderr).splitlines() if line.strip()]
-    if want:
-        lines = [line for line in lines if want in line][-1:]
     return lines[0][:200] if lines else None
 
 

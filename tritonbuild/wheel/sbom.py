@@ -52,7 +52,8 @@ class WheelFile:
 
 @dataclass(frozen=True)
 class Tool:
-    """A program the build used or the wheel bundles: name, path, its ``--version`` line, its package."""
+    """A program the build used or the wheel bundles: name, path, its ``--version`` line (a compiler's; a bundled
+    tool is not run), the package that installed it."""
 
     name: str
     path: str | None
@@ -182,7 +183,8 @@ _SAID_VERSION = re.compile(r"(?:version |release |V)" + _NUMBER)  # clang's "ver
 def _tool(plan: Plan, tool: Tool, ref: str, description: str, group: str | None = None) -> Component:
     said = _SAID_VERSION.findall(tool.version or "")
     found = said[-1:] or _VERSION.findall(tool.version or "")[-1:]
-    return Component(name=tool.name, version=found[0] if found else None, bom_ref=ref, group=group,
+    version = found[0] if found else tool.package.version if tool.package else None
+    return Component(name=tool.name, version=version, bom_ref=ref, group=group,
                      type=ComponentType.APPLICATION, description=description,
                      purl=deb_purl(tool.package) if tool.package else None,
                      properties=_props(version_output=tool.version, path=None if plan.reproducible else tool.path,

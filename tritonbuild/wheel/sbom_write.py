@@ -70,10 +70,13 @@ def _files(members: list[tuple[str, str]], bundled: dict[str, str]) -> tuple[Whe
                  for path, digest in members)
 
 
-def _tools(pairs: list[tuple[str, str | None]], want: str = "") -> tuple[Tool, ...]:
+def _tools(pairs: list[tuple[str, str | None]], *, ask: bool) -> tuple[Tool, ...]:
+    """Each tool with the package that installed it; with ``ask``, what its ``--version`` says (the compilers, which
+    the build runs anyway; never a bundled NVIDIA tool, named by the environment: its package and the file
+    component's sha256 say what it is)."""
     real = {path: os.path.realpath(path) for _, path in pairs if path}
     pkgs = packages.packages_of(list(real.values()))
-    return tuple(Tool(name, path, packages.version_line(path, want=want), pkgs.get(real.get(path or "", "")))
+    return tuple(Tool(name, path, packages.version_line(path) if ask else None, pkgs.get(real.get(path or "", "")))
                  for name, path in pairs if path)
 
 
@@ -98,8 +101,9 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
         files=_files(elf_members(zf, rows), _bundled(Path(plan.cmake.build_dir) / "bundle.json")),
         llvm_packages=_llvm_packages(plan),
         binding_version=packages.binding_version(binding_dir),
-        compilers=_tools([(os.path.basename(c), c) for c in dict.fromkeys([tc.c_compiler, tc.cxx_compiler]) if c]),
-        nvidia_tools=_tools([(t[0], t[1]) for t in tools], want="release"),
+        compilers=_tools([(os.path.basename(c), c) for c in dict.fromkeys([tc.c_compiler, tc.cxx_compiler]) if c],
+                         ask=True),
+        nvidia_tools=_tools([(t[0], t[1]) for t in tools], ask=False),
         repository=packages.repository_url(plan.source.checkout or plan.source.root),
     )
 
