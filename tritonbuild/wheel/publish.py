@@ -1,5 +1,6 @@
-"""Publishing a wheel: into the output dir under its final name (never half-written), with its manifest and the
-dir's ``SHA256SUMS`` (edge: files)."""
+"""Publishing a wheel: into the output dir under its final name (never half-written), with its build provenance
+(``<wheel>.provenance.json``, ``tritonbuild.wheel.attestation``), its manifest and the dir's ``SHA256SUMS`` over the
+wheels and their provenance files (edge: files)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tritonbuild.errors import DiskProblem
 from tritonbuild.fileutil import sha256_of, write_if_changed
 from tritonbuild.plan import Plan, redact
 from tritonbuild.result import BuildResult
+from tritonbuild.wheel import attestation
 from tritonbuild.wheel.provenance import provenance
 
 
@@ -49,21 +51,41 @@ def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "patches": [{"path": p.path, "sha256": p.sha256, "files": list(p.files)} for p in plan.source.patches],
-        "provenance": provenance(plan), "plan": plan.to_dict(),
+        "provenance": provenance(plan), "attestation": _attestation_entry(result.wheel), "plan": plan.to_dict(),
     })
     return out
 
 
+def _attestation_entry(wheel: Path) -> dict[str, str] | None:
+    """The provenance file published next to ``wheel`` (its name and sha256), or None when there is none."""
+    path = wheel.with_name(attestation.file_name(wheel.name))
+    try:
+        return {"file": path.name, "sha256": sha256_of(path)} if path.is_file() else None
+    except OSError:
+        return None
+
+
+def attestation_text(plan: Plan, result: BuildResult) -> str:
+    """The in-toto statement (SLSA Provenance v1) of the published wheel, as written next to it: finishedOn is
+    when the wheel was published (its file's time), startedOn that less the build's seconds."""
+    finished = result.wheel.stat().st_mtime
+    stmt = attestation.make(plan, result.wheel.name, result.sha256, provenance(plan), finished=finished,
+                            seconds=result.seconds)
+    return attestation.to_json(stmt)
+
+
 def _wheel_sums(out: Path, sums: Path, known: Mapping[str, str]) -> list[tuple[Path, str]]:
-    """sha256 of each wheel in ``out``: known ones as given, those older than SHA256SUMS from it (a wheel is
-    renamed into place whole, so one not replaced since the file was written still has that hash)."""
+    """sha256 of each wheel in ``out`` and of each wheel's provenance file: known ones as given, those older than
+    SHA256SUMS from it (a file is renamed into place whole, so one not replaced since the file was written still
+    has that hash)."""
     try:
         listed = dict(line.split("  ", 1)[::-1] for line in sums.read_text().splitlines() if "  " in line)
         written = sums.stat().st_mtime_ns
     except OSError:
         listed, written = {}, -1
     found = []
-    for wheel in sorted(out.glob("*.whl")):
+    wheels = list(out.glob("*.whl"))
+    for wheel in sorted(wheels + [p for w in wheels if (p := w.with_name(attestation.file_name(w.name))).is_file()]):
         digest = known.get(wheel.name)
         if digest is None and wheel.name in listed and wheel.stat().st_mtime_ns < written:
             digest = listed[wheel.name]
@@ -72,16 +94,19 @@ def _wheel_sums(out: Path, sums: Path, known: Mapping[str, str]) -> list[tuple[P
 
 
 def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
-    """``<wheel>.manifest.json`` next to the wheel, and ``SHA256SUMS`` over every wheel in the output dir."""
+    """``<wheel>.provenance.json`` and ``<wheel>.manifest.json`` next to the wheel, and ``SHA256SUMS`` over every
+    wheel and provenance file in the output dir."""
     out = result.wheel.parent
     path = out / (result.wheel.name.removesuffix(".whl") + ".manifest.json")
+    attest = out / attestation.file_name(result.wheel.name)
     sums = out / "SHA256SUMS"
     try:
+        write_if_changed(attest, attestation_text(plan, result))
         write_if_changed(path, json.dumps(manifest(plan, result), indent=2, sort_keys=True) + "\n")
         lines = [f"{h}  {w.name}\n" for w, h in _wheel_sums(out, sums, {result.wheel.name: result.sha256})]
         write_if_changed(sums, "".join(lines))
     except OSError as exc:
-        for p in (path, sums):  # write_if_changed's temp file
+        for p in (attest, path, sums):  # write_if_changed's temp file
             with contextlib.suppress(OSError):
                 p.with_name(f".{p.name}.tmp").unlink(missing_ok=True)
         raise _disk_problem(exc, out) from None

@@ -1,0 +1,134 @@
+"""The build provenance (tritonbuild.wheel.attestation): the in-toto statement made from a real plan of the example
+tree validates with the library's own validation, round-trips through ``parse``, and a hostile or edited file is
+refused with one paragraph."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+from in_toto_attestation.v1 import statement
+
+from tests.helpers import plan_for
+from tritonbuild.errors import UserError
+from tritonbuild.request import flag_settings
+from tritonbuild.resolve.source import GitState
+from tritonbuild.wheel import attestation
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+SHA = "ab" * 32
+INFO = {"toolchain": {"compiler": "g++ (Debian 14.2.0) 14.2.0"}}
+
+
+def made(tree, **cli: object) -> tuple[object, dict]:
+    plan = plan_for(tree(), cli={"ccache_remote": "redis://user:hunter2@cache:6379", **cli},
+                    git=GitState(COMMIT, False, "main", 1769723034))
+    stmt = attestation.make(plan, "triton-3.6.0-cp311-cp311-linux_x86_64.whl", SHA, INFO, finished=1769723100.0,
+                            seconds=60.0)
+    return plan, json.loads(attestation.to_json(stmt))
+
+
+def test_statement_validates_and_says_what_was_built(tree) -> None:
+    plan, data = made(tree, build_type="Release")
+    again = statement.Statement.copy_from_pb(json_format.ParseDict(data, statement.Statement([], "", {}).pb))
+    again.validate()  # the library's validation of the file's JSON
+    attestation.check_predicate(data["predicate"])
+    assert data["_type"] == "https://in-toto.io/Statement/v1"
+    assert data["predicateType"] == "https://slsa.dev/provenance/v1"
+    assert data["subject"] == [{"name": "triton-3.6.0-cp311-cp311-linux_x86_64.whl", "digest": {"sha256": SHA}}]
+    bd = data["predicate"]["buildDefinition"]
+    assert bd["buildType"] == attestation.BUILD_TYPE
+    assert bd["externalParameters"]["settings"]["build_type"] == {"value": "Release", "origin": "cli --build-type"}
+    assert "hunter2" not in json.dumps(data)  # the secret is redacted as Plan.to_dict does
+    assert bd["internalParameters"]["planFingerprint"] == plan.fingerprint  # type: ignore[attr-defined]
+    deps = {d["name"]: d for d in bd["resolvedDependencies"]}
+    assert deps["source"]["digest"] == {"gitCommit": COMMIT} and deps["source"]["uri"].endswith("@" + COMMIT)
+    assert deps["llvm"]["annotations"]["version"] == "22.1.8"
+    assert deps["tool:c++"]["annotations"]["version"] == INFO["toolchain"]["compiler"]
+    meta = data["predicate"]["runDetails"]["metadata"]
+    assert meta["startedOn"] == "2026-01-29T21:44:00Z" and meta["finishedOn"] == "2026-01-29T21:45:00Z"
+    assert meta["invocationId"] == made(tree, build_type="Release")[1]["predicate"]["runDetails"]["metadata"][
+        "invocationId"]  # deterministic: the same plan, wheel and times give the same id
+
+
+def test_parse_reads_back_the_settings_and_rebuild_request_passes_them_as_flags(tree) -> None:
+    _, data = made(tree, build_type="Release", zip_level=3)
+    claim = attestation.parse(json.dumps(data).encode(), "p.json")
+    assert claim.sha256 == SHA and claim.commit == COMMIT and claim.settings["zip_level"] == 3
+    kw, notes = attestation.rebuild_request(claim, source=None, python=None, cache_dir=None, out="o",
+                                            flags=flag_settings())
+    assert kw["build_type"] == "Release" and kw["zip_level"] == 3 and kw["source"] == claim.source
+    assert "ccache_remote" not in kw and "jobs" not in kw  # this machine's (and the redacted one)
+    assert all("redacted" not in n for n in notes)  # ccache_remote is LOCAL: no note needed
+
+
+def test_setting_and_dependency_differences_name_what_changed(tree) -> None:
+    plan, data = made(tree)
+    claim = attestation.parse(json.dumps(data).encode(), "p.json")
+    assert attestation.setting_differences(claim, plan.settings) == []  # type: ignore[attr-defined]
+    other = plan_for(tree("other"), cli={"version_suffix": "+x"}, git=GitState(COMMIT, False, "main", 1))
+    diffs = attestation.setting_differences(claim, other.settings)
+    assert len(diffs) == 1 and diffs[0].startswith("version_suffix: None (default) in the provenance, '+x'")
+    ours = dict(claim.dependencies, llvm={**claim.dependencies["llvm"], "annotations": {"version": "21.1.0"}})
+    assert attestation.dependency_differences(claim, ours) == [
+        "llvm annotations.version: '22.1.8' in the provenance, '21.1.0' here"]
+    found = attestation.build_info_differences({"toolchain": {"build_type": "Release"}},
+                                               {"toolchain": {"build_type": "Debug"}})
+    assert found == ["toolchain.build_type: 'Release' in the subject, 'Debug' in the rebuild (set by build_type)"]
+
+
+def _edited(data: dict, path: list[object], value: object) -> bytes:
+    node = json.loads(json.dumps(data))
+    target = node
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return json.dumps(node).encode()
+
+
+@pytest.mark.parametrize(("how", "says"), [
+    ("not-utf8", "invalid start byte"),
+    ("nan", "NaN is not JSON"),
+    ("duplicate", "appears twice"),
+    ("list", "not a JSON object"),
+    ("type", "not an in-toto Statement"),
+    ("predicate", "predicateType"),
+    ("unknown-field", "not SLSA Provenance v1"),
+    ("setting", "does not have"),
+    ("value", "must be a whole number"),
+    ("subject", "not a wheel file name"),
+    ("deep", "maximum recursion depth"),
+])
+def test_a_malformed_provenance_is_one_paragraph(tree, how: str, says: str) -> None:
+    _, data = made(tree)
+    settings = ["predicate", "buildDefinition", "externalParameters", "settings"]
+    raw = {
+        "not-utf8": b"\xff" + json.dumps(data).encode(),
+        "nan": json.dumps(data).replace('"buildType"', '"x": NaN, "buildType"', 1).encode(),
+        "duplicate": json.dumps(data).replace('"_type"', '"_type": "x", "_type"', 1).encode(),
+        "list": b"[]",
+        "type": _edited(data, ["subject"], "x"),
+        "predicate": _edited(data, ["predicateType"], "https://slsa.dev/provenance/v0.2"),
+        "unknown-field": _edited(data, ["predicate", "buildDefinition", "surprise"], 1),
+        "setting": _edited(data, [*settings, "no_such"], {"value": 1, "origin": "cli"}),
+        "value": _edited(data, [*settings, "zip_level"], {"value": "nine", "origin": "cli"}),
+        "subject": _edited(data, ["subject", 0, "name"], "../evil.whl"),
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+    }[how]
+    with pytest.raises(UserError) as exc:
+        attestation.parse(raw, "p.json")
+    text = str(exc.value)
+    assert text.startswith("The provenance p.json is not one tritonbuild can rebuild from") and says in text
+    assert "\n" not in text
+
+
+def test_an_oversized_provenance_is_refused_before_parsing() -> None:
+    with pytest.raises(UserError, match="over 4 MiB"):
+        attestation.parse(b" " * (attestation.MAX_BYTES + 1), "big.json")
+
+
+def test_file_name_is_the_wheel_name_then_provenance_json(tmp_path: Path) -> None:
+    assert attestation.file_name("triton-3.6.0-cp311-cp311-linux_x86_64.whl") == (
+        "triton-3.6.0-cp311-cp311-linux_x86_64.whl.provenance.json")

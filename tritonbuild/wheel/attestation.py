@@ -1,0 +1,351 @@
+"""Build provenance (pure: no file read, no program run): an in-toto Statement v1 whose predicate is SLSA
+Provenance v1, made from the plan and what the build reported, with the ``in-toto-attestation`` library; and the
+reverse, a provenance file (hostile input) read back into what ``tritonbuild rebuild`` needs, and the differences
+between a claim and a rebuild.
+
+The statement's subject is the wheel (file name, sha256). ``buildDefinition.externalParameters`` holds every setting
+with where it came from (URL secrets redacted, as ``Plan.to_dict``) and the target interpreter;
+``internalParameters`` tritonbuild's version and the plan's key and fingerprint; ``resolvedDependencies`` the source
+(commit), each plugin (commit), the LLVM, the patches (sha256) and the tools. It is written next to the wheel as
+``<wheel file name>.provenance.json`` (``tritonbuild.wheel.publish``); signing it is the CI's job.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf import json_format  # type: ignore[import-untyped]
+from in_toto_attestation.predicates.provenance.v1 import provenance_pb2  # type: ignore[import-untyped]
+from in_toto_attestation.v1 import statement  # type: ignore[import-untyped]
+from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor  # type: ignore[import-untyped]
+
+from tritonbuild import __version__
+from tritonbuild.errors import UserError
+from tritonbuild.plan import REDACTED, Plan, redact
+from tritonbuild.settings.model import SPEC_BY_NAME, show
+
+PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
+BUILD_TYPE = "https://github.com/tritonbuild/tritonbuild/buildtypes/wheel/v1"
+BUILDER_ID = "https://github.com/tritonbuild/tritonbuild"
+SUFFIX = ".provenance.json"  # <wheel file name>.provenance.json: the wheel's own name, then what the file is
+MAX_BYTES = 4 << 20  # a provenance file read back: a plan's is some tens of KiB
+# Settings that say how this machine builds, not what: a rebuild takes them from its own machine, and they are
+# not differences (parallelism, compiler caches, the network). Secrets are redacted, so those come from here too.
+LOCAL = frozenset({"jobs", "link_jobs", "ccache", "compiler_cache", "distcc", "ccache_remote", "wheelhouse",
+                   "offline", "http_retries", "http_timeout"})
+_WHEEL_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.whl$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
+
+
+def file_name(wheel_name: str) -> str:
+    """The provenance file of a wheel: ``<wheel file name>.provenance.json``."""
+    return wheel_name + SUFFIX
+
+
+def _rd(name: str, uri: str = "", digest: Mapping[str, str] | None = None,
+        annotations: Mapping[str, Any] | None = None) -> Any:
+    return ResourceDescriptor(name=name, uri=uri, digest={k: v for k, v in (digest or {}).items() if v},
+                              annotations={k: v for k, v in (annotations or {}).items() if v is not None}).pb
+
+
+def _git_uri(where: str, commit: str | None) -> str:
+    base = where if "://" in where or where.startswith("git@") else f"file://{where}"
+    return f"git+{base}" + (f"@{commit}" if commit else "")
+
+
+def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
+    """The resolved dependencies: source, plugins, LLVM, patches, tools (ResourceDescriptor protos)."""
+    src = plan.source
+    given = plan.settings.get("source", {}).get("value")
+    out = [_rd("source", _git_uri(str(redact(given)) if given and "://" in str(given) else src.root, src.commit),
+               {"gitCommit": src.commit or ""},
+               {"path": src.checkout or src.root, "dirty": src.dirty, "version": src.version,
+                "generation": src.generation})]
+    out += [_rd(f"plugin:{b.name}", _git_uri(b.path, b.commit), {"gitCommit": b.commit or ""},
+                {"path": b.path, "dirty": b.dirty}) for b in plan.backends if b.origin != "in-tree"]
+    llvm = plan.llvm
+    archive_sha = llvm.sha256.get(llvm.host_suffix or "", "") if llvm.archive else ""
+    out.append(_rd("llvm", f"file://{llvm.prefix}" if llvm.prefix else (llvm.archive or ""),
+                   {"gitCommit": llvm.revision or "", "sha256": archive_sha},
+                   {"version": llvm.version, "strategy": llvm.strategy, "archive": llvm.archive,
+                    "pinnedHash": llvm.pinned_hash, "isPinned": llvm.is_pinned, "link": llvm.link}))
+    out += [_rd(f"patch:{i}:{p.path.rsplit('/', 1)[-1]}", f"file://{p.path}", {"sha256": p.sha256},
+                {"files": list(p.files)}) for i, p in enumerate(src.patches, 1)]
+    tc = build_info.get("toolchain", {})
+    out.append(_rd("tool:c++", f"file://{plan.toolchain.cxx_compiler}" if plan.toolchain.cxx_compiler else "",
+                   annotations={"version": tc.get("compiler"), "linker": plan.toolchain.linker}))
+    out.append(_rd("tool:python", f"file://{plan.python}", annotations={"abi": plan.wheel.python_abi}))
+    return out
+
+
+def _time(epoch: float) -> str:
+    return datetime.fromtimestamp(round(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def predicate(plan: Plan, sha256: str, build_info: Mapping[str, Any], finished: float | None,
+              seconds: float | None) -> dict[str, Any]:
+    """The SLSA Provenance v1 predicate, built as the library's proto and returned as its JSON form."""
+    prov = provenance_pb2.Provenance()
+    bd = prov.build_definition
+    bd.build_type = BUILD_TYPE
+    bd.external_parameters.update({"settings": redact(plan.settings),
+                                   "python": {"path": plan.python, "abi": plan.wheel.python_abi}})
+    bd.internal_parameters.update({"tritonbuildVersion": __version__, "planKey": plan.key,
+                                   "planFingerprint": plan.fingerprint, "reproducible": plan.reproducible})
+    bd.resolved_dependencies.extend(dependencies(plan, build_info))
+    rd = prov.run_details
+    rd.builder.id = BUILDER_ID
+    rd.builder.version["tritonbuild"] = __version__
+    started = finished - seconds if finished is not None and seconds is not None else None
+    seed = f"{BUILD_TYPE}#{plan.key}/{plan.fingerprint}/{sha256}/{'' if started is None else round(started)}"
+    rd.metadata.invocation_id = f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, seed)}"
+    if started is not None and finished is not None:
+        rd.metadata.started_on.FromJsonString(_time(started))
+        rd.metadata.finished_on.FromJsonString(_time(finished))
+    out: dict[str, Any] = json_format.MessageToDict(prov)
+    return out
+
+
+def make(plan: Plan, wheel_name: str, sha256: str, build_info: Mapping[str, Any], *, finished: float | None = None,
+         seconds: float | None = None) -> statement.Statement:
+    """The in-toto statement of one wheel, validated (``Statement.validate`` and ``check_predicate``)."""
+    subject = ResourceDescriptor(name=wheel_name, digest={"sha256": sha256}).pb
+    stmt = statement.Statement([subject], PREDICATE_TYPE, predicate(plan, sha256, build_info, finished, seconds))
+    stmt.validate()
+    check_predicate(json_format.MessageToDict(stmt.pb)["predicate"])
+    return stmt
+
+
+def to_json(stmt: statement.Statement) -> str:
+    return str(json_format.MessageToJson(stmt.pb, sort_keys=True, indent=2)) + "\n"
+
+
+def check_predicate(data: Any) -> Any:
+    """The predicate parsed strictly into the library's SLSA Provenance v1 proto (unknown fields and wrong types
+    refused), with the fields the spec requires: ValueError naming the first problem."""
+    if not isinstance(data, dict):
+        raise ValueError("the predicate is not an object")
+    prov = provenance_pb2.Provenance()
+    try:
+        json_format.ParseDict(data, prov)
+    except json_format.ParseError as exc:
+        raise ValueError(f"the predicate is not SLSA Provenance v1: {str(exc)[:300]}") from None
+    if not prov.build_definition.build_type:
+        raise ValueError("buildDefinition.buildType is missing")
+    if not prov.run_details.builder.id:
+        raise ValueError("runDetails.builder.id is missing")
+    for i, dep in enumerate(prov.build_definition.resolved_dependencies):
+        try:
+            ResourceDescriptor.copy_from_pb(dep).validate()
+        except ValueError:
+            raise ValueError(f"resolvedDependencies[{i}] has no name, uri or digest") from None
+    return prov
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a provenance file says: the wheel, the settings that made it, the source and the dependencies."""
+
+    wheel: str  # the subject's file name
+    sha256: str
+    settings: dict[str, Any]  # name -> value, typed as the setting's kind
+    origins: dict[str, str]
+    python: str
+    abi: str
+    source: str  # where the source was: a path or a git URL
+    commit: str
+    fingerprint: str
+    dependencies: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {uri, digest, annotations}
+    dirty: bool = False
+
+
+def _strict_json(data: bytes) -> Any:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        dup = next((k for k in keys if keys.count(k) > 1), None)
+        if dup is not None:
+            raise ValueError(f"the key {show(dup)} appears twice in one object")
+        return dict(items)
+
+    def constant(word: str) -> Any:
+        raise ValueError(f"{word} is not JSON")
+
+    text = data.decode("utf-8")  # UnicodeDecodeError is a ValueError
+    return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+
+
+def parse(data: bytes, where: str) -> Claim:
+    """A provenance file's bytes read as hostile input: strict UTF-8 JSON, an in-toto Statement v1 (the library's
+    validation) with an SLSA Provenance v1 predicate of tritonbuild's build type, one wheel subject and known
+    settings of the right types. Anything else is one ``UserError`` paragraph (exit 2)."""
+    if len(data) > MAX_BYTES:
+        raise UserError(f"The provenance {where} is over {MAX_BYTES >> 20} MiB: not a provenance file tritonbuild "
+                        "wrote. Nothing was built; give the <wheel>.provenance.json published next to a wheel.")
+    try:
+        return _claim(_statement(_strict_json(data)))
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+        problem = " ".join((str(exc) if not isinstance(exc, KeyError) else f"{exc} is missing").split())
+        raise UserError(f"The provenance {where} is not one tritonbuild can rebuild from: {problem[:400]}. Nothing "
+                        "was built; give the <wheel>.provenance.json that `tritonbuild build` published next to the "
+                        "wheel, unedited.") from None
+
+
+def _statement(obj: Any) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise ValueError("the file is not a JSON object")
+    pb = statement.Statement([], "", {}).pb
+    try:
+        json_format.ParseDict(obj, pb)
+    except json_format.ParseError as exc:
+        raise ValueError(f"it is not an in-toto Statement: {str(exc)[:300]}") from None
+    statement.Statement.copy_from_pb(pb).validate()
+    if pb.predicate_type != PREDICATE_TYPE:
+        raise ValueError(f"its predicateType is {show(pb.predicate_type)}, not {PREDICATE_TYPE}")
+    prov = check_predicate(obj["predicate"])
+    if prov.build_definition.build_type != BUILD_TYPE:
+        raise ValueError(f"its buildType is {show(prov.build_definition.build_type)}, not tritonbuild's {BUILD_TYPE}")
+    if len(pb.subject) != 1:
+        raise ValueError(f"it has {len(pb.subject)} subjects; a wheel's provenance has one")
+    return obj
+
+
+def _redacted(value: Any) -> bool:
+    """Whether a value had a secret the provenance does not hold (``tritonbuild.plan.redact``)."""
+    items = value if isinstance(value, list) else [value]
+    return any(isinstance(v, str) and REDACTED in v for v in items)
+
+
+def _setting(name: Any, entry: Any) -> tuple[Any, str]:
+    spec = SPEC_BY_NAME.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise ValueError(f"it names a setting {show(name)} tritonbuild does not have")
+    if not isinstance(entry, dict) or set(entry) != {"value", "origin"} or not isinstance(entry["origin"], str):
+        raise ValueError(f"the setting {name} is not {{value, origin}}")
+    value = entry["value"]
+    if spec.kind == "int" and isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)  # JSON (protobuf's Struct) writes every number as a double
+    if not _redacted(value):
+        spec.check(value, f"provenance {entry['origin']}")  # a UserError is a ValueError-like refusal too
+    return value, entry["origin"]
+
+
+def _claim(obj: dict[str, Any]) -> Claim:
+    subject = obj["subject"][0]
+    name, sha = subject.get("name", ""), subject.get("digest", {}).get("sha256", "")
+    if not isinstance(name, str) or not _WHEEL_FILE.match(name) or not isinstance(sha, str) or not _HEX64.match(sha):
+        raise ValueError(f"its subject is not a wheel file name with a sha256 ({show(name)}, {show(sha)})")
+    ext = obj["predicate"]["buildDefinition"].get("externalParameters", {})
+    raw, python = ext.get("settings"), ext.get("python")
+    if not isinstance(raw, dict) or not isinstance(python, dict):
+        raise ValueError("externalParameters lacks its settings or python")
+    try:
+        typed = {k: _setting(k, v) for k, v in raw.items()}
+    except UserError as exc:
+        raise ValueError(str(exc)) from None
+    deps = {d["name"]: d for d in obj["predicate"]["buildDefinition"].get("resolvedDependencies", [])
+            if isinstance(d, dict) and isinstance(d.get("name"), str)}
+    src = deps.get("source", {})
+    commit = src.get("digest", {}).get("gitCommit", "")
+    if not isinstance(commit, str) or not _COMMIT.match(commit):
+        raise ValueError("its source dependency has no git commit (a build from a git checkout has one)")
+    given = typed.get("source", (None, ""))[0]
+    where = given if isinstance(given, str) else src.get("annotations", {}).get("path")
+    internal = obj["predicate"]["buildDefinition"].get("internalParameters", {})
+    texts = (python.get("path"), python.get("abi"), where, internal.get("planFingerprint", ""))
+    if not all(isinstance(t, str) for t in texts):
+        raise ValueError("its python, source path or plan fingerprint is not text")
+    return Claim(name, sha, {k: v for k, (v, _) in typed.items()}, {k: o for k, (_, o) in typed.items()},
+                 str(texts[0]), str(texts[1]), str(texts[2]), commit, str(texts[3]), deps,
+                 src.get("annotations", {}).get("dirty") is True)
+
+
+def rebuild_request(claim: Claim, *, source: str | None, python: str | None, cache_dir: str | None,
+                    out: str, flags: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:
+    """The flag values (``tritonbuild.request``'s ``kw``) that rebuild the claim: every setting of ``flags`` the
+    claim holds, given as if typed (so no environment or recipe overrides it), the source at the claimed commit
+    (a git URL checked out at it; a path: checked after planning), and notes on what comes from this machine."""
+    kw: dict[str, Any] = {"cache_dir": cache_dir, "out": out, "python": (python or claim.python,), "recipe": None}
+    notes = []
+    for name in flags:
+        value = claim.settings.get(name)
+        if name in ("source", "ref") or name in LOCAL:
+            continue
+        if _redacted(value):
+            notes.append(f"{name} was redacted in the provenance: this machine's value is used")
+            continue
+        kw[name] = tuple(value) if isinstance(value, list) else value
+    kw["source"] = source or claim.source
+    if "://" in kw["source"] or kw["source"].startswith("git@"):
+        kw["ref"] = claim.commit
+    if claim.dirty:
+        notes.append("the subject was built from a checkout with uncommitted changes, which a rebuild cannot see")
+    return kw, notes
+
+
+def _norm(value: Any) -> Any:
+    return json.loads(json.dumps(redact(value)))
+
+
+def setting_differences(claim: Claim, settings: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Settings whose value in the rebuilt plan is not the claim's (the source's location and what ``LOCAL``
+    names left out): '<name>: <claimed> (<origin>) in the provenance, <value> (<origin>) here'."""
+    out = []
+    for name in sorted(set(claim.settings) | set(settings)):
+        if name in LOCAL or name in ("source", "ref"):
+            continue
+        ours = settings.get(name, {})
+        if _norm(claim.settings.get(name)) != _norm(ours.get("value")):
+            out.append(f"{name}: {show(claim.settings.get(name))} ({claim.origins.get(name, 'absent')}) in the "
+                       f"provenance, {show(ours.get('value'))} ({ours.get('origin', 'absent')}) here")
+    return out
+
+
+def dependency_differences(claim: Claim, ours: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Dependencies whose digest or version differ between the claim and the rebuild (by name)."""
+    out = []
+    for name in sorted(set(claim.dependencies) | set(ours)):
+        a, b = claim.dependencies.get(name), ours.get(name)
+        if a is None or b is None:
+            out.append(f"{name}: {'only in the rebuild' if a is None else 'only in the provenance'}")
+            continue
+        ident = [(k, a.get(k), b.get(k)) for k in ("digest",)]
+        ident += [(f"annotations.{k}", a.get("annotations", {}).get(k), b.get("annotations", {}).get(k))
+                  for k in ("version",)]
+        out += [f"{name} {k}: {show(x)} in the provenance, {show(y)} here" for k, x, y in ident if x != y]
+    return out
+
+
+# Fields of a wheel's triton/_build_info.json and the settings that decide them.
+DECIDED_BY = {
+    "toolchain.build_type": "build_type", "wheel.version": "version_suffix, version_scheme",
+    "wheel.name": "wheel_name", "backends_tuple": "backends, plugin_dirs, proton", "toolchain.proton": "proton",
+    "toolchain.linker": "linker, clang", "toolchain.compiler": "clang", "toolchain.compiler_path": "clang",
+    "wheel.reproducible": "reproducible", "wheel.self_contained": "bundle_libs", "wheel.system_libs":
+    "repair_exclude", "llvm.link": "llvm_link", "llvm.shared_libllvm": "llvm_link", "source.patches": "patches",
+}
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _flat(item, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): value}
+
+
+def build_info_differences(subject: Mapping[str, Any], rebuilt: Mapping[str, Any]) -> list[str]:
+    """Fields of two ``_build_info.json`` documents that differ, each with the settings that decide it."""
+    a, b = _flat(dict(subject)), _flat(dict(rebuilt))
+    out = []
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            by = next((v for k, v in DECIDED_BY.items() if key == k or key.startswith(k + ".")), None)
+            setting = f" (set by {by})" if by else ""
+            out.append(f"{key}: {show(a.get(key))} in the subject, {show(b.get(key))} in the rebuild{setting}")
+    return out
