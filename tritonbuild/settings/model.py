@@ -16,8 +16,9 @@ import math
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -336,7 +337,18 @@ def _positive_seconds(value: float) -> str | None:
     return None if value > 0 else "must be more than 0 seconds"
 
 
-BUILD_TYPES = ("TritonRelBuildWithAsserts", "Release", "Debug", "RelWithDebInfo", "MinSizeRel", "TritonBuildWithO1")
+# The words of each "word" setting, declared once: the spec's choices are these Literals' args, and the typed
+# ``Settings`` field is the Literal itself.
+BuildType = Literal["TritonRelBuildWithAsserts", "Release", "Debug", "RelWithDebInfo", "MinSizeRel",
+                    "TritonBuildWithO1"]
+CompilerCache = Literal["ccache", "sccache", "none"]
+Linker = Literal["auto", "lld", "gold", "bfd", "default"]
+DebugInfo = Literal["auto", "lines", "full", "none", "tree"]
+Canary = Literal["auto", "on", "off"]
+VersionScheme = Literal["setup", "git", "date", "date+git", "none"]
+LLVMLink = Literal["auto", "static", "shared"]
+Auto = Literal["auto"]  # the word a recipe may give a yes/no setting besides true/false (clang)
+BUILD_TYPES: tuple[str, ...] = get_args(BuildType)
 
 
 SPECS: tuple[Spec, ...] = (
@@ -366,12 +378,12 @@ SPECS: tuple[Spec, ...] = (
           "build LLVM from source with assertions"),
     _spec("clang", False, "--clang/--no-clang", {"TRITON_BUILD_WITH_CLANG_LLD": env_bool},
           "build with clang and lld instead of the default compiler (a recipe may say \"auto\": when installed)",
-          recipe_also=("auto",)),
+          recipe_also=get_args(Auto)),
     _spec("ccache", None, "--ccache/--no-ccache", {"TRITON_BUILD_WITH_CCACHE": env_bool},
           "use ccache (default: on when ccache is found)"),
     _spec("compiler_cache", None, "--compiler-cache", {"TRITONBUILD_COMPILER_CACHE": _str},
           "compiler cache: ccache, sccache or none (default: ccache when found; sccache's remote storage comes "
-          "from its own SCCACHE_* variables)", choices=("ccache", "sccache", "none")),
+          "from its own SCCACHE_* variables)", choices=get_args(CompilerCache)),
     _spec("distcc", None, "--distcc", {"TRITONBUILD_DISTCC_HOSTS": _str},
           "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
           "with compile jobs sized to its slots"),
@@ -399,12 +411,12 @@ SPECS: tuple[Spec, ...] = (
                        "(the last -D wins)."),
     _spec("linker", "auto", "--linker", {"TRITONBUILD_LINKER": _str},
           "linker for gcc builds: auto (lld when installed, else gold), lld, gold, bfd, default (the compiler's); "
-          "--clang always links with lld", choices=("auto", "lld", "gold", "bfd", "default")),
+          "--clang always links with lld", choices=get_args(Linker)),
     _spec("debug_info", "auto", "--debug-info", {"TRITONBUILD_DEBUG_INFO": _str},
           "debug info in the objects: lines (-g1, file:line in backtraces), full (-g, as setup.py), none (-g0), "
           "tree (the build type's own flags); auto: lines for build types that compile with -g "
           "(TritonRelBuildWithAsserts, Debug, RelWithDebInfo), tree otherwise",
-          choices=("auto", "lines", "full", "none", "tree")),
+          choices=get_args(DebugInfo)),
     _spec("proton", None, "--proton/--no-proton", {"TRITON_BUILD_PROTON": env_bool},
           "build the proton profiler (default: on when the source has it and CUPTI headers are found)"),
     _spec("offline", False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
@@ -428,7 +440,7 @@ SPECS: tuple[Spec, ...] = (
           "after configure, compile with -fsyntax-only a few translation units that together include every header "
           "of the tree (and the LLVM/MLIR headers those include) and stop a build the errors doom, summarised by "
           "cause; auto: only when the LLVM is not (or does not record being) the source's pin",
-          choices=("auto", "on", "off")),
+          choices=get_args(Canary)),
     _spec("require_pinned_llvm", False, "--require-pinned-llvm/--no-require-pinned-llvm",
           {"TRITONBUILD_REQUIRE_PINNED_LLVM": env_bool},
           "refuse an LLVM that is not (or does not record being) the source's pin (the nightly recipe sets it)"),
@@ -451,7 +463,7 @@ SPECS: tuple[Spec, ...] = (
           "stay PEP 440", validate=_version_suffix),
     _spec("version_scheme", "setup", "--version-scheme", {"TRITONBUILD_VERSION_SCHEME": _str},
           "version suffix: setup (+git<sha8> off release branches), git, date (.devYYYYMMDD), date+git, none",
-          choices=("setup", "git", "date", "date+git", "none")),
+          choices=get_args(VersionScheme)),
     _spec("requires_python", ">=3.10", None, None, "Requires-Python of the wheel", recipe=True,
           validate=_specifier),
     _spec("zip_level", 6, "--zip-level", {"TRITONBUILD_ZIP_LEVEL": env_int},
@@ -467,7 +479,7 @@ SPECS: tuple[Spec, ...] = (
           validate=_names("a library file name")),
     _spec("llvm_link", "auto", "--llvm-link", {"TRITONBUILD_LLVM_LINK": _str},
           "how libtriton links a shared-libLLVM LLVM (Debian's): auto (static for wheels when its static libraries "
-          "are installed, shared for develop), static, shared", choices=("auto", "static", "shared")),
+          "are installed, shared for develop), static, shared", choices=get_args(LLVMLink)),
     _spec("bundle_libs", True, "--bundle-libs/--no-bundle-libs", {"TRITONBUILD_BUNDLE_LIBS": env_bool},
           "self-contained wheels: copy needed libraries from outside the manylinux allow-list into triton/_C "
           "($ORIGIN run paths) and drop needed entries nothing uses"),
@@ -517,6 +529,103 @@ SPECS: tuple[Spec, ...] = (
           maximum=3600, validate=_positive_seconds),
 )
 SPEC_BY_NAME = {s.name: s for s in SPECS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The values of ``SPECS``, typed: one field per setting (same name), made by ``Settings.of`` from what
+    ``resolve_settings`` decided. Word settings are the Literals above, lists are tuples, machine paths are ``Path``.
+    Where each value came from stays in the ``Resolved`` mapping (the plan's origin report)."""
+
+    source: str | None  # a path or a git URL
+    ref: str | None
+    patches: tuple[str, ...]
+    backends: str | None
+    plugin_dirs: tuple[str, ...]  # paths or git+URL@REF
+    llvm: str  # auto, system, download, source or a prefix path
+    llvm_mirror: str
+    allow_unpinned: bool
+    llvm_src: str | None  # a URL or a local clone
+    llvm_assertions: bool
+    clang: bool | Auto
+    ccache: bool | None
+    compiler_cache: CompilerCache | None
+    distcc: str | None
+    stable_paths: bool
+    unity_build: int
+    unity_exclude: tuple[str, ...]
+    jobs: int | None
+    link_jobs: int | None
+    build_type: BuildType
+    linker: Linker
+    debug_info: DebugInfo
+    proton: bool | None
+    offline: bool
+    cmake_args: tuple[str, ...]
+    deps: tuple[str, ...]
+    targets: tuple[str, ...]
+    strict: bool
+    compile_check: bool
+    compile_check_timeout: int
+    canary: Canary
+    require_pinned_llvm: bool
+    api_check: bool
+    wheelhouse: Path | None
+    stable_abi: bool | None
+    ext_headers: bool
+    wheel_name: str
+    version_suffix: str | None
+    version_scheme: VersionScheme
+    requires_python: str
+    zip_level: int
+    reproducible: bool
+    strip: bool
+    repair: bool
+    repair_exclude: tuple[str, ...]
+    llvm_link: LLVMLink
+    bundle_libs: bool
+    ccache_remote: str | None
+    json_syspath: Path | None
+    bundle_nvidia_tools: bool
+    ptxas: Path | None
+    cupti_include: Path | None
+    cupti_lib: Path | None
+    cudart_path: Path | None
+    cudacrt_path: Path | None
+    ptxas_blackwell: Path | None
+    roctracer_include: Path | None
+    rocm_include: Path | None
+    xpupti_include: Path | None
+    pypi_index: str
+    http_retries: int
+    http_timeout: float
+
+    @classmethod
+    def of(cls, resolved: Mapping[str, Resolved]) -> Settings:
+        """The typed values of a complete ``resolve_settings`` result (its values were checked by their specs)."""
+        missing = [f.name for f in fields(cls) if f.name not in resolved]
+        if missing:
+            raise ValueError(f"settings missing from the resolved mapping: {missing}")
+        hints = get_type_hints(cls)
+        return cls(**{f.name: _typed(hints[f.name], resolved[f.name].value) for f in fields(cls)})
+
+    @classmethod
+    def of_report(cls, report: Mapping[str, Mapping[str, object]]) -> Settings:
+        """The typed values of a plan's settings report (``{"name": {"value": ..., "origin": ...}}``); a setting the
+        report lacks (a plan written before it was declared) has its default."""
+        return cls.of({spec.name: Resolved(report[spec.name].get("value"), str(report[spec.name].get("origin")))
+                       if spec.name in report else Resolved(spec.default, "default") for spec in SPECS})
+
+
+def _typed(hint: Any, value: Any) -> Any:
+    """``value`` as the field's type: a list as a tuple, a path's text as a ``Path``; None stays None."""
+    if value is None:
+        return None
+    if get_origin(hint) is tuple:
+        return tuple(value)
+    if hint is Path or Path in get_args(hint):
+        return Path(value)
+    return value
 
 
 def resolve_settings(

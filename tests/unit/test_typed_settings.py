@@ -1,0 +1,88 @@
+"""The typed ``Settings`` (#37): one field per declared setting, typed by its kind, its words those of the spec."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+
+import pytest
+
+from tritonbuild.settings import model
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, Settings, resolve_settings
+
+HINTS = typing.get_type_hints(Settings)
+
+
+def _parts(hint: object) -> tuple[object, ...]:
+    """The members of a union (``int | None``), or the type itself."""
+    return typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union \
+        else (hint,)
+
+
+def _literal_words(hint: object) -> tuple[str, ...]:
+    return tuple(w for part in _parts(hint) if typing.get_origin(part) is typing.Literal for w in typing.get_args(part))
+
+
+# What each kind of spec may be typed as (besides None where the default is None).
+KIND_TYPES: dict[str, tuple[object, ...]] = {"str": (str, Path), "int": (int,), "float": (float,),
+                                              "bool": (bool,), "list": (tuple[str, ...],)}
+
+
+def test_the_fields_are_exactly_the_declared_settings_in_their_order() -> None:
+    assert [f.name for f in dataclasses.fields(Settings)] == [s.name for s in SPECS]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_each_field_is_typed_by_its_specs_kind(spec: model.Spec) -> None:
+    hint = HINTS[spec.name]
+    parts = [p for p in _parts(hint) if p is not type(None)]
+    if spec.default is None:  # a setting without a default may be unset
+        assert type(None) in _parts(hint), f"{spec.name} defaults to None but its field cannot be None"
+    else:
+        assert type(None) not in _parts(hint), f"{spec.name} has a default but its field may be None"
+    if spec.kind == "word":
+        assert len(parts) == 1 and typing.get_origin(parts[0]) is typing.Literal, hint
+        assert typing.get_args(parts[0]) == spec.choices  # the one list of words, in the spec's order
+        return
+    others = [p for p in parts if typing.get_origin(p) is not typing.Literal]
+    assert others and all(p in KIND_TYPES[spec.kind] for p in others), f"{spec.name}: {hint} is no {spec.kind}"
+    assert _literal_words(hint) == spec.recipe_also  # a yes/no setting's extra recipe words (clang's "auto")
+    if Path in others:  # a Path only where the value is a path, never a URL or a word
+        assert spec.validate is model._path and spec.name not in ("source", "llvm", "llvm_src")
+
+
+def test_word_settings_declare_their_words_once() -> None:
+    """The spec's choices are the Literal's args: the same tuple, not a copy of it."""
+    for name, literal in (("linker", model.Linker), ("debug_info", model.DebugInfo),
+                          ("compiler_cache", model.CompilerCache), ("llvm_link", model.LLVMLink),
+                          ("canary", model.Canary), ("version_scheme", model.VersionScheme),
+                          ("build_type", model.BuildType)):
+        assert SPEC_BY_NAME[name].choices == typing.get_args(literal), name
+
+
+def test_of_types_the_values_whatever_their_origin(tmp_path: Path) -> None:
+    env = {"TRITON_PTXAS_BLACKWELL_PATH": str(tmp_path / "bw" / "ptxas"), "TRITONBUILD_LINKER": "gold",
+           "TRITON_PLUGIN_DIRS": "a;b", "MAX_JOBS": "3", "TRITONBUILD_HTTP_TIMEOUT": "2.5"}
+    recipe = {"zip_level": 1, "clang": "auto", "repair_exclude": ["libcuda.so.1", "libfoo.so"]}
+    s = Settings.of(resolve_settings({"cmake_args": ("-DA=1",), "jobs": 5}, env, recipe, "recipe r.toml"))
+    assert s.ptxas_blackwell == tmp_path / "bw" / "ptxas" and isinstance(s.ptxas_blackwell, Path)
+    assert s.linker == "gold" and s.plugin_dirs == ("a", "b") and s.cmake_args == ("-DA=1",)
+    assert s.jobs == 5 and s.zip_level == 1 and s.clang == "auto" and s.http_timeout == 2.5
+    assert s.repair_exclude == ("libcuda.so.1", "libfoo.so")
+    default = Settings.of(resolve_settings({}, {}))
+    assert default.ptxas_blackwell is None and default.patches == () and default.jobs is None
+    assert default.zip_level == SPEC_BY_NAME["zip_level"].default
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        default.jobs = 2  # type: ignore[misc]
+
+
+def test_of_refuses_an_incomplete_mapping_and_the_report_fills_defaults() -> None:
+    resolved = resolve_settings({"linker": "bfd"}, {})
+    del resolved["jobs"]
+    with pytest.raises(ValueError, match="jobs"):
+        Settings.of(resolved)
+    report = {"linker": {"value": "bfd", "origin": "cli --linker"}, "patches": {"value": ["p.diff"], "origin": "x"}}
+    s = Settings.of_report(report)
+    assert s.linker == "bfd" and s.patches == ("p.diff",) and s.pypi_index == SPEC_BY_NAME["pypi_index"].default
