@@ -13,7 +13,7 @@ from types import FrameType
 import click
 
 from tritonbuild import __version__
-from tritonbuild.cli import backends, build, checkllvm, host, llvm, recipes, wheels
+from tritonbuild.cli import backends, build, checkllvm, host, llvm, rebuild, recipes, wheels
 from tritonbuild.errors import BuildFailed, TritonBuildError
 from tritonbuild.proc import Terminated
 
@@ -29,7 +29,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 for command in (build.plan, build.build, build.develop, build.test, build.clean, host.doctor, host.example,
                 host.selftest, host.status, wheels.verify, wheels.compare, recipes.recipes, llvm.llvm,
-                backends.backends, checkllvm.check_llvm):
+                backends.backends, checkllvm.check_llvm, rebuild.rebuild):
     cli.add_command(command)
 
 

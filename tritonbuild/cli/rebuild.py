@@ -1,0 +1,166 @@
+"""``tritonbuild rebuild PROVENANCE``: build again what a provenance file (``<wheel>.provenance.json``) says was
+built, through the same request path as ``build`` (``tritonbuild.request`` with the provenance's settings as the
+flag values), and say whether the result is byte-identical to the provenance's subject (exit 0) or what differs
+(exit 1). The provenance is hostile input (``tritonbuild.wheel.attestation.parse``): a malformed one is exit 2
+before any work."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tritonbuild.errors import UserError
+
+
+def read_claim(path: Path) -> Any:
+    """The provenance file's claim (``attestation.Claim``): a missing, non-regular, huge or malformed file is a
+    ``UserError`` paragraph (exit 2)."""
+    from tritonbuild.wheel import attestation
+
+    if not path.is_file():
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise UserError(f"The provenance {path} {what}. Give the <wheel>.provenance.json that `tritonbuild build` "
+                        "published next to the wheel.")
+    try:
+        with path.open("rb") as f:
+            data = f.read(attestation.MAX_BYTES + 1)
+    except OSError as exc:
+        raise UserError(f"The provenance {path} cannot be read ({exc.strerror or exc}). Nothing was built.") from None
+    return attestation.parse(data, str(path))
+
+
+def _checker(claim: Any, keep: list[Path]) -> Any:
+    """The check ``provisioned_plans`` runs before any work: one plan, of the claimed source commit and Python
+    ABI, publishing into a dir that does not hold the subject."""
+    from tritonbuild.execute import outdir
+
+    def check(plans: list[Any]) -> None:
+        outdir.check(plans)
+        p = plans[0]
+        if p.source.commit != claim.commit:
+            raise UserError(f"The source {p.source.checkout or p.source.root} is at commit {p.source.commit}, but "
+                            f"the provenance's wheel was built from {claim.commit}. Nothing was built; check out "
+                            f"{claim.commit} there, or pass --source with a checkout at that commit.")
+        if p.wheel.python_abi != claim.abi:
+            raise UserError(f"The interpreter {p.python} is {p.wheel.python_abi}, but the provenance's wheel is for "
+                            f"{claim.abi}. Nothing was built; pass --python with a {claim.abi} interpreter.")
+        out = Path(p.wheel.out_dir).resolve()
+        if any(out == k.resolve() for k in keep):
+            raise UserError(f"The output dir {out} holds the provenance and the wheel being checked: the rebuilt "
+                            "wheel would replace it. Nothing was built; pass --out with another directory.")
+
+    return check
+
+
+@click.command()
+@click.argument("provenance", type=click.Path())
+@click.option("--out", "-o", default="rebuilt", show_default=True,
+              help="Output directory for the rebuilt wheel (never the one that holds the provenance).")
+@click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs.")
+@click.option("--source", "-s", help="A local checkout at the provenance's source commit (default: the source the "
+                                     "provenance names).")
+@click.option("--python", help="Interpreter to build with (default: the provenance's; its ABI must match).")
+@click.option("--wheel", "subject", type=click.Path(),
+              help="The subject wheel, for a member-by-member diff (default: the file of its name next to the "
+                   "provenance).")
+@click.option("--no-smoke-test", is_flag=True, help="Skip importing the wheel before publishing it.")
+def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None, python: str | None,
+            subject: str | None, no_smoke_test: bool) -> None:
+    """Rebuild a wheel from its provenance (same source commit, plugins, LLVM and settings) and check that the
+    result is byte-identical to it: exit 0 when it is, 1 when not (naming the sha256s, the settings and
+    dependencies that differ and the wheel members that differ), 2 for a malformed provenance."""
+    from tritonbuild import request
+    from tritonbuild.execute import build as build_mod
+    from tritonbuild.report import render
+    from tritonbuild.wheel import attestation
+
+    path = Path(provenance)
+    claim = read_claim(path)
+    wheel = Path(subject) if subject else path.parent / claim.wheel
+    kw, notes = attestation.rebuild_request(claim, source=source, python=python, cache_dir=cache_dir, out=out,
+                                            flags=request.flag_settings())
+    console = render.console()
+    for note in notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    plans = request.provisioned_plans(kw, console, check=_checker(claim, [path.parent, wheel.parent]))
+    if len(plans) != 1:
+        raise UserError(f"The provenance's settings make {len(plans)} plans; a rebuild makes one wheel.")
+    plan = plans[0]
+    render.print_plan(plan, console)
+    result = build_mod.build_wheel(plan, console, smoke=not no_smoke_test)
+    _report(claim, plan, result, wheel, console)
+
+
+def _report(claim: Any, plan: Any, result: Any, wheel: Path, console: Any) -> None:
+    from rich.markup import escape
+
+    from tritonbuild.wheel import attestation
+
+    same = result.sha256 == claim.sha256
+    console.print(f"subject: {escape(claim.wheel)} sha256 {claim.sha256}")
+    console.print(f"rebuilt: {escape(str(result.wheel))} sha256 {result.sha256}")
+    if same:
+        console.print("identical: yes, the rebuild is byte for byte the provenance's wheel")
+        return
+    ours = _rebuilt_claim(result.wheel)
+    found = {"settings": attestation.setting_differences(claim, plan.settings),
+             "dependencies": attestation.dependency_differences(claim, ours.dependencies if ours else {})}
+    found.update(_wheel_differences(wheel, claim.sha256, result.wheel))
+    console.print(f"identical: no, sha256 {claim.sha256} in the provenance, {result.sha256} rebuilt")
+    if result.wheel.name != claim.wheel:
+        console.print(f"  the wheel's name differs: {escape(claim.wheel)} in the provenance, "
+                      f"{escape(result.wheel.name)} rebuilt")
+    for what, lines in found.items():
+        for line in lines:
+            console.print(f"  {what}: {escape(line)}", soft_wrap=True)
+    sys.exit(1)
+
+
+def _rebuilt_claim(wheel: Path) -> Any:
+    """The claim of the provenance ``build`` published next to the rebuilt wheel (None if it is not there)."""
+    from tritonbuild.wheel import attestation
+
+    path = wheel.with_name(attestation.file_name(wheel.name))
+    return read_claim(path) if path.is_file() else None
+
+
+def _wheel_differences(subject: Path, sha256: str, rebuilt: Path) -> dict[str, list[str]]:
+    """What differs between the subject wheel (when it is at hand and is the subject: same sha256) and the rebuilt
+    one: their ``_build_info.json`` fields (with the settings that decide each) and their members (size or CRC)."""
+    from tritonbuild.fileutil import sha256_of
+    from tritonbuild.wheel import attestation, zipguard
+
+    if not subject.is_file():
+        return {"subject": [f"{subject} is not here: only the sha256s are compared (pass --wheel)"]}
+    if sha256_of(subject) != sha256:
+        return {"subject": [f"{subject} is not the provenance's wheel (another sha256): not compared"]}
+    try:
+        with zipguard.open_wheel(subject) as za, zipguard.open_wheel(rebuilt) as zb:
+            info = [json.loads(zipguard.read_text(z, "triton/_build_info.json")) if "triton/_build_info.json"
+                    in z.namelist() else {} for z in (za, zb)]
+            members = _member_differences(za, zb)
+    except (zipguard.BadWheel, ValueError) as exc:
+        return {"subject": [f"{subject} cannot be read as a wheel ({exc}): its members are not compared"]}
+    return {"build info": attestation.build_info_differences(info[0], info[1]), "members": members}
+
+
+def _member_differences(za: Any, zb: Any, limit: int = 40) -> list[str]:
+    """Members present in one wheel only, or in both with another size or CRC (the dist-info dir's name, which
+    holds the version, made comparable)."""
+    def table(zf: Any) -> dict[str, tuple[int, int]]:
+        out = {}
+        for i in zf.infolist():
+            head, _, rest = i.filename.partition("/")
+            out[f"<dist-info>/{rest}" if head.endswith(".dist-info") else i.filename] = (i.file_size, i.CRC)
+        return out
+
+    a, b = table(za), table(zb)
+    lines = [f"{n}: only in the subject" for n in sorted(set(a) - set(b))]
+    lines += [f"{n}: only in the rebuild" for n in sorted(set(b) - set(a))]
+    lines += [f"{n}: differs ({a[n][0]} bytes in the subject, {b[n][0]} rebuilt)" for n in sorted(set(a) & set(b))
+              if a[n] != b[n]]
+    return lines[:limit] + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])
