@@ -22,7 +22,6 @@ from typing import Any
 
 from tritonbuild.errors import UserError
 from tritonbuild.plan import BackendPlan
-from tritonbuild.settings.model import Resolved
 
 BASES = ("BaseBackend", "DriverBase", "GPUDriver")
 ERROR, WARNING = "error", "warning"
@@ -238,7 +237,7 @@ def verdict(findings: Iterable[Finding], drift_commits: int = 0) -> str:
     return "risky" if fs or drift_commits else "compatible"
 
 
-def attach(s: Mapping[str, Resolved], results: Mapping[str, BackendApi], backends: tuple[BackendPlan, ...],
+def attach(api_check: bool, results: Mapping[str, BackendApi], backends: tuple[BackendPlan, ...],
            warnings: list[str]) -> tuple[BackendPlan, ...]:
     """Attach each backend's compatibility check; a backend that will fail to import is an error unless
     --no-api-check, which makes it a warning like the rest."""
@@ -252,7 +251,7 @@ def attach(s: Mapping[str, Resolved], results: Mapping[str, BackendApi], backend
         if api.verdict == "compatible":
             continue
         lines = "; ".join(f.message for f in api.findings)
-        if api.verdict == "will fail" and s["api_check"].value:
+        if api.verdict == "will fail" and api_check:
             fatal.append(f"{b.name}: {lines}")
         else:
             warnings.append(f"backend {b.name!r} ({api.verdict} with this Triton): {lines}")

@@ -18,7 +18,7 @@ from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.source import SourceInfo, limited_api
 from tritonbuild.resolve.toolchain import ninja_args
-from tritonbuild.settings.model import Resolved
+from tritonbuild.settings.model import Resolved, Settings
 
 INSTALL_COMPONENT = "tritonbuild"
 
@@ -28,17 +28,18 @@ def shim_dir(cache_root: str, name: str, path: str) -> str:
     return str(Path(cache_root) / "plugin-shims" / f"{name}-{hashlib.sha256(path.encode()).hexdigest()[:8]}")
 
 
-def cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan, plugins: tuple[Plugin, ...],
-                epoch: int | None, all_defines: Mapping[str, str],
-                env: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
-    """The CMake side of the plan, with the key of its build dir and its path-independent fingerprint."""
+def cmake_plan(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan,
+               plugins: tuple[Plugin, ...], epoch: int | None, all_defines: Mapping[str, str],
+               env: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
+    """The CMake side of the plan, with the key of its build dir and its path-independent fingerprint (``o``: the
+    settings' origins, for messages)."""
     src = facts.source
-    stable = bool(s["stable_paths"].value) and toolchain.compiler_cache != "none"
+    stable = s.stable_paths and toolchain.compiler_cache != "none"
     # in the key too: another source dir (the link or the checkout) cannot reuse a configured build dir
     defines = tuple(sorted({**all_defines, **({"TRITONBUILD_STABLE_PATHS": "ON"} if stable else {})}.items()))
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
-    extra_args = tuple(str(a) for a in s["cmake_args"].value)
+    extra_args = s.cmake_args
     patched = patches_hash(facts.patches)
     key = compute_key(source_root=src.root, python=facts.host.python, defines=defines, extra_args=extra_args,
                       build_type=toolchain.build_type, targets=("triton",), patches=patched)
@@ -54,23 +55,24 @@ def cmake_plan(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
         generator="Ninja",
         defines=pathviews.rewrite_all(defines, links),
         extra_args=tuple(pathviews.rewrite(a, links) for a in extra_args),
-        build_targets=("triton", *extra_targets(s["targets"])),
+        build_targets=("triton", *extra_targets(s.targets, o["targets"].origin)),
         install_component=INSTALL_COMPONENT,
-        env=tuple(_cmake_env(s, facts, toolchain, plugins, epoch, build_dir, env, bool(links))),
+        env=tuple(_cmake_env(s, o, facts, toolchain, plugins, epoch, build_dir, env, bool(links))),
         plugin_shims=pathviews.rewrite_all(shims, links),
         views=links,
     )
     return cmake, key, fingerprint
 
 
-def _cmake_env(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan, plugins: tuple[Plugin, ...],
-               epoch: int | None, build_dir: str, env: Mapping[str, str], views: bool) -> list[tuple[str, str]]:
+def _cmake_env(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan,
+               plugins: tuple[Plugin, ...], epoch: int | None, build_dir: str, env: Mapping[str, str],
+               views: bool) -> list[tuple[str, str]]:
     """What the build's environment adds: a ccache remote, SOURCE_DATE_EPOCH, ccache's base dir."""
     out: list[tuple[str, str]] = []
-    if s["ccache_remote"].value and not toolchain.ccache:
-        raise UserError(f"A ccache remote ({s['ccache_remote'].origin}) needs ccache, which is off or not "
+    if s.ccache_remote and not toolchain.ccache:
+        raise UserError(f"A ccache remote ({o['ccache_remote'].origin}) needs ccache, which is off or not "
                         "installed. Install ccache (Debian: ccache) or drop --ccache-remote.")
-    if s["reproducible"].value:
+    if s.reproducible:
         if epoch is None:
             raise UserError("A reproducible build needs SOURCE_DATE_EPOCH: build from a git checkout (its commit "
                             "date is used) or set SOURCE_DATE_EPOCH.")
@@ -80,7 +82,7 @@ def _cmake_env(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
     # environment's headers in it included); without them, one dir above the source, plugins and cache.
     base = facts.cache_root if views else os.path.commonpath([facts.source.root, facts.cache_root,
                                                               *(p.path for p in plugins)])
-    return out + compilercache.build_env(toolchain.compiler_cache, base, remote=s["ccache_remote"].value,
+    return out + compilercache.build_env(toolchain.compiler_cache, base, remote=s.ccache_remote,
                                          distcc=toolchain.distcc, distcc_hosts=toolchain.distcc_hosts,
                                          log_dir=build_dir, env=env,
                                          strip=(build_dir, facts.source.root, *(p.path for p in plugins))
@@ -90,14 +92,14 @@ def _cmake_env(s: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan
 _TARGET_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
-def extra_targets(given: Resolved) -> tuple[str, ...]:
+def extra_targets(given: tuple[str, ...], origin: str) -> tuple[str, ...]:
     """CMake targets to build besides ``triton`` (each once, in the order given). They do not change the build
     dir: adding ``--target triton-opt`` to a dev build reuses its configured tree."""
     out: list[str] = []
-    for raw in given.value:
-        name = str(raw).strip()
+    for raw in given:
+        name = raw.strip()
         if not _TARGET_NAME.fullmatch(name):
-            raise UserError(f"The CMake target {raw!r} (from {given.origin}) is not a target name: CMake targets "
+            raise UserError(f"The CMake target {raw!r} (from {origin}) is not a target name: CMake targets "
                             "are letters, digits and _ . + -. Give one name per --target, e.g. --target "
                             "triton-opt --target triton-shared-opt.")
         if name != "triton" and name not in out:
@@ -105,7 +107,7 @@ def extra_targets(given: Resolved) -> tuple[str, ...]:
     return tuple(out)
 
 
-def source_date_epoch(s: Mapping[str, Resolved], src: SourceInfo, env: Mapping[str, str]) -> int | None:
+def source_date_epoch(src: SourceInfo, env: Mapping[str, str]) -> int | None:
     given = env.get("SOURCE_DATE_EPOCH")
     if given:
         if not given.strip().isdigit():
@@ -134,10 +136,11 @@ def _placeholders(value: str, source: str, cache: str, plugins: tuple[Plugin, ..
     return value.replace(source, "<source>").replace(cache, "<cache>")
 
 
-def defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...], plugins: tuple[Plugin, ...],
-            tc: ToolchainPlan, llvm: LLVMPlan, env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+def defines(s: Settings, o: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...],
+            plugins: tuple[Plugin, ...], tc: ToolchainPlan, llvm: LLVMPlan,
+            env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """The CMake cache variables of the plan (without LLVM linkage, NVIDIA parts and dependencies)."""
-    d = {**_core_defines(facts, names, plugins, tc), **_python_defines(s, facts),
+    d = {**_core_defines(facts, names, plugins, tc), **_python_defines(s, o, facts),
          **_toolchain_defines(s, facts, tc), **_llvm_defines(llvm),
          **_dependency_defines(s, facts, names, tc, env)}
     return tuple(sorted(d.items()))
@@ -171,19 +174,18 @@ def _core_defines(facts: Facts, names: tuple[str, ...], plugins: tuple[Plugin, .
     return d
 
 
-def _python_defines(s: Mapping[str, Resolved], facts: Facts) -> dict[str, str]:
+def _python_defines(s: Settings, o: Mapping[str, Resolved], facts: Facts) -> dict[str, str]:
     """The Python-facing build: the stable ABI (a cp312-abi3 wheel) and the extension headers."""
-    src, d = facts.source, {"TRITONBUILD_EXT_HEADERS": "ON" if s["ext_headers"].value else "OFF"}
+    src, d = facts.source, {"TRITONBUILD_EXT_HEADERS": "ON" if s.ext_headers else "OFF"}
     if src.stable_abi:
-        wanted = s["stable_abi"]
-        abi3 = limited_api(src, facts.host.python_abi, wanted.value, wanted.origin)
+        abi3 = limited_api(src, facts.host.python_abi, s.stable_abi, o["stable_abi"].origin)
         d["TRITON_STABLE_ABI"] = "ON" if abi3 else "OFF"
     if src.ext_option:
-        d["TRITON_EXT_ENABLED"] = "ON" if s["ext_headers"].value else "OFF"
+        d["TRITON_EXT_ENABLED"] = "ON" if s.ext_headers else "OFF"
     return d
 
 
-def _toolchain_defines(s: Mapping[str, Resolved], facts: Facts, tc: ToolchainPlan) -> dict[str, str]:
+def _toolchain_defines(s: Settings, facts: Facts, tc: ToolchainPlan) -> dict[str, str]:
     """Compilers, linker flags, debug flag, launcher, offline and reproducible mode."""
     d: dict[str, str] = {}
     if tc.c_compiler:
@@ -203,7 +205,7 @@ def _toolchain_defines(s: Mapping[str, Resolved], facts: Facts, tc: ToolchainPla
     if tc.unity_batch:
         d["TRITONBUILD_UNITY_BATCH"] = str(tc.unity_batch)  # the injected CMake turns on CMAKE_UNITY_BUILD
         d["TRITONBUILD_UNITY_EXCLUDE"] = ";".join(tc.unity_exclude)
-    if s["reproducible"].value:
+    if s.reproducible:
         d["TRITONBUILD_REPRODUCIBLE"] = "ON"  # the injected CMake adds -ffile-prefix-map for source and build
         d["TRITONBUILD_PREFIX_MAPS"] = ";".join(f"{name}={path}" for name, path in _env_headers(facts))
     return d
@@ -221,16 +223,18 @@ def _llvm_defines(llvm: LLVMPlan) -> dict[str, str]:
     return d
 
 
-# Settings that name proton's header dirs (environment only); setup.py may read more variables (proton.setup_dirs)
-PROTON_SETTINGS = (("roctracer_include", "TRITON_ROCTRACER_INCLUDE_PATH"), ("rocm_include", "TRITON_ROCM_INCLUDE_PATH"),
-                   ("xpupti_include", "TRITON_XPUPTI_INCLUDE_PATH"))
+def _proton_paths(s: Settings) -> dict[str, Path | None]:
+    """The settings that name proton's header dirs (environment only), by the variable setup.py reads (it may read
+    more: proton.setup_dirs)."""
+    return {"TRITON_ROCTRACER_INCLUDE_PATH": s.roctracer_include, "TRITON_ROCM_INCLUDE_PATH": s.rocm_include,
+            "TRITON_XPUPTI_INCLUDE_PATH": s.xpupti_include}
 
 
-def _dependency_defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...],
+def _dependency_defines(s: Settings, facts: Facts, names: tuple[str, ...],
                         tc: ToolchainPlan, env: Mapping[str, str]) -> dict[str, str]:
     """Where nlohmann/json, pybind11, ptxas and proton's headers are."""
     d: dict[str, str] = {}
-    json_prefix = s["json_syspath"].value or facts.json_prefix
+    json_prefix = s.json_syspath or facts.json_prefix
     if json_prefix:
         d["JSON_SYSPATH"] = str(json_prefix)
         d["JSON_INCLUDE_DIR"] = f"{json_prefix}/include"
@@ -238,12 +242,12 @@ def _dependency_defines(s: Mapping[str, Resolved], facts: Facts, names: tuple[st
         d["pybind11_DIR"] = facts.host.pybind11_cmake_dir
     if facts.host.nanobind_cmake_dir:
         d["nanobind_ROOT"] = facts.host.nanobind_cmake_dir  # as setup.py passes it
-    ptxas = s["ptxas"].value or facts.host.tool("ptxas")
+    ptxas = s.ptxas or facts.host.tool("ptxas")
     if ptxas and "nvidia" in names:
         d["TRITON_PTXAS_PATH"] = str(ptxas)
     if tc.proton:
         src = facts.source
-        given = {**env, **{spec_env: str(s[name].value) for name, spec_env in PROTON_SETTINGS if s[name].value}}
+        given = {**env, **{var: str(path) for var, path in _proton_paths(s).items() if path}}
         d.update(proton.include_dirs(given, src.root, src.proton_dirs,
                                      src.proton_include_defaults))
     return d

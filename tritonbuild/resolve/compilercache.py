@@ -17,23 +17,22 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tritonbuild.errors import UserError
+from tritonbuild.settings.model import CompilerCache
 
-KINDS = ("ccache", "sccache", "none")
 SCCACHE_ENV_PREFIX = "SCCACHE_"
 _DISTCC_DEFAULT_SLOTS = {"localhost": 2}  # distcc's own defaults: 2 for localhost, 4 for a remote host
 
 
-def choose(kind: str | None, ccache_flag: bool | None, origin: str, tool: Callable[[str], str | None],
+def choose(kind: CompilerCache | None, ccache_flag: bool | None, origin: str, tool: Callable[[str], str | None],
            notes: list[str]) -> tuple[str, str | None]:
     """``(kind, path)`` of the compiler cache: ``kind`` from --compiler-cache, else --ccache/--no-ccache, else
-    ccache when installed. Raises when the one asked for is not installed."""
+    ccache when installed (the words are the setting's, ``settings.model.CompilerCache``, checked where it is
+    resolved). Raises when the one asked for is not installed."""
     if kind is None:
         kind = "none" if ccache_flag is False else "ccache"
         if ccache_flag is None and not tool("ccache"):
             notes.append("ccache not found: rebuilds in a fresh build dir will recompile everything")
             return "none", None
-    if kind not in KINDS:
-        raise UserError(f"--compiler-cache {kind!r} ({origin}) is not one of {', '.join(KINDS)}.")
     if kind == "none":
         return "none", None
     path = tool(kind)

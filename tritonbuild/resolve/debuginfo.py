@@ -7,17 +7,14 @@ backtraces and profiles; ``--debug-info full`` brings back variables and types f
 
 from __future__ import annotations
 
-from tritonbuild.errors import UserError
+from tritonbuild.settings.model import BuildType, DebugInfo
 
-LEVELS = ("auto", "lines", "full", "none", "tree")
-WITH_G = ("TritonRelBuildWithAsserts", "Debug", "RelWithDebInfo")  # build types whose flags have -g
+WITH_G: tuple[BuildType, ...] = ("TritonRelBuildWithAsserts", "Debug", "RelWithDebInfo")  # their flags have -g
 
 
-def choose(value: str, origin: str, build_type: str) -> str:
-    if value not in LEVELS:
-        raise UserError(f"--debug-info {value!r} ({origin}) is not one of {', '.join(LEVELS)}. lines (-g1) is the "
-                        "default for -g build types, full is setup.py's -g, none is -g0, tree leaves the flags "
-                        "alone.")
+def choose(value: DebugInfo, build_type: BuildType) -> str:
+    """The level (``lines``, ``full``, ``none`` or ``tree``); the words are the setting's
+    (``settings.model.DebugInfo``), checked where the setting is resolved."""
     if value == "auto":
         return "lines" if build_type in WITH_G else "tree"
     return value

@@ -9,25 +9,24 @@ from __future__ import annotations
 
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.facts import HostFacts
+from tritonbuild.settings.model import Linker
 
-CHOICES = ("auto", "lld", "gold", "bfd", "default")
 
-
-def choose(value: str, origin: str, clang: bool, host: HostFacts) -> tuple[str, str | None]:
+def choose(value: Linker, origin: str, clang: bool, host: HostFacts) -> tuple[str, str | None]:
     """The linker (``lld``, ``gold``, ``bfd`` or ``default``) and the directory to hand gcc with ``-B`` so that
-    ``-fuse-ld=lld`` finds an unversioned ``ld.lld``."""
-    if value not in CHOICES:
-        raise UserError(f"--linker {value!r} ({origin}) is not one of {', '.join(CHOICES)}.")
+    ``-fuse-ld=lld`` finds an unversioned ``ld.lld``; the words are the setting's (``settings.model.Linker``),
+    checked where the setting is resolved."""
     if clang:
         return "lld", None  # clang finds the ld.lld next to it
-    if value == "auto":
-        value = "lld" if host.lld_dir else "gold" if host.tool("ld.gold") else "default"
-    if value == "lld" and not host.lld_dir:
+    chosen = value
+    if chosen == "auto":
+        chosen = "lld" if host.lld_dir else "gold" if host.tool("ld.gold") else "default"
+    if chosen == "lld" and not host.lld_dir:
         raise UserError(f"--linker lld ({origin}) but no ld.lld is installed (looked on PATH and in "
                         "/usr/lib/llvm-*/bin). Install it (Debian: lld-22) or pick --linker gold/bfd/default.")
-    if value == "gold" and not host.tool("ld.gold"):
+    if chosen == "gold" and not host.tool("ld.gold"):
         raise UserError(f"--linker gold ({origin}) but ld.gold is not installed (Debian: binutils).")
-    return value, host.lld_dir if value == "lld" else None
+    return chosen, host.lld_dir if chosen == "lld" else None
 
 
 def flags(linker: str, lld_dir: str | None) -> str | None:

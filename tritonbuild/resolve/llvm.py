@@ -21,23 +21,21 @@ from tritonbuild.resolve.llvm_requirement import (
 )
 from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.safegit import url_problem
-from tritonbuild.settings.model import Resolved
+from tritonbuild.settings.model import Resolved, Settings
 
 
-def _download_blocker(
-    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], suffix: str | None
-) -> str | None:
+def _download_blocker(s: Settings, facts: Facts, targets: tuple[str, ...], suffix: str | None) -> str | None:
     """Why the prebuilt download cannot supply this plan's LLVM, or None when it can."""
 
     pin = facts.source.pin
-    if s["offline"].value:
+    if s.offline:
         return "offline (TRITON_OFFLINE_BUILD/--offline)"
     if not suffix:
         return "no prebuilt LLVM for this platform"
     extra = [t for t in targets if t not in PREBUILT_TARGETS]
     if extra:
         return f"prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets; this plan also needs {', '.join(extra)}"
-    if suffix not in pin.sha256 and not s["allow_unpinned"].value:
+    if suffix not in pin.sha256 and not s.allow_unpinned:
         return (f"the pin ({Path(pin.path).name}) has no sha256 for {suffix}, so a download cannot be verified "
                 "(--allow-unpinned accepts it)")
     return None
@@ -73,20 +71,21 @@ class _Pick:
 
 
 def resolve_llvm(
-    s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str], need_lld: bool = True,
-    users: Mapping[str, tuple[str, ...]] | None = None,
+    s: Settings, o: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str],
+    need_lld: bool = True, users: Mapping[str, tuple[str, ...]] | None = None,
 ) -> LLVMPlan:
     """auto: an explicit prefix, else a cached LLVM at the pinned commit, else the prebuilt download, else a
-    system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run."""
+    system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run. ``o``:
+    the settings' origins, for messages; ``env`` only for Triton's TRITON_LLVM_SYSTEM_SUFFIX."""
     suffix = host_suffix(facts.host, env)
-    choice = str(s["llvm"].value)
+    choice = s.llvm
     rejected: list[tuple[str, str]] = []
-    pick = ((_explicit(s, facts, targets, need_lld) if choice not in STRATEGIES else None)
+    pick = ((_explicit(o, facts, targets, need_lld) if choice not in STRATEGIES else None)
             or (_first_usable(facts.llvm_cached, "cached", targets, need_lld, rejected, facts.llvm_stale)
                 if choice == "auto" else None)
             or (_download(s, facts, targets, suffix, users or {}, rejected) if choice in ("auto", "download")
                 else None)
-            or (_from_source(s, facts, targets) if choice == "source" else None)
+            or (_from_source(s, o, facts, targets) if choice == "source" else None)
             or (_first_usable(facts.llvm_system, "system", targets, need_lld, rejected)
                 if choice in ("auto", "system") else None))
     problem = None if pick else _no_llvm(facts, targets, rejected)
@@ -96,13 +95,13 @@ def resolve_llvm(
 STRATEGIES = ("auto", "system", "download", "source")
 
 
-def _explicit(s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], need_lld: bool) -> _Pick:
+def _explicit(o: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], need_lld: bool) -> _Pick:
     inst = facts.llvm_explicit
     assert inst is not None, "facts.gather probes an explicit LLVM prefix"
     why = check(inst, targets, need_lld)
     if why:
         raise UserError(
-            f"The LLVM at {inst.prefix} (from {s['llvm'].origin}) cannot build this plan: {why}. Point "
+            f"The LLVM at {inst.prefix} (from {o['llvm'].origin}) cannot build this plan: {why}. Point "
             f"--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR{' and LLD' if need_lld else ''}, or run "
             "`tritonbuild llvm status`."
         )
@@ -121,35 +120,34 @@ def _first_usable(candidates: Sequence[LLVMInstall], strategy: str, targets: tup
     return None
 
 
-def _download(s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], suffix: str | None,
+def _download(s: Settings, facts: Facts, targets: tuple[str, ...], suffix: str | None,
               users: Mapping[str, tuple[str, ...]], rejected: list[tuple[str, str]]) -> _Pick | None:
     pin = facts.source.pin
     blocker = _download_blocker(s, facts, targets, suffix)
     if blocker is None:
         entry = Path(facts.cache_root) / "llvm" / pin.archive_name(suffix or "").removesuffix(".tar.gz")
         return _Pick("download", prefix=str(entry), pinned=True)
-    if str(s["llvm"].value) == "download":
+    if s.llvm == "download":
         raise UserError(_download_refusal(pin.short, blocker, targets, users, facts.source.root))
     rejected.append(("prebuilt download", blocker))
     return None
 
 
-def _from_source(s: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...]) -> _Pick:
+def _from_source(s: Settings, o: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...]) -> _Pick:
     pin = facts.source.pin
     entry = source_entry(LLVMRequest(pin.llvm_hash, None, {}, None, targets, Path(facts.cache_root), "",
-                                     assertions=bool(s["llvm_assertions"].value)))
+                                     assertions=s.llvm_assertions))
     built = any(Path(i.prefix) == entry for i in facts.llvm_cached)  # the build will not check anything out
-    check_llvm_src(s["llvm_src"], facts.llvm_src_kind, bool(s["offline"].value) and not built)
+    check_llvm_src(s.llvm_src, o["llvm_src"].origin, facts.llvm_src_kind, s.offline and not built)
     return _Pick("source", prefix=str(entry), pinned=True)
 
 
-def check_llvm_src(given: Resolved, kind: str | None, offline: bool) -> None:
+def check_llvm_src(url: str | None, origin: str, kind: str | None, offline: bool) -> None:
     """Refuse at plan time an --llvm-src the source build would refuse (``llvm.source_build.checkout``): a local
     path must be a directory; anything else must be a git URL tritonbuild clones, and nothing is cloned offline.
     ``offline``: offline and the pinned LLVM not built in the cache yet (a checkout is needed)."""
-    url = given.value
     shown = redact_text(repr(url))  # a URL's password is never printed
-    where = f"--llvm-src {shown} (from {given.origin})"
+    where = f"--llvm-src {shown} (from {origin})"
     if url is not None and kind is None and (why := url_problem(url)):
         raise UserError(f"{where} is neither a local directory nor a git URL tritonbuild clones: {why}. Give the "
                         "path of a local llvm-project clone, or an https://, ssh://, git:// or file:// URL (or "
@@ -158,7 +156,7 @@ def check_llvm_src(given: Resolved, kind: str | None, offline: bool) -> None:
         raise UserError(f"{where} is a file, not a directory: give a local llvm-project clone (its directory) or a "
                         "git URL.")
     if offline and kind != "dir":
-        what = f"the LLVM source {shown} (from {given.origin}) is not a local directory" if url else \
+        what = f"the LLVM source {shown} (from {origin}) is not a local directory" if url else \
             "--llvm source would clone the upstream llvm-project"
         raise UserError(f"Offline (--offline/TRITON_OFFLINE_BUILD), {what}, and nothing is cloned offline. Pass "
                         "--llvm-src with a local llvm-project clone or mirror, or build once online.")

@@ -15,28 +15,23 @@ from collections.abc import Mapping
 
 from tritonbuild.errors import UserError
 from tritonbuild.plan import LLVMPlan
-from tritonbuild.settings.model import Resolved
-
-LINKS = ("auto", "static", "shared")
+from tritonbuild.settings.model import Resolved, Settings
 
 
-def llvm_link(s: Mapping[str, Resolved], llvm: LLVMPlan, *, editable: bool) -> tuple[str, str]:
-    """``("static"|"shared", why)``: how libtriton will link this LLVM."""
-    given = s["llvm_link"]
-    value = str(given.value)
-    if value not in LINKS:
-        raise UserError(f"--llvm-link {value!r} (from {given.origin}) is not one of {', '.join(LINKS)}. Use auto "
-                        "(static for wheels when the LLVM has its static libraries), static or shared.")
+def llvm_link(s: Settings, o: Mapping[str, Resolved], llvm: LLVMPlan, *, editable: bool) -> tuple[str, str]:
+    """``("static"|"shared", why)``: how libtriton will link this LLVM (the words are the setting's,
+    ``settings.model.LLVMLink``, checked where it is resolved; ``o`` gives its origin)."""
+    value, origin = s.llvm_link, o["llvm_link"].origin
     if not llvm.link_dylib:
         return "static", "this LLVM is built as static libraries"
     missing = ", ".join(llvm.static_missing) or "libLLVMSupport.a, libMLIRIR.a"
     if value == "static" and not llvm.static_libs:
         raise UserError(
-            f"--llvm-link static (from {given.origin}) needs LLVM's and MLIR's static libraries, but {llvm.prefix}/lib "
+            f"--llvm-link static (from {origin}) needs LLVM's and MLIR's static libraries, but {llvm.prefix}/lib "
             f"lacks {missing}. Install them (Debian: llvm-NN-dev, libmlir-NN-dev and libpolly-NN-dev ship them), "
             "or use --llvm-link shared: the wheel then carries libLLVM.so.")
     if value != "auto":
-        return value, f"{given.origin}"
+        return value, origin
     if editable:
         return "shared", "develop links the shared libLLVM (quick relinks; nothing leaves this machine)"
     if llvm.static_libs:
@@ -45,24 +40,24 @@ def llvm_link(s: Mapping[str, Resolved], llvm: LLVMPlan, *, editable: bool) -> t
                       "for libPolly.a); the wheel carries libLLVM.so instead")
 
 
-def defines(s: Mapping[str, Resolved], llvm: LLVMPlan, link: str) -> dict[str, str]:
+def defines(s: Settings, llvm: LLVMPlan, link: str) -> dict[str, str]:
     """The injected CMake's packaging defines. They are volatile (they never change an object file, so a change
     reuses the build dir), and therefore always given, empty when off: a define left out would keep its old
     value in the CMake cache."""
-    bundle = bool(s["bundle_libs"].value)
+    bundle = s.bundle_libs
     return {
         "TRITONBUILD_LLVM_LINK": link,
         "TRITONBUILD_BUNDLE_PYTHON": sys.executable if bundle else "",
-        "TRITONBUILD_SYSTEM_LIBS": ";".join(str(n) for n in s["repair_exclude"].value) if bundle else "",
+        "TRITONBUILD_SYSTEM_LIBS": ";".join(s.repair_exclude) if bundle else "",
     }
 
 
-def notes(s: Mapping[str, Resolved], llvm: LLVMPlan, link: str, why: str) -> list[str]:
+def notes(s: Settings, llvm: LLVMPlan, link: str, why: str) -> list[str]:
     out = []
     if llvm.link_dylib:
         version = f" {llvm.version}" if llvm.version else ""
         out.append(f"LLVM{version} is a shared libLLVM; libtriton links it {link}: {why}")
-    if not s["bundle_libs"].value:
+    if not s.bundle_libs:
         out.append("--no-bundle-libs: the wheel's libraries keep needing what this machine has (verify will say what)")
     elif link == "shared" and llvm.link_dylib:
         out.append("the wheel will carry libLLVM.so and the libraries it needs (about 200 MB before compression)")

@@ -46,7 +46,7 @@ from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
 from tritonbuild.resolve.plugins import Plugin, resolve_plugins
 from tritonbuild.resolve.source import SourceInfo, limited_api
 from tritonbuild.resolve.toolchain import resolve_toolchain
-from tritonbuild.settings.model import Resolved, show, version_problem
+from tritonbuild.settings.model import Resolved, Settings, show, version_problem
 
 
 def _settings_dict(settings: Mapping[str, Resolved]) -> dict[str, dict[str, object]]:
@@ -83,66 +83,69 @@ def wheel_version(src: SourceInfo, suffix: str | None, scheme: str = "setup", ep
     return version + ("." if "+" in version else "+") + f"p{patched[:8]}" if patched else version
 
 
-def _checked_version(version: str, s: Mapping[str, Resolved], src: SourceInfo) -> str:
+def _checked_version(version: str, s: Settings, o: Mapping[str, Resolved], src: SourceInfo) -> str:
     """Refuse at plan time a version the wheel's metadata would refuse at the end of the build (PEP 440)."""
     problem = version_problem(version)
     if problem is None:
         return version
-    sfx = s["version_suffix"]
-    what = f"The version suffix {show(sfx.value)} ({sfx.origin})" if sfx.value else "The wheel's version scheme"
+    sfx = s.version_suffix
+    what = (f"The version suffix {show(sfx)} ({o['version_suffix'].origin})" if sfx
+            else "The wheel's version scheme")
     raise UserError(f"{what} {problem}. The tree's version is {show(src.version)} (version scheme "
-                    f"{s['version_scheme'].value}); give a suffix such as .post1, .dev1 or +local1.")
+                    f"{s.version_scheme}); give a suffix such as .post1, .dev1 or +local1.")
 
 
 def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], *,
                  editable: bool = False, keep_preflight: bool = False) -> Plan:
     """The plan: backends, toolchain, LLVM, CMake and wheel, each resolved from the settings and the facts.
     The include preflight's problems refuse the plan, or with ``keep_preflight`` are kept in ``Plan.preflight``
-    (check-llvm reports them beside the canary's causes)."""
-    s, src = settings, facts.source
+    (check-llvm reports them beside the canary's causes). ``settings`` is what ``resolve_settings`` decided: its
+    typed values (``Settings``) are read, its origins go into messages and into the plan's settings report."""
+    s, o, src = Settings.of(settings), settings, facts.source
     notes: list[str] = []
     warnings: list[str] = []
-    sel, plugins = _backends_step(s, facts, notes, warnings)
-    toolchain, tnotes = resolve_toolchain(s, facts)
+    sel, plugins = _backends_step(s, o, facts, notes, warnings)
+    toolchain, tnotes = resolve_toolchain(s, o, facts)
     notes.extend(tnotes)
     nv = choose.resolve(facts.nvidia, names=sel.names, proton=toolchain.proton, offline=toolchain.offline,
-                        bundle_tools=bool(s["bundle_nvidia_tools"].value), compile_headers=src.nvidia_missing_headers)
+                        bundle_tools=s.bundle_nvidia_tools, compile_headers=src.nvidia_missing_headers)
     notes.extend(nv.notes)
     warnings.extend(nv.warnings)
     tup = backends_tuple(src, sel.names, toolchain.proton, plugins)
-    llvm = _llvm_step(s, facts, env, sel.names, plugins, editable, notes, warnings)
-    preflight_problems = _preflight(s, facts, llvm, sel.names, toolchain.proton, plugins, warnings, keep_preflight)
+    llvm = _llvm_step(s, o, facts, env, sel.names, plugins, editable, notes, warnings)
+    preflight_problems = _preflight(s, o, facts, llvm, sel.names, toolchain.proton, plugins, warnings, keep_preflight)
     _source_remarks(src, facts, notes, warnings, editable=editable)
-    epoch = source_date_epoch(s, src, env)
-    all_defines = {**dict(defines(s, facts, sel.names, plugins, toolchain, llvm, env)),
+    epoch = source_date_epoch(src, env)
+    all_defines = {**dict(defines(s, o, facts, sel.names, plugins, toolchain, llvm, env)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
     deps, dep_defines = _deps_step(s, facts, sel.names, toolchain, all_defines, warnings)
-    cmake, key, fingerprint = cmake_plan(s, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines}, env)
-    backends = backend_api.attach(s, facts.api, _backend_plans(src, sel.names, plugins, facts.host.machine), warnings)
+    cmake, key, fingerprint = cmake_plan(s, o, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines}, env)
+    backends = backend_api.attach(s.api_check, facts.api,
+                                  _backend_plans(src, sel.names, plugins, facts.host.machine), warnings)
     return Plan(
         tritonbuild_version=__version__, source=_source_plan(src, facts), backends=backends, backends_tuple=tup,
-        llvm=llvm, toolchain=toolchain, wheel=_wheel_plan(s, src, facts, epoch, backends, proton=toolchain.proton),
-        cmake=cmake, python=facts.host.python, cache_root=facts.cache_root, settings=_settings_dict(s), key=key,
-        fingerprint=fingerprint, reproducible=bool(s["reproducible"].value), strip=bool(s["strip"].value),
-        repair=tuple(s["repair_exclude"].value) if s["repair"].value else None, notes=tuple(notes),
+        llvm=llvm, toolchain=toolchain,
+        wheel=_wheel_plan(s, o, src, facts, epoch, backends, proton=toolchain.proton),
+        cmake=cmake, python=facts.host.python, cache_root=facts.cache_root, settings=_settings_dict(o), key=key,
+        fingerprint=fingerprint, reproducible=s.reproducible, strip=s.strip,
+        repair=s.repair_exclude if s.repair else None, notes=tuple(notes),
         warnings=tuple(warnings), commands=commands(cmake, toolchain), nvidia=nv.parts, deps=deps,
-        compile_check=compilecheck.plan_check(bool(s["compile_check"].value), int(s["compile_check_timeout"].value),
-                                              tuple(b.name for b in backends), s["compile_check"].origin,
+        compile_check=compilecheck.plan_check(s.compile_check, s.compile_check_timeout,
+                                              tuple(b.name for b in backends), o["compile_check"].origin,
                                               src.version),
-        canary=plan_canary(str(s["canary"].value), s["canary"].origin, llvm.is_pinned, llvm.pinned_hash,
-                           llvm.version),
+        canary=plan_canary(s.canary, o["canary"].origin, llvm.is_pinned, llvm.pinned_hash, llvm.version),
         preflight=preflight_problems,
     )
 
 
-def _backends_step(s: Mapping[str, Resolved], facts: Facts, notes: list[str],
+def _backends_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, notes: list[str],
                    warnings: list[str]) -> tuple[Selection, tuple[Plugin, ...]]:
     """The in-tree backends asked for, then the plugins."""
     src = facts.source
-    sel = _in_tree_step(s, src, notes, facts.checkout)
-    origin = _plugin_origin(s["plugin_dirs"].origin)
+    sel = _in_tree_step(s, o, src, notes, facts.checkout)
+    origin = _plugin_origin(o["plugin_dirs"].origin)
     plugins, pnotes, pwarn = resolve_plugins(
-        [(p, origin) for p in s["plugin_dirs"].value], files=facts.plugin_files, in_tree=src.backend_names,
+        [(p, origin) for p in s.plugin_dirs], files=facts.plugin_files, in_tree=src.backend_names,
         source_commit=src.git.commit if src.git else None, git_states=facts.plugin_git)
     notes.extend(pnotes)
     warnings.extend(pwarn)
@@ -168,14 +171,14 @@ def _source_remarks(src: SourceInfo, facts: Facts, notes: list[str], warnings: l
         )
 
 
-def _deps_step(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...], toolchain: ToolchainPlan,
+def _deps_step(s: Settings, facts: Facts, names: tuple[str, ...], toolchain: ToolchainPlan,
                all_defines: Mapping[str, str], warnings: list[str]) -> tuple[tuple[fetchdeps.Dep, ...], dict[str, str]]:
     """Proton's required variables, then the configure-time downloads the selected dirs reach."""
     if toolchain.proton:
-        proton.preflight(facts.source.proton_requires, dict(all_defines), s["cmake_args"].value,
+        proton.preflight(facts.source.proton_requires, dict(all_defines), list(s.cmake_args),
                          facts.source.proton_dirs)
     selected = [f"third_party/{n}" for n in names] + (["third_party/proton"] if toolchain.proton else [])
-    ut = any(re.fullmatch(r"-DTRITON_BUILD_UT(:BOOL)?=(ON|1|TRUE|YES)", str(a), re.I) for a in s["cmake_args"].value)
+    ut = any(re.fullmatch(r"-DTRITON_BUILD_UT(:BOOL)?=(ON|1|TRUE|YES)", a, re.I) for a in s.cmake_args)
     deps, dep_defines, dep_warnings = fetchdeps.resolve(facts.fetch_decls, facts.deps_supplied,
                                                         selected_dirs=selected, ut=ut, offline=toolchain.offline,
                                                         cmake_dir=facts.cmake_dir)
@@ -183,13 +186,12 @@ def _deps_step(s: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...], 
     return deps, dep_defines
 
 
-def _in_tree_step(s: Mapping[str, Resolved], src: SourceInfo, notes: list[str], checkout: str | None = None
-                  ) -> Selection:
+def _in_tree_step(s: Settings, o: Mapping[str, Resolved], src: SourceInfo, notes: list[str],
+                  checkout: str | None = None) -> Selection:
     """The in-tree backends asked for (or the source's default list), refusing one whose submodule is empty."""
-    asked = s["backends"]
-    text, where = ((";".join(src.default_backends), "the source's default backend list") if asked.value is None
-                   else (str(asked.value), asked.origin))
-    sel = select_backends(text, src.backend_names, src.required_backends, strict=bool(s["strict"].value),
+    text, where = ((";".join(src.default_backends), "the source's default backend list") if s.backends is None
+                   else (s.backends, o["backends"].origin))
+    sel = select_backends(text, src.backend_names, src.required_backends, strict=s.strict,
                           where=where)
     notes.extend(sel.notes)
     for sub, users in src.missing_submodules:
@@ -205,25 +207,25 @@ def _in_tree_step(s: Mapping[str, Resolved], src: SourceInfo, notes: list[str], 
     return sel
 
 
-def _wheel_plan(s: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch: int | None,
+def _wheel_plan(s: Settings, o: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch: int | None,
                 backends: tuple[BackendPlan, ...], *, proton: bool) -> WheelPlan:
     scripts: tuple[tuple[str, str], ...] = ()
     if proton:
         scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
     return WheelPlan(
-        name=str(s["wheel_name"].value),
-        version=_checked_version(wheel_version(src, s["version_suffix"].value, str(s["version_scheme"].value),
-                                               epoch, facts.patches), s, src),
-        requires_python=str(s["requires_python"].value),
+        name=s.wheel_name,
+        version=_checked_version(wheel_version(src, s.version_suffix, s.version_scheme, epoch, facts.patches),
+                                 s, o, src),
+        requires_python=s.requires_python,
         entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
         scripts=scripts,
         out_dir=str(Path(facts.cwd) / "dist"),
-        bundle_libs=bool(s["bundle_libs"].value),
-        system_libs=tuple(str(n) for n in s["repair_exclude"].value),
-        zip_level=_zip_level(s["zip_level"]),
+        bundle_libs=s.bundle_libs,
+        system_libs=s.repair_exclude,
+        zip_level=s.zip_level,  # its range (0-9) is the setting's, checked where it is resolved
         requires=src.install_requires,
         python_abi=facts.host.python_abi,
-        py_api="cp312" if limited_api(src, facts.host.python_abi, s["stable_abi"].value, s["stable_abi"].origin)
+        py_api="cp312" if limited_api(src, facts.host.python_abi, s.stable_abi, o["stable_abi"].origin)
         else None,
     )
 
@@ -247,7 +249,7 @@ def backends_tuple(src: SourceInfo, names: tuple[str, ...], proton_built: bool,
     return tup
 
 
-def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], names: tuple[str, ...],
+def _llvm_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], names: tuple[str, ...],
                plugins: tuple[Plugin, ...], editable: bool, notes: list[str], warnings: list[str]) -> LLVMPlan:
     """The LLVM targets the selection needs, the LLVM chosen for them, how libtriton links it."""
     src, machine = facts.source, facts.host.machine
@@ -257,15 +259,15 @@ def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], 
     targets = expand_targets([*CORE_LLVM_TARGETS, *(t for ts in users.values() for t in ts)], machine)
     need_lld = (src.core_finds_lld or any(src.backend(n).finds_lld for n in names)
                 or any(p.finds_lld for p in plugins))
-    llvm = resolve_llvm(s, facts, targets, env, need_lld, users)
+    llvm = resolve_llvm(s, o, facts, targets, env, need_lld, users)
     if llvm.problem:
         warnings.append(llvm.problem)
     elif llvm.is_pinned is not True:
         what = "does not record its commit" if llvm.is_pinned is None else f"is at {llvm.revision}"
-        if s["require_pinned_llvm"].value:
+        if s.require_pinned_llvm:
             raise UserError(
                 f"LLVM {llvm.version} at {llvm.prefix} is not the source's pinned commit {llvm.pinned_hash[:12]} (it "
-                f"{what}), and this build requires the pin ({s['require_pinned_llvm'].origin}): MLIR behaviour "
+                f"{what}), and this build requires the pin ({o['require_pinned_llvm'].origin}): MLIR behaviour "
                 "that differs from the pin can make a wheel that builds and imports hang on real kernels. "
                 f"{pinned_hint(llvm, src, names, *_given(facts))} Or accept this LLVM with "
                 "--no-require-pinned-llvm (recipe: require_pinned_llvm = false); the compile check still runs."
@@ -275,7 +277,7 @@ def _llvm_step(s: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], 
             "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
             f"will fail to compile. {pinned_hint(llvm, src, names, *_given(facts))}"
         )
-    link, link_why = llvm_linkage.llvm_link(s, llvm, editable=editable)
+    link, link_why = llvm_linkage.llvm_link(s, o, llvm, editable=editable)
     notes.extend(llvm_linkage.notes(s, llvm, link, link_why))
     return replace(llvm, link=link)
 
@@ -285,16 +287,16 @@ def _given(facts: Facts) -> tuple[str | None, tuple[str, ...]]:
     return facts.checkout, tuple(p.path for p in facts.patches)
 
 
-def _preflight(s: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, names: tuple[str, ...], proton: bool,
-               plugins: tuple[Plugin, ...], warnings: list[str], keep: bool = False) -> tuple[str, ...]:
+def _preflight(s: Settings, o: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, names: tuple[str, ...],
+               proton: bool, plugins: tuple[Plugin, ...], warnings: list[str], keep: bool = False) -> tuple[str, ...]:
     """Every header the compiled code includes that this LLVM lacks, and every known source/LLVM issue
     (tritonbuild.resolve.knownissues), refused in one message listing them all (resolve.preflight); with ``keep``
     returned instead, one problem each."""
     built = preflight.Built(names, facts.source.backend_names, proton, tuple(p.path for p in plugins),
-                            bin=bool(extra_targets(s["targets"])))
+                            bin=bool(extra_targets(s.targets, o["targets"].origin)))
     label = f"{llvm.version} at {llvm.prefix}"
     found = preflight.check(facts.includes, facts.known_source, facts.known_llvm.get(llvm.prefix or "", ()),
-                            llvm.prefix, label, bool(s["compile_check"].value), built)
+                            llvm.prefix, label, s.compile_check, built)
     warnings.extend(found.warnings)
     if keep:
         return tuple(found.errors)
@@ -334,10 +336,3 @@ def _backend_plans(src: SourceInfo, names: tuple[str, ...], plugins: tuple[Plugi
            for p in plugins]
     )
 
-
-def _zip_level(given: Resolved) -> int:
-    level = int(given.value)
-    if not 0 <= level <= 9:
-        raise UserError(f"The wheel's zip level {level} ({given.origin}) is not 0-9 (0 stores, 1 is fastest, 9 is "
-                        "smallest; the default is 6).")
-    return level
