@@ -160,3 +160,19 @@ def test_a_malformed_sbom_is_one_fail_row(tmp_path: Path, data: bytes, said: str
 def test_verify_runs_the_check_after_record(tmp_path: Path) -> None:
     names = [c.name for c in registry.checks("verify")]
     assert names.index("sbom") > names.index("RECORD") and "sbom" not in [c.name for c in registry.checks("build")]
+
+
+def test_build_info_names_a_plugin_beside_the_source_by_its_name_not_as_part_of_the_source(
+        tree, plugin, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the SBOM's bug, found again in _build_info.json: ../triton-shared starts with the source's root "…/triton"
+    from tritonbuild.wheel import provenance as build_info
+    from tritonbuild.wheel.provenance import provenance
+
+    monkeypatch.setattr(build_info, "tool_version", lambda *a, **k: "g++ 12")  # the edge asks the compiler
+
+    root = tree()
+    plug = plugin("triton-shared", "triton_shared")
+    assert str(plug).startswith(str(root))  # the trap: a sibling whose name extends the source's
+    info = provenance(git_plan(root, reproducible=True, plugin_dirs=(str(plug),)))
+    assert {b["name"]: b["path"] for b in info["backends"]}["triton_shared"] == "<plugin:triton_shared>"
+    assert info["source"]["root"] == "<source>"

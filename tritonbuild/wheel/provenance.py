@@ -23,8 +23,9 @@ def provenance(plan: Plan) -> dict[str, Any]:
     def where(path: str) -> str:
         if not plan.reproducible:
             return path
-        if path.startswith(plan.source.root):
-            return "<source>" + path[len(plan.source.root):]
+        root = plan.source.root.rstrip("/")
+        if path == root or path.startswith(root + "/"):  # not a sibling named like it (../triton-shared)
+            return "<source>" + path[len(root):]
         return next((f"<plugin:{b.name}>" for b in plan.backends if b.path == path), "<elsewhere>")
 
     return {
