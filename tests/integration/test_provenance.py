@@ -100,3 +100,14 @@ def test_a_malformed_provenance_is_exit_2_with_one_paragraph(tmp_path: Path) -> 
     assert not (tmp_path / "rebuilt").exists()  # nothing was made
     missing = run_cli("rebuild", str(tmp_path / "none.json"), cwd=tmp_path, check=False)
     assert missing.returncode == 2 and "does not exist" in flat(missing.stderr)
+
+
+def test_rebuild_from_a_checkout_at_another_commit_is_refused_before_any_work(built: dict, tmp_path: Path) -> None:
+    other = example.write_tree(tmp_path / "triton")
+    commit = git_commit(other)  # the same files, committed now: another commit
+    proc = run_cli("rebuild", str(built["provenance"]), "--source", str(other), "--out", str(tmp_path / "out"),
+                   "--cache-dir", str(built["base"] / "cache2"), cwd=tmp_path, env=built["env"], check=False)
+    err = flat(proc.stderr)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"is at commit {commit}, but the provenance's wheel was built from" in err and "Nothing was built" in err
+    assert not (tmp_path / "out").exists()

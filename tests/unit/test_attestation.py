@@ -54,14 +54,19 @@ def test_statement_validates_and_says_what_was_built(tree) -> None:
 
 
 def test_parse_reads_back_the_settings_and_rebuild_request_passes_them_as_flags(tree) -> None:
-    _, data = made(tree, build_type="Release", zip_level=3)
+    _, data = made(tree, build_type="Release", zip_level=3, llvm_mirror="https://me:s3cret@mirror.example/llvm")
     claim = attestation.parse(json.dumps(data).encode(), "p.json")
-    assert claim.sha256 == SHA and claim.commit == COMMIT and claim.settings["zip_level"] == 3
+    assert claim.sha256 == SHA and claim.commit == COMMIT and claim.settings["zip_level"] == 3  # an int again
     kw, notes = attestation.rebuild_request(claim, source=None, python=None, cache_dir=None, out="o",
                                             flags=flag_settings())
     assert kw["build_type"] == "Release" and kw["zip_level"] == 3 and kw["source"] == claim.source
-    assert "ccache_remote" not in kw and "jobs" not in kw  # this machine's (and the redacted one)
-    assert all("redacted" not in n for n in notes)  # ccache_remote is LOCAL: no note needed
+    assert kw["python"] == (claim.python,) and "ref" not in kw  # a local checkout: its commit is checked later
+    assert "ccache_remote" not in kw and "jobs" not in kw  # this machine's: not what was built
+    assert "llvm_mirror" not in kw and notes == ["llvm_mirror was redacted in the provenance: this machine's "
+                                                 "value is used"]
+    url, _ = attestation.rebuild_request(claim, source="https://github.com/triton-lang/triton.git", python=None,
+                                         cache_dir=None, out="o", flags=flag_settings())
+    assert url["ref"] == COMMIT  # a git URL is checked out at the claimed commit
 
 
 def test_setting_and_dependency_differences_name_what_changed(tree) -> None:
