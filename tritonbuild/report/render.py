@@ -60,7 +60,9 @@ def console(stderr: bool = False) -> Console:
         def print(self, *objects: Any, **kwargs: Any) -> None:
             if not self.is_terminal:
                 for table in (o for o in objects if isinstance(o, Table)):
-                    table.expand = False  # stretched to PIPE_WIDTH it would be all padding
+                    # stretched to PIPE_WIDTH it would be all padding, and boxed, every row would be padded to the
+                    # longest cell: piped, a table is its columns, each row's last one unpadded
+                    table.expand, table.box, table.pad_edge = False, None, False
             super().print(*objects, **kwargs)
 
     made = SafeConsole(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
