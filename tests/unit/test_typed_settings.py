@@ -86,3 +86,37 @@ def test_of_refuses_an_incomplete_mapping_and_the_report_fills_defaults() -> Non
     report = {"linker": {"value": "bfd", "origin": "cli --linker"}, "patches": {"value": ["p.diff"], "origin": "x"}}
     s = Settings.of_report(report)
     assert s.linker == "bfd" and s.patches == ("p.diff",) and s.pypi_index == SPEC_BY_NAME["pypi_index"].default
+
+
+def _elf(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x7fELF\x02\x01\x01" + b"\0" * 57)
+    path.chmod(0o755)
+    return path
+
+
+def _wants_blackwell(root: Path) -> Path:
+    compiler = root / "third_party" / "nvidia" / "backend" / "compiler.py"
+    compiler.write_text(compiler.read_text() + "\n# knobs: ptxas-blackwell\n")
+    return root
+
+
+def test_the_ptxas_blackwell_setting_is_what_nvidia_discovery_uses(tree, tmp_path: Path) -> None:
+    """#37: nvidia.discover read TRITON_PTXAS_BLACKWELL_PATH itself, so the declared setting's value was never
+    used. Now the setting (env is its one origin: it has no flag, and a recipe may not set a machine path) reaches
+    discovery, and the variable in the environment discovery is handed is not read again."""
+    from tritonbuild.gather.collect import nvidia_settings
+    from tritonbuild.nvidia import discover
+
+    spec = SPEC_BY_NAME["ptxas_blackwell"]
+    assert spec.flag is None and not spec.recipe and spec.env_names == ("TRITON_PTXAS_BLACKWELL_PATH",)
+    root, bw = _wants_blackwell(tree()), _elf(tmp_path / "cuda-13" / "bin" / "ptxas")
+    bare = {"PATH": "", "CUDA_HOME": str(tmp_path / "no-cuda")}  # no toolkit: no second ptxas to fall back on
+    resolved = resolve_settings({}, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)})
+    assert resolved["ptxas_blackwell"].origin == "env TRITON_PTXAS_BLACKWELL_PATH"
+    found = discover.gather(root, nvidia_settings(Settings.of(resolved)), bare, tmp_path / "cache")
+    assert ("ptxas-blackwell", str(bw), "env TRITON_PTXAS_BLACKWELL_PATH") in found.tools
+    unset = nvidia_settings(Settings.of(resolve_settings({}, bare)))
+    ignored = discover.gather(root, unset, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)}, tmp_path / "cache")
+    assert found.wants_ptxas_blackwell and not [t for t in ignored.tools if t[0] == "ptxas-blackwell"]
+

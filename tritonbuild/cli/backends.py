@@ -31,18 +31,18 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     from tritonbuild.settings import model
 
     env = dict(os.environ)
-    s = model.resolve_settings({"source": source, "ref": ref, "plugin_dirs": plugin_dirs}, env)
-    cwd = Path.cwd()
-    root = collect.source_root(s, cwd, paths.usable_cache_root(env, cache_dir))
+    resolved = model.resolve_settings({"source": source, "ref": ref, "plugin_dirs": plugin_dirs}, env)
+    dirs, cwd = model.Settings.of(resolved).plugin_dirs, Path.cwd()
+    root = collect.source_root(resolved, cwd, paths.usable_cache_root(env, cache_dir))
     info = src_mod.inspect_source(root, git.git_state(root))
     found, _notes, warnings = plugins.resolve_plugins(
-        [(p, "plugin") for p in s["plugin_dirs"].value], files=read_all(s["plugin_dirs"].value, cwd),
+        [(p, "plugin") for p in dirs], files=read_all(dirs, cwd),
         in_tree=info.backend_names,
         source_commit=info.git.commit if info.git else None,
-        git_states=collect.plugin_git_states(s["plugin_dirs"].value, cwd))
+        git_states=collect.plugin_git_states(dirs, cwd))
     rows = render.backends_rows(info, found)
-    api = collect.compat_facts(root, info, [Path(p.path) for p in found], collect.plugin_git_states(
-        s["plugin_dirs"].value, cwd)) if check else {}
+    api = collect.compat_facts(root, info, [Path(p.path) for p in found],
+                               collect.plugin_git_states(dirs, cwd)) if check else {}
     if as_json:
         click.echo(json.dumps({
             "source": info.root, "generation": info.generation, "tuple_limit": info.tuple_limit,

@@ -31,7 +31,7 @@ from tritonbuild.plan import Plan
 from tritonbuild.resolve import bisect
 from tritonbuild.resolve.facts import LLVMInstall
 from tritonbuild.settings import recipes
-from tritonbuild.settings.model import Resolved, resolve_settings
+from tritonbuild.settings.model import Resolved, Settings, resolve_settings
 
 SCHEMA = 1
 # Settings that cannot change whether a commit builds (where, how fast, how the wheel is named or packed): left out
@@ -166,7 +166,7 @@ def find(kw: Mapping[str, Any], console: Any, given_range: str | None, *, canary
     cwd = Path.cwd()
     commits.parse_range(given_range)  # a bad range is refused before anything else runs
     s, cache_root = settings_of(kw, env, cwd)
-    llvm = commits.llvm(None if s["llvm"].value is None else str(s["llvm"].value), cwd)
+    llvm = commits.llvm(Settings.of(s).llvm, cwd)
     checkout = collect.source_root(s, cwd, cache_root)
     history = commits.history(checkout, given_range)
     key = answer_key(llvm, s, kw, env, cwd, canary_on)
@@ -304,13 +304,12 @@ def answer_key(llvm: LLVMInstall, s: Mapping[str, Resolved], kw: Mapping[str, An
     the patches' and the plugin dirs' contents, and the interpreter)."""
     from tritonbuild.request import active_python
 
-    settings = {k: r.value for k, r in s.items() if k not in IRRELEVANT}
+    settings, typed = {k: r.value for k, r in s.items() if k not in IRRELEVANT}, Settings.of(s)
     data = {"schema": SCHEMA, "tritonbuild": __version__, "canary": canary_on,
             "llvm": [llvm.prefix, llvm.version, llvm.revision], "settings": settings,
             "python": list(kw.get("python") or ()) or active_python(env),
-            "patches": [_file_hash(cwd / str(p)) for p in (s["patches"].value or [])],
-            "plugins": [_dir_print(cwd / str(p)) for p in (s["plugin_dirs"].value or [])
-                        if not str(p).startswith("git+")]}
+            "patches": [_file_hash(cwd / p) for p in typed.patches],
+            "plugins": [_dir_print(cwd / p) for p in typed.plugin_dirs if not p.startswith("git+")]}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

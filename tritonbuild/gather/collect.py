@@ -19,17 +19,26 @@ from tritonbuild.plan import PatchInfo
 from tritonbuild.resolve import knownissues
 from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.facts import Facts, LLVMInstall
+from tritonbuild.resolve.llvm import STRATEGIES
 from tritonbuild.resolve.plugins import submodule_pin
 from tritonbuild.resolve.source import GitState, SourceInfo
-from tritonbuild.settings.model import Resolved
-
-# The settings that say where NVIDIA's files are, by the Triton variable they stand for.
-NVIDIA_SETTINGS = {"cudart_path": "TRITON_CUDART_PATH", "cudacrt_path": "TRITON_CUDACRT_PATH",
-                   "cupti_include": "TRITON_CUPTI_INCLUDE_PATH", "cupti_lib": "TRITON_CUPTI_LIB_PATH"}
+from tritonbuild.settings.model import Resolved, Settings
 
 
-def source_root(s: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
-    given = s["source"].value
+def nvidia_settings(s: Settings) -> dict[str, str | None]:
+    """The settings that say where NVIDIA's files are, by the Triton variable they stand for (what
+    ``nvidia.discover`` takes: it reads none of these variables itself)."""
+    paths = {"TRITON_CUDART_PATH": s.cudart_path, "TRITON_CUDACRT_PATH": s.cudacrt_path,
+             "TRITON_CUPTI_INCLUDE_PATH": s.cupti_include, "TRITON_CUPTI_LIB_PATH": s.cupti_lib,
+             "TRITON_PTXAS_PATH": s.ptxas, "TRITON_PTXAS_BLACKWELL_PATH": s.ptxas_blackwell}
+    return {var: None if path is None else str(path) for var, path in paths.items()}
+
+
+def source_root(o: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
+    """The checkout to build: --source (a path, or a git URL cloned into ``cache``), else ``cwd`` when it is a Triton
+    tree (``o``: what ``resolve_settings`` decided, whose origins the messages name)."""
+    s = Settings.of(o)
+    given = s.source
     if given is None:
         if looks_like_triton(cwd):
             return cwd
@@ -38,50 +47,47 @@ def source_root(s: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
             "a Triton checkout (or a git URL and --ref), or run tritonbuild from the top of a checkout; "
             "`tritonbuild example DIR` writes a small Triton-shaped tree to try it on."
         )
-    text = str(given)
+    text = given
     if git.is_git_url(text) and not Path(text).exists():
-        return _source_url(s, text, cwd, cache)
-    if s["ref"].value and not (s["ref"].origin.startswith("recipe") and not s["source"].origin.startswith("recipe")):
+        return _source_url(s, o, text, cwd, cache)
+    if s.ref and not (o["ref"].origin.startswith("recipe") and not o["source"].origin.startswith("recipe")):
         # a recipe's ref belongs to the recipe's source URL; it does not apply to a path given on top of it
         raise UserError("--ref only applies when --source is a git URL; check out the ref in your tree instead.")
     return absolute(text, cwd)
 
 
-def _offline(s: Mapping[str, Resolved]) -> bool:
-    return bool(s["offline"].value) if "offline" in s else False
-
-
-def _source_url(s: Mapping[str, Resolved], url: str, cwd: Path, cache: Path) -> Path:
+def _source_url(s: Settings, o: Mapping[str, Resolved], url: str, cwd: Path, cache: Path) -> Path:
     """The checkout of a source URL. Offline nothing is cloned: a cached clone at the ref, else, for a recipe's
     URL run inside a Triton checkout, that checkout (said on stderr), else the offline error."""
-    ref = s["ref"].value
     try:
-        return git.checkout_url(url, str(ref) if ref else None, cache, offline=_offline(s))
+        return git.checkout_url(url, s.ref, cache, offline=s.offline)
     except git.OfflineMissing:
-        if not (s["source"].origin.startswith("recipe") and looks_like_triton(cwd)):
+        if not (o["source"].origin.startswith("recipe") and looks_like_triton(cwd)):
             raise
     print(f"warning: offline, and the recipe's source {url} is not in the source cache: building the Triton "
           f"checkout in the current directory {cwd} instead (pass --source to choose another).", file=sys.stderr)
     return cwd
 
 
-def clone_git_plugins(s: Mapping[str, Resolved], env: Mapping[str, str], cache_dir: str | None
+def clone_git_plugins(o: Mapping[str, Resolved], env: Mapping[str, str], cache_dir: str | None
                       ) -> dict[str, Resolved]:
     """Replace ``git+URL@REF`` plugin specs with their checkouts in the source cache (clone once; offline only
-    a cached clone at the ref is used). Every spec is checked before any git runs."""
-    specs = list(s["plugin_dirs"].value)
-    if not any(str(p).startswith("git+") for p in specs):
-        return dict(s)
+    a cached clone at the ref is used). Every spec is checked before any git runs. ``o`` is what
+    ``resolve_settings`` decided; so is the mapping returned, with the checkouts as ``plugin_dirs``."""
+    s = Settings.of(o)
+    specs = s.plugin_dirs
+    if not any(p.startswith("git+") for p in specs):
+        return dict(o)
     cache = paths.cache_root(env, cache_dir)
-    wanted = [_plugin_url(str(spec)) if str(spec).startswith("git+") else None for spec in specs]
+    wanted = [_plugin_url(spec) if spec.startswith("git+") else None for spec in specs]
     for item in wanted:
         if item:
             safegit.check_url(item[0], "The plugin URL")
             if item[1]:
                 safegit.check_ref(item[1], f"The ref of the plugin {item[0]}:")
-    out = [str(git.checkout_url(item[0], item[1], cache, offline=_offline(s), given_as="--plugin-dir"))
-           if item else str(spec) for spec, item in zip(specs, wanted, strict=True)]
-    return {**s, "plugin_dirs": Resolved(out, s["plugin_dirs"].origin)}
+    out = [str(git.checkout_url(item[0], item[1], cache, offline=s.offline, given_as="--plugin-dir"))
+           if item else spec for spec, item in zip(specs, wanted, strict=True)]
+    return {**o, "plugin_dirs": Resolved(out, o["plugin_dirs"].origin)}
 
 
 def _path_kind(given: str | None, cwd: Path) -> str | None:
@@ -99,31 +105,30 @@ def _plugin_url(spec: str) -> tuple[str, str | None]:
     return (url, ref or None) if url and ":" not in ref else (text, None)
 
 
-def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
+def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
            python: str | None = None) -> Facts:
-    cache = paths.cache_root(env, cache_dir)
-    checkout = source_root(s, cwd, cache)
+    """Every fact the plan of these settings needs (``o``: what ``resolve_settings`` decided)."""
+    s, cache = Settings.of(o), paths.cache_root(env, cache_dir)
+    checkout = source_root(o, cwd, cache)
     if not checkout.exists():
-        raise UserError(f"The source {checkout} (from {s['source'].origin}) does not exist. Check --source.")
-    root, applied = patched_source(s, checkout, cwd, cache)
+        raise UserError(f"The source {checkout} (from {o['source'].origin}) does not exist. Check --source.")
+    root, applied = patched_source(o, checkout, cwd, cache)
     source = inspect_source(root, git.git_state(checkout))
-    llvm_choice = str(s["llvm"].value)
     explicit = None
-    if llvm_choice not in ("auto", "system", "download", "source"):
-        explicit = probe(absolute(llvm_choice, cwd), found_by=s["llvm"].origin)
+    if s.llvm not in STRATEGIES:
+        explicit = probe(absolute(s.llvm, cwd), found_by=o["llvm"].origin)
     system = () if explicit else tuple(probe(Path(p), found_by=how) for p, how in system_prefixes())
     pin = source.pin
     at_pin = [e for e in llvm_cache.entries(cache) if llvm_cache.read_marker(e).get("llvm_hash") == pin.llvm_hash]
     stale = tuple((str(e), why) for e in at_pin if (why := llvm_cache.pin_conflict(e, dict(pin.sha256))))
     cached = tuple(probe(e, found_by="tritonbuild cache") for e in at_pin
                    if str(e) not in dict(stale)) if not explicit else ()
-    plugin_git = plugin_git_states(s["plugin_dirs"].value, cwd)
-    plugin_paths = [absolute(p, cwd) for p in s["plugin_dirs"].value]
+    plugin_git = plugin_git_states(s.plugin_dirs, cwd)
+    plugin_paths = [absolute(p, cwd) for p in s.plugin_dirs]
     api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
-    decls, supplied = deps.gather(root, plugin_paths, s["deps"].value, cwd, cache, _offline(s))
+    decls, supplied = deps.gather(root, plugin_paths, s.deps, cwd, cache, s.offline)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
-    nv_settings = {var: s[name].value for name, var in NVIDIA_SETTINGS.items()}
-    nv = nvidia_discover.gather(root, nv_settings, env, cache, source.nvidia_missing_headers)
+    nv = nvidia_discover.gather(root, nvidia_settings(s), env, cache, source.nvidia_missing_headers)
     llvms = [*([explicit] if explicit else []), *system, *cached]
     known_source, known_llvm = known_issue_facts(root, llvms)
     pin_file = paths.data_dir() / "llvm-hash.txt"
@@ -147,23 +152,23 @@ def gather(s: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         deps_supplied=supplied,
         known_source=known_source,
         known_llvm=known_llvm,
-        plugin_files=read_all(s["plugin_dirs"].value, cwd),
-        llvm_src_kind=_path_kind(s["llvm_src"].value, cwd),
+        plugin_files=read_all(s.plugin_dirs, cwd),
+        llvm_src_kind=_path_kind(s.llvm_src, cwd),
         includes=includes.gather(root, plugin_paths, [i.prefix for i in llvms if i.runs], cache / "apicheck"),
         patches=applied, checkout=str(checkout.resolve()) if applied else None,
     )
 
 
-def patched_source(s: Mapping[str, Resolved], checkout: Path, cwd: Path, cache: Path
+def patched_source(o: Mapping[str, Resolved], checkout: Path, cwd: Path, cache: Path
                    ) -> tuple[Path, tuple[PatchInfo, ...]]:
     """The tree every later fact is read from: the checkout itself, or with ``--patch`` tritonbuild's patched copy
     of it (``gather.patches``; a checkout that is no Triton tree is refused first, as itself)."""
-    given = s["patches"].value if "patches" in s else []
+    given = Settings.of(o).patches
     if not given:
         return checkout, ()
     if not looks_like_triton(checkout):
         inspect_source(checkout)  # its own refusal, naming the checkout, before anything is copied
-    return patches.prepare(checkout, [str(g) for g in given], s["patches"].origin, cwd, cache)
+    return patches.prepare(checkout, list(given), o["patches"].origin, cwd, cache)
 
 
 def known_issue_facts(root: Path, llvms: list[LLVMInstall]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:

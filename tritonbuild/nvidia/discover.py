@@ -87,15 +87,19 @@ def _version_key(path: str) -> tuple[int, ...]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def find_tools(env: Mapping[str, str], roots: Sequence[str]) -> tuple[tuple[str, str, str], ...]:
+def find_tools(env: Mapping[str, str], roots: Sequence[str],
+               settings: Mapping[str, str | None] | None = None) -> tuple[tuple[str, str, str], ...]:
     """The NVIDIA tools setup.py puts into backends/nvidia/bin: ``(name, real path, found by)``. Triton's
-    ``TRITON_<NAME>_PATH`` wins; else a real binary (not a wrapper script, which would not work on another
-    machine) from the CUDA roots or PATH. Symlinks are resolved: the wheel gets the file itself."""
+    ``TRITON_<NAME>_PATH`` wins (from ``settings`` where it is a declared setting, ptxas's; else ``env``); else a
+    real binary (not a wrapper script, which would not work on another machine) from the CUDA roots or PATH.
+    Symlinks are resolved: the wheel gets the file itself."""
     found = []
+    settings = settings or {}
     for name in TOOLS:
         var = f"TRITON_{name.upper()}_PATH"
-        if env.get(var):  # taken as given: the plan refuses it unless it is an executable (choose.input_problem)
-            found.append((name, os.path.realpath(env[var]), f"env {var}"))
+        given = settings.get(var) if var in settings else env.get(var)
+        if given:  # taken as given: the plan refuses it unless it is an executable (choose.input_problem)
+            found.append((name, os.path.realpath(given), f"env {var}"))
             continue
         on_path = shutil.which(name, path=env.get("PATH"))
         for cand in [*(Path(r) / "bin" / name for r in roots), *([Path(on_path)] if on_path else [])]:
@@ -106,10 +110,12 @@ def find_tools(env: Mapping[str, str], roots: Sequence[str]) -> tuple[tuple[str,
     return tuple(found)
 
 
-def ptxas_blackwell(env: Mapping[str, str], roots: Sequence[str], ptxas: str | None) -> tuple[str, str] | None:
-    """``(binary, found by)``: TRITON_PTXAS_BLACKWELL_PATH, else the ptxas of a second CUDA toolkit (another
-    one than the ptxas bundled as bin/ptxas), newest first."""
-    given = env.get("TRITON_PTXAS_BLACKWELL_PATH")
+def ptxas_blackwell(settings: Mapping[str, str | None], roots: Sequence[str],
+                    ptxas: str | None) -> tuple[str, str] | None:
+    """``(binary, found by)``: the ``ptxas_blackwell`` setting (TRITON_PTXAS_BLACKWELL_PATH in ``settings``, by the
+    variable it stands for), else the ptxas of a second CUDA toolkit (another one than the ptxas bundled as
+    bin/ptxas), newest first."""
+    given = settings.get("TRITON_PTXAS_BLACKWELL_PATH")
     if given:  # taken as given, judged by the plan like TRITON_PTXAS_PATH
         return os.path.realpath(given), "env TRITON_PTXAS_BLACKWELL_PATH"
     for root in roots:
@@ -234,6 +240,10 @@ def find_sources(settings: Mapping[str, str | None], roots: Sequence[str], versi
 
 def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[str, str], cache_root: Path,
            missing_2024: Sequence[str] = ()) -> NvidiaFacts:
+    """What the NVIDIA backend's files and tools are and where they come from. ``settings`` holds the declared
+    settings that name them, by the Triton variable each stands for (``gather.collect.nvidia_settings``): their
+    values are used, never the variables read again; ``env`` gives CUDA_HOME/CUDA_PATH, PATH and the tool
+    variables that are no setting (TRITON_CUOBJDUMP_PATH, TRITON_NVDISASM_PATH)."""
     nvidia = source_root / "third_party" / "nvidia"
     if not nvidia.is_dir():
         return NvidiaFacts()
@@ -248,10 +258,10 @@ def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[s
     headers = driver_headers(nvidia, missing_2024)
     header_dirs = [d for c in ("cudart", "cudacrt", "cupti") if c in sources for d in sources[c].dirs]
     unpacked = all(s.cached for s in sources.values())
-    tools = find_tools(env, roots)
+    tools = find_tools(env, roots, settings)
     ptxas = next((p for n, p, _ in tools if n == "ptxas"), None)
     blackwell_wanted = _mentions(source_root, "ptxas-blackwell", "ptxas_blackwell")
-    blackwell = ptxas_blackwell(env, roots, ptxas) if blackwell_wanted else None
+    blackwell = ptxas_blackwell(settings, roots, ptxas) if blackwell_wanted else None
     if blackwell:
         tools = (*tools, ("ptxas-blackwell", *blackwell))
     headers_of = closure(headers, header_dirs) if unpacked else None
