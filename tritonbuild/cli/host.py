@@ -18,11 +18,14 @@ def doctor(python: str | None) -> None:
     from tritonbuild.report import doctor as doc
     from tritonbuild.report import render
     from tritonbuild.resolve.backends import CORE_LLVM_TARGETS, expand_targets
+    from tritonbuild.resolve.llvm import STRATEGIES
+    from tritonbuild.settings.model import SPEC_BY_NAME, env_setting
 
     h = host.gather(python)
     llvms = []
-    if os.environ.get("LLVM_SYSPATH"):
-        llvms.append(probe(Path(os.environ["LLVM_SYSPATH"]), "env LLVM_SYSPATH"))
+    given = str(env_setting("llvm", dict(os.environ)))  # the llvm setting as the environment gives it (checked)
+    if given not in STRATEGIES:  # a prefix: LLVM_SYSPATH, the setting's one variable
+        llvms.append(probe(Path(given), f"env {SPEC_BY_NAME['llvm'].env_names[0]}"))
     llvms += [probe(Path(p), how) for p, how in system_prefixes()]
     render.print_doctor(doc.rows(h, llvms, expand_targets(CORE_LLVM_TARGETS, h.machine)), render.console())
 

@@ -17,7 +17,7 @@ from tritonbuild.fileutil import confined, sha256_of
 from tritonbuild.llvm import cache
 from tritonbuild.resolve.llvm_requirement import LLVMRequest, check_suffix, download_entry, llvm_dir
 
-DEFAULT_MIRROR = "https://oaitriton.blob.core.windows.net/public/llvm-builds"
+# The default mirror is the llvm_mirror setting's (tritonbuild.settings.model); the plan's request carries it.
 # Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.
 LLVM_GIB = 3  # an archive (~0.5 GiB) and its extracted prefix (~2 GiB)
 
@@ -27,7 +27,7 @@ def url_for(req: LLVMRequest) -> str:
     return f"{req.mirror.rstrip('/')}/{req.archive}"
 
 
-def fetch_archive(req: LLVMRequest, dest: Path, *, retries: int = 3, timeout: float = 30.0,
+def fetch_archive(req: LLVMRequest, dest: Path, *, retries: int = http.RETRIES, timeout: float = http.TIMEOUT,
                   progress: Callable[[int, int | None], None] | None = None, log: Callable[[str], None] = print
                   ) -> Path:
     """Stream the archive to ``dest.part`` with bounded retries, then rename it to ``dest``."""
@@ -140,7 +140,8 @@ def extract(archive: Path, staging: Path) -> Path:
     return staging
 
 
-def provide(req: LLVMRequest, *, console: Any = None, timeout: float = 30.0, retries: int = 3) -> Path:
+def provide(req: LLVMRequest, *, console: Any = None, timeout: float = http.TIMEOUT, retries: int = http.RETRIES
+            ) -> Path:
     """Make the prebuilt LLVM for ``req`` available in the cache (download at most once) and return it."""
     if req.offline:
         raise UserError(f"Offline (TRITON_OFFLINE_BUILD/--offline): the prebuilt LLVM {req.archive} is not in the "

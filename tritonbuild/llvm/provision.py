@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from tritonbuild.llvm import cache, download, source_build
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.llvm_requirement import LLVMRequest
-from tritonbuild.settings.model import env_setting
+from tritonbuild.settings.model import Settings
 
 
 class Provider(Protocol):
@@ -20,9 +20,7 @@ class Provider(Protocol):
 
 
 def _download(req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path:
-    timeout = float(env_setting("http_timeout", env))  # declared settings: checked (and refused) at plan time too
-    retries = int(env_setting("http_retries", env))
-    return download.provide(req, console=console, timeout=timeout, retries=retries)
+    return download.provide(req, console=console, timeout=req.timeout, retries=req.retries)
 
 
 def _source(req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path:
@@ -35,13 +33,14 @@ PROVIDERS: dict[str, Provider] = {"download": _download, "source": _source}
 
 
 def request_from(plan: Plan, **overrides: Any) -> LLVMRequest:
-    s = plan.settings
+    """What the plan's LLVM provider needs, from the plan (its settings as the plan resolved them: the environment
+    is not read again)."""
+    s = Settings.of_report(plan.settings)
     req = LLVMRequest(
         llvm_hash=plan.llvm.pinned_hash, build_number=plan.llvm.build_number, sha256=dict(plan.llvm.sha256),
         suffix=plan.llvm.host_suffix, targets=plan.llvm.required_targets, cache_root=Path(plan.cache_root),
-        mirror=str(s["llvm_mirror"]["value"]), allow_unpinned=bool(s["allow_unpinned"]["value"]),
-        offline=plan.toolchain.offline, llvm_src=s["llvm_src"]["value"],
-        assertions=bool(s["llvm_assertions"]["value"]),
+        mirror=s.llvm_mirror, allow_unpinned=s.allow_unpinned, offline=plan.toolchain.offline, llvm_src=s.llvm_src,
+        assertions=s.llvm_assertions, retries=s.http_retries, timeout=s.http_timeout,
     )
     return dataclasses.replace(req, **overrides)
 

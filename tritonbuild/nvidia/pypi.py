@@ -25,7 +25,7 @@ from tritonbuild.fileutil import check_zip, confined, sha256_of
 from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.urls import join_url, split_url
 
-DEFAULT_INDEX = "https://pypi.org/simple"
+# The default index is the pypi_index setting's (tritonbuild.settings.model); the plan's settings carry it.
 
 
 class _Links(HTMLParser):

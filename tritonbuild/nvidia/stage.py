@@ -19,6 +19,7 @@ from tritonbuild.nvidia.choose import refuse_inputs
 from tritonbuild.nvidia.discover import closure, describe, host_machine, lib_files
 from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.plan import NvidiaPart, Plan
+from tritonbuild.settings.model import Settings
 
 STAGE = "tritonbuild-nvidia"
 
@@ -64,7 +65,7 @@ def stage(plan: Plan, log: Callable[[str], None] = print) -> dict[str, int]:
     if not plan.nvidia:
         shutil.rmtree(root, ignore_errors=True)
         return {}
-    index = str(plan.settings.get("pypi_index", {}).get("value") or pypi.DEFAULT_INDEX)
+    index = Settings.of_report(plan.settings).pypi_index
     for spec in dict.fromkeys(w for part in plan.nvidia for w in part.wheels):
         project, _, version = spec.partition("==")
         pypi.provide(WheelRef(project, version, ""), Path(plan.cache_root), index=index, machine=platform.machine(),

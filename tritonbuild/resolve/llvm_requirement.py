@@ -10,6 +10,7 @@ from pathlib import Path
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.facts import HostFacts, LLVMInstall
 from tritonbuild.resolve.pins import same_commit
+from tritonbuild.settings.model import SPEC_BY_NAME
 
 SUFFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # ubuntu-x64, almalinux-arm64, macos-arm64
 
@@ -91,6 +92,9 @@ class LLVMRequest:
     build_type: str = "Release"
     assertions: bool = False
     llvm_src: str | None = None
+    # a download's attempts and its wait for the server: the http_retries and http_timeout settings
+    retries: int = SPEC_BY_NAME["http_retries"].default
+    timeout: float = SPEC_BY_NAME["http_timeout"].default
 
     @property
     def archive(self) -> str | None:
