@@ -120,3 +120,19 @@ def test_the_ptxas_blackwell_setting_is_what_nvidia_discovery_uses(tree, tmp_pat
     ignored = discover.gather(root, unset, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)}, tmp_path / "cache")
     assert found.wants_ptxas_blackwell and not [t for t in ignored.tools if t[0] == "ptxas-blackwell"]
 
+
+
+def test_the_llvm_download_takes_mirror_retries_and_timeout_from_the_plan(tree) -> None:
+    """#37: the provider read TRITONBUILD_HTTP_* from the environment again at download time; the plan carries
+    them now, as resolved (and checked) with every other setting."""
+    from tests.helpers import plan_for
+    from tritonbuild.llvm import provision
+
+    root = tree()
+    env = {"TRITONBUILD_HTTP_RETRIES": "5", "TRITONBUILD_HTTP_TIMEOUT": "2.5",
+           "TRITONBUILD_LLVM_MIRROR": "http://10.0.0.2:8080/llvm"}
+    req = provision.request_from(plan_for(root, env=env))
+    assert (req.retries, req.timeout, req.mirror) == (5, 2.5, "http://10.0.0.2:8080/llvm")
+    default = provision.request_from(plan_for(root))
+    assert (default.retries, default.timeout, default.mirror) == tuple(
+        SPEC_BY_NAME[n].default for n in ("http_retries", "http_timeout", "llvm_mirror"))
