@@ -16,13 +16,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tritonbuild.plan import CanaryPlan
+from tritonbuild.settings.model import Canary
 
 MAX_UNITS = 64  # units compiled at most: d8da7c998 has 264 (unity sources split), and every header is covered by 54
 UNIT_TIMEOUT = 300  # seconds one -fsyntax-only may take (a big Triton unit parses in ~20 s on one core)
 NAMESPACES = ("llvm/", "llvm-c/", "mlir/", "mlir-c/", "lld/")
 
 
-def plan_canary(choice: str, origin: str, is_pinned: bool | None, pinned: str, version: str | None) -> CanaryPlan:
+def plan_canary(choice: Canary, origin: str, is_pinned: bool | None, pinned: str, version: str | None) -> CanaryPlan:
     """auto: on when the plan's LLVM is not the source's pin or does not record its commit; on/off as given."""
     if choice == "off":
         return CanaryPlan(False, f"off ({origin})")

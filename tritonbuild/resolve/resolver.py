@@ -46,7 +46,7 @@ from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
 from tritonbuild.resolve.plugins import Plugin, resolve_plugins
 from tritonbuild.resolve.source import SourceInfo, limited_api
 from tritonbuild.resolve.toolchain import resolve_toolchain
-from tritonbuild.settings.model import Resolved, Settings, show, version_problem
+from tritonbuild.settings.model import Resolved, Settings, VersionScheme, show, version_problem
 
 
 def _settings_dict(settings: Mapping[str, Resolved]) -> dict[str, dict[str, object]]:
@@ -57,7 +57,7 @@ def _plugin_origin(origin: str) -> str:
     return origin.replace("cli ", "")
 
 
-def wheel_version(src: SourceInfo, suffix: str | None, scheme: str = "setup", epoch: int | None = None,
+def wheel_version(src: SourceInfo, suffix: str | None, scheme: VersionScheme = "setup", epoch: int | None = None,
                   patches: tuple[PatchInfo, ...] = ()) -> str:
     """Triton's version plus the scheme's suffix, then TRITON_WHEEL_VERSION_SUFFIX (setup.py's rule: a second
     '+' becomes '-'), then the patches' label ``p<8 hex of their combined hash>``: the local label (``+p...``), or
