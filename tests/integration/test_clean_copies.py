@@ -95,3 +95,22 @@ def test_status_lists_and_clean_all_removes_patched_copies_and_compat_trees(tmp_
     assert not copy.exists() and not busy.exists() and not copy.with_name(copy.name + ".lock").exists()
     assert (mine / "keep.txt").is_file() and (theirs / "keep.txt").is_file()
     assert "2 patched copy or llvm compat dir(s), freed" in out and tree.is_dir()
+
+
+def test_a_planted_plan_json_neither_crashes_nor_hangs_status_clean_or_gc(tmp_path: Path) -> None:
+    """A dir under <cache>/build that tritonbuild did not make (a restored CI cache): a plan.json nested too deep for
+    json, and one that is a FIFO (opening it would block), are no plan: every command that scans build dirs ends."""
+    import os
+
+    cache = tmp_path / "cache"
+    deep, fifo = cache / "build" / "aaaaaaaaaaaaaaa5", cache / "build" / "aaaaaaaaaaaaaaa6"
+    deep.mkdir(parents=True)
+    fifo.mkdir()
+    (deep / "plan.json").write_text("[" * 100_000)
+    os.mkfifo(fifo / "plan.json")
+    for args in (["status"], ["status", "--json"], ["clean", "--all", "--dry-run"], ["clean", "--all"],
+                 ["llvm", "gc", "--dry-run"]):
+        proc = run_cli(*args, "--cache-dir", str(cache), cwd=tmp_path, check=False, timeout=60)
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr + proc.stdout, args
+    assert (deep / "plan.json").is_file() and (fifo / "plan.json").is_fifo()  # not tritonbuild's: left alone

@@ -228,10 +228,9 @@ def _keep(entry: Path, used: set[str], busy: list[str]) -> str | None:
 
 def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
     """The LLVM prefixes the build dirs' plans use, and the build dirs in use whose plan is not readable yet."""
-    import json
-
     from filelock import Timeout
 
+    from tritonbuild.execute import builddirs
     from tritonbuild.execute.lock import file_lock
 
     used: set[str] = set()
@@ -246,9 +245,9 @@ def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
                                  f"{exc.strerror or exc}. Fix its permissions; nothing was removed.") from None
     for d in dirs:
         try:
-            used.add(str(json.loads((d / "plan.json").read_text())["llvm"]["prefix"]))
+            used.add(str(builddirs.plan_of(d)["llvm"]["prefix"]))  # a planted FIFO or a deep plan.json: no plan
             continue
-        except (OSError, ValueError, KeyError, TypeError):
+        except (KeyError, TypeError):
             pass
         lk = file_lock(d)
         try:

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tritonbuild.errors import UserError
 from tritonbuild.execute.lock import LOCK, MARKER, file_lock
+from tritonbuild.fileutil import read_checked
 
 
 def dir_size(path: Path) -> int:
@@ -38,9 +40,15 @@ def dir_size(path: Path) -> int:
     return total
 
 
-def _plan_of(d: Path) -> dict[str, Any]:
-    with contextlib.suppress(OSError, ValueError):
-        plan = json.loads((d / "plan.json").read_text())
+PLAN_LIMIT = 16 << 20  # a plan.json tritonbuild writes is kilobytes
+
+
+def plan_of(d: Path) -> dict[str, Any]:
+    """The dir's plan.json when it is a regular file tritonbuild could have written (opened without blocking: a FIFO
+    planted under build/ must not hang status, clean or gc; capped; nesting too deep for json is not a plan)."""
+    with contextlib.suppress(OSError, ValueError, RecursionError, UserError):
+        text = read_checked(d / "plan.json", d, "a build dir's plan.json", limit=PLAN_LIMIT)
+        plan = json.loads(text) if text is not None else None
         if isinstance(plan, dict):
             return plan
     return {}
@@ -50,11 +58,11 @@ def is_build_dir(d: Path) -> bool:
     """A real dir (not a link) that tritonbuild made: its marker, or a plan.json naming it."""
     if d.is_symlink() or not d.is_dir():
         return False
-    return (d / MARKER).is_file() or _plan_of(d).get("key") == d.name
+    return (d / MARKER).is_file() or plan_of(d).get("key") == d.name
 
 
 def _row(d: Path) -> dict[str, Any]:
-    plan = _plan_of(d)
+    plan = plan_of(d)
     logs = [p for p in (d / "build.log", d / "dev" / "develop.log") if p.is_file()]
     last = max((p.stat().st_mtime for p in logs), default=None)
     wheels: list[str] = []
@@ -100,7 +108,7 @@ class Cleaned:
 
 def _links_into(d: Path) -> list[Path]:
     """The compile_commands.json and library links a build dir's plan put into checkouts."""
-    plan = _plan_of(d)
+    plan = plan_of(d)
     try:
         roots = [str(plan["source"]["root"])] + [str(b["path"]) for b in plan["backends"] if b["origin"] == "plugin"]
     except (KeyError, TypeError):
@@ -181,9 +189,10 @@ def _copy_of(d: Path) -> str | None:
 
     if d.is_symlink() or not d.is_dir():
         return None
-    with contextlib.suppress(OSError):
-        text = (d / COPY_MARK).read_text(encoding="utf-8", errors="replace")
-        return text.partition(" of ")[2].strip() or "?"
+    with contextlib.suppress(OSError, UserError):
+        text = read_checked(d / COPY_MARK, d, "a patched copy's marker", limit=1 << 16)  # not a planted FIFO
+        if text is not None:
+            return text.partition(" of ")[2].strip() or "?"
     return "?" if (d / "tree.synced.json").is_file() else None
 
 
@@ -284,7 +293,7 @@ def _users(tree: Path, builds: Path) -> list[Path]:
     real = tree.resolve()
     found = []
     for d in _entries(builds):
-        source = _plan_of(d).get("source", {}) if is_build_dir(d) else {}
+        source = plan_of(d).get("source", {}) if is_build_dir(d) else {}
         roots = [source.get(k) for k in ("root", "checkout")] if isinstance(source, dict) else []
         if any(isinstance(r, str) and Path(r).resolve().is_relative_to(real) for r in roots):
             found.append(d)
