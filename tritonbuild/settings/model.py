@@ -8,6 +8,8 @@ from ``SPECS``; nothing else declares a setting.
 
 Each resolved value remembers its origin (``default``, ``recipe <path>``, ``env NAME``, ``cli --flag``) so
 the plan can say where every choice came from. Resolvers take ``env`` as an argument, never os.environ.
+``Settings.of`` makes the resolved values a frozen, typed ``Settings`` (one field per spec; word settings are the
+Literals whose args are the specs' choices): the code reads those, and the ``Resolved`` mapping only for origins.
 """
 
 from __future__ import annotations
