@@ -266,6 +266,22 @@ def test_a_link_out_of_the_source_is_refused(tree: Path, tmp_path: Path) -> None
     refused(plan(tree, tmp_path, "--patch", "a.diff"), "lib/secret.h", "leaves the source")
 
 
+
+def test_the_compile_commands_link_a_build_leaves_at_the_root_does_not_refuse_the_patch(tree: Path,
+                                                                                          tmp_path: Path) -> None:
+    # a build or develop links <source>/compile_commands.json into its build dir (an absolute link that leaves the
+    # source): after any build, --patch refused the checkout because of tritonbuild's own link
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
+    made = tmp_path / "cache" / "build" / "0123456789abcdef" / "cmake" / "compile_commands.checkout.json"
+    made.parent.mkdir(parents=True)
+    made.write_text("[]")
+    (tree / "compile_commands.json").symlink_to(made)
+    proc = plan(tree, tmp_path, "--patch", "a.diff")
+    assert proc.returncode == 0, proc.stderr
+    (tree / "lib" / "elsewhere.json").symlink_to(made)  # any other link that leaves the source still is refused
+    refused(plan(tree, tmp_path, "--patch", "a.diff"), "lib/elsewhere.json", "absolute link")
+
+
 # --- one real build of a patched tree ------------------------------------------------------------------------------
 
 def test_a_patched_build_names_its_patches_in_the_wheel_the_manifest_and_verify(old_tree: Path,

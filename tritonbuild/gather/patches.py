@@ -220,7 +220,9 @@ def source_files(root: Path) -> list[str]:
             out += _walk(root, path)
         elif os.path.lexists(path):  # a tracked file deleted in the work tree is not part of the copy
             out.append(rel)
-    return sorted(set(out))
+    # the compile_commands.json link a build or develop puts at the root (into its build dir) is no part of the
+    # source: the copy's own build links its own, and copying it would refuse the checkout after any build
+    return sorted(set(out) - ({"compile_commands.json"} if (root / "compile_commands.json").is_symlink() else set()))
 
 
 def _walk(root: Path, top: Path) -> list[str]:
