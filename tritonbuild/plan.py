@@ -24,8 +24,9 @@ VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS", "TR
 # a user name that is a token, and query or attribute values named like secrets. Everything tritonbuild prints or
 # writes of a plan (plan.json, the manifest, plan --json, plan --settings) goes through ``redact``; the plan itself
 # keeps the real values for the programs that need them (ccache's CCACHE_REMOTE_STORAGE).
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s|]*)(?::(?P<pw>[^/@\s|]*))?@")
-_SECRET_PARAM = re.compile(r"(?P<key>(?<=[?&|;])[\w.-]*(?:token|key|password|passwd|secret|sig|signature|"
+# a password may hold an unescaped '@' (users write them so): the userinfo runs to the authority's last '@'
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s|]*)(?::(?P<pw>[^/\s|]*))?@")
+_SECRET_PARAM = re.compile(r"(?P<key>(?<=[?&|;#])[\w.-]*(?:token|key|password|passwd|secret|sig|signature|"
                            r"credential|auth)[\w.-]*=)[^&|#\s]*", re.IGNORECASE)
 _TOKEN_USER = re.compile(r"^(gh[pousr]_|github_pat_|glpat-|x-access-token|oauth2)|^.{20,}$", re.IGNORECASE)
 REDACTED = "***"

@@ -80,3 +80,12 @@ def test_the_build_dir_key_hashes_the_redacted_value() -> None:
 
     assert key(f"-DMIRROR=https://u:{SECRET}@h/x") == key("-DMIRROR=https://u:other@h/x")  # no hash of a password
     assert key("-DMIRROR=https://u:p@h/x") != key("-DMIRROR=https://u:p@k/x")  # the rest still counts
+
+
+def test_a_password_with_an_at_sign_and_a_secret_in_a_fragment_are_redacted_whole() -> None:
+    # a reviewer's findings: the split at the first '@' leaked the password's tail; '#key=' was not looked at
+    assert redact_text("redis://u:pa@ss@h:1") == "redis://u:***@h:1"
+    assert redact_text("redis://u:p@h:1|redis://v:q@@w/x") == "redis://u:***@h:1|redis://v:***@w/x"
+    assert redact_text("https://h/x#key=s3cr3t") == "https://h/x#key=***"
+    assert redact_text("https://h/a@b/c") == "https://h/a@b/c"  # an '@' in the path is no userinfo
+    assert redact_text("http://u:pw@h/path/with@at") == "http://u:***@h/path/with@at"
