@@ -334,6 +334,9 @@ def test_an_output_dir_that_cannot_take_the_wheel_is_refused_before_any_work(tmp
         a_file: "it is a file, not a directory",
         tree / "python" / "triton" / "dist": "inside the source's Python package",
         a_file / "sub": "it cannot be written (Not a directory)",
+        cache / "compat" / "trees": "inside tritonbuild's cache (compat/)",  # a reviewer's: wheels among its dirs
+        cache / "patched" / "x": "inside tritonbuild's cache (patched/)",
+        cache: "it is tritonbuild's cache root itself",
     }
     for out, why in cases.items():
         start = time.monotonic()

@@ -20,13 +20,20 @@ from pathlib import Path
 from tritonbuild.errors import UserError
 from tritonbuild.plan import Plan
 
+CACHE_DIRS = ("build", "llvm", "patched", "compat", "sources", "buildenv", "nvidia", "apicheck")
+
 
 def _forbidden(plan: Plan) -> list[tuple[Path, str]]:
     cache = Path(plan.cache_root)
     places = [(cache / "build", "tritonbuild's build dirs (`clean` removes them)"),
               (Path(plan.cmake.build_dir), "this plan's build dir"),
-              (cache / "llvm", "tritonbuild's LLVM cache"),
-              (Path(plan.source.root) / "python" / "triton", "the source's Python package (it goes into the wheel)")]
+              (cache / "llvm", "tritonbuild's LLVM cache")]
+    # the rest of what tritonbuild keeps there (a reviewer put wheels among llvm compat's trees): its own dirs only,
+    # so a cache root that is also a user's project dir (--cache-dir .) still takes ./dist
+    places += [(cache / name, f"tritonbuild's cache ({name}/)")
+               for name in CACHE_DIRS if name not in ("build", "llvm")]
+    places.append((Path(plan.source.root) / "python" / "triton",
+                   "the source's Python package (it goes into the wheel)"))
     places += [(Path(b.path) / "backend", f"backend {b.name}'s package dir (it goes into the wheel)")
                for b in plan.backends]
     return places
@@ -38,6 +45,8 @@ def _inside(path: Path, place: Path) -> bool:
 
 def where_not(plan: Plan, out: Path) -> str | None:
     """Why ``out`` (resolved) must not hold wheels, or None."""
+    if out in (Path(plan.cache_root), Path(plan.cache_root).resolve()):
+        return "it is tritonbuild's cache root itself"
     for place, what in _forbidden(plan):
         if _inside(out, place):
             return f"it is inside {what}, {place}"
