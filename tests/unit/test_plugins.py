@@ -148,3 +148,20 @@ def test_declared_llvm_targets(plugin, tmp_path: Path) -> None:
     p = plugin("spv", llvm_targets=("SPIRV",))
     plugins, _, _ = resolve([p], tmp_path)
     assert plugins[0].llvm_targets == ("SPIRV",)
+
+
+@pytest.mark.parametrize("name", ["compiler", "driver"])
+def test_a_plugin_named_like_a_module_of_triton_backends_is_refused(plugin, tmp_path: Path, name: str) -> None:
+    # triton/backends/compiler/ would hide Triton's triton/backends/compiler.py: the import fails after the build
+    p = plugin("pc", name)
+    with pytest.raises(UserError, match=rf"'{name}' .* is the name of a module of Triton's own package"):
+        resolve([p], tmp_path)
+
+
+@pytest.mark.parametrize("pin", ["HEAD", "master", "--upload-pack=touch /tmp/PWN", "\x1b]0;PWN\x07", "abc"])
+def test_a_plugin_pin_that_is_no_commit_is_refused_escaped(plugin, tmp_path: Path, pin: str) -> None:
+    p = plugin("pinned", triton_hash="0" * 40)
+    (p / "triton-hash.txt").write_text(pin + "\n")
+    with pytest.raises(UserError, match="which is not a commit") as err:
+        resolve([p], tmp_path)
+    assert "\x1b" not in str(err.value) and "\x07" not in str(err.value)

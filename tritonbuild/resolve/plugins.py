@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.errors import UserError
+from tritonbuild.printable import printable
 from tritonbuild.resolve.backends import split_list
 from tritonbuild.resolve.pins import same_commit
 from tritonbuild.resolve.source import GitState
@@ -96,6 +97,24 @@ def _targets(text: str, where: str) -> tuple[str, ...]:
     return targets
 
 
+# what triton/backends/ holds of Triton's own (compiler.py, driver.py, __init__.py): a plugin dir of one of these
+# names would shadow the module (a package dir wins over a module of the same name)
+RESERVED = frozenset({"compiler", "driver", "__init__", "__pycache__"})
+_HEX_PIN = re.compile(r"[0-9a-fA-F]{7,64}")
+
+
+def _pin(text: str | None, where: str) -> str | None:
+    """A plugin's triton-hash.txt pin: a commit (7-64 hex digits). Anything else (a branch name, HEAD, text meant
+    for git's command line, escape sequences) is no pin: refused here, it never reaches the plan, the manifest or
+    git."""
+    pin = (text or "").strip() or None
+    if pin is not None and not _HEX_PIN.fullmatch(pin):
+        raise UserError(f"{where} holds {printable(pin[:80])}, which is not a commit (7 to 64 hex digits): the "
+                        "plugin's Triton pin must name a commit. Write the commit the plugin was made against "
+                        "(git rev-parse HEAD in that Triton), or remove the file.")
+    return pin
+
+
 def check_plugin(files: PluginFiles, given_as: str) -> Plugin:
     """Check one plugin directory against Triton's plugin contract and read its name, extras and pins."""
     path = Path(files.path)
@@ -123,9 +142,15 @@ def check_plugin(files: PluginFiles, given_as: str) -> Plugin:
             f"init_triton_{name}() and as triton.backends.{name}. Write a valid name (letters, digits, "
             f"underscores, not starting with a digit, at most {NAME_LIMIT} characters) into {backend / 'name.conf'}."
         )
+    if name in RESERVED:
+        raise UserError(
+            f"The plugin name {name!r} (from {where}) is the name of a module of Triton's own package "
+            f"triton/backends/ ({name}.py), which the plugin's directory triton/backends/{name}/ would hide: the "
+            f"wheel's import would fail after the whole build. Write another name into {backend / 'name.conf'}."
+        )
     targets = _targets(files.llvm_targets, f"{backend / 'llvm-targets.txt'}") if files.llvm_targets is not None \
         else ()
-    pin = (files.triton_hash or "").strip() or None
+    pin = _pin(files.triton_hash, f"{path / 'triton-hash.txt'}")
     return Plugin(name=name, path=str(path), name_from=name_from, given_as=given_as, language=files.language,
                   tools=files.tools, llvm_targets=targets, finds_lld=files.finds_lld, triton_pin=pin,
                   triton_pin_from="triton-hash.txt" if pin else None)
