@@ -361,3 +361,15 @@ def test_clean_all_removes_only_marked_old_staging_dirs(tmp_path: Path) -> None:
     assert (users / "tree" / "f.txt").is_file() and (marked_new / "tree" / "f.txt").is_file()
     assert f"{users} is no exported tree tritonbuild made (no marker): left alone" in out
     assert f"{marked_new} is an export llvm compat is writing now" in out
+
+
+def test_llvm_system_is_the_newest_installed_llvm_with_mlir_as_plan_reads_it(tmp_path: Path) -> None:
+    # a reviewer's finding: Debian's default llvm-config (LLVM 14, no MLIR) was taken, and every commit "failed"
+    found = commits.llvm("system", tmp_path)
+    assert found.has_mlir and found.prefix == str(LLVM)  # the only LLVM with MLIR the tests install
+    repo, _ = _history(tmp_path, 1, 0, tmp_path, ())
+    proc = run_cli("llvm", "compat", "--source", str(repo), "--llvm", "system", "--backends", "nvidia",
+                   "--no-proton", "--offline", "--no-canary", "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path,
+                   check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"against LLVM {found.version} at {LLVM}" in flat(proc.stdout + proc.stderr)

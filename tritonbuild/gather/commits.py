@@ -344,11 +344,7 @@ def llvm(given: str | None, cwd: Path) -> LLVMInstall:
                         "depends on each commit's pin). Give its prefix, e.g. --llvm /usr/lib/llvm-22, or --llvm "
                         "system.")
     if given == "system":
-        found_system = system_prefixes()
-        if not found_system:
-            raise UserError("--llvm system: no LLVM is installed system-wide (no llvm-config on PATH or in "
-                            "/usr/lib/llvm-*). Give a prefix with --llvm PREFIX.")
-        given = found_system[0][0]
+        return _system_llvm()
     prefix = Path(given) if Path(given).is_absolute() else cwd / given
     found = probe(prefix, found_by="--llvm")
     if not found.runs or not found.version:
@@ -356,3 +352,16 @@ def llvm(given: str | None, cwd: Path) -> LLVMInstall:
                         "compat` answers for one LLVM. Give the prefix that holds bin/llvm-config, e.g. "
                         "/usr/lib/llvm-22.")
     return found
+
+
+def _system_llvm() -> LLVMInstall:
+    """``--llvm system`` as `plan` reads it: the newest installed LLVM with MLIR (Debian's default llvm-config on
+    PATH is often an older LLVM without it, which every commit would "fail" for)."""
+    found = [probe(Path(p), found_by=how) for p, how in system_prefixes()]
+    usable = [f for f in found if f.runs and f.version and f.has_mlir]
+    if not usable:
+        seen = ", ".join(f"{f.prefix} ({f.version or 'no version'}, {'MLIR' if f.has_mlir else 'no MLIR'})"
+                         for f in found) or "none"
+        raise UserError(f"--llvm system: no LLVM installed system-wide has MLIR (found: {seen}). Install one "
+                        "(Debian: llvm-22-dev libmlir-22-dev mlir-22-tools), or give a prefix with --llvm PREFIX.")
+    return max(usable, key=lambda f: tuple(int(x) for x in re.findall(r"\d+", f.version or "")[:3]))
