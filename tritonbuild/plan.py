@@ -28,6 +28,9 @@ VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS", "TR
 _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s|]*)(?::(?P<pw>[^/\s|]*))?@")
 _SECRET_PARAM = re.compile(r"(?P<key>(?<=[?&|;#])[\w.-]*(?:token|key|password|passwd|secret|sig|signature|"
                            r"credential|auth)[\w.-]*=)[^&|#\s]*", re.IGNORECASE)
+# ccache's http storage takes headers as attributes: |header=Authorization=Bearer TOKEN (the value may hold spaces)
+_SECRET_HEADER = re.compile(r"(?P<key>\|header=[\w-]*(?:auth|token|key|secret|passw|cookie)[\w-]*=)[^|]*",
+                            re.IGNORECASE)
 _TOKEN_USER = re.compile(r"^(gh[pousr]_|github_pat_|glpat-|x-access-token|oauth2)|^.{20,}$", re.IGNORECASE)
 REDACTED = "***"
 
@@ -45,6 +48,7 @@ def redact_text(text: str) -> str:
     if "@" in text:
         text = _USERINFO.sub(userinfo, text)
     if "=" in text:
+        text = _SECRET_HEADER.sub(lambda m: m.group("key") + REDACTED, text)
         text = _SECRET_PARAM.sub(lambda m: m.group("key") + REDACTED, text)
     return text
 

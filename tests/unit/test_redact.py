@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.helpers import plan_for
+from tritonbuild.errors import UserError
 from tritonbuild.plan import compute_key, redact, redact_text
 from tritonbuild.resolve.compilercache import build_env
 
@@ -89,3 +90,20 @@ def test_a_password_with_an_at_sign_and_a_secret_in_a_fragment_are_redacted_whol
     assert redact_text("https://h/x#key=s3cr3t") == "https://h/x#key=***"
     assert redact_text("https://h/a@b/c") == "https://h/a@b/c"  # an '@' in the path is no userinfo
     assert redact_text("http://u:pw@h/path/with@at") == "http://u:***@h/path/with@at"
+
+
+def test_a_secret_header_of_ccache_http_storage_is_redacted_and_validation_errors_show_no_secret() -> None:
+    from tritonbuild.settings.model import resolve_settings
+
+    assert redact_text("http://h/|header=Authorization=Bearer s3cr3t") == "http://h/|header=Authorization=***"
+    assert redact_text("http://h/|header=X-Api-Key=abc|connect-timeout=5") == \
+        "http://h/|header=X-Api-Key=***|connect-timeout=5"
+    assert redact_text("http://h/|header=Accept=json") == "http://h/|header=Accept=json"
+    # a reviewer's finding: a mistyped secret was printed by the setting's own error
+    for env in ({"TRITONBUILD_LLVM_MIRROR": "http://u:s3cr3t@h:99999/"},
+                {"TRITONBUILD_CCACHE_REMOTE": "HTTP://U:s3cr3t@h/"},
+                {"TRITONBUILD_CCACHE_REMOTE": "http://h/|header=Authorization=Bearer s3cr3t"},
+                {"TRITONBUILD_CCACHE_REMOTE": "redis://u:s3cr3t@h:abc"}):
+        with pytest.raises(UserError) as err:
+            resolve_settings({}, env)
+        assert "s3cr3t" not in str(err.value), str(err.value)

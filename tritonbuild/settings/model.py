@@ -26,6 +26,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from tritonbuild.errors import UserError
+from tritonbuild.plan import redact_text
 from tritonbuild.urls import split_url
 
 TRUE = {"ON", "1", "YES", "TRUE", "Y"}
@@ -129,8 +130,9 @@ Validator = Callable[[Any], "str | None"]  # a value's problem ("must be ..."), 
 
 
 def show(value: Any, limit: int = 80) -> str:
-    """A value as a message quotes it: its repr (escapes control characters and undecodable bytes), cut short."""
-    text = repr(value)
+    """A value as a message quotes it: its repr (escapes control characters and undecodable bytes), cut short, the
+    secrets of URLs in it redacted (a CI's mistyped secret must not reach its log through an error)."""
+    text = repr(redact_text(value) if isinstance(value, str) else value)
     return text if len(text) <= limit else f"{text[:limit - 10]}... ({len(text)} characters)"
 
 
@@ -320,11 +322,16 @@ _CCACHE_REMOTE = re.compile(r"^(file|http|https|redis|redis\+unix):")
 
 def _ccache_remote(value: str) -> str | None:
     """ccache's remote_storage: space-separated URLs (each with optional |attributes) of schemes it knows."""
-    bad = [e for e in value.split() if not _CCACHE_REMOTE.match(e)]
-    if value.split() and not bad:
+    entries = value.split()
+    bad = [i for i, e in enumerate(entries, 1) if not _CCACHE_REMOTE.match(e)
+           or (not e.startswith(("file:", "redis+unix:")) and split_url(e.split("|")[0]) is None)]
+    if entries and not bad:
         return None
-    return (f"names {show(bad[0]) if bad else 'no storage'}, which is not a ccache remote storage URL (file:, "
-            "http://, redis:// or redis+unix:, as ccache's remote_storage takes)")
+    # the entry itself is not quoted: a space inside an attribute (|header=Authorization=Bearer TOKEN) splits a
+    # secret into an entry of its own
+    return (f"{f'has an entry (number {bad[0]} of {len(entries)}, space-separated)' if bad else 'names no storage'} "
+            "that is not a ccache remote storage URL (file:, http://, redis:// or redis+unix:, as ccache's "
+            "remote_storage takes; a port must be a number up to 65535)")
 
 
 def _specifier(value: str) -> str | None:
