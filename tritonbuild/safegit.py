@@ -175,7 +175,8 @@ def url_problem(url: str) -> str | None:
         return None
     parts = split_url(url)
     if parts is None:
-        return "it cannot be read as a URL (an unclosed '[' of an IPv6 host, or a port that is not a number)"
+        return ("it cannot be read as a URL (an unclosed '[' of an IPv6 host, or a port that is not a number from 0 "
+                "to 65535)")
     if parts.scheme not in PROTOCOLS:
         return f"its scheme {parts.scheme + '://' if parts.scheme else '(none)'} is not one of " + \
             ", ".join(f"{p}://" for p in PROTOCOLS) + " (or user@host:path)"
