@@ -211,3 +211,14 @@ def test_an_llvm_source_refusal_shows_no_password(ws) -> None:
     proc = llvm_source_plan(ws, f"https://u:{REMOTE_SECRET}@127.0.0.1:9/llvm.git", "--offline")
     err = refused(proc, "Offline", "https://u:***@127.0.0.1:9/llvm.git")
     assert REMOTE_SECRET not in err
+
+
+def test_a_cupti_lib_dir_without_cupti_is_said_not_bundled_silently(ws) -> None:
+    # a reviewer's finding: TRITON_CUPTI_LIB_PATH=/etc planned "cupti-libs: files from ..." and nothing else
+    empty = ws["base"] / "no-cupti"
+    empty.mkdir(exist_ok=True)
+    (empty / "README").write_text("not a library\n")
+    proc = plan(ws, {"TRITON_CUPTI_LIB_PATH": str(empty)}, check=True)
+    out = flat(proc.stdout + proc.stderr)
+    assert f"env TRITON_CUPTI_LIB_PATH names {empty}, which holds no CUPTI library" in out, out
+    assert "cupti-libs:" not in out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tritonbuild.nvidia.parts import InputFile, NvidiaFacts, Source
+from tritonbuild.nvidia.parts import CUPTI_LIBS, InputFile, NvidiaFacts, Source
 from tritonbuild.plan import NvidiaPart
 
 
@@ -73,7 +73,12 @@ def choose(nv: NvidiaFacts, *, nvidia: bool, proton: bool, offline: bool) -> Cho
                                      "proton is compiled against them; setup.py ships them too", ("cupti.h",),
                                      nv.cupti_header_files))
         lib = src.get("cupti-lib")
-        if nvidia and _usable(lib, offline):
+        if nvidia and _usable(lib, offline) and nv.cupti_lib_files is not None and not nv.cupti_lib_files:
+            assert lib is not None  # a dir was named (TRITON_CUPTI_LIB_PATH=/etc) that holds no CUPTI library
+            c.notes.append(f"proton: {lib.found_by} names {', '.join(lib.dirs)}, which holds no CUPTI library "
+                           f"({', '.join(CUPTI_LIBS)}); none is bundled, and proton will need TRITON_CUPTI_LIB_PATH "
+                           "at run time")
+        elif nvidia and _usable(lib, offline):
             assert lib is not None
             c.parts.append(_part("cupti-libs", "lib/cupti", [lib],
                                  "proton loads libcupti.so from backends/nvidia/lib/cupti (TRITON_CUPTI_LIB_PATH)", (),
