@@ -101,6 +101,11 @@ def test_sha256sums_and_manifest(nightly: dict) -> None:
     assert manifest["plan"]["settings"]["version_scheme"] == {"value": "date+git", "origin": "recipe nightly"}
     assert set(manifest["timings"]) >= {"configure", "compile"} and "hits" in manifest["ccache"]
     assert manifest["provenance"]["backends_tuple"] == ["nvidia", "amd", "proton"]
+    # what the official nightly ships: the profiler package and proton's library (the recipe builds proton)
+    assert manifest["plan"]["toolchain"]["proton"] is True
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    assert "triton/profiler/__init__.py" in names and any(n.startswith("triton/_C/libproton") for n in names), names
 
 
 def test_verify_passes_on_the_wheel_and_fails_when_tampered(nightly: dict, tmp_path: Path) -> None:
