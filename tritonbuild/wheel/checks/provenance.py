@@ -1,10 +1,15 @@
 """The provenance checks: ``triton/_build_info.json`` is well-formed (a wheel without one was built by something
-else, the official wheel: a note, not a failure), and the patches it names."""
+else, the official wheel: a note, not a failure), and the patches it names.
+
+Well-formed means: JSON without NaN, Infinity or a number too big for a float (``1e999999``), and every field
+tritonbuild writes (``tritonbuild.wheel.provenance``), when present, of the type it writes (``SHAPE``)."""
 
 from __future__ import annotations
 
 import json
+import math
 import zipfile
+from typing import Any
 
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks.base import BUILD_INFO, Context, Finding, Provenance
@@ -16,6 +21,41 @@ def _short(value: object) -> str:
     except RecursionError:  # nested about as deep as json.loads allows: too deep to print back
         return f"a {type(value).__name__} nested too deep to show"
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+STR, OPT_STR, BOOL, OPT_BOOL = (str,), (str, type(None)), (bool,), (bool, type(None))
+STRS = [STR]  # a list of strings
+# the fields tritonbuild.wheel.provenance writes: a tuple of types, a list of one shape, an object's known keys (each
+# one optional: wheels of older tritonbuilds lack some; unknown keys are let through)
+SHAPE: dict[str, Any] = {
+    "tritonbuild_version": OPT_STR, "plan_key": OPT_STR, "plan_fingerprint": OPT_STR, "backends_tuple": STRS,
+    "source": {"root": OPT_STR, "commit": OPT_STR, "dirty": OPT_BOOL, "version": OPT_STR, "generation": OPT_STR,
+               "checkout": OPT_STR, "patches": [{"path": STR, "sha256": STR, "files": STRS}]},
+    "backends": [{"name": STR, "origin": OPT_STR, "path": OPT_STR, "commit": OPT_STR, "dirty": OPT_BOOL}],
+    "llvm": {"prefix": OPT_STR, "version": OPT_STR, "pinned_hash": OPT_STR, "revision": OPT_STR,
+             "is_pinned": OPT_BOOL, "shared_libllvm": OPT_BOOL, "link": OPT_STR},
+    "toolchain": {"compiler": OPT_STR, "compiler_path": OPT_STR, "linker": OPT_STR, "build_type": OPT_STR,
+                  "proton": OPT_BOOL},
+    "wheel": {"name": OPT_STR, "version": OPT_STR, "reproducible": BOOL, "self_contained": OPT_BOOL,
+              "system_libs": STRS},
+}
+_WORDS = {str: "a string", bool: "true or false", type(None): "null"}
+
+
+def _mistyped(value: object, shape: Any, where: str) -> str | None:
+    """The first field of ``value`` not of its ``shape``'s type, worded, or None."""
+    if isinstance(shape, tuple):
+        ok = isinstance(value, shape)
+        return None if ok else f"{where!r} is {_short(value)}, not {' or '.join(_WORDS[t] for t in shape)}"
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return f"{where!r} is {_short(value)}, not a list"
+        return next((why for i, item in enumerate(value) if (why := _mistyped(item, shape[0], f"{where}[{i}]"))),
+                    None)
+    if not isinstance(value, dict):
+        return f"{where!r} is {_short(value)}, not an object"
+    return next((why for key, sub in shape.items() if key in value
+                 and (why := _mistyped(value[key], sub, f"{where}.{key}" if where else key))), None)
 
 
 def _parse(data: object) -> Provenance | str:
@@ -40,8 +80,26 @@ def _parse(data: object) -> Provenance | str:
     if not isinstance(patches, list) or not all(isinstance(p, dict) and isinstance(p.get("path"), str)
                                                 and isinstance(p.get("sha256"), str) for p in patches):
         return f"'source.patches' is {_short(patches)}, not a list of objects with 'path' and 'sha256' strings"
+    if why := _mistyped(data, SHAPE, ""):
+        return why
     return Provenance(tuple(sorted(b["name"] for b in backends)), repro, tuple(libs), llvm.get("prefix"),
                       tuple((p["path"], p["sha256"]) for p in patches))
+
+
+def _no_constant(word: str) -> float:
+    raise ValueError(f"{word} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is too big for a number")
+    return value
+
+
+def loads(text: str) -> object:
+    """JSON as the standard allows it: NaN, Infinity and numbers that overflow a float refused (ValueError)."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
 
 
 def read(zf: zipfile.ZipFile) -> tuple[Provenance | None, str | None]:
@@ -50,7 +108,7 @@ def read(zf: zipfile.ZipFile) -> tuple[Provenance | None, str | None]:
     if BUILD_INFO not in zf.namelist():
         return None, None
     try:
-        data = json.loads(zipguard.read_text(zf, BUILD_INFO))
+        data = loads(zipguard.read_text(zf, BUILD_INFO))
     except zipguard.BadWheel as exc:
         return None, str(exc)
     except RecursionError:
