@@ -1,7 +1,8 @@
 """``tritonbuild compare A.whl B.whl``: how two wheels differ, for checking a custom build against the official
 one (edge: reads the wheels through ``zipguard``, as hostile input; the diff itself is pure). Each wheel first
 passes the structural checks ``verify`` runs (``verify.structure``: file name, RECORD, ``_build_info.json``,
-entry points); a wheel that fails one is reported as malformed, naming it and its first problems (exit 1).
+entry points, at most ``checks.backends.MAX_ENTRY_POINTS`` of them); a wheel that fails one is reported as
+malformed, naming it and its first problems (exit 1).
 
 Differences (each a ``kind`` and a ``key``, so an allow-list can accept them with a reason):
 ``only-a``/``only-b`` (a file), ``metadata`` (Name, Version, Requires-Python, Requires-Dist), ``entry-point``
@@ -27,6 +28,7 @@ from typing import Any
 from tritonbuild import elf
 from tritonbuild.errors import UserError
 from tritonbuild.wheel import verify, zipguard
+from tritonbuild.wheel.checks.backends import read_entry_points
 
 KINDS = ("only-a", "only-b", "metadata", "entry-point", "backend", "needed")
 BIG = 1 << 20
@@ -104,7 +106,7 @@ def _facts(path: Path, zf: zipfile.ZipFile, tmp: Path) -> WheelFacts | list[str]
     facts = WheelFacts(str(path), {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()})
     meta = verify.dist_info(zf, "METADATA")
     facts.metadata = _metadata(zf, meta) if meta else {}
-    facts.entry_points = {f"{g}:{n}": v.strip() for g, group in verify.entry_points(zf).items()
+    facts.entry_points = {f"{g}:{n}": v.strip() for g, group in read_entry_points(zf).items()
                           for n, v in group.items()}
     facts.elves = _elves(zf, tmp)
     return facts
