@@ -1,20 +1,29 @@
 """The import check. At build time: the wheel's triton imported by each of the plan's interpreters from the
 unpacked wheel (catches a libtriton that aborts at import). In ``verify``: the wheel installed in a fresh venv and
 imported there with the build's LLVM prefix hidden (a private mount namespace, ``tritonbuild.wheel.hide``), which
-must discover the backends the provenance (else the entry points) names."""
+must discover the backends the provenance (else the entry points) names.
+
+The wheel's code runs under ``tritonbuild.wheel.reaper``: for at most the compile check's time limit (``verify
+--compile``), else ``IMPORT_TIMEOUT`` seconds, with its output in files rather than pipes, and every process it
+starts (one that calls setsid and forks included) killed when it ends. A slow import is a FAIL row, never a hang;
+the venv of an import that failed is removed, so ``--compile`` does not run the wheel's code again."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
 from tritonbuild import proc
+from tritonbuild.wheel import reaper
+from tritonbuild.wheel.checks.backends import listed
 from tritonbuild.wheel.checks.base import BuildSide, Context, Finding, status
 
 SMOKE = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
 DISCOVER = "import json, triton; from triton.backends import backends; print(json.dumps(sorted(backends)))"
+IMPORT_TIMEOUT = 300  # seconds verify's import may take without --compile (with it: --compile-timeout)
 
 
 def _smoke(build: BuildSide, python: str) -> Finding:
@@ -83,6 +92,23 @@ def venv_of(ctx: Context) -> Path:
     return ctx.tmp / "venv"
 
 
+def _imported(ctx: Context, argv: list[str], hidden: str) -> Finding:
+    """The import run under the reaper, judged: the backends it discovered, or why it failed."""
+    limit = ctx.compile_timeout or IMPORT_TIMEOUT
+    res = reaper.run(argv, cwd=ctx.tmp, scratch=ctx.tmp, timeout=limit)
+    left = (f"; stopped {res.stopped} process{'es' if res.stopped != 1 else ''} it left running"
+            if res.stopped else "")
+    found = _discovered(res.stdout) if res.ok else None
+    if res.timed_out:
+        return Finding("import", "fail", f"fresh venv{hidden}: the import did not finish in {limit} s (stopped, "
+                       f"with every process it started){left}")
+    if not res.ok or found is None:
+        last = (res.stderr.strip().splitlines() or ["printed no backend list" if res.ok else "no output"])[-1]
+        return Finding("import", "fail", f"fresh venv{hidden}: {last[-400:]}{left}")
+    return Finding("import", status(found == ctx.expected_backends),
+                   f"fresh venv{hidden} discovers {listed(found)}{left}")
+
+
 def _fresh_venv(ctx: Context, python: str) -> list[Finding]:
     venv = venv_of(ctx)
     error = proc.venv_with(python, venv, ["--no-index", "--no-deps", str(ctx.wheel)])
@@ -96,16 +122,10 @@ def _fresh_venv(ctx: Context, python: str) -> list[Finding]:
     else:
         why_not = (f"the wheel's LLVM prefix {prefix} is not on this machine, nothing to hide" if prefix else
                    "no LLVM prefix recorded in the wheel")
-    res = proc.run(argv, cwd=ctx.tmp)
-    hidden = f" with {hide[0]} hidden" if why_not is None else ""
-    found = _discovered(res.stdout) if res.ok else None
-    if not res.ok or found is None:
-        last = (res.stderr.strip().splitlines() or ["printed no backend list" if res.ok else "no output"])[-1]
-        out = [Finding("import", "fail", f"fresh venv{hidden}: {last}")]
-    else:
-        out = [Finding("import", status(found == ctx.expected_backends),
-                       f"fresh venv{hidden} discovers {', '.join(found)}")]
-    return out + ([Finding("hidden-llvm", "skip", why_not)] if why_not else [])
+    found = _imported(ctx, argv, f" with {hide[0]} hidden" if why_not is None else "")
+    if found.status == "fail":  # --compile would run the code of a wheel that does not import again
+        shutil.rmtree(venv, ignore_errors=True)
+    return [found] + ([Finding("hidden-llvm", "skip", why_not)] if why_not else [])
 
 
 class Import:
