@@ -88,9 +88,10 @@ def test_an_import_that_never_ends_is_a_failed_row_within_the_limit_and_is_kille
     proc = verify("--compile", "--compile-timeout", "3", str(wheel), cwd=tmp_path)
     out = flat(proc.stdout)
     assert proc.returncode == 1, out
-    assert "FAIL import: fresh venv: the import did not finish in 3 s" in out
+    # --compile-timeout is per kernel: the import gets as long, but at least a minute (as the compile check gives it)
+    assert "FAIL import: fresh venv: the import did not finish in 60 s" in out
     assert "compile:" not in out  # the venv of an import that failed is gone: its code is not run again
-    assert time.monotonic() - start < 90
+    assert time.monotonic() - start < 150
     assert gone(pids_in(pids, 1))
 
 

@@ -4,9 +4,10 @@ imported there with the build's LLVM prefix hidden (a private mount namespace, `
 must discover the backends the provenance (else the entry points) names.
 
 The wheel's code runs under ``tritonbuild.wheel.reaper``: for at most the compile check's time limit (``verify
---compile``), else ``IMPORT_TIMEOUT`` seconds, with its output in files rather than pipes, and every process it
-starts (one that calls setsid and forks included) killed when it ends. A slow import is a FAIL row, never a hang;
-the venv of an import that failed is removed, so ``--compile`` does not run the wheel's code again."""
+--compile``; ``IMPORT_FLOOR`` seconds at least), else ``IMPORT_TIMEOUT`` seconds, with its output in files rather
+than pipes, and every process it starts (one that calls setsid and forks included) killed when it ends. A slow
+import is a FAIL row, never a hang; the venv of an import that failed is removed, so ``--compile`` does not run
+the wheel's code again."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from tritonbuild.wheel.checks.base import BuildSide, Context, Finding, status
 
 SMOKE = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
 DISCOVER = "import json, triton; from triton.backends import backends; print(json.dumps(sorted(backends)))"
-IMPORT_TIMEOUT = 300  # seconds verify's import may take without --compile (with it: --compile-timeout)
+IMPORT_TIMEOUT = 300  # seconds verify's import may take without --compile
+IMPORT_FLOOR = 60  # with it: --compile-timeout, but no less than this (compilecheck_run gives an import as long)
 
 
 def _smoke(build: BuildSide, python: str) -> Finding:
@@ -94,7 +96,7 @@ def venv_of(ctx: Context) -> Path:
 
 def _imported(ctx: Context, argv: list[str], hidden: str) -> Finding:
     """The import run under the reaper, judged: the backends it discovered, or why it failed."""
-    limit = ctx.compile_timeout or IMPORT_TIMEOUT
+    limit = max(ctx.compile_timeout, IMPORT_FLOOR) if ctx.compile_timeout else IMPORT_TIMEOUT
     res = reaper.run(argv, cwd=ctx.tmp, scratch=ctx.tmp, timeout=limit)
     left = (f"; stopped {res.stopped} process{'es' if res.stopped != 1 else ''} it left running"
             if res.stopped else "")
