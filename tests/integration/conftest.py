@@ -123,3 +123,21 @@ def redis_server(tmp_path: Path) -> Iterator[str]:
             "--save", "", "--appendonly", "no", "--dir", str(tmp_path)]
     with daemon(argv, port):
         yield f"redis://127.0.0.1:{port}"
+
+
+def verify(*args: str, cwd: Path, env: dict[str, str] | None = None,
+           timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """``tritonbuild verify ARGS`` (its exit code is the caller's to check); never a traceback."""
+    proc = run_cli("verify", *args, cwd=cwd, env=env, check=False, timeout=timeout)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    return proc
+
+
+def subdir(root: Path, name: str) -> Path:
+    (root / name).mkdir()
+    return root / name
+
+
+def one_paragraph(text: str) -> str:
+    assert text.strip() and "\n\n" not in text.strip(), text
+    return flat(text)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import DIST, EPS, digest, make_wheel
-from tests.integration.conftest import cuda_stub, flat, run_cli
+from tests.integration.conftest import cuda_stub, flat, one_paragraph, run_cli, subdir, verify
 
 NAME = "triton-3.6.0-py3-none-any.whl"
 # enough of Triton that `import triton; from triton.backends import backends` works in a fresh venv
@@ -27,22 +27,6 @@ PACKAGE = {"triton/__init__.py": b"", "triton/backends/__init__.py": BACKENDS_IN
 def info_for(prefix: str | None = None) -> dict[str, object]:
     return {"backends": [{"name": "nvidia"}], "wheel": {"reproducible": False, "system_libs": []},
             "llvm": {"prefix": prefix}}
-
-
-def verify(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    proc = run_cli("verify", *args, cwd=cwd, env=env, check=False)
-    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
-    return proc
-
-
-def subdir(root: Path, name: str) -> Path:
-    (root / name).mkdir()
-    return root / name
-
-
-def one_paragraph(text: str) -> str:
-    assert text.strip() and "\n\n" not in text.strip(), text
-    return flat(text)
 
 
 def rss_of(argv: list[str], cwd: Path) -> tuple[int, str, int]:

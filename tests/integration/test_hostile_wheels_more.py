@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import make_wheel, plan_for
-from tests.integration.conftest import flat, run_cli
+from tests.integration.conftest import flat, one_paragraph, run_cli, subdir, verify
 from tritonbuild.resolve.source import GitState
 from tritonbuild.wheel.checks.provenance import _parse, loads
 from tritonbuild.wheel.provenance import provenance
@@ -33,22 +33,6 @@ PACKAGE = {"triton/__init__.py": b"", "triton/backends/__init__.py": BACKENDS_IN
 def info_for() -> dict[str, object]:
     return {"backends": [{"name": "nvidia"}], "wheel": {"reproducible": False, "system_libs": []},
             "llvm": {"prefix": None}}
-
-
-def verify(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    proc = run_cli("verify", *args, cwd=cwd, check=False, timeout=150)
-    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
-    return proc
-
-
-def subdir(root: Path, name: str) -> Path:
-    (root / name).mkdir()
-    return root / name
-
-
-def one_paragraph(text: str) -> str:
-    assert text.strip() and "\n\n" not in text.strip(), text
-    return flat(text)
 
 
 def alive(pid: int) -> bool:
