@@ -8,12 +8,12 @@ import sys
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from tritonbuild.plan import redact, redact_text
-from tritonbuild.printable import printable_text
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from tritonbuild.plan import LLVMPlan, Plan
+    from tritonbuild.report.console import SafeConsole
 
 
 PIPE_WIDTH = 4096  # piped (a CI log, a file): a line holds any path, hash or paragraph whole
@@ -45,25 +45,13 @@ class _Unpadded:
         return self.stream.fileno()
 
 
-def console(stderr: bool = False) -> Console:
-    """The one console of every message: each piece of text it renders (a message, a table cell, a row) has its
-    control characters escaped first, so a hostile name quoted anywhere cannot send the terminal escape sequences;
-    rich's own colours come after, from markup. Piped, lines are as wide as their content (no path or sha256 is
-    folded mid-word, no table stretched to a width) and carry no trailing spaces: a log reader copies them whole."""
-    from rich.console import Console
-    from rich.table import Table
-
-    class SafeConsole(Console):
-        def render_str(self, text: str, **kwargs: Any) -> Any:
-            return super().render_str(printable_text(text), **kwargs)
-
-        def print(self, *objects: Any, **kwargs: Any) -> None:
-            if not self.is_terminal:
-                for table in (o for o in objects if isinstance(o, Table)):
-                    # stretched to PIPE_WIDTH it would be all padding, and boxed, every row would be padded to the
-                    # longest cell: piped, a table is its columns, each row's last one unpadded
-                    table.expand, table.box, table.pad_edge = False, None, False
-            super().print(*objects, **kwargs)
+def console(stderr: bool = False) -> SafeConsole:
+    """The one console of every message (``tritonbuild.report.console.SafeConsole``, also the stages'
+    ``Reporter``): each piece of text it renders (a message, a table cell, a row) has its control characters
+    escaped first, so a hostile name quoted anywhere cannot send the terminal escape sequences; rich's own colours
+    come after, from markup. Piped, lines are as wide as their content (no path or sha256 is folded mid-word, no
+    table stretched to a width) and carry no trailing spaces: a log reader copies them whole."""
+    from tritonbuild.report.console import SafeConsole
 
     made = SafeConsole(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
     if made.is_terminal:

@@ -1,0 +1,80 @@
+"""The Reporter protocol and its implementations: text from others is shown as written (no markup interpreted, no
+control characters passed through), each message kind keeps its words, and the CLI's console is a Reporter."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from tritonbuild.report import render
+from tritonbuild.report.console import RichReporter, SafeConsole, reporter_for
+from tritonbuild.reporter import PlainReporter, Reporter
+
+HOSTILE = "[red]x[/red] [bold]y [link=http://e.invalid]z"
+
+
+def _safe(buf: io.StringIO, color: bool = False) -> SafeConsole:
+    return SafeConsole(file=buf, width=4096, force_terminal=color, color_system="truecolor" if color else None)
+
+
+@pytest.mark.parametrize("make", [lambda b: _safe(b), lambda b: RichReporter(Console(file=b, width=4096))])
+def test_the_rich_reporter_prints_markup_in_text_from_others_literally(make) -> None:  # type: ignore[no-untyped-def]
+    buf = io.StringIO()
+    rep: Reporter = make(buf)
+    rep.note(HOSTILE)
+    rep.note(HOSTILE, topic="nvidia")
+    rep.warn(HOSTILE)
+    rep.warn(HOSTILE, topic="note")
+    rep.step(HOSTILE)
+    rep.plain(HOSTILE)
+    assert buf.getvalue().splitlines() == [f"note: {HOSTILE}", f"nvidia: {HOSTILE}", f"warning: {HOSTILE}",
+                                           f"note: {HOSTILE}", HOSTILE, HOSTILE]
+
+
+def test_the_rich_reporter_colours_only_its_own_label() -> None:
+    buf = io.StringIO()
+    _safe(buf, color=True).warn("[red]x[/red]")
+    out = buf.getvalue()
+    assert "\x1b[33mwarning:\x1b[0m" in out  # the label is yellow
+    assert "[red]x[/red]" in out and "\x1b[31m" not in out  # the text's markup is text, not red
+
+
+def test_control_characters_from_others_never_reach_the_terminal() -> None:
+    for rep_buf in ((lambda b: _safe(b)), (lambda b: RichReporter(Console(file=b, width=4096)))):
+        buf = io.StringIO()
+        rep = rep_buf(buf)
+        rep.note("evil\x1b]0;title\x07 name")
+        rep.plain("evil\x1b[2J")
+        assert "\x1b" not in buf.getvalue() and "\x07" not in buf.getvalue()
+
+
+def test_the_cli_console_is_a_reporter_and_a_bare_console_gets_wrapped() -> None:
+    made = render.console()
+    assert isinstance(made, Reporter) and reporter_for(made) is made
+    bare = Console(file=io.StringIO())
+    wrapped = reporter_for(bare)
+    assert isinstance(wrapped, RichReporter) and wrapped.console is bare
+
+
+def test_the_plain_reporter_writes_topic_lines_and_no_bar() -> None:
+    buf = io.StringIO()
+    rep = PlainReporter(buf)
+    assert isinstance(rep, Reporter) and not rep.is_terminal
+    rep.note("a [b]", topic="llvm")
+    rep.warn("c")
+    rep.step("$ ninja")
+    with rep.progress("building") as bar:
+        bar.update(1, 2, "phase")
+    assert buf.getvalue() == "llvm: a [b]\nwarning: c\n$ ninja\n"
+
+
+def test_a_progress_bar_off_a_terminal_prints_nothing() -> None:
+    buf = io.StringIO()
+    rep = _safe(buf)
+    with rep.progress("[red]building", transfer=False) as bar:
+        bar.update(3, 10, "linking")
+    with rep.progress("x.tar.gz", transfer=True) as bar:
+        bar.update(100, None)
+    assert buf.getvalue() == ""

@@ -1,0 +1,125 @@
+"""The rich console every message goes through, and the ``Reporter`` it is: markup lives here and only here, and
+every text a stage hands over (a path, a commit subject, a compiler's line) is escaped before it meets markup, so
+``[red]x[/red]`` from a hostile name prints as written. Control characters are escaped too (``printable_text``),
+so nothing quoted can send the terminal escape sequences."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from tritonbuild.printable import printable_text
+from tritonbuild.reporter import ProgressBar, Reporter
+
+# The colour of each topic's label; a topic not named here is cyan.
+TOPIC_STYLE = {"warning": "yellow", "error": "red"}
+
+
+class _Bar:
+    def __init__(self, bar: Any, task: Any) -> None:
+        self.bar, self.task = bar, task
+
+    def update(self, done: int, total: int | None = None, description: str | None = None) -> None:
+        extra = {"description": description} if description is not None else {}
+        self.bar.update(self.task, completed=done, total=total, **extra)
+
+
+class SafeConsole(Console):
+    """A rich Console that escapes control characters in every text it renders (a message, a table cell, a row)
+    and, piped, lays a table out as its columns (no box, no stretching, each row's last cell unpadded); it is also
+    the ``Reporter`` the CLI hands the stages."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Any:
+        return super().render_str(printable_text(text), **kwargs)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        if not self.is_terminal:
+            for table in (o for o in objects if isinstance(o, Table)):
+                # stretched to PIPE_WIDTH it would be all padding, and boxed, every row would be padded to the
+                # longest cell: piped, a table is its columns, each row's last one unpadded
+                table.expand, table.box, table.pad_edge = False, None, False
+        super().print(*objects, **kwargs)
+
+    def note(self, text: str, topic: str = "note") -> None:
+        say(self, topic, text, TOPIC_STYLE.get(topic, "cyan"))
+
+    def warn(self, text: str, topic: str = "warning") -> None:
+        say(self, topic, text, "yellow")
+
+    def step(self, text: str) -> None:
+        self.print(escape(text), highlight=False)
+
+    def plain(self, text: str) -> None:
+        self.print(escape(text), soft_wrap=True, highlight=False)
+
+    @contextmanager
+    def progress(self, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
+        with progress_on(self, label, transfer=transfer) as bar:
+            yield bar
+
+
+def say(console: Console, topic: str, text: str, style: str) -> None:
+    """``topic: text``, the topic in ``style``, the text as written."""
+    console.print(f"[{style}]{escape(topic)}:[/{style}] {escape(text)}", highlight=False)
+
+
+@contextmanager
+def progress_on(console: Console, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
+    """A transient bar on ``console`` for one task: bytes with speed when ``transfer``, done of total with elapsed
+    time and an estimate otherwise; disabled off a terminal."""
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    columns: tuple[ProgressColumn, ...] = (
+        (BarColumn(), DownloadColumn(), TransferSpeedColumn()) if transfer else
+        (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+         TextColumn("eta"), TimeRemainingColumn()))
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        yield _Bar(bar, bar.add_task(escape(label), total=None))
+
+
+class RichReporter:
+    """The ``Reporter`` over any rich Console (one not made by ``render.console``)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.console.is_terminal
+
+    def note(self, text: str, topic: str = "note") -> None:
+        say(self.console, topic, printable_text(text), TOPIC_STYLE.get(topic, "cyan"))
+
+    def warn(self, text: str, topic: str = "warning") -> None:
+        say(self.console, topic, printable_text(text), "yellow")
+
+    def step(self, text: str) -> None:
+        self.console.print(escape(printable_text(text)), highlight=False)
+
+    def plain(self, text: str) -> None:
+        self.console.print(escape(printable_text(text)), soft_wrap=True, highlight=False)
+
+    @contextmanager
+    def progress(self, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
+        with progress_on(self.console, label, transfer=transfer) as bar:
+            yield bar
+
+
+def reporter_for(out: Reporter | Console) -> Reporter:
+    """``out`` as a Reporter: itself when it is one (``render.console()``'s console is), else wrapped."""
+    return out if isinstance(out, Reporter) else RichReporter(out)
