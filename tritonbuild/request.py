@@ -1,8 +1,10 @@
 """The request: what the user asked for (flags, a recipe, the environment, the working directory), made into a
 Plan by the pipeline's first steps: settings (default < recipe < env < CLI) -> gathered facts -> resolved plan.
 
-Every command that builds, plans or inspects goes through ``make_plan``; the command line only collects the
-flag values (``tritonbuild.cli.options``) and hands them here.
+A ``Request`` is made once, by the command line (``Request.from_cli``: the one place click's keyword mapping is
+read, with the environment snapshotted there), and every command that builds, plans or inspects hands it to
+``make_plan`` / ``make_plans`` / ``provisioned_plans``. Nothing here reads ``os.environ``: the request's ``env``
+is the environment every setting, interpreter lookup and provider of these plans sees.
 """
 
 from __future__ import annotations
@@ -10,25 +12,78 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from tritonbuild import paths
 from tritonbuild.errors import UserError
 from tritonbuild.gather import collect, host, pythons
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import Reporter
+from tritonbuild.resolve.backend_api import BackendApi
+from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.resolver import resolve_plan
+from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.settings import recipes
-from tritonbuild.settings.model import SPECS, Resolved, resolve_settings
+from tritonbuild.settings.model import SPECS, Resolved, Settings, resolve_settings
 
-# What a request holds besides settings: the recipe, where the cache and the wheels go, the target interpreter.
+# What a request holds besides settings: the recipe, where the cache and the wheels go, the target interpreters
+# (the keys ``Request.from_cli`` reads of click's mapping besides the settings' own).
 REQUEST_OPTIONS = ("recipe", "cache_dir", "out", "python")
 
 
 def flag_settings() -> tuple[str, ...]:
     """The settings that have a command-line flag (``SPECS`` is the one list of them)."""
     return tuple(spec.name for spec in SPECS if spec.flag)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one command asked for. ``flags``: every flag setting by name, its value as typed (None: not given);
+    ``env``: the environment, snapshotted once by the command line (read-only here); ``pythons``: ``--python`` as
+    given (paths or versions), else empty (the recipe's, else the active interpreter); ``smoke_test``: run the
+    wheel's build-time checks before publishing it (``--no-smoke-test``: none of them, the compile check
+    included)."""
+
+    flags: Mapping[str, Any]
+    env: Mapping[str, str]
+    cwd: Path
+    recipe: str | None = None
+    cache_dir: str | None = None
+    out: str | None = None
+    pythons: tuple[str, ...] = ()
+    editable: bool = False
+    keep_preflight: bool = False
+    smoke_test: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = set(self.flags) - set(flag_settings())
+        if unknown:
+            raise ValueError(f"not flag settings: {sorted(unknown)}")
+        flags = {name: self.flags.get(name) for name in flag_settings()}
+        object.__setattr__(self, "flags", MappingProxyType(flags))
+        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        object.__setattr__(self, "pythons", tuple(str(p) for p in self.pythons))
+
+    @classmethod
+    def from_cli(cls, kw: Mapping[str, Any], env: Mapping[str, str], cwd: Path, **choices: Any) -> Request:
+        """The request of click's keyword mapping ``kw`` (every flag setting by name, plus ``REQUEST_OPTIONS``;
+        None: not given), the environment ``env`` (copied: later changes to it are not seen) and ``cwd``.
+        ``choices``: what the command itself decides (``out``, ``editable``, ``keep_preflight``,
+        ``smoke_test``)."""
+        unknown = set(kw) - set(flag_settings()) - set(REQUEST_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown request options: {sorted(unknown)}")
+        given = kw.get("python") or ()
+        opts = {"recipe": kw.get("recipe") or None, "cache_dir": kw.get("cache_dir") or None,
+                "out": kw.get("out") or None, "pythons": (given,) if isinstance(given, str) else tuple(given)}
+        return cls({k: kw.get(k) for k in flag_settings()}, env, cwd, **{**opts, **choices})
+
+    def with_flags(self, **values: Any) -> Request:
+        """The same request with these flag settings given (as if typed)."""
+        return replace(self, flags={**self.flags, **values})
 
 
 def active_python(env: Mapping[str, str]) -> str:
@@ -41,34 +96,43 @@ def active_python(env: Mapping[str, str]) -> str:
     return sys.executable
 
 
-def _recipe(kw: Mapping[str, Any], cwd: Path) -> tuple[recipes.Recipe, str]:
-    return recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe") else (recipes.Recipe(), "recipe")
+def _recipe(request: Request) -> tuple[recipes.Recipe, str]:
+    return recipes.load(request.recipe, request.cwd) if request.recipe else (recipes.Recipe(), "recipe")
 
 
-def target_pythons(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[str]:
+def settings_of(request: Request, recipe: tuple[recipes.Recipe, str] | None = None
+                ) -> tuple[dict[str, Resolved], str | None, Path]:
+    """The request's settings (default < recipe < env < flags), the cache dir it gives (``--cache-dir``, else the
+    recipe's; None: the default) and the cache root, refused up front when no build could use it."""
+    rec, origin = recipe or _recipe(request)
+    s = resolve_settings(dict(request.flags), request.env, rec.settings(), origin)
+    cache_dir = request.cache_dir or rec.cache_dir
+    root = paths.usable_cache_root(request.env, cache_dir,
+                                   "--cache-dir" if request.cache_dir else f"{origin}'s cache_dir")
+    return s, cache_dir, root
+
+
+def target_pythons(request: Request, recipe: recipes.Recipe | None = None) -> list[str]:
     """The interpreters the request builds for (``--python``, repeatable, else the recipe's ``pythons``, else the
     active one), each found and checked up front: one that cannot build is refused with the fix."""
-    env = dict(os.environ) if env is None else dict(env)
-    given = kw.get("python") or _recipe(kw, cwd or Path.cwd())[0].pythons or ()
-    if isinstance(given, str):
-        given = (given,)
+    given = request.pythons or tuple((recipe or _recipe(request)[0]).pythons or ())
     if not given:
-        return [active_python(env)]
+        return [active_python(request.env)]
     found: list[str] = []
     for spec in given:
-        path = pythons.find(str(spec), env, cwd or Path.cwd())
+        path = pythons.find(str(spec), request.env, request.cwd)
         pythons.probe(path)
         if os.path.realpath(path) not in {os.path.realpath(p) for p in found}:
             found.append(path)
     return found
 
 
-def make_plans(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None, *,
-               editable: bool = False) -> list[Plan]:
+def make_plans(request: Request) -> list[Plan]:
     """One plan per wheel, in the order the interpreters were given. Interpreters one cp312-abi3 wheel serves
     (CPython 3.12+ of a tree with TRITON_STABLE_ABI) share one plan, built with the oldest of them (the limited
     API is 3.12's); the others import that wheel before it is published (``Plan.serves``)."""
-    plans = _plans(kw, env, cwd, target_pythons(kw, env, cwd), editable=editable)
+    recipe = _recipe(request)
+    plans = _plans(request, recipe, target_pythons(request, recipe[0]))
     abi3 = sorted((p for p in plans if p.wheel.py_api), key=lambda p: int(p.wheel.python_abi[3:]))
     if len(abi3) < 2:
         return plans
@@ -77,35 +141,28 @@ def make_plans(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd:
     return [builder if i == first else p for i, p in enumerate(plans) if not p.wheel.py_api or i == first]
 
 
-def make_plan(kw: Mapping[str, Any], env: Mapping[str, str] | None = None, cwd: Path | None = None, *,
-              editable: bool = False, keep_preflight: bool = False) -> Plan:
-    """The plan for flag values ``kw`` (settings by name, plus ``REQUEST_OPTIONS``; None: not given) and one
-    interpreter (``kw["python"]``: a path, or a one-element list of the command line's ``--python``)."""
-    env = dict(os.environ) if env is None else dict(env)
-    one = _one_python(kw.get("python"))
-    python = pythons.find(one, env, cwd or Path.cwd()) if one else active_python(env)
-    return _plans(kw, env, cwd, [python], editable=editable, keep_preflight=keep_preflight)[0]
+def make_plan(request: Request) -> Plan:
+    """The plan of a command that works with one interpreter (develop, test, llvm, clean, check-llvm): the one
+    ``--python`` names, else the active one (a recipe's ``pythons`` are for ``build`` and ``plan``)."""
+    one = _one_python(request.pythons)
+    python = pythons.find(one, request.env, request.cwd) if one else active_python(request.env)
+    return _plans(request, _recipe(request), [python])[0]
 
 
-def _plans(kw: Mapping[str, Any], env: Mapping[str, str] | None, cwd: Path | None, targets: list[str], *,
-           editable: bool, keep_preflight: bool = False) -> list[Plan]:
+def _plans(request: Request, recipe: tuple[recipes.Recipe, str], targets: list[str]) -> list[Plan]:
     """A plan per interpreter in ``targets``: the settings and the facts are gathered once (only the host's
     interpreter facts differ between them), then each is resolved."""
-    env = dict(os.environ) if env is None else dict(env)
-    cwd = cwd or Path.cwd()
-    recipe, recipe_origin = _recipe(kw, cwd)
-    s = resolve_settings({k: kw.get(k) for k in flag_settings()}, env, recipe.settings(), recipe_origin)
-    cache_dir = kw.get("cache_dir") or recipe.cache_dir
-    paths.usable_cache_root(env, cache_dir, "--cache-dir" if kw.get("cache_dir") else f"{recipe_origin}'s cache_dir")
+    env, cwd = request.env, request.cwd
+    s, cache_dir, _root = settings_of(request, recipe)
     _check_wheelhouse(s["wheelhouse"], cwd)
     s = collect.clone_git_plugins(s, env, cache_dir)
     facts = collect.gather(s, env, cwd, cache_dir, targets[0])
-    out_dir = kw.get("out") or recipe.out_dir
+    out_dir = request.out or recipe[0].out_dir
     plans = []
     for python in targets:
         if python != facts.host.python:
             facts = replace(facts, host=host.gather(python, bindings=facts.source.bindings))
-        plan = resolve_plan(s, facts, env, editable=editable, keep_preflight=keep_preflight)
+        plan = resolve_plan(s, facts, env, editable=request.editable, keep_preflight=request.keep_preflight)
         if out_dir:
             plan = replace(plan, wheel=replace(plan.wheel, out_dir=str((cwd / out_dir).resolve())))
         plans.append(plan)
@@ -119,50 +176,78 @@ def _check_wheelhouse(given: Resolved, cwd: Path) -> None:
                         "wheels (pip download scikit-build-core pybind11 -d DIR), or leave --wheelhouse out.")
 
 
-def provisioned_plan(kw: Mapping[str, Any], console: Any, *, editable: bool = False,
-                     keep_preflight: bool = False) -> Plan:
-    """The plan (one interpreter), with its LLVM made available first (see ``provisioned_plans``); with
-    ``keep_preflight`` the include preflight's problems are kept in ``Plan.preflight``, not refused."""
-    return _provisioned(lambda k: [make_plan(k, editable=editable, keep_preflight=keep_preflight)], kw, console)[0]
+def provisioned_plan(request: Request, reporter: Reporter) -> Plan:
+    """The plan (one interpreter), with its LLVM made available first (see ``provisioned_plans``); with the
+    request's ``keep_preflight`` the include preflight's problems are kept in ``Plan.preflight``, not refused."""
+    return _provisioned(lambda r: [make_plan(r)], request, reporter)[0]
 
 
-def provisioned_plans(kw: Mapping[str, Any], console: Any,
+def provisioned_plans(request: Request, reporter: Reporter,
                       check: Callable[[list[Plan]], None] | None = None) -> list[Plan]:
     """The plan of each wheel (``make_plans``), with their LLVM made available first; ``check`` (e.g. of the output
     dir) sees the plans before anything is provisioned or locked."""
-    def make(k: Mapping[str, Any]) -> list[Plan]:
-        plans = make_plans(k)
+    def make(r: Request) -> list[Plan]:
+        plans = make_plans(r)
         if check is not None:
             check(plans)
         return plans
 
-    return _provisioned(make, kw, console)
+    return _provisioned(make, request, reporter)
 
 
-def _provisioned(make: Callable[[Mapping[str, Any]], list[Plan]], kw: Mapping[str, Any], console: Any) -> list[Plan]:
+def _provisioned(make: Callable[[Request], list[Plan]], request: Request, reporter: Reporter) -> list[Plan]:
     """Plans whose LLVM exists. If an ``auto`` download fails on the network, say so and fall back to the system
     LLVM (new plans: a different LLVM is a different build dir)."""
     from tritonbuild.http import NetworkError
     from tritonbuild.llvm import provision
 
-    plans = make(kw)
+    plans = make(request)
     try:
         for p in plans:
-            provision.ensure(p, console, dict(os.environ))
+            provision.ensure(p, reporter, dict(request.env))
     except NetworkError as exc:
         if plans[0].settings["llvm"]["value"] != "auto":
             raise
-        console.print(f"[yellow]warning:[/yellow] {exc} Falling back to a system LLVM (not the pinned commit).")
-        plans = make({**kw, "llvm": "system"})
+        reporter.warn(f"{exc} Falling back to a system LLVM (not the pinned commit).")
+        plans = make(request.with_flags(llvm="system"))
     return plans
 
 
-def _one_python(given: Any) -> str | None:
+@dataclass(frozen=True)
+class Survey:
+    """Every backend a request's source and plugin dirs offer, selected or not (``tritonbuild backends``):
+    ``api`` (with ``check``) is each one's compatibility check by path."""
+
+    source: SourceInfo
+    plugins: tuple[Plugin, ...]
+    warnings: tuple[str, ...]
+    api: dict[str, BackendApi]
+
+
+def survey_backends(request: Request, *, check: bool) -> Survey:
+    """The backends the request's source (``source``, ``ref``) and plugin dirs offer, read as a plan reads them
+    (the request's settings, cache root and plugin validation) but without resolving a plan: a plan holds only the
+    selected backends and refuses one that will fail, which ``backends --check`` is there to report."""
+    from tritonbuild.gather import git
+    from tritonbuild.gather.plugins import read_all
+    from tritonbuild.gather.source import inspect_source
+    from tritonbuild.resolve.plugins import resolve_plugins
+
+    s, _cache_dir, cache_root = settings_of(request)
+    dirs, cwd = Settings.of(s).plugin_dirs, request.cwd
+    root = collect.source_root(s, cwd, cache_root)
+    info = inspect_source(root, git.git_state(root))
+    found, _notes, warnings = resolve_plugins(
+        [(p, "plugin") for p in dirs], files=read_all(dirs, cwd), in_tree=info.backend_names,
+        source_commit=info.git.commit if info.git else None, git_states=collect.plugin_git_states(dirs, cwd))
+    api = collect.compat_facts(root, info, [Path(p.path) for p in found],
+                               collect.plugin_git_states(dirs, cwd)) if check else {}
+    return Survey(info, found, tuple(warnings), api)
+
+
+def _one_python(given: tuple[str, ...]) -> str | None:
     """The one interpreter of a command that builds for one (develop, test, llvm, clean, or a plan of the matrix)."""
-    if not given or isinstance(given, str):
-        return given or None
     if len(given) > 1:
         raise UserError(f"This command works with one interpreter, but --python was given {len(given)} times "
                         f"({', '.join(given)}). `build` and `plan` take several; give one here.")
-    return str(given[0])
-
+    return given[0] if given else None

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -23,7 +24,7 @@ from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
 from tritonbuild.plan import Plan
-from tritonbuild.request import make_plan
+from tritonbuild.request import Request, make_plan
 from tritonbuild.wheel import acceptance, verify
 from tritonbuild.wheel.checks import registry
 from tritonbuild.wheel.checks.base import Context, Finding
@@ -79,7 +80,8 @@ def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
     tree = example.write_tree(base / "triton")
     kw: dict[str, Any] = {"source": str(tree), "cache_dir": str(base / "cache"), "llvm": "/usr/lib/llvm-22",
                           "compile_check": False, "python": sys.executable}
-    return {"bundled": make_plan(kw, cwd=base), "unbundled": make_plan({**kw, "bundle_libs": False}, cwd=base)}
+    request = Request.from_cli(kw, os.environ, base)
+    return {"bundled": make_plan(request), "unbundled": make_plan(request.with_flags(bundle_libs=False))}
 
 
 def accept(plan: Plan, wheel: Path) -> tuple[dict[str, Any], str]:

@@ -264,10 +264,11 @@ def test_kill_9_of_tritonbuild_takes_its_compilers_with_it(tmp_path: Path, shape
 
 def test_the_next_run_stops_what_a_dead_run_left_in_the_build_dir(tmp_path: Path) -> None:
     from tritonbuild.execute.lock import lock
-    from tritonbuild.request import make_plan
+    from tritonbuild.request import Request, make_plan
 
     tree = example.write_tree(tmp_path / "src" / "triton")
-    plan = make_plan({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM}, cwd=tmp_path)
+    plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM},
+                                      os.environ, tmp_path))
     root = Path(plan.cmake.build_dir)
     (root / "cmake").mkdir(parents=True)
     # what survives a run whose Ninja died without passing the signal on: two compilers in process groups of their
@@ -380,10 +381,10 @@ def test_a_full_output_disk_at_publish_time_names_the_output_dir(tmp_path: Path)
 
 def test_only_a_compile_commands_link_tritonbuild_made_is_replaced(tmp_path: Path, tree: Path) -> None:
     from tritonbuild.execute.prepare import link_compile_commands
-    from tritonbuild.request import make_plan
+    from tritonbuild.request import Request, make_plan
 
-    plan = make_plan({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM,
-                      "stable_paths": False}, cwd=tmp_path)
+    plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM,
+                                       "stable_paths": False}, os.environ, tmp_path))
     db = Path(plan.cmake.build_dir) / "cmake" / "compile_commands.json"
     db.parent.mkdir(parents=True)
     db.write_text("[]\n")

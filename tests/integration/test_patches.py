@@ -309,16 +309,16 @@ def test_a_patched_build_names_its_patches_in_the_wheel_the_manifest_and_verify(
 
 
 def test_an_editable_install_of_a_patched_source_is_warned_about(tree: Path, tmp_path: Path) -> None:
-    from tritonbuild.request import make_plan
+    from tritonbuild.request import Request, make_plan
 
     (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
     kw = {"source": str(tree), "llvm": str(LLVM), "offline": True, "cache_dir": str(tmp_path / "cache"),
           "patches": ("a.diff",)}
     env = {**os.environ, "CUDA_HOME": cuda_stub()}
-    develop = make_plan(kw, env, tmp_path, editable=True)
+    develop = make_plan(Request.from_cli(kw, env, tmp_path, editable=True))
     said = f"the editable install points at tritonbuild's patched copy {develop.source.root}, not at the checkout"
     assert any(said in w for w in develop.warnings), develop.warnings
-    assert not any(said in w for w in make_plan(kw, env, tmp_path).warnings)
+    assert not any(said in w for w in make_plan(Request.from_cli(kw, env, tmp_path)).warnings)
 
 
 # --- what a hostile reviewer found (#36) ---------------------------------------------------------------------------

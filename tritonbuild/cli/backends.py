@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -22,27 +20,14 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     """List the backends that can be built from a source (and plugins); --check: will they work with it?"""
     import json
 
-    from tritonbuild import paths
-    from tritonbuild.gather import collect, git
-    from tritonbuild.gather import source as src_mod
-    from tritonbuild.gather.plugins import read_all
+    from tritonbuild.cli.options import request_of
     from tritonbuild.report import render
-    from tritonbuild.resolve import plugins
-    from tritonbuild.settings import model
+    from tritonbuild.request import survey_backends
 
-    env = dict(os.environ)
-    resolved = model.resolve_settings({"source": source, "ref": ref, "plugin_dirs": plugin_dirs}, env)
-    dirs, cwd = model.Settings.of(resolved).plugin_dirs, Path.cwd()
-    root = collect.source_root(resolved, cwd, paths.usable_cache_root(env, cache_dir))
-    info = src_mod.inspect_source(root, git.git_state(root))
-    found, _notes, warnings = plugins.resolve_plugins(
-        [(p, "plugin") for p in dirs], files=read_all(dirs, cwd),
-        in_tree=info.backend_names,
-        source_commit=info.git.commit if info.git else None,
-        git_states=collect.plugin_git_states(dirs, cwd))
-    rows = render.backends_rows(info, found)
-    api = collect.compat_facts(root, info, [Path(p.path) for p in found],
-                               collect.plugin_git_states(dirs, cwd)) if check else {}
+    req = request_of({"source": source, "ref": ref, "plugin_dirs": plugin_dirs, "cache_dir": cache_dir})
+    survey = survey_backends(req, check=check)
+    info, api, warnings = survey.source, survey.api, survey.warnings
+    rows = render.backends_rows(info, survey.plugins)
     if as_json:
         click.echo(json.dumps({
             "source": info.root, "generation": info.generation, "tuple_limit": info.tuple_limit,

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import plan_options
+from tritonbuild.cli.options import plan_options, request_of
+
+if TYPE_CHECKING:
+    from tritonbuild.request import Request
 
 
 @click.command()
@@ -24,7 +26,7 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     from tritonbuild.report import render
     from tritonbuild.request import make_plans
 
-    plans = make_plans(kw)
+    plans = make_plans(request_of(kw))
     notes = [build_python_note(p) for p in plans]
     if as_json:
         click.echo(plans[0].to_json() if len(plans) == 1 else
@@ -44,7 +46,8 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 @click.command()
 @plan_options
 @click.option("--out", "-o", help="Output directory for the wheel (default: ./dist, or the recipe's out_dir).")
-@click.option("--no-smoke-test", is_flag=True, help="Skip importing the wheel before publishing it.")
+@click.option("--no-smoke-test", is_flag=True, help="Skip the wheel's build-time checks before publishing it: the "
+              "import, and with it the compile check (and the RECORD and library checks).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
 def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> None:
     """Build a wheel with the selected backends into ./dist (or --out); one per --python.
@@ -54,24 +57,19 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> Non
     """
     import json
 
-    from tritonbuild import request
-    from tritonbuild.execute import build as build_mod
     from tritonbuild.execute import outdir
-    from tritonbuild.report import render, summary
+    from tritonbuild.execute.runs import run_builds
+    from tritonbuild.report import render
+    from tritonbuild.request import provisioned_plans
     from tritonbuild.wheel import publish
 
     console = render.console(stderr=as_json)
-    built = []
+    req = request_of(kw, out=out, smoke_test=not no_smoke_test)
     # the output dir is checked before the LLVM is provisioned or a lock taken
-    for p in request.provisioned_plans({**kw, "out": out}, console, check=outdir.check):
-        render.print_plan(p, console)
-        result = build_mod.build_wheel(p, console, smoke=not no_smoke_test)
-        summary.print_summary(p, result, console)
-        built.append((p, result))
-    if len(built) > 1:
-        summary.print_wheels(built, console)
+    plans = provisioned_plans(req, console, check=outdir.check)
+    results = run_builds(plans, console, env=req.env, smoke=req.smoke_test)
     if as_json:
-        manifests = [publish.manifest(p, r) for p, r in built]
+        manifests = [publish.manifest(p, r) for p, r in zip(plans, results, strict=True)]
         click.echo(json.dumps(manifests[0] if len(manifests) == 1 else {"wheels": manifests}, indent=2,
                               sort_keys=True))
 
@@ -89,10 +87,11 @@ def develop(**kw: Any) -> None:
     from tritonbuild.request import provisioned_plan
 
     console = render.console()
-    p = provisioned_plan(kw, console, editable=True)
+    req = request_of(kw, editable=True)
+    p = provisioned_plan(req, console)
     for w in p.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
-    r = dev.develop(p, console)
+    r = dev.develop(p, console, env=req.env)
     what = {"no": "no reconfigure", "yes": "configured", "clean": "clean reconfigure"}[r.configured]
     ninja = "ninja: no work" if r.ninja_no_work else "rebuilt"
     installed = "editable install updated" if r.installed else "editable install unchanged"
@@ -115,7 +114,7 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
 
-    p = make_plan(kw)
+    p = make_plan(request_of(kw))
     rc = source_tests.run(p, suite, list(extra), render.console())
     sys.exit(rc)
 
@@ -137,9 +136,9 @@ def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
 
-    given = kw.get("cache_dir")
-    root = (cache_root_to_read(given) if all_ else paths.cache_root(dict(os.environ), given)) / "build"
-    targets = _all_under(root) if all_ else _of_plan(kw)
+    req = request_of(kw)
+    root = (cache_root_to_read(req.cache_dir, req.env) if all_ else paths.cache_root(req.env, req.cache_dir)) / "build"
+    targets = _all_under(root) if all_ else _of_plan(req)
     done = st.remove_build_dirs(targets, dry_run=dry_run)
     copies = st.remove_cache_copies(root.parent, dry_run=dry_run) if all_ else st.Cleaned()
     out = render.console()
@@ -171,9 +170,9 @@ def _all_under(root: Path) -> list[Path]:
                                  "root's permissions (or pass --cache-dir).") from None
 
 
-def _of_plan(kw: dict[str, Any]) -> list[Path]:
+def _of_plan(req: Request) -> list[Path]:
     from tritonbuild.request import make_plan
 
-    p = make_plan(kw)
+    p = make_plan(req)
     d = Path(p.cmake.build_dir)
     return [d] if d.exists() or d.is_symlink() else []

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from tritonbuild.cli.options import plan_options
+from tritonbuild.cli.options import plan_options, request_of
 
 
 @click.command("check-llvm")
@@ -33,7 +33,8 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
     from tritonbuild.request import provisioned_plan
 
     console = render.console(stderr=as_json)
-    p = provisioned_plan(kw, console, keep_preflight=True)
+    req = request_of(kw, keep_preflight=True)
+    p = provisioned_plan(req, console)
     if p.llvm.problem:
         raise UserError(p.llvm.problem)
     pin = "the source's pin" if p.llvm.is_pinned else (
@@ -49,7 +50,7 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
         console.print(escape(f"note: the canary is off ({canary_setting.get('origin')}), but check-llvm always runs "
                              "it: the canary compile is what check-llvm checks; the setting applies to build and "
                              "develop."), soft_wrap=True, highlight=False)
-    result = canary.check(p, console)
+    result = canary.check(p, console, req.env)
     if as_json:
         click.echo(json.dumps({**result.to_json(), "preflight": list(p.preflight),
                                "ok": result.ok and not p.preflight}, indent=2, sort_keys=True))

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
+
+from tritonbuild.cli.options import environment
 
 
 @click.command()
@@ -23,7 +26,7 @@ def doctor(python: str | None) -> None:
 
     h = host.gather(python)
     llvms = []
-    given = str(env_setting("llvm", dict(os.environ)))  # the llvm setting as the environment gives it (checked)
+    given = str(env_setting("llvm", environment()))  # the llvm setting as the environment gives it (checked)
     if given not in STRATEGIES:  # a prefix: LLVM_SYSPATH, the setting's one variable
         llvms.append(probe(Path(given), f"env {SPEC_BY_NAME['llvm'].env_names[0]}"))
     llvms += [probe(Path(p), how) for p, how in system_prefixes()]
@@ -97,7 +100,7 @@ def _undo(root: Path, existed: bool) -> None:
 @click.command()
 @click.option("--out", "-o", default="dist", show_default=True, help="Where to put the example wheel.")
 @click.option("--cache-dir", help="Cache root.")
-@click.option("--llvm", help="LLVM prefix (default: auto).")
+@click.option("--llvm", help="LLVM prefix, or a strategy (default: system, the host's own: a self-test is offline).")
 def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
     """Build the bundled example tree (nvidia;amd;spirv + a plugin) into a wheel, import it, and compile a vector
     add to SPIR-V through its spirv backend.
@@ -107,7 +110,7 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
     """
     from tritonbuild.execute import selftest as run_selftest
 
-    run_selftest.run(out, cache_dir, llvm)
+    run_selftest.run(out, cache_dir, llvm, env=environment(), cwd=Path.cwd())
 
 
 @click.command()
@@ -121,7 +124,7 @@ def status(cache_dir: str | None, as_json: bool) -> None:
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
 
-    builds = cache_root_to_read(cache_dir) / "build"
+    builds = cache_root_to_read(cache_dir, environment()) / "build"
     try:
         rows = st.build_dirs(builds)
     except OSError as exc:
@@ -134,14 +137,13 @@ def status(cache_dir: str | None, as_json: bool) -> None:
     render.print_cache_copies(st.cache_copies(builds.parent), render.console())
 
 
-def cache_root_to_read(cache_dir: str | None) -> Path:
+def cache_root_to_read(cache_dir: str | None, env: Mapping[str, str]) -> Path:
     """The cache root ``status``, ``clean --all`` and ``llvm gc`` look into, checked as plan and build check it: a
     path no directory can be at (a file on the way, text no file system takes) is bad input, exit 2. One this user
     cannot write is still read (what cannot be removed is named entry by entry)."""
     from tritonbuild import paths
     from tritonbuild.errors import EnvironmentProblem
 
-    env = dict(os.environ)
     try:
         return paths.usable_cache_root(env, cache_dir)
     except EnvironmentProblem:

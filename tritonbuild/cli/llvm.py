@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import sys
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import plan_options
+from tritonbuild.cli.options import environment, plan_options, request_of
 
 if TYPE_CHECKING:
     from tritonbuild.execute.compat import Finding
@@ -32,7 +31,7 @@ def status(as_json: bool, **kw: Any) -> None:
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
 
-    p = make_plan(kw)
+    p = make_plan(request_of(kw))
     entries = [{"prefix": str(e), **cache.read_marker(e)} for e in cache.entries(Path(p.cache_root))]
     data = {"pin": {"file": p.llvm.pin_file, "hash": p.llvm.pinned_hash, "build_number": p.llvm.build_number,
                     "sha256": p.llvm.sha256}, "archive": p.llvm.archive, "host_suffix": p.llvm.host_suffix,
@@ -56,8 +55,9 @@ def fetch(**kw: Any) -> None:
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
 
-    p = make_plan({**kw, "llvm": "download"})
-    prefix = provision.PROVIDERS["download"](provision.request_from(p), render.console(stderr=True), os.environ)
+    req = request_of(kw).with_flags(llvm="download")
+    p = make_plan(req)
+    prefix = provision.PROVIDERS["download"](provision.request_from(p), render.console(stderr=True), req.env)
     click.echo(str(prefix))
 
 
@@ -71,12 +71,13 @@ def build_llvm(targets: str | None, **kw: Any) -> None:
     from tritonbuild.request import make_plan
     from tritonbuild.resolve.backends import expand_targets, split_list
 
-    p = make_plan({**kw, "llvm": "source"})
+    req = request_of(kw).with_flags(llvm="source")
+    p = make_plan(req)
     over: dict[str, Any] = {}
     if targets:
         over["targets"] = expand_targets(split_list(targets), platform.machine())
     prefix = provision.PROVIDERS["source"](provision.request_from(p, **over), render.console(stderr=True),
-                                           os.environ)
+                                           req.env)
     click.echo(str(prefix))
 
 
@@ -88,7 +89,7 @@ def path(**kw: Any) -> None:
     from tritonbuild.llvm import cache
     from tritonbuild.request import make_plan
 
-    p = make_plan(kw)
+    p = make_plan(request_of(kw))
     if not p.llvm.prefix:
         raise UserError(p.llvm.problem or "No LLVM would be used.")
     if p.llvm.strategy in ("download", "source") and not cache.current(Path(p.llvm.prefix), p.llvm.sha256):
@@ -121,7 +122,8 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
     from tritonbuild.report import render
 
     console = render.console(stderr=as_json)
-    canary_on = not no_canary and kw.get("canary") != "off"
+    req = request_of(kw)
+    canary_on = not no_canary and req.flags["canary"] != "off"
 
     def say(step: finder.Step, number: int, most: int) -> None:
         verdict = "[green]pass[/green]" if step.ok else "[red]fail[/red]"
@@ -129,7 +131,7 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
                       f"{verdict} ({step.seconds:.1f} s{', cached' if step.cached else ''})", soft_wrap=True,
                       highlight=False)
 
-    found = finder.find(kw, console, given_range, canary_on=canary_on, say=say, on_start=lambda text: console.print(
+    found = finder.find(req, console, given_range, canary_on=canary_on, say=say, on_start=lambda text: console.print(
         escape(text), soft_wrap=True, highlight=False))
     if as_json:
         click.echo(json.dumps(found.to_json(), indent=2, sort_keys=True))
@@ -184,7 +186,7 @@ def gc(cache_dir: str | None, dry_run: bool) -> None:
     from tritonbuild.execute.builddirs import dir_size
     from tritonbuild.llvm import cache
 
-    root = cache_root_to_read(cache_dir)
+    root = cache_root_to_read(cache_dir, environment())
     used, busy = _used_prefixes(root / "build")
     freed, failed = 0, []
     try:

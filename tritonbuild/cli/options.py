@@ -1,17 +1,23 @@
 """Click options made from the one settings model (``tritonbuild.settings.model.SPECS``).
 
 A setting's flag, its ``--no-`` form, its type, range, choices and help all come from its ``Spec``; the
-request options (recipe, cache dir, interpreter) are the only ones written here.
+request options (recipe, cache dir, interpreter) are the only ones written here. ``request_of`` makes a command's
+``tritonbuild.request.Request`` of them; ``environment`` is the command line's one read of ``os.environ``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from tritonbuild.settings.model import SPECS, Spec
+
+if TYPE_CHECKING:
+    from tritonbuild.request import Request
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,3 +84,17 @@ def plan_options(func: F) -> F:
     for opt in reversed((*(setting_option(spec) for spec in SPECS if spec.flag), *REQUEST)):
         func = opt(func)
     return func
+
+
+def environment() -> dict[str, str]:
+    """The process's environment, snapshotted: the one read of ``os.environ`` for what a command asked for (every
+    request, plan and lookup below the command line gets this copy)."""
+    return dict(os.environ)
+
+
+def request_of(kw: Mapping[str, Any], **choices: Any) -> Request:
+    """The command's request: click's keyword mapping ``kw`` (``plan_options``' values, or a command's own of the
+    same names), the environment snapshotted now, the working directory; ``choices``: ``Request.from_cli``'s."""
+    from tritonbuild.request import Request
+
+    return Request.from_cli(kw, environment(), Path.cwd(), **choices)

@@ -67,14 +67,17 @@ def _checker(claim: Any, keep: list[Path]) -> Any:
 @click.option("--wheel", "subject", type=click.Path(),
               help="The subject wheel, for a member-by-member diff (default: the file of its name next to the "
                    "provenance).")
-@click.option("--no-smoke-test", is_flag=True, help="Skip importing the wheel before publishing it.")
+@click.option("--no-smoke-test", is_flag=True, help="Skip the wheel's build-time checks before publishing it: the "
+              "import, and with it the compile check (and the RECORD and library checks).")
 def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None, python: str | None,
             subject: str | None, no_smoke_test: bool) -> None:
     """Rebuild a wheel from its provenance (same source commit, plugins, LLVM and settings) and check that the
     result is byte-identical to it: exit 0 when it is, 1 when not (naming the sha256s, the settings and
     dependencies that differ and the wheel members that differ), 2 for a malformed provenance."""
     from tritonbuild import request
+    from tritonbuild.cli.options import request_of
     from tritonbuild.execute import build as build_mod
+    from tritonbuild.execute.runs import UNCHECKED
     from tritonbuild.report import render
     from tritonbuild.wheel import attestation
 
@@ -86,12 +89,15 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     console = render.console()
     for note in notes:
         console.print(f"[yellow]note:[/yellow] {note}")
-    plans = request.provisioned_plans(kw, console, check=_checker(claim, [path.parent, wheel.parent]))
+    req = request_of(kw, smoke_test=not no_smoke_test)
+    plans = request.provisioned_plans(req, console, check=_checker(claim, [path.parent, wheel.parent]))
     if len(plans) != 1:
         raise UserError(f"The provenance's settings make {len(plans)} plans; a rebuild makes one wheel.")
     plan = plans[0]
     render.print_plan(plan, console)
-    result = build_mod.build_wheel(plan, console, smoke=not no_smoke_test)
+    if not req.smoke_test:
+        console.note(UNCHECKED)
+    result = build_mod.build_wheel(plan, console, env=req.env, smoke=req.smoke_test)
     _report(claim, plan, result, wheel, console)
 
 

@@ -42,6 +42,7 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     here: the reason) or note; exit 1 on any FAIL, a malformed or hostile wheel included."""
     from rich.markup import escape
 
+    from tritonbuild.cli.options import environment
     from tritonbuild.report import render
     from tritonbuild.wheel import verify as ver
     from tritonbuild.wheel import zipguard
@@ -49,11 +50,11 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
 
     if compile_check and no_import:
         raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
-    out, failed = render.console(), False
+    out, failed, env = render.console(), False, environment()
     for wheel in _existing(wheels, "wheel"):
         python = None
         try:
-            python = ver.interpreter_for(wheel, pythons) if not no_import else None
+            python = ver.interpreter_for(wheel, pythons, env) if not no_import else None
         except zipguard.BadWheel as exc:  # a file name that does not parse
             checks = [Finding("wheel", "fail", f"not a readable wheel: {exc}")]
         else:

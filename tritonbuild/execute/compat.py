@@ -1,9 +1,9 @@
 """``tritonbuild llvm compat`` (edge): which commits of a checkout build with one LLVM. Each step exports one commit
 (``gather.commits``: afresh at each run, the tree as a checkout has it, never touching the checkout), plans the
-exported tree with the user's other settings keeping the include preflight's problems
-(``request.make_plan(keep_preflight=True)``), then runs the canary compile (``execute.canary.check``); a commit
-passes when both find nothing. The search (``resolve.bisect``) tests the newest commit, then the oldest, then halves
-the interval to the boundary.
+exported tree with the user's other settings keeping the include preflight's problems (``request.make_plan`` of
+the request with ``keep_preflight``), then runs the canary compile (``execute.canary.check``); a commit passes
+when both find nothing. The search (``resolve.bisect``) tests the newest commit, then the oldest, then halves the
+interval to the boundary.
 
 Each step's result is cached in ``<cache>/compat/<key>/<commit>.json``, the key a hash of the LLVM (prefix, version,
 revision) and of every setting that can change the answer (hostile on read: a damaged entry is recomputed). While
@@ -22,16 +22,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import __version__, paths
+from tritonbuild import __version__
 from tritonbuild.errors import BuildFailed, DiskProblem, UserError
 from tritonbuild.execute import canary
 from tritonbuild.gather import collect, commits
 from tritonbuild.gather.commits import Commit, History
 from tritonbuild.plan import Plan
+from tritonbuild.request import Request
 from tritonbuild.resolve import bisect
 from tritonbuild.resolve.facts import LLVMInstall
-from tritonbuild.settings import recipes
-from tritonbuild.settings.model import Resolved, Settings, resolve_settings
+from tritonbuild.settings.model import Resolved, Settings
 
 SCHEMA = 1
 # Settings that cannot change whether a commit builds (where, how fast, how the wheel is named or packed): left out
@@ -129,7 +129,7 @@ class Finding:
 
 @dataclass
 class _Run:
-    kw: Mapping[str, Any]
+    request: Request
     console: Any
     history: History
     llvm: LLVMInstall
@@ -143,34 +143,23 @@ class _Run:
         return self.cache_root / "compat" / "trees"
 
 
-def settings_of(kw: Mapping[str, Any], env: Mapping[str, str], cwd: Path) -> tuple[dict[str, Resolved], Path]:
-    """The request's settings (default < recipe < env < flags, as every plan resolves them) and the cache root."""
-    from tritonbuild.request import flag_settings
-
-    recipe, origin = recipes.load(str(kw["recipe"]), cwd) if kw.get("recipe") else (recipes.Recipe(), "recipe")
-    s = resolve_settings({k: kw.get(k) for k in flag_settings()}, env, recipe.settings(), origin)
-    cache_dir = kw.get("cache_dir") or recipe.cache_dir
-    root = paths.usable_cache_root(env, cache_dir, "--cache-dir" if kw.get("cache_dir") else f"{origin}'s cache_dir")
-    return s, root
-
-
-def find(kw: Mapping[str, Any], console: Any, given_range: str | None, *, canary_on: bool,
-         say: Callable[[Step, int, int], None], on_start: Callable[[str], None] = lambda text: None,
-         env: Mapping[str, str] | None = None) -> Finding:
-    """Search the range for the newest commit that builds with the LLVM of ``kw``; ``on_start`` is told what is
-    searched once it is known, ``say(step, number, of)`` each step as it ends (``of``: the most steps the search
+def find(request: Request, console: Any, given_range: str | None, *, canary_on: bool,
+         say: Callable[[Step, int, int], None], on_start: Callable[[str], None] = lambda text: None) -> Finding:
+    """Search the range for the newest commit that builds with the LLVM of ``request``; ``on_start`` is told what
+    is searched once it is known, ``say(step, number, of)`` each step as it ends (``of``: the most steps the search
     can take)."""
     import math
 
-    env = dict(os.environ) if env is None else dict(env)
-    cwd = Path.cwd()
+    from tritonbuild.request import settings_of
+
+    cwd = request.cwd
     commits.parse_range(given_range)  # a bad range is refused before anything else runs
-    s, cache_root = settings_of(kw, env, cwd)
+    s, _cache_dir, cache_root = settings_of(request)
     llvm = commits.llvm(Settings.of(s).llvm, cwd)
     checkout = collect.source_root(s, cwd, cache_root)
     history = commits.history(checkout, given_range)
-    key = answer_key(llvm, s, kw, env, cwd, canary_on)
-    run = _Run(kw, console, history, llvm, canary_on, cache_root, cache_root / "compat" / key)
+    key = answer_key(llvm, s, request, canary_on)
+    run = _Run(request, console, history, llvm, canary_on, cache_root, cache_root / "compat" / key)
     n = len(history.commits)
     most = math.ceil(math.log2(n)) + 2 if n > 1 else 1
     on_start(f"llvm compat: {history.checkout}, {n} first-parent commit(s) {history.start}..{history.end} "
@@ -211,7 +200,7 @@ def one_step(run: _Run, commit: Commit) -> Step:
         run.made[commit.sha] = _made(run, plan)
         preflight = tuple(_relative(p, plan, tree) for p in plan.preflight)
         if run.canary:
-            result = canary.check(plan, run.console)
+            result = canary.check(plan, run.console, run.request.env)
             causes = tuple(_relative_cause(c, plan, tree) for c in result.to_json()["causes"])
             if not result.ok and not causes:
                 causes = ({"cause": f"{len(result.failed)} unit(s) did not compile (timed out: "
@@ -234,7 +223,8 @@ def one_step(run: _Run, commit: Commit) -> Step:
 def _plan(run: _Run, tree: Path) -> Plan:
     from tritonbuild.request import make_plan
 
-    plan = make_plan({**run.kw, "source": str(tree), "llvm": run.llvm.prefix, "ref": None}, keep_preflight=True)
+    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None)
+    plan = make_plan(replace(step, keep_preflight=True))
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
     return plan
@@ -298,8 +288,7 @@ def prune(run: _Run, known: Mapping[int, bool]) -> None:
             commits.remove(path)
 
 
-def answer_key(llvm: LLVMInstall, s: Mapping[str, Resolved], kw: Mapping[str, Any], env: Mapping[str, str],
-               cwd: Path, canary_on: bool) -> str:
+def answer_key(llvm: LLVMInstall, s: Mapping[str, Resolved], request: Request, canary_on: bool) -> str:
     """The step cache's key: the LLVM, the canary on or off, and every setting that can change the answer (with
     the patches' and the plugin dirs' contents, and the interpreter)."""
     from tritonbuild.request import active_python
@@ -307,9 +296,9 @@ def answer_key(llvm: LLVMInstall, s: Mapping[str, Resolved], kw: Mapping[str, An
     settings, typed = {k: r.value for k, r in s.items() if k not in IRRELEVANT}, Settings.of(s)
     data = {"schema": SCHEMA, "tritonbuild": __version__, "canary": canary_on,
             "llvm": [llvm.prefix, llvm.version, llvm.revision], "settings": settings,
-            "python": list(kw.get("python") or ()) or active_python(env),
-            "patches": [_file_hash(cwd / p) for p in typed.patches],
-            "plugins": [_dir_print(cwd / p) for p in typed.plugin_dirs if not p.startswith("git+")]}
+            "python": list(request.pythons) or active_python(request.env),
+            "patches": [_file_hash(request.cwd / p) for p in typed.patches],
+            "plugins": [_dir_print(request.cwd / p) for p in typed.plugin_dirs if not p.startswith("git+")]}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

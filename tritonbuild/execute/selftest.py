@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from tritonbuild import __version__, proc
@@ -25,17 +25,18 @@ print(",".join(stages))
 """
 
 
-def spirv_check(python: str, wheel: Path) -> str:
+def spirv_check(python: str, wheel: Path, env: Mapping[str, str]) -> str:
     """Compile a vector add through the wheel's spirv backend (ttir -> llir -> spv) and validate the binary with
-    spirv-val when it is installed; one line saying what happened (raises on a failure)."""
+    spirv-val when it is installed; one line saying what happened (raises on a failure). ``env``: the request's
+    environment (its PYTHON* variables left out)."""
     from tritonbuild.errors import BuildFailed
 
     with tempfile.TemporaryDirectory(prefix="tritonbuild-selftest-") as tmp:
         with zipfile.ZipFile(wheel) as zf:
             zf.extractall(tmp)
         spv = Path(tmp) / "add_kernel.spv"
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, "PYTHONPATH": tmp}
-        res = proc.run([python, "-c", _SPIRV, str(spv)], cwd=tmp, env=env, timeout=300)
+        child = {**{k: v for k, v in env.items() if not k.startswith("PYTHON")}, "PYTHONPATH": tmp}
+        res = proc.run([python, "-c", _SPIRV, str(spv)], cwd=tmp, env=child, timeout=300)
         if not res.ok:
             raise BuildFailed("The example wheel's spirv backend did not compile a vector add to SPIR-V.",
                               tail=res.output[-2000:])
@@ -48,14 +49,15 @@ def spirv_check(python: str, wheel: Path) -> str:
         return f"{res.stdout.strip()}: {size} bytes of SPIR-V, spirv-val: valid"
 
 
-def run(out: str, cache_dir: str | None, llvm: str | None) -> None:
+def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, str], cwd: Path) -> None:
+    """Write the example tree, build it through the request path (``run_builds``, as ``build`` does), then import
+    the wheel and compile with its spirv backend. ``env``, ``cwd``: the command line's (``Request``'s)."""
     from tritonbuild import example as ex
     from tritonbuild import paths
-    from tritonbuild.execute import build as build_mod
-    from tritonbuild.report import render, summary
-    from tritonbuild.request import make_plan
+    from tritonbuild.execute.runs import run_builds
+    from tritonbuild.report import render
+    from tritonbuild.request import Request, make_plan
 
-    env = dict(os.environ)
     root = paths.cache_root(env, cache_dir) / "selftest" / __version__
     shutil.rmtree(root, ignore_errors=True)
     tree = ex.write_tree(root / "triton")
@@ -63,13 +65,12 @@ def run(out: str, cache_dir: str | None, llvm: str | None) -> None:
     abi = ex.write_spirv_abi(root / "spirv-kernel-abi")
     # the host's own LLVM unless told otherwise, and offline: a self-test needs no network (CUDA/CUPTI files
     # come from a toolkit when there is one, else the wheel notes what it lacks; spirv's download from --dep)
-    p = make_plan({"source": str(tree), "backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin),),
-                   "llvm": llvm or "system", "cache_dir": cache_dir, "out": out, "offline": True,
-                   "deps": (f"spirv-kernel-abi={abi}",)})
+    request = Request({"source": str(tree), "backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin),),
+                       "llvm": llvm or "system", "offline": True, "deps": (f"spirv-kernel-abi={abi}",)},
+                      env, cwd, cache_dir=cache_dir, out=out)
+    p = make_plan(request)
     console = render.console()
-    render.print_plan(p, console)
-    result = build_mod.build_wheel(p, console)
-    summary.print_summary(p, result, console)
-    console.print(f"[cyan]spirv:[/cyan] {spirv_check(p.python, result.wheel)}")
+    [result] = run_builds([p], console, env=request.env, smoke=request.smoke_test)
+    console.print(f"[cyan]spirv:[/cyan] {spirv_check(p.python, result.wheel, request.env)}")
     console.print("[green bold]self-test passed:[/green bold] this host builds and imports a multi-backend "
                   "Triton-shaped wheel. Next: tritonbuild plan --source PATH-OR-URL --backends 'nvidia;amd'")

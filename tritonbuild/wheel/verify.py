@@ -10,11 +10,10 @@ never a traceback. Each finding is ``ok``, ``fail``, ``skip`` (it could not run 
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +82,7 @@ def wheel_tags(wheel: Path) -> tuple[str, str]:
     return py, abi
 
 
-def interpreter_for(wheel: Path, given: Sequence[str]) -> str:
+def interpreter_for(wheel: Path, given: Sequence[str], env: Mapping[str, str]) -> str:
     """The interpreter that imports ``wheel``: for an interpreter-specific wheel (cp312-cp312, cp313-cp313t) the
     given one of that ABI, else this one when it fits, else one of that version found as ``--python cp312``
     would find it; for a cp312-abi3 wheel the same with any CPython from 3.12 on."""
@@ -97,7 +96,7 @@ def interpreter_for(wheel: Path, given: Sequence[str]) -> str:
             return not found.free_threaded and found.tag.startswith("cp3") and int(found.tag[3:]) >= int(py[3:])
         return found.abi == abi
 
-    for python in (*(pythons.find(g, os.environ) for g in given), sys.executable):
+    for python in (*(pythons.find(g, env) for g in given), sys.executable):
         if fits(python):
             return python
-    return pythons.find(py if abi == "abi3" else abi, os.environ)
+    return pythons.find(py if abi == "abi3" else abi, env)
