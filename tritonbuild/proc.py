@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from tritonbuild.reporter import Reporter
+
 
 def own_bin_dirs() -> list[str]:
     """Where this interpreter's environment keeps its scripts (``.venv/bin``), first the scripts dir, then the
@@ -324,7 +326,7 @@ class LineTracker(Protocol):
 
 
 def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[str], tracker: LineTracker,
-               console: Any, label: str) -> int:
+               reporter: Reporter, label: str) -> int:
     """Run a command, stream its output into the log and the tracker, show a progress bar on a terminal. The
     command runs in a process group of its own, stopped whole on every way out; an interrupted child raises
     KeyboardInterrupt."""
@@ -332,7 +334,7 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
     log.flush()
     child = start(argv, cwd=cwd, env=env)
     try:
-        rc, tail = _follow(child, log, tracker, console, label)
+        rc, tail = _follow(child, log, tracker, reporter, label)
     finally:
         end(child)  # Ctrl-C, SIGTERM or an error here: the child's whole group stops with us
     log.flush()
@@ -352,33 +354,18 @@ def interrupted(rc: int, tail: Sequence[str]) -> bool:
     return rc != 0 and any(word in line for line in tail for word in INTERRUPT_WORDS)
 
 
-def _follow(child: subprocess.Popen[str], log: IO[str], tracker: LineTracker, console: Any,
+def _follow(child: subprocess.Popen[str], log: IO[str], tracker: LineTracker, reporter: Reporter,
             label: str) -> tuple[int, list[str]]:
     """Stream the child's output into the log, the tracker and a progress bar; its exit code and last lines."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     assert child.stdout is not None
     tail: list[str] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("eta"), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task(label, total=None)
+    with reporter.progress(label) as bar:
         for line in child.stdout:
             log.write(line)
             log.flush()  # the log is what people tail -f during an hour-long build
             tail = [*tail[-19:], line]
             tracker.feed(line)
-            if tracker.total:
-                bar.update(task, completed=tracker.done, total=tracker.total, description=f"{label}: {tracker.phase}")
-            else:
-                bar.update(task, description=f"{label}: {tracker.phase}")
+            bar.update(tracker.done, tracker.total or None, f"{label}: {tracker.phase}")
         rc = child.wait()
     child.stdout.close()
     return rc, tail

@@ -25,5 +25,6 @@ class BuildResult:
     republished: bool = False  # nothing changed since the last build: its wheel was published again
     compile_check: dict[str, Any] = field(default_factory=dict)  # tritonbuild.resolve.compilecheck's report
     strategy: str = "full"  # how it was made: republish, quick or full (tritonbuild.execute.strategies)
+    reason: str = ""  # why that strategy: its reason code (tritonbuild.execute.strategies.Reason)
     time_report: dict[str, Any] = field(default_factory=dict)  # Ninja's critical path and slowest edges
     unity_learned: tuple[str, ...] = ()  # targets this build found clash when joined (tritonbuild.execute.unity)

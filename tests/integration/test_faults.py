@@ -74,14 +74,13 @@ def test_a_child_stopped_by_ctrl_c_is_the_users_interrupt_not_a_failed_build(tmp
     signal) must still end the run as "Interrupted." (exit 130), not as a failed build (exit 1): seen under load."""
     import io
 
-    from rich.console import Console
-
     from tritonbuild.proc import run_logged
     from tritonbuild.progress import Tracker
+    from tritonbuild.reporter import PlainReporter
 
     for script in ("exit 130", "kill -INT $$"):
         with pytest.raises(KeyboardInterrupt):
             run_logged(["sh", "-c", script], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, log=io.StringIO(),
-                       tracker=Tracker(), console=Console(file=io.StringIO()), label="build")
+                       tracker=Tracker(), reporter=PlainReporter(io.StringIO()), label="build")
     assert run_logged(["sh", "-c", "exit 1"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, log=io.StringIO(),
-                      tracker=Tracker(), console=Console(file=io.StringIO()), label="build") == 1
+                      tracker=Tracker(), reporter=PlainReporter(io.StringIO()), label="build") == 1

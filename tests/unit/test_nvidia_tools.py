@@ -24,15 +24,20 @@ def test_real_binaries_are_found_and_wrapper_scripts_skipped(tmp_path: Path) -> 
     assert find_nvidia_tools(env, []) == ()  # only the wrapper: nothing to bundle
 
 
-def test_tritons_own_variables_win(tmp_path: Path) -> None:
+def test_tritons_own_variables_win_through_the_settings_only(tmp_path: Path) -> None:
     _tool(tmp_path / "cuda" / "bin" / "ptxas", elf=True)
     mine = _tool(tmp_path / "mine" / "ptxas-12.8", elf=True)
     dis = _tool(tmp_path / "cuda" / "bin" / "nvdisasm", elf=True)
-    env = {"PATH": "", "TRITON_PTXAS_PATH": str(mine), "TRITON_CUOBJDUMP_PATH": str(tmp_path / "missing")}
+    settings = {"TRITON_PTXAS_PATH": str(mine), "TRITON_CUOBJDUMP_PATH": str(tmp_path / "missing")}
     # a variable is taken as given, even naming nothing: the plan refuses it (choose.input_problem), never skips it
-    assert find_nvidia_tools(env, [str(tmp_path / "cuda")]) == (
+    assert find_nvidia_tools({"PATH": ""}, [str(tmp_path / "cuda")], settings) == (
         ("ptxas", str(mine), "env TRITON_PTXAS_PATH"),
         ("cuobjdump", str(tmp_path / "missing"), "env TRITON_CUOBJDUMP_PATH"), ("nvdisasm", str(dis), str(dis)))
+    # the variables themselves are the settings model's to read: in ``env`` they are not looked at again
+    env = {"PATH": "", "TRITON_NVDISASM_PATH": str(mine), "TRITON_CUOBJDUMP_PATH": str(mine)}
+    assert find_nvidia_tools(env, [str(tmp_path / "cuda")]) == (
+        ("ptxas", str(tmp_path / "cuda" / "bin" / "ptxas"), str(tmp_path / "cuda" / "bin" / "ptxas")),
+        ("nvdisasm", str(dis), str(dis)))
 
 
 def test_ptxas_blackwell_from_the_variable_or_a_second_toolkit(tmp_path: Path) -> None:

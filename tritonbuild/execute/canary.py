@@ -32,6 +32,7 @@ from tritonbuild.fileutil import read_text
 from tritonbuild.gather.includes import include_graph
 from tritonbuild.plan import Plan
 from tritonbuild.progress import Tracker
+from tritonbuild.reporter import Reporter
 from tritonbuild.resolve import canary as pure
 from tritonbuild.resolve import pathviews
 from tritonbuild.resolve.canary import Cause, Unit
@@ -66,18 +67,18 @@ class CanaryResult:
         }
 
 
-def check(plan: Plan, console: Any, env: Mapping[str, str] | None = None) -> CanaryResult:
+def check(plan: Plan, reporter: Reporter, env: Mapping[str, str] | None = None) -> CanaryResult:
     """``check-llvm``: under the plan's lock, prepare the build dir, configure the dev dir, run the canary."""
     env = dict(os.environ) if env is None else dict(env)
-    lk = lock(plan, say=lambda m: console.print(f"[yellow]note:[/yellow] {m}"))
+    lk = lock(plan, say=lambda m: reporter.warn(m, topic="note"))
     try:
-        prepare(plan, log=lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
-        return configure_and_run(plan, console, env)
+        prepare(plan, log=lambda m: reporter.note(m, topic="nvidia"))
+        return configure_and_run(plan, reporter, env)
     finally:
         lk.release()
 
 
-def configure_and_run(plan: Plan, console: Any, env: Mapping[str, str]) -> CanaryResult:
+def configure_and_run(plan: Plan, reporter: Reporter, env: Mapping[str, str]) -> CanaryResult:
     """Configure the dev dir (when its configuration is not the plan's), then run the canary in it (the caller
     holds the plan's lock and has prepared the build dir)."""
     build = develop.dev_dir(plan)
@@ -88,7 +89,7 @@ def configure_and_run(plan: Plan, console: Any, env: Mapping[str, str]) -> Canar
     started = time.monotonic()
     with open(build / LOG, "w") as log:
         if action != "no":
-            develop.configure(plan, argv, action, env=run_env, log=log, tracker=Tracker(), console=console)
+            develop.configure(plan, argv, action, env=run_env, log=log, tracker=Tracker(), reporter=reporter)
         configured = round(time.monotonic() - started, 2)
         return run(plan, build, run_env, log, configured)
 

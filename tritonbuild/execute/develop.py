@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 from tritonbuild.execute import editable, unity
@@ -38,6 +38,7 @@ from tritonbuild.nvidia.stage import stage as stage_nvidia
 from tritonbuild.plan import VOLATILE_DEFINES, Plan
 from tritonbuild.proc import run, run_logged, tool
 from tritonbuild.progress import Tracker
+from tritonbuild.reporter import Reporter
 
 STAMP = ".tritonbuild-configure.json"
 
@@ -172,30 +173,29 @@ def install_editable(plan: Plan, site: Path) -> bool:
 
 
 def configure(plan: Plan, argv: list[str], action: str, *, env: Mapping[str, str], log: IO[str], tracker: Tracker,
-              console: Any) -> None:
+              reporter: Reporter) -> None:
     """Configure the dev dir with ``argv`` (``configure_action`` said "yes" or "clean"), then stamp it."""
     build = dev_dir(plan)
     place_views(plan)
     write_shims(plan)
     if action == "clean":
-        console.print("[yellow]note:[/yellow] the build dir was configured differently; "
-                      "reconfiguring from a clean CMake cache")
+        reporter.warn("the build dir was configured differently; reconfiguring from a clean CMake cache", topic="note")
         (build / "CMakeCache.txt").unlink(missing_ok=True)
         shutil.rmtree(build / "CMakeFiles", ignore_errors=True)
     (build / STAMP).unlink(missing_ok=True)
-    rc = run_logged(argv, cwd=build, env=env, log=log, tracker=tracker, console=console, label="configure")
+    rc = run_logged(argv, cwd=build, env=env, log=log, tracker=tracker, reporter=reporter, label="configure")
     if rc != 0:
         raise BuildFailed(f"CMake configure failed (exit code {rc}).", log_path=log.name,
                           tail=tracker.failure_tail())
     (build / STAMP).write_text(json.dumps({"argv": argv, "key": plan.key}, indent=1))
 
 
-def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -> DevelopResult:
+def develop(plan: Plan, reporter: Reporter, *, env: Mapping[str, str] | None = None) -> DevelopResult:
     env = dict(os.environ) if env is None else dict(env)
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
     started = time.monotonic()
-    lk = lock(plan, say=lambda m: console.print(f"[yellow]note:[/yellow] {m}"))
+    lk = lock(plan, say=lambda m: reporter.warn(m, topic="note"))
     try:
         build = dev_dir(plan)
         build.mkdir(parents=True, exist_ok=True)
@@ -207,12 +207,12 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
         tracker = Tracker()
         run_env = build_env(plan, env)
         with open(log_path, "w") as log:
-            stage_nvidia(plan, lambda m: console.print(f"[cyan]nvidia:[/cyan] {m}"))
+            stage_nvidia(plan, lambda m: reporter.note(m, topic="nvidia"))
             unity.seed(plan)  # a list another build learned: CMake depends on it, so it re-configures
             if action != "no":
-                configure(plan, argv, action, env=run_env, log=log, tracker=tracker, console=console)
+                configure(plan, argv, action, env=run_env, log=log, tracker=tracker, reporter=reporter)
             rc = run_logged([ninja, "-C", str(build), f"-j{plan.toolchain.jobs}", *plan.cmake.build_targets],
-                            cwd=build, env=run_env, log=log, tracker=tracker, console=console, label="build")
+                            cwd=build, env=run_env, log=log, tracker=tracker, reporter=reporter, label="build")
             if rc != 0:
                 hint = explain(plan, tracker.errors)
                 raise BuildFailed(f"The build failed (exit code {rc}); the build dir {build} is kept for the next "
@@ -222,7 +222,7 @@ def develop(plan: Plan, console: Any, *, env: Mapping[str, str] | None = None) -
         installed = install_editable(plan, site)
         db = build / "compile_commands.json"
         for note in link_compile_commands(plan, db) + link_into_source(plan):
-            console.print(f"[cyan]note:[/cyan] {note}")
+            reporter.note(note)
         return DevelopResult(configured=action, ninja_no_work=tracker.ninja_no_work, installed=installed,
                              site=str(site), seconds=round(time.monotonic() - started, 3), log=log_path,
                              targets=target_outputs(build, plan.cmake.build_targets[1:]))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from tritonbuild import proc
 from tritonbuild.errors import UserError
 from tritonbuild.execute.develop import dev_dir, ninja_program
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import Reporter
 
 
 def _ninja_targets(build: Path) -> set[str]:
@@ -23,7 +23,7 @@ def _ninja(build: Path, targets: list[str], jobs: int) -> None:
         raise UserError(f"Building the test dependencies ({' '.join(targets) or 'all'}) failed in {build}.")
 
 
-def run(plan: Plan, suite: str, extra: list[str], console: Any) -> int:
+def run(plan: Plan, suite: str, extra: list[str], reporter: Reporter) -> int:
     build = dev_dir(plan)
     if not (build / "build.ninja").is_file():
         raise UserError(f"No develop build for this plan yet ({build}). Run `tritonbuild develop` with the same "
@@ -48,5 +48,5 @@ def run(plan: Plan, suite: str, extra: list[str], console: Any) -> int:
     else:
         tests = Path(plan.source.root) / "python" / "test"
         argv = [plan.python, "-m", "pytest", str(tests), *extra]
-    console.print(f"$ {' '.join(argv)}")
+    reporter.step(f"$ {' '.join(argv)}")
     return proc.run(argv, env=env, capture=False).returncode

@@ -30,8 +30,25 @@ def nvidia_settings(s: Settings) -> dict[str, str | None]:
     ``nvidia.discover`` takes: it reads none of these variables itself)."""
     paths = {"TRITON_CUDART_PATH": s.cudart_path, "TRITON_CUDACRT_PATH": s.cudacrt_path,
              "TRITON_CUPTI_INCLUDE_PATH": s.cupti_include, "TRITON_CUPTI_LIB_PATH": s.cupti_lib,
-             "TRITON_PTXAS_PATH": s.ptxas, "TRITON_PTXAS_BLACKWELL_PATH": s.ptxas_blackwell}
+             "TRITON_PTXAS_PATH": s.ptxas, "TRITON_PTXAS_BLACKWELL_PATH": s.ptxas_blackwell,
+             "TRITON_CUOBJDUMP_PATH": s.cuobjdump, "TRITON_NVDISASM_PATH": s.nvdisasm}
     return {var: None if path is None else str(path) for var, path in paths.items()}
+
+
+def tool_lookup(s: Settings, source: SourceInfo, cwd: Path) -> nvidia_discover.ToolLookup | None:
+    """How to look for NVIDIA's wheels of cuobjdump/nvdisasm, or None when the plan cannot want them: nvidia not
+    asked for (the backend list or the source's default), --no-bundle-nvidia-tools, --cuda-tools-from host."""
+    import platform
+
+    from tritonbuild.resolve.backends import split_list
+
+    asked = split_list(";".join(source.default_backends) if s.backends is None else s.backends)
+    nvidia = "nvidia" in source.backend_names and ({"nvidia", "all"} & set(asked)
+                                                   or "nvidia" in source.required_backends)
+    if not nvidia or not s.bundle_nvidia_tools or s.cuda_tools_from == "host":
+        return None
+    house = absolute(str(s.wheelhouse), cwd) if s.wheelhouse else None
+    return nvidia_discover.ToolLookup(s.cuda_tools_from, s.pypi_index, house, s.offline, platform.machine())
 
 
 def source_root(o: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
@@ -128,7 +145,8 @@ def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
     decls, supplied = deps.gather(root, plugin_paths, s.deps, cwd, cache, s.offline)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
-    nv = nvidia_discover.gather(root, nvidia_settings(s), env, cache, source.nvidia_missing_headers)
+    nv = nvidia_discover.gather(root, nvidia_settings(s), env, cache, source.nvidia_missing_headers,
+                                tool_lookup(s, source, cwd))
     llvms = [*([explicit] if explicit else []), *system, *cached]
     known_source, known_llvm = known_issue_facts(root, llvms)
     pin_file = paths.data_dir() / "llvm-hash.txt"

@@ -8,13 +8,14 @@ import shutil
 import tarfile
 import zlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from tritonbuild import http
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.fileutil import confined, sha256_of
 from tritonbuild.llvm import cache
+from tritonbuild.reporter import NoBar, ProgressBar, Reporter
 from tritonbuild.resolve.llvm_requirement import LLVMRequest, check_suffix, download_entry, llvm_dir
 
 # The default mirror is the llvm_mirror setting's (tritonbuild.settings.model); the plan's request carries it.
@@ -140,8 +141,8 @@ def extract(archive: Path, staging: Path) -> Path:
     return staging
 
 
-def provide(req: LLVMRequest, *, console: Any = None, timeout: float = http.TIMEOUT, retries: int = http.RETRIES
-            ) -> Path:
+def provide(req: LLVMRequest, *, reporter: Reporter | None = None, timeout: float = http.TIMEOUT,
+            retries: int = http.RETRIES) -> Path:
     """Make the prebuilt LLVM for ``req`` available in the cache (download at most once) and return it."""
     if req.offline:
         raise UserError(f"Offline (TRITON_OFFLINE_BUILD/--offline): the prebuilt LLVM {req.archive} is not in the "
@@ -153,9 +154,9 @@ def provide(req: LLVMRequest, *, console: Any = None, timeout: float = http.TIME
     entry = _entry(req)
     if cache.current(entry, req.sha256):
         return entry
-    log: Callable[[str], None] = (lambda m: console.print(f"[cyan]llvm:[/cyan] {m}")) if console else print
+    log: Callable[[str], None] = (lambda m: reporter.note(m, topic="llvm")) if reporter else print
     try:
-        _fetch_into(req, entry, console, timeout, retries, log)
+        _fetch_into(req, entry, reporter, timeout, retries, log)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EROFS):
             raise
@@ -178,7 +179,7 @@ def _entry(req: LLVMRequest) -> Path:
     return entry
 
 
-def _fetch_into(req: LLVMRequest, entry: Path, console: Any, timeout: float, retries: int,
+def _fetch_into(req: LLVMRequest, entry: Path, reporter: Reporter | None, timeout: float, retries: int,
                 log: Callable[[str], None]) -> None:
     """Download, verify, extract and publish one entry under its lock."""
     with cache.entry_lock(entry):
@@ -189,10 +190,11 @@ def _fetch_into(req: LLVMRequest, entry: Path, console: Any, timeout: float, ret
             log(f"{entry.name}: {stale}")
         downloads = llvm_dir(req.cache_root) / ".downloads"
         archive = confined(downloads, f"{req.archive}.{os.getpid()}", what="the LLVM download")
-        progress = _progress(console, req.archive or "")
+        progress: AbstractContextManager[ProgressBar] = (
+            reporter.progress(req.archive or "", transfer=True) if reporter else nullcontext(NoBar()))
         try:
-            with progress as update:
-                fetch_archive(req, archive, retries=retries, timeout=timeout, progress=update, log=log)
+            with progress as bar:
+                fetch_archive(req, archive, retries=retries, timeout=timeout, progress=bar.update, log=log)
             digest = verify(req, archive, log)
             staging = cache.staging_dir(entry)
             try:
@@ -205,30 +207,3 @@ def _fetch_into(req: LLVMRequest, entry: Path, console: Any, timeout: float, ret
         finally:
             archive.unlink(missing_ok=True)
 
-
-class _progress:
-    """A rich progress bar for the transfer when on a terminal; a no-op otherwise."""
-
-    def __init__(self, console: Any, label: str) -> None:
-        self.console, self.label = console, label
-        self.bar: Any = None
-
-    def __enter__(self) -> Callable[[int, int | None], None]:
-        if self.console is None or not getattr(self.console, "is_terminal", False):
-            return lambda done, total: None
-        from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-
-        self.bar = Progress(BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=self.console,
-                            transient=True)
-        self.bar.start()
-        task = self.bar.add_task(self.label, total=None)
-
-        def update(done: int, total: int | None) -> None:
-            assert self.bar is not None
-            self.bar.update(task, completed=done, total=total)
-
-        return update
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()

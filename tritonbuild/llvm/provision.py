@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from tritonbuild.llvm import cache, download, source_build
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import Reporter
 from tritonbuild.resolve.llvm_requirement import LLVMRequest
 from tritonbuild.settings.model import Settings
 
@@ -16,17 +17,17 @@ from tritonbuild.settings.model import Settings
 class Provider(Protocol):
     """Supplies the pinned LLVM into the cache and returns its prefix."""
 
-    def __call__(self, req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path: ...
+    def __call__(self, req: LLVMRequest, reporter: Reporter, env: Mapping[str, str]) -> Path: ...
 
 
-def _download(req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path:
-    return download.provide(req, console=console, timeout=req.timeout, retries=req.retries)
+def _download(req: LLVMRequest, reporter: Reporter, env: Mapping[str, str]) -> Path:
+    return download.provide(req, reporter=reporter, timeout=req.timeout, retries=req.retries)
 
 
-def _source(req: LLVMRequest, console: Any, env: Mapping[str, str]) -> Path:
+def _source(req: LLVMRequest, reporter: Reporter, env: Mapping[str, str]) -> Path:
     import shutil
 
-    return source_build.provide(req, console, ccache=shutil.which("ccache"))
+    return source_build.provide(req, reporter, ccache=shutil.which("ccache"))
 
 
 PROVIDERS: dict[str, Provider] = {"download": _download, "source": _source}
@@ -50,8 +51,8 @@ def needs_provisioning(plan: Plan) -> bool:
                                                                  plan.llvm.sha256)
 
 
-def ensure(plan: Plan, console: Any, env: Mapping[str, str]) -> Path | None:
+def ensure(plan: Plan, reporter: Reporter, env: Mapping[str, str]) -> Path | None:
     """Run the plan's provider when its LLVM is not in the cache yet."""
     if not needs_provisioning(plan):
         return None
-    return PROVIDERS[plan.llvm.strategy](request_from(plan), console, env)
+    return PROVIDERS[plan.llvm.strategy](request_from(plan), reporter, env)

@@ -6,10 +6,10 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from tritonbuild.errors import BuildFailed, UserError
 from tritonbuild.llvm import cache
+from tritonbuild.reporter import Reporter
 from tritonbuild.resolve.llvm_requirement import LLVMRequest, llvm_dir, source_entry
 
 DEFAULT_LLVM_SRC = "https://github.com/llvm/llvm-project.git"
@@ -35,7 +35,7 @@ def configure_args(req: LLVMRequest, src: Path, build: Path, prefix: Path, ccach
     return args
 
 
-def checkout(req: LLVMRequest, console: Any) -> Path:
+def checkout(req: LLVMRequest, reporter: Reporter) -> Path:
     """Clone (or reuse) llvm-project from a URL or local path and check out exactly the pinned commit. git runs
     through ``gather.safegit``: a URL is checked first (no ``ext::``, no option), the cache repository's own config
     runs nothing, offline nothing is fetched."""
@@ -57,7 +57,7 @@ def checkout(req: LLVMRequest, console: Any) -> Path:
         if req.offline:
             raise UserError(f"Offline: the LLVM source {url} has no commit {req.llvm_hash} in its cache clone "
                             f"{dest}. Run once without --offline, or pass --llvm-src with a clone that has it.")
-        console.print(f"fetching {req.llvm_hash[:12]} from {url}")
+        reporter.step(f"fetching {req.llvm_hash[:12]} from {url}")
         if not safegit.run_git(dest, "fetch", "--quiet", "--depth", "1", "origin", req.llvm_hash, timeout=None,
                                fetch=True).ok:
             _git_or_fail(req, url, dest, "fetch", "--quiet", "origin", fetch=True)  # servers that refuse a hash
@@ -77,18 +77,18 @@ def _git_or_fail(req: LLVMRequest, url: str, dest: Path, *args: str, fetch: bool
                         f"{res.output or 'failed'}. Check --llvm-src.")
 
 
-def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Path:
+def provide(req: LLVMRequest, reporter: Reporter, *, ccache: str | None = None) -> Path:
     from tritonbuild.proc import run_logged
     from tritonbuild.progress import Tracker
 
     entry = source_entry(req)
     if cache.is_complete(entry):
-        console.print(f"LLVM {req.llvm_hash[:12]} ({', '.join(req.targets)}) is already in the cache: {entry}")
+        reporter.step(f"LLVM {req.llvm_hash[:12]} ({', '.join(req.targets)}) is already in the cache: {entry}")
         return entry
     with cache.entry_lock(entry):
         if cache.is_complete(entry):
             return entry
-        src = checkout(req, console)
+        src = checkout(req, reporter)
         build = llvm_dir(req.cache_root).parent / "llvm-build" / entry.name
         staging = cache.staging_dir(entry)
         log_path = build.parent / f"{entry.name}.log"
@@ -99,7 +99,7 @@ def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Pat
                 for argv, label in ((configure_args(req, src, build, staging, ccache), "configure LLVM"),
                                     (["ninja", "-C", str(build), "install"], "build LLVM")):
                     rc = run_logged(argv, cwd=build, env=dict(os.environ), log=log,
-                                    tracker=tracker, console=console, label=label)
+                                    tracker=tracker, reporter=reporter, label=label)
                     if rc != 0:
                         raise BuildFailed(f"{label} failed (exit code {rc}); the LLVM build dir {build} is kept.",
                                           log_path=str(log_path), tail=tracker.failure_tail())
@@ -110,5 +110,5 @@ def provide(req: LLVMRequest, console: Any, *, ccache: str | None = None) -> Pat
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(build, ignore_errors=True)  # tens of GB for a real LLVM; the install is what we keep
-    console.print(f"LLVM {req.llvm_hash[:12]} built into {entry}")
+    reporter.step(f"LLVM {req.llvm_hash[:12]} built into {entry}")
     return entry

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tritonbuild.nvidia.parts import CUPTI_LIBS, InputFile, NvidiaFacts, Source
+from tritonbuild.nvidia.parts import (
+    CUPTI_LIBS,
+    TOOL_PROJECTS,
+    InputFile,
+    NvidiaFacts,
+    Source,
+    numeric,
+    tool_wheel,
+    version_key,
+)
 from tritonbuild.plan import NvidiaPart
 
 
@@ -159,6 +169,87 @@ def refuse_inputs(inputs: tuple[InputFile, ...], machine: int | None, roles: tup
                 f"{fix}{' (or build with --no-bundle-nvidia-tools)' if f.role == 'tool' else ''}.")
 
 
+TOOL_ORDER = ("ptxas", "cuobjdump", "nvdisasm", "ptxas-blackwell")  # as backends/nvidia/bin lists them
+SASS_USERS = ("Triton's SASS disassembly needs them (triton.tools.disasm, a compiled kernel's asm['sass'], "
+              "Triton's test_disasm.py: \"Cannot find cuobjdump\")")
+
+
+def pick_tool_version(available: Iterable[str], *, ptxas: str | None, pin: str | None) -> tuple[str | None, str]:
+    """Which of the ``available`` versions of a tool's wheel to bundle beside a ptxas of version ``ptxas`` (None:
+    unknown), and why: only versions of ptxas's CUDA major (a newer cuobjdump/nvdisasm of one major reads that
+    major's cubins); among them the tree's ``pin`` when there, else the lowest version >= ptxas's, else the newest.
+    ``(None, why)`` when none fits."""
+    versions = sorted({v for v in available if numeric(v)}, key=version_key)
+    if numeric(ptxas):
+        assert ptxas is not None
+        major = version_key(ptxas)[0]
+        versions = [v for v in versions if version_key(v)[0] == major]
+        if not versions:
+            return None, f"no CUDA {major} version is available for ptxas {ptxas}"
+    if pin in versions:
+        return pin, f"the tree's pin (cmake/nvidia-toolchain-version.json){' is available' if ptxas else ''}"
+    unpinned = f"the tree's pin {pin} is not available" if pin else "the tree pins no version"
+    if numeric(ptxas):
+        assert ptxas is not None
+        above = [v for v in versions if version_key(v) >= version_key(ptxas)]
+        if above:
+            return above[0], f"{unpinned}: the lowest available version >= ptxas {ptxas}"
+        return versions[-1], f"{unpinned}, none is >= ptxas {ptxas}: the newest of CUDA " \
+                             f"{version_key(ptxas)[0]}"
+    if versions:
+        return versions[-1], f"{unpinned} and the CUDA version of ptxas is unknown: the newest available"
+    return None, "no version of it is available"
+
+
+def wheel_tools(nv: NvidiaFacts, *, tools_from: str
+                ) -> tuple[list[tuple[str, str, str]], list[NvidiaPart], list[str], list[tuple[str, str]]]:
+    """The tools to bundle with those of NVIDIA's wheels chosen in: ``(tools, parts, notes, missing)``, missing
+    being ``(tool, why)`` for each tool wanted from a wheel that none provides. ``tools_from`` "pypi" replaces a
+    toolkit's cuobjdump/nvdisasm (never one a TRITON_<TOOL>_PATH names)."""
+    tools = [t for t in nv.tools
+             if not (tools_from == "pypi" and t[0] in TOOL_PROJECTS and not t[2].startswith("env "))]
+    parts: list[NvidiaPart] = []
+    notes: list[str] = []
+    missing: list[tuple[str, str]] = []
+    ptxas = nv.ptxas_version or nv.versions.get("ptxas")
+    basis = " (what the bundled ptxas says it is)" if nv.ptxas_version else \
+        " (no bundled ptxas to ask: the tree's ptxas pin)" if ptxas else ""
+    for tool, offer in sorted(nv.tool_offers.items()):
+        if any(n == tool for n, _, _ in tools):
+            continue
+        version, why = pick_tool_version(offer.versions, ptxas=ptxas, pin=nv.versions.get(tool))
+        ref = tool_wheel(tool, version) if version else None
+        if ref is None:
+            where = f"looked in {', '.join(offer.looked)}" if offer.looked else ""
+            said = "; ".join(w for w in (where, offer.problem or "") if w)
+            missing.append((tool, f"{why}{basis}" + (f"; {said}" if said else "")))
+            continue
+        bindir = f"{offer.entries}/{ref.project}-{ref.version}/{ref.subdir}"
+        tools.append((tool, f"{bindir}/{tool}", f"PyPI {ref.spec}"))
+        fetch = "" if ref.version in offer.cached else (
+            " (unpacked from the --wheelhouse file when the build runs)" if ref.version in dict(offer.wheelhouse)
+            else " (downloaded when the build runs)")
+        parts.append(NvidiaPart(name=tool, dest="bin", dirs=(bindir,), found_by=f"PyPI {ref.spec}",
+                                why="Triton's SASS disassembly runs it from backends/nvidia/bin",
+                                files=((bindir, tool),),
+                                wheels=() if ref.version in offer.cached else (ref.spec,)))
+        notes.append(f"nvidia: {tool} {ref.version} from NVIDIA's wheel {ref.spec}: {why}{basis}{fetch}")
+    tools.sort(key=lambda t: TOOL_ORDER.index(t[0]) if t[0] in TOOL_ORDER else len(TOOL_ORDER))
+    return tools, parts, notes, missing
+
+
+def _missing_tools(missing: list[tuple[str, str]], tools_from: str, nv: NvidiaFacts) -> str:
+    names = [t for t, _ in missing]
+    example = " ".join(f"{TOOL_PROJECTS[t]}==X" for t in names)
+    wanted = "are wanted from NVIDIA's wheels (--cuda-tools-from pypi)" if tools_from == "pypi" else \
+        "are not on this host (TRITON_<TOOL>_PATH, a CUDA toolkit, PATH), nor to be had from NVIDIA's wheels"
+    reasons = "; ".join(dict.fromkeys(why for _, why in missing))
+    return (f"{' and '.join(names)} {wanted}: {reasons}. {SASS_USERS}. Give "
+            f"--wheelhouse DIR holding the wheels (`pip download --no-deps {example} -d DIR`, X a version of "
+            f"ptxas's CUDA major, 13 or later), build once online, or set "
+            f"{' / '.join(f'TRITON_{t.upper()}_PATH' for t in names)}")
+
+
 @dataclass
 class Resolution:
     parts: tuple[NvidiaPart, ...] = ()
@@ -169,7 +260,7 @@ class Resolution:
 
 
 def resolve(nv: NvidiaFacts, *, names: tuple[str, ...], proton: bool, offline: bool, bundle_tools: bool,
-            compile_headers: tuple[str, ...]) -> Resolution:
+            compile_headers: tuple[str, ...], tools_from: str = "auto") -> Resolution:
     """The plan's NVIDIA files. ``compile_headers``: what 2024 trees' C++ includes as backend/include/<x>: without
     them the build cannot compile, so their absence is an error; missing run-time headers are a warning (the
     wheel builds, but cannot launch kernels on NVIDIA GPUs)."""
@@ -203,18 +294,36 @@ def resolve(nv: NvidiaFacts, *, names: tuple[str, ...], proton: bool, offline: b
             r.defines["TRITONBUILD_CUPTI_FROM_STAGE"] = "ON"
             r.notes.append("proton: compiled against the staged CUPTI + CUDA headers (<build dir>/tritonbuild-nvidia/"
                            "include), as setup.py puts them together in backend/include")
-    if nvidia and bundle_tools:
-        r.tools = nv.tools
-        if nv.tools:
-            r.defines["TRITONBUILD_NVIDIA_TOOLS"] = ";".join(f"{n}={p}" for n, p, _ in nv.tools)
-            r.notes.append("nvidia: " + ", ".join(f"{n} from {p}" + (f" ({how})" if how.startswith(("env", "a "))
-                                                                       else "") for n, p, how in nv.tools)
-                           + " copied into the wheel's backends/nvidia/bin, as setup.py does")
-        if not any(n == "ptxas" for n, _, _ in nv.tools):
-            r.notes.append("nvidia: no ptxas binary found to bundle (TRITON_PTXAS_PATH, CUDA_HOME/bin, "
-                           "/usr/local/cuda/bin, PATH; wrapper scripts do not count): the wheel compiles to PTX, and "
-                           "needs TRITON_PTXAS_PATH at run time for cubins. Set TRITON_PTXAS_PATH to bundle one.")
-        if nv.wants_ptxas_blackwell and not any(n == "ptxas-blackwell" for n, _, _ in nv.tools):
-            r.notes.append("nvidia: this tree looks for bin/ptxas-blackwell (sm_100+); none bundled (set "
-                           "TRITON_PTXAS_BLACKWELL_PATH, or install a second CUDA toolkit)")
+    if nvidia and bundle_tools:  # after the staged parts: a tool's wheel is installed by the define, not staged
+        _tools(nv, r, tools_from=tools_from)
     return r
+
+
+def _tools(nv: NvidiaFacts, r: Resolution, *, tools_from: str) -> None:
+    """The tools bundled into backends/nvidia/bin (the define the injected CMake installs them by), with notes on
+    what is not bundled; ``tools_from`` "pypi" refuses (UserError) the plan of a wheel that cannot be had."""
+    from tritonbuild.errors import UserError
+
+    tools, parts, notes, missing = wheel_tools(nv, tools_from=tools_from)
+    if missing and tools_from == "pypi":
+        raise UserError(_missing_tools(missing, tools_from, nv) + ", or build with --cuda-tools-from auto.")
+    r.tools = tuple(tools)
+    r.parts = (*r.parts, *parts)
+    if tools:
+        r.defines["TRITONBUILD_NVIDIA_TOOLS"] = ";".join(f"{n}={p}" for n, p, _ in tools)
+        host = [(n, p, how) for n, p, how in tools if not how.startswith("PyPI ")]
+        if host:
+            r.notes.append("nvidia: " + ", ".join(f"{n} from {p}" + (f" ({how})" if how.startswith(("env", "a "))
+                                                                       else "") for n, p, how in host)
+                           + " copied into the wheel's backends/nvidia/bin, as setup.py does")
+    r.notes.extend(notes)
+    if missing:
+        r.notes.append(f"nvidia: the wheel carries no {' or '.join(t for t, _ in missing)}: "
+                       f"{_missing_tools(missing, tools_from, nv)} to bundle them.")
+    if not any(n == "ptxas" for n, _, _ in tools):
+        r.notes.append("nvidia: no ptxas binary found to bundle (TRITON_PTXAS_PATH, CUDA_HOME/bin, "
+                       "/usr/local/cuda/bin, PATH; wrapper scripts do not count): the wheel compiles to PTX, and "
+                       "needs TRITON_PTXAS_PATH at run time for cubins. Set TRITON_PTXAS_PATH to bundle one.")
+    if nv.wants_ptxas_blackwell and not any(n == "ptxas-blackwell" for n, _, _ in tools):
+        r.notes.append("nvidia: this tree looks for bin/ptxas-blackwell (sm_100+); none bundled (set "
+                       "TRITON_PTXAS_BLACKWELL_PATH, or install a second CUDA toolkit)")

@@ -2,7 +2,9 @@
 
 Order, as setup.py's own: Triton's ``TRITON_*_PATH`` variable, else a CUDA toolkit (``CUDA_HOME``, ``CUDA_PATH``,
 ``/usr/local/cuda``, then other ``/usr/local/cuda-*``), else NVIDIA's wheel on PyPI at the version the tree pins
-(already unpacked in the cache, or to download when the build runs).
+(already unpacked in the cache, or to download when the build runs). cuobjdump and nvdisasm, which no CUDA 13
+toolkit install need have, may come from NVIDIA's own wheels of them: ``tool_offer`` lists the versions the
+cache, the --wheelhouse dir and (online) the index hold; ``choose.pick_tool_version`` picks one.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import re
 import shutil
 import stat
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -22,14 +25,19 @@ from tritonbuild.nvidia.choose import header_name_ok
 from tritonbuild.nvidia.parts import (
     CUPTI_LIBS,
     ENV,
+    TOOL_PROJECTS,
+    TOOL_WHEEL_MAJOR,
     Files,
     InputFile,
     NvidiaFacts,
     Source,
+    ToolOffer,
     embedded_includes,
     includes,
+    numeric,
     parse_versions,
     pypi_wheel,
+    version_key,
 )
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
@@ -90,14 +98,14 @@ def _version_key(path: str) -> tuple[int, ...]:
 def find_tools(env: Mapping[str, str], roots: Sequence[str],
                settings: Mapping[str, str | None] | None = None) -> tuple[tuple[str, str, str], ...]:
     """The NVIDIA tools setup.py puts into backends/nvidia/bin: ``(name, real path, found by)``. Triton's
-    ``TRITON_<NAME>_PATH`` wins (from ``settings`` where it is a declared setting, ptxas's; else ``env``); else a
-    real binary (not a wrapper script, which would not work on another machine) from the CUDA roots or PATH.
-    Symlinks are resolved: the wheel gets the file itself."""
+    ``TRITON_<NAME>_PATH`` wins (the declared setting's value in ``settings``, by the variable it stands for: never
+    read from ``env``); else a real binary (not a wrapper script, which would not work on another machine) from
+    the CUDA roots or PATH (``env``'s). Symlinks are resolved: the wheel gets the file itself."""
     found = []
     settings = settings or {}
     for name in TOOLS:
         var = f"TRITON_{name.upper()}_PATH"
-        given = settings.get(var) if var in settings else env.get(var)
+        given = settings.get(var)
         if given:  # taken as given: the plan refuses it unless it is an executable (choose.input_problem)
             found.append((name, os.path.realpath(given), f"env {var}"))
             continue
@@ -108,6 +116,49 @@ def find_tools(env: Mapping[str, str], roots: Sequence[str],
                 found.append((name, str(real), str(cand)))
                 break
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class ToolLookup:
+    """How to look for NVIDIA's wheels of cuobjdump and nvidia: given only when the plan bundles the nvidia
+    backend's tools (nvidia selected, --bundle-nvidia-tools)."""
+
+    tools_from: str  # auto, pypi (host: no lookup)
+    index: str
+    wheelhouse: Path | None
+    offline: bool
+    machine: str  # platform.machine(): the wheels' tag
+
+
+def ptxas_version(ptxas: str | None, machine: int | None) -> str | None:
+    """What ``ptxas --version`` says (``V13.0.88``), run (10 s at most) only when it is an ELF executable this host
+    runs: one the plan would refuse is not run."""
+    from tritonbuild import proc
+    from tritonbuild.nvidia.choose import input_problem
+
+    if ptxas is None or input_problem(describe(ptxas, "tool", ""), machine):
+        return None
+    out = proc.run([ptxas, "--version"], timeout=10)
+    m = re.search(r"\bV(\d+\.\d+(?:\.\d+)?)\b", out.stdout) if out.ok else None
+    return m.group(1) if m and numeric(m.group(1)) else None
+
+
+def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[str], None]) -> ToolOffer:
+    """The versions of ``tool``'s wheel to be had: unpacked in the cache, in the wheelhouse (each checked: a
+    hostile one is refused), on the index page (online only)."""
+    from tritonbuild.nvidia import pypi
+
+    project, entries = TOOL_PROJECTS[tool], cache_root / "nvidia"
+    cached = tuple(v for e in (sorted(entries.glob(f"{project}-*")) if entries.is_dir() else [])
+                   if numeric(v := e.name[len(project) + 1:]) and (e / ".complete").is_file())
+    house = pypi.wheelhouse_wheels(lookup.wheelhouse, project, lookup.machine) if lookup.wheelhouse else ()
+    looked = [f"the cache ({entries})", *([f"the wheelhouse {lookup.wheelhouse}"] if lookup.wheelhouse else [])]
+    index: tuple[str, ...] = ()
+    problem = None
+    if not lookup.offline:
+        index, problem = pypi.index_versions(lookup.index, project, lookup.machine, log)
+        looked.append(f"the index {lookup.index}")
+    return ToolOffer(tool, str(entries), cached, house, index, tuple(looked), problem)
 
 
 def ptxas_blackwell(settings: Mapping[str, str | None], roots: Sequence[str],
@@ -239,11 +290,12 @@ def find_sources(settings: Mapping[str, str | None], roots: Sequence[str], versi
 
 
 def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[str, str], cache_root: Path,
-           missing_2024: Sequence[str] = ()) -> NvidiaFacts:
+           missing_2024: Sequence[str] = (), lookup: ToolLookup | None = None,
+           log: Callable[[str], None] = lambda m: None) -> NvidiaFacts:
     """What the NVIDIA backend's files and tools are and where they come from. ``settings`` holds the declared
     settings that name them, by the Triton variable each stands for (``gather.collect.nvidia_settings``): their
-    values are used, never the variables read again; ``env`` gives CUDA_HOME/CUDA_PATH, PATH and the tool
-    variables that are no setting (TRITON_CUOBJDUMP_PATH, TRITON_NVDISASM_PATH)."""
+    values are used, never the variables read again; ``env`` gives CUDA_HOME/CUDA_PATH and PATH. With ``lookup``,
+    the wheels of cuobjdump/nvdisasm are looked for when the host has none (or ``tools_from`` is pypi)."""
     nvidia = source_root / "third_party" / "nvidia"
     if not nvidia.is_dir():
         return NvidiaFacts()
@@ -264,6 +316,7 @@ def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[s
     blackwell = ptxas_blackwell(settings, roots, ptxas) if blackwell_wanted else None
     if blackwell:
         tools = (*tools, ("ptxas-blackwell", *blackwell))
+    offers, version = wheel_offers(tools, versions.get("ptxas"), cache_root, lookup, log) if lookup else ({}, None)
     headers_of = closure(headers, header_dirs) if unpacked else None
     cupti_of = closure(["cupti.h"], header_dirs) if unpacked and "cupti" in sources else None
     libs = lib_files(sources["cupti-lib"].dirs) if "cupti-lib" in sources and sources["cupti-lib"].cached else None
@@ -280,7 +333,34 @@ def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[s
         inputs=_inputs(sources, tools, libs, [*(headers_of[2] if headers_of else ()),
                                                *(cupti_of[2] if cupti_of else ())]),
         machine=host_machine(),
+        ptxas_version=version,
+        tool_offers=offers,
     )
+
+
+def wheel_offers(tools: Sequence[tuple[str, str, str]], ptxas_pin: str | None, cache_root: Path, lookup: ToolLookup,
+                 log: Callable[[str], None]) -> tuple[dict[str, ToolOffer], str | None]:
+    """The offers of the tools wanted from NVIDIA's wheels, and the bundled ptxas's version (read only when one is
+    wanted). Its CUDA major (else the tree's ptxas pin's) below the wheels' first one: nothing is looked up."""
+    offers = wanted_from_wheels(tools, cache_root, lookup)
+    ptxas = next((p for n, p, _ in tools if n == "ptxas"), None)
+    version = ptxas_version(ptxas, host_machine()) if offers else None
+    basis = version or ptxas_pin
+    major = version_key(basis)[0] if basis and numeric(basis) else None
+    if major is not None and major < TOOL_WHEEL_MAJOR:
+        return {t: ToolOffer(t, str(cache_root / "nvidia"), problem=f"NVIDIA publishes these wheels from CUDA "
+                             f"{TOOL_WHEEL_MAJOR} on") for t in offers}, version
+    return {t: tool_offer(t, cache_root, lookup, log) for t in offers}, version
+
+
+def wanted_from_wheels(tools: Sequence[tuple[str, str, str]], cache_root: Path, lookup: ToolLookup
+                       ) -> dict[str, ToolOffer]:
+    """The tools wanted from NVIDIA's wheels, each with an empty offer: those the host lacks, or with
+    ``tools_from`` pypi every one no TRITON_<TOOL>_PATH names."""
+    have = {n: how for n, _, how in tools}
+    wanted = [t for t in TOOL_PROJECTS if t not in have
+              or (lookup.tools_from == "pypi" and not have[t].startswith("env "))]
+    return {t: ToolOffer(t, str(cache_root / "nvidia")) for t in wanted}
 
 
 def _inputs(sources: Mapping[str, Source], tools: Sequence[tuple[str, str, str]], libs: Files | None,

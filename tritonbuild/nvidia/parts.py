@@ -77,6 +77,57 @@ def pypi_wheel(component: str, version: str | None) -> WheelRef | None:
     return None
 
 
+# NVIDIA's wheels of the tools setup.py also downloads (CUDA 13 on: one file each, nvidia/cu<major>/bin/<tool>).
+TOOL_PROJECTS = {"cuobjdump": "nvidia-cuda-cuobjdump", "nvdisasm": "nvidia-cuda-nvdisasm"}
+TOOL_WHEEL_MAJOR = 13  # the first CUDA major NVIDIA publishes these wheels for
+_NUMERIC = re.compile(r"\d+(\.\d+)*")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A numeric version (``13.2.51``) as a tuple that orders like the version."""
+    return tuple(int(x) for x in version.split("."))
+
+
+def numeric(version: str | None) -> bool:
+    return version is not None and len(version) <= 40 and _NUMERIC.fullmatch(version) is not None
+
+
+def tool_wheel(tool: str, version: str) -> WheelRef | None:
+    """The wheel that carries ``tool`` (cuobjdump, nvdisasm) at ``version``; None before CUDA 13 (no such wheel)."""
+    if tool not in TOOL_PROJECTS or not numeric(version) or version_key(version)[0] < TOOL_WHEEL_MAJOR:
+        return None
+    return WheelRef(TOOL_PROJECTS[tool], version, f"nvidia/cu{version_key(version)[0]}/bin")
+
+
+def wheel_file_version(filename: str, project: str, machine: str) -> str | None:
+    """The version in ``filename`` when it names a Linux ``machine`` wheel of ``project``
+    (``nvidia_cuda_cuobjdump-13.2.51-py3-none-manylinux2014_x86_64.whl``), else None."""
+    prefix = project.replace("-", "_") + "-"
+    if not (filename.startswith(prefix) and filename.endswith(".whl") and "linux" in filename
+            and machine in filename):
+        return None
+    version = filename[len(prefix):].split("-", 1)[0]
+    return version if numeric(version) else None
+
+
+@dataclass(frozen=True)
+class ToolOffer:
+    """The versions of one tool's wheel that can be had, and from where (gathered; ``choose`` picks one)."""
+
+    tool: str  # cuobjdump, nvdisasm
+    entries: str  # the cache dir of unpacked wheels (<cache>/nvidia): the tool is run from there
+    cached: tuple[str, ...] = ()  # versions already unpacked in the cache
+    wheelhouse: tuple[tuple[str, str], ...] = ()  # (version, wheel file) in --wheelhouse
+    index: tuple[str, ...] = ()  # versions on the index page (online only)
+    looked: tuple[str, ...] = ()  # where it was looked for, for messages: "the cache", "the wheelhouse DIR", ...
+    problem: str | None = None  # why the index could not be read (online), or None
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        found = {*self.cached, *(v for v, _ in self.wheelhouse), *self.index}
+        return tuple(sorted(found, key=version_key))
+
+
 Files = tuple[tuple[str, str], ...]  # (directory, path relative to it)
 
 
@@ -120,3 +171,5 @@ class NvidiaFacts:
     toolkit: str | None = None  # the CUDA toolkit root the headers come from, if one
     inputs: tuple[InputFile, ...] = ()  # every file and dir above as found, for the plan to refuse what is not
     machine: int | None = None  # this host's ELF e_machine (bundled binaries must run here)
+    ptxas_version: str | None = None  # what the bundled ptxas says it is (``ptxas --version``), when read
+    tool_offers: dict[str, ToolOffer] = field(default_factory=dict)  # tools wanted from NVIDIA's wheels

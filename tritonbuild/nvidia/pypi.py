@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from tritonbuild import http
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import check_zip, confined, sha256_of
-from tritonbuild.nvidia.parts import WheelRef
+from tritonbuild.nvidia.parts import TOOL_PROJECTS, WheelRef, wheel_file_version
 from tritonbuild.urls import join_url, split_url
 
 # The default index is the pypi_index setting's (tritonbuild.settings.model); the plan's settings carry it.
@@ -85,13 +85,111 @@ def _extract(wheel: Path, staging: Path, name: str) -> None:
             from None
 
 
+INDEX_TIMEOUT = 10.0  # seconds the plan waits for an index page (one attempt: a plan stays quick)
+
+
+def index_versions(index: str, project: str, machine: str, log: Callable[[str], None] = print
+                   ) -> tuple[tuple[str, ...], str | None]:
+    """The versions of ``project``'s Linux ``machine`` wheels on the index page, and why none could be read (the
+    page is missing, the network failed), or None."""
+    page_url = f"{index.rstrip('/')}/{project}/"
+    try:
+        page = http.get_text(page_url, retries=1, timeout=INDEX_TIMEOUT, log=log)
+    except http.NotFound:
+        return (), f"the package index {index} has no {project} ({page_url})"
+    except (http.NetworkError, OSError) as exc:
+        return (), f"the package index {index} could not be read ({exc})"
+    parser = _Links()
+    parser.feed(page)
+    found = set()
+    for href, text in parser.links:
+        parts = split_url(href)
+        version = wheel_file_version(text or (PurePosixPath(parts.path).name if parts else ""), project, machine)
+        if version:
+            found.add(version)
+    return tuple(sorted(found)), None
+
+
+def wheelhouse_wheels(wheelhouse: Path, project: str, machine: str) -> tuple[tuple[str, str], ...]:
+    """``(version, file)`` of each Linux ``machine`` wheel of ``project`` in the ``wheelhouse`` dir, each checked
+    as a download would be: a corrupt wheel, or one with a member that is a link or leaves its dir, is refused
+    (UserError) before anything is unpacked."""
+    try:
+        names = sorted(p.name for p in wheelhouse.iterdir())
+    except OSError:
+        return ()
+    out = []
+    for name in names:
+        version = wheel_file_version(name, project, machine)
+        path = wheelhouse / name
+        if version and path.is_file():
+            check_wheel(path, name)
+            out.append((version, str(path)))
+    return tuple(out)
+
+
+def check_wheel(path: Path, name: str) -> None:
+    """Refuse (UserError) a wheel file that is not a zip, or holds a member no unpack may write."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            check_zip(zf, f"the wheel {path}")
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise UserError(f"The wheel {path} is corrupt or unreadable ({exc}); nothing was unpacked from it. "
+                        f"Replace it (pip download --no-deps the same {name.split('-', 1)[0]} version), or remove "
+                        "it from the wheelhouse.") from None
+
+
+def wheel_origin(path: str) -> dict[str, str] | None:
+    """Where the cache entry holding ``path`` (a bundled tool) came from: ``spec`` (project==version), ``sha256``
+    of the wheel, ``url`` or ``wheelhouse`` file; None for a file of no tool wheel's cache entry."""
+    for parent in Path(path).parents:
+        project = next((p for p in TOOL_PROJECTS.values() if parent.name.startswith(f"{p}-")), None)
+        marker = parent / ".complete"
+        if project is None or not marker.is_file():
+            continue
+        try:
+            data = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        out = {"spec": f"{project}=={parent.name[len(project) + 1:]}"}
+        out.update({k: str(data[k]) for k in ("sha256", "url", "wheelhouse", "wheel") if data.get(k)})
+        return out
+    return None
+
+
+def _publish(dest: Path, wheel: Path, name: str, marker: dict[str, str]) -> None:
+    """Unpack ``wheel`` into a staging dir beside ``dest``, then rename it into place, marked complete."""
+    staging = dest.parent / f".{dest.name}.{os.getpid()}"
+    try:
+        shutil.rmtree(staging, ignore_errors=True)
+        _extract(wheel, staging, name)
+        (staging / ".complete").write_text(json.dumps(marker) + "\n")
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(staging, dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offline: bool,
-            log: Callable[[str], None] = print) -> Path:
-    """The unpacked wheel's directory in the cache, fetching it first when needed."""
+            log: Callable[[str], None] = print, wheelhouse: Path | None = None) -> Path:
+    """The unpacked wheel's directory in the cache: from the ``wheelhouse`` dir when it holds the wheel (checked
+    as a download is), else fetched from the index (offline: refused)."""
     from filelock import FileLock
 
     dest = confined(cache_root / "nvidia", f"{ref.project}-{ref.version}", what=f"the cache entry of {ref.spec}")
     if (dest / ".complete").is_file():
+        return dest
+    house = dict(wheelhouse_wheels(wheelhouse, ref.project, machine)) if wheelhouse else {}
+    if ref.version in house:
+        wheel = Path(house[ref.version])
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(dest) + ".lock"):
+            if not (dest / ".complete").is_file():
+                log(f"unpacking {ref.spec} from the wheelhouse ({wheel})")
+                _publish(dest, wheel, wheel.name, {"wheelhouse": str(wheel), "sha256": sha256_of(wheel),
+                                                   "wheel": wheel.name})
         return dest
     if offline:
         raise UserError(f"Offline (TRITON_OFFLINE_BUILD/--offline): {ref.spec} from PyPI is not in the cache "
@@ -116,7 +214,6 @@ def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offlin
                             "to supply the files instead.")
         url, sha, name = found
         part = confined(dest.parent / ".downloads", f"{name}.{os.getpid()}", what=f"the download of {ref.spec}")
-        staging = dest.parent / f".{dest.name}.{os.getpid()}"
         try:
             log(f"downloading {ref.spec} ({name})")
             http.fetch(url, part, log=log, hint=hint)
@@ -124,13 +221,8 @@ def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offlin
             if sha and actual != sha:
                 raise UserError(f"The download of {name} does not match the index's sha256 ({sha}, got {actual}); "
                                 "it was deleted. Check the index or mirror.")
-            shutil.rmtree(staging, ignore_errors=True)
-            _extract(part, staging, name)
-            (staging / ".complete").write_text(json.dumps({"url": url, "sha256": actual, "wheel": name}) + "\n")
-            shutil.rmtree(dest, ignore_errors=True)
-            os.replace(staging, dest)
+            _publish(dest, part, name, {"url": url, "sha256": actual, "wheel": name})
         finally:
             part.unlink(missing_ok=True)
-            shutil.rmtree(staging, ignore_errors=True)
     log(f"{ref.spec} ready at {dest}")
     return dest

@@ -58,21 +58,34 @@ def _sync(root: Path, wanted: dict[str, Path]) -> None:
             path.rmdir()
 
 
+def _tools(part: NvidiaPart) -> tuple[tuple[str, str], ...]:
+    """A tool of NVIDIA's wheel (``bin``): its file, judged now it is unpacked as the plan judges the host's
+    tools (an ELF executable this host runs). The injected CMake installs it from the cache
+    (TRITONBUILD_NVIDIA_TOOLS); it is not staged."""
+    refuse_inputs(tuple(describe(Path(d) / name, "tool", part.found_by) for d, name in part.files), host_machine(),
+                  ("tool",))
+    return part.files
+
+
 def stage(plan: Plan, log: Callable[[str], None] = print) -> dict[str, int]:
-    """Fetch the wheels the plan still needs, then mirror its NVIDIA files into the build dir; returns the
-    number of files per part."""
+    """Fetch the wheels the plan still needs (from --wheelhouse when it holds them), then mirror its NVIDIA files
+    into the build dir; returns the number of files per part."""
     root = stage_dir(plan)
     if not plan.nvidia:
         shutil.rmtree(root, ignore_errors=True)
         return {}
-    index = Settings.of_report(plan.settings).pypi_index
+    settings = Settings.of_report(plan.settings)
     for spec in dict.fromkeys(w for part in plan.nvidia for w in part.wheels):
         project, _, version = spec.partition("==")
-        pypi.provide(WheelRef(project, version, ""), Path(plan.cache_root), index=index, machine=platform.machine(),
-                     offline=plan.toolchain.offline, log=log)
+        pypi.provide(WheelRef(project, version, ""), Path(plan.cache_root), index=settings.pypi_index,
+                     machine=platform.machine(), offline=plan.toolchain.offline, log=log,
+                     wheelhouse=settings.wheelhouse)
     wanted: dict[str, Path] = {}
     counts: dict[str, int] = {}
     for part in plan.nvidia:
+        if part.dest == "bin":
+            counts[part.name] = len(_tools(part))
+            continue
         files = _files(part)
         counts[part.name] = len(files)
         for directory, rel in files:

@@ -25,7 +25,7 @@ class _Bar:
         self.bar, self.task = bar, task
 
     def update(self, done: int, total: int | None = None, description: str | None = None) -> None:
-        extra = {"description": description} if description is not None else {}
+        extra = {"description": escape(description)} if description is not None else {}
         self.bar.update(self.task, completed=done, total=total, **extra)
 
 

@@ -108,7 +108,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     toolchain, tnotes = resolve_toolchain(s, o, facts)
     notes.extend(tnotes)
     nv = choose.resolve(facts.nvidia, names=sel.names, proton=toolchain.proton, offline=toolchain.offline,
-                        bundle_tools=s.bundle_nvidia_tools, compile_headers=src.nvidia_missing_headers)
+                        bundle_tools=s.bundle_nvidia_tools, compile_headers=src.nvidia_missing_headers,
+                        tools_from=s.cuda_tools_from)
     notes.extend(nv.notes)
     warnings.extend(nv.warnings)
     tup = backends_tuple(src, sel.names, toolchain.proton, plugins)

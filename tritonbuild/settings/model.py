@@ -356,6 +356,7 @@ DebugInfo = Literal["auto", "lines", "full", "none", "tree"]
 Canary = Literal["auto", "on", "off"]
 VersionScheme = Literal["setup", "git", "date", "date+git", "none"]
 LLVMLink = Literal["auto", "static", "shared"]
+CudaToolsFrom = Literal["auto", "host", "pypi"]
 Auto = Literal["auto"]  # the word a recipe may give a yes/no setting besides true/false (clang)
 BUILD_TYPES: tuple[str, ...] = get_args(BuildType)
 
@@ -503,6 +504,15 @@ SPECS: tuple[Spec, ...] = (
     _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str},
           "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)",
           validate=_path),
+    _spec("cuobjdump", None, None, {"TRITON_CUOBJDUMP_PATH": _str},
+          "cuobjdump bundled as backends/nvidia/bin/cuobjdump (default: see cuda_tools_from)", validate=_path),
+    _spec("nvdisasm", None, None, {"TRITON_NVDISASM_PATH": _str},
+          "nvdisasm bundled as backends/nvidia/bin/nvdisasm (default: see cuda_tools_from)", validate=_path),
+    _spec("cuda_tools_from", "auto", "--cuda-tools-from", {"TRITONBUILD_CUDA_TOOLS_FROM": _str},
+          "where the bundled cuobjdump and nvdisasm come from when TRITON_<TOOL>_PATH is not set: auto (a CUDA "
+          "toolkit or PATH, else NVIDIA's nvidia-cuda-<tool> wheel from pypi_index or --wheelhouse, at the CUDA major "
+          "of the bundled ptxas), host (never a wheel), pypi (the wheel even when the host has the tool)",
+          choices=get_args(CudaToolsFrom)),
     _spec("cupti_include", None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str},
           "CUPTI headers for proton (default: a CUDA toolkit's, else NVIDIA's CUPTI wheel at the tree's pin)",
           validate=_path),
@@ -597,6 +607,9 @@ class Settings:
     json_syspath: Path | None
     bundle_nvidia_tools: bool
     ptxas: Path | None
+    cuobjdump: Path | None
+    nvdisasm: Path | None
+    cuda_tools_from: CudaToolsFrom
     cupti_include: Path | None
     cupti_lib: Path | None
     cudart_path: Path | None

@@ -16,13 +16,14 @@ from typing import IO, Any
 from tritonbuild.errors import BuildFailed
 from tritonbuild.fileutil import unpack_wheel
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import Reporter
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks import registry
 from tritonbuild.wheel.checks.base import BuildSide, Finding
 
 
 def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, prefix: Path | None = None,
-               console: Any = None) -> dict[str, Any]:
+               reporter: Reporter | None = None) -> dict[str, Any]:
     """Run the build-time checks on ``wheel``; raise BuildFailed on the first failure. A quick rebuild imports
     from the install ``prefix`` the wheel was just written from instead of unzipping it. Returns the compile
     check's report (for the manifest)."""
@@ -36,7 +37,7 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, prefix: Path | None = N
     (work / "tmp").mkdir(parents=True)
     try:
         with zipguard.open_wheel(wheel) as zf:
-            ctx = registry.context(wheel, zf, work / "tmp", build=BuildSide(plan, root, log, extra, console))
+            ctx = registry.context(wheel, zf, work / "tmp", build=BuildSide(plan, root, log, extra, reporter))
             found = registry.run(registry.checks("build"), ctx, stop_at_fail=True)
     except zipguard.BadWheel as exc:
         found = [Finding("wheel", "fail", f"not a readable wheel: {exc}")]

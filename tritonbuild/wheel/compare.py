@@ -7,8 +7,11 @@ malformed, naming it and its first problems (exit 1).
 Differences (each a ``kind`` and a ``key``, so an allow-list can accept them with a reason):
 ``only-a``/``only-b`` (a file), ``metadata`` (Name, Version, Requires-Python, Requires-Dist), ``entry-point``
 (``group:name``), ``backend`` (a ``triton/backends/<name>``), ``needed`` (``file:library``: an ELF file in
-both wheels needs a library from outside the manylinux allow-list in one only). Big files and each ELF's needed
-libraries and undefined-symbol count are shown too, as information.
+both wheels needs a library from outside the manylinux allow-list in one only), ``nvidia-tool`` (the tool's name:
+``triton/backends/nvidia/bin/{ptxas,ptxas-blackwell,cuobjdump,nvdisasm}`` in one wheel only; not an ``only-a``/
+``only-b`` file, so a file glob never accepts a missing tool: only a rule ``nvidia-tool <name>`` does, since
+without it Triton's SASS disassembly or cubin compilation fails where the other wheel's works). Big files and
+each ELF's needed libraries and undefined-symbol count are shown too, as information.
 
 Allow-list file: one rule per line, ``<kind> <glob>``, then optionally ``# reason``; blank lines and lines
 starting with ``#`` are ignored. Example: ``only-b triton/backends/nvidia/lib/cupti/*_static.a  # static libs``.
@@ -30,7 +33,9 @@ from tritonbuild.errors import UserError
 from tritonbuild.wheel import verify, zipguard
 from tritonbuild.wheel.checks.backends import read_entry_points
 
-KINDS = ("only-a", "only-b", "metadata", "entry-point", "backend", "needed")
+KINDS = ("only-a", "only-b", "metadata", "entry-point", "backend", "needed", "nvidia-tool")
+NVIDIA_BIN = "triton/backends/nvidia/bin/"
+NVIDIA_TOOLS = ("ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm")  # what setup.py puts into NVIDIA_BIN
 BIG = 1 << 20
 
 
@@ -139,8 +144,11 @@ def differences(a: WheelFacts, b: WheelFacts) -> list[Diff]:
     out: list[Diff] = []
     fa = {_dist(n) for n in a.files}
     fb = {_dist(n) for n in b.files}
-    out += [Diff("only-a", n) for n in sorted(fa - fb)]
-    out += [Diff("only-b", n) for n in sorted(fb - fa)]
+    tools = {NVIDIA_BIN + t: t for t in NVIDIA_TOOLS}
+    out += [Diff("only-a", n) for n in sorted(fa - fb) if n not in tools]
+    out += [Diff("only-b", n) for n in sorted(fb - fa) if n not in tools]
+    out += [Diff("nvidia-tool", tools[n], "yes" if n in fa else "", "yes" if n in fb else "")
+            for n in sorted((fa ^ fb) & set(tools), key=lambda n: NVIDIA_TOOLS.index(tools[n]))]
     for key in sorted(set(a.metadata) | set(b.metadata)):
         if a.metadata.get(key, "") != b.metadata.get(key, ""):
             out.append(Diff("metadata", key, a.metadata.get(key, ""), b.metadata.get(key, "")))

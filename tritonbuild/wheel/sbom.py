@@ -59,6 +59,8 @@ class Tool:
     path: str | None
     version: str | None
     package: DebPackage | None = None
+    wheel: str | None = None  # a tool unpacked from NVIDIA's wheel: its PyPI spec (project==version)
+    wheel_sha256: str | None = None  # that wheel's sha256 (checked against the index's when downloaded)
 
 
 @dataclass(frozen=True)
@@ -184,12 +186,16 @@ def _tool(plan: Plan, tool: Tool, ref: str, description: str, group: str | None 
     said = _SAID_VERSION.findall(tool.version or "")
     found = said[-1:] or _VERSION.findall(tool.version or "")[-1:]
     version = found[0] if found else tool.package.version if tool.package else None
+    project, _, wheel_version = (tool.wheel or "").partition("==")
+    purl = deb_purl(tool.package) if tool.package else None
+    if tool.wheel:  # NVIDIA's wheel of the tool: the PyPI package and the wheel's sha256 say what it is
+        version, purl = wheel_version, PackageURL(type="pypi", name=project.lower(), version=wheel_version)
     return Component(name=tool.name, version=version, bom_ref=ref, group=group,
-                     type=ComponentType.APPLICATION, description=description,
-                     purl=deb_purl(tool.package) if tool.package else None,
+                     type=ComponentType.APPLICATION, description=description, purl=purl,
                      properties=_props(version_output=tool.version, path=None if plan.reproducible else tool.path,
                                        package=f"{tool.package.name} {tool.package.version}" if tool.package
-                                       else None))
+                                       else None, origin=f"PyPI {tool.wheel}" if tool.wheel else None,
+                                       wheel_sha256=tool.wheel_sha256))
 
 
 def _binding(plan: Plan, facts: Facts) -> Component:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -20,6 +21,7 @@ from typing import Any
 
 from tritonbuild.fileutil import record_hash
 from tritonbuild.gather import packages
+from tritonbuild.nvidia import pypi
 from tritonbuild.plan import Plan
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
@@ -80,6 +82,12 @@ def _tools(pairs: list[tuple[str, str | None]], *, ask: bool) -> tuple[Tool, ...
                  for name, path in pairs if path)
 
 
+def _from_wheel(tool: Tool) -> Tool:
+    """A bundled tool unpacked from NVIDIA's wheel (cuobjdump, nvdisasm), with that wheel's spec and sha256."""
+    origin = pypi.wheel_origin(tool.path) if tool.path else None
+    return dataclasses.replace(tool, wheel=origin["spec"], wheel_sha256=origin.get("sha256")) if origin else tool
+
+
 def _llvm_packages(plan: Plan) -> tuple[packages.DebPackage, ...]:
     """The distribution packages that installed the LLVM prefix's CMake configs (its static libraries)."""
     prefix = plan.llvm.prefix
@@ -103,7 +111,7 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
         binding_version=packages.binding_version(binding_dir),
         compilers=_tools([(os.path.basename(c), c) for c in dict.fromkeys([tc.c_compiler, tc.cxx_compiler]) if c],
                          ask=True),
-        nvidia_tools=_tools([(t[0], t[1]) for t in tools], ask=False),
+        nvidia_tools=tuple(_from_wheel(t) for t in _tools([(t[0], t[1]) for t in tools], ask=False)),
         repository=packages.repository_url(plan.source.checkout or plan.source.root),
     )
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, Protocol
 
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import Reporter
 from tritonbuild.wheel import zipguard
 
 Status = Literal["ok", "fail", "skip", "note"]
@@ -54,13 +55,13 @@ class Provenance:
 @dataclass(frozen=True)
 class BuildSide:
     """What only a build has: its plan, the wheel's files (unpacked, or a quick rebuild's install prefix with the
-    new dist-info in ``extra_paths``), its log and its console."""
+    new dist-info in ``extra_paths``), its log and where it reports."""
 
     plan: Plan
     root: Path
     log: IO[str]
     extra_paths: tuple[Path, ...] = ()
-    console: Any = None
+    reporter: Reporter | None = None
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ def _at_build(build: BuildSide) -> Finding:
     if check is None or not check.enabled:
         why = check.why_off if check else "not planned"
         return Finding("compile", "skip", f"off: {why}", report={"enabled": False, "why": why})
-    if build.console is not None:
-        build.console.print(f"[cyan]compile check:[/cyan] {check.describe()}")
+    if build.reporter is not None:
+        build.reporter.note(check.describe(), topic="compile check")
     start = time.monotonic()
     build.log.write(f"$ compile check: {plan.python} {compilecheck_run.SCRIPT} ({len(check.cases)} cases)\n")
     try:
