@@ -51,3 +51,36 @@ def test_several_pairs_are_compared_in_order_and_an_odd_count_is_refused(tmp_pat
     assert proc.returncode == 1 and not first["unaccepted"] and second["unaccepted"]
     odd = run_cli("compare", str(a), str(b), str(c), cwd=tmp_path, check=False)
     assert odd.returncode == 2 and "in pairs" in odd.stderr
+
+
+def test_an_nvidia_tool_in_one_wheel_only_is_its_own_kind_that_only_its_own_rule_accepts(tmp_path: Path) -> None:
+    plain = lib(tmp_path, "plain")
+    tool = Path("/bin/true").read_bytes()
+    official = wheel(tmp_path / "a.whl", {**BASE, "triton/_C/libtriton.so": plain,
+                                          "triton/backends/nvidia/bin/ptxas": tool,
+                                          "triton/backends/nvidia/bin/cuobjdump": tool,
+                                          "triton/backends/nvidia/bin/nvdisasm": tool,
+                                          "triton/backends/nvidia/bin/README": b"not a tool\n"})
+    ours = wheel(tmp_path / "b.whl", {**BASE, "triton/_C/libtriton.so": plain,
+                                      "triton/backends/nvidia/bin/ptxas": tool})
+    proc = run_cli("compare", str(official), str(ours), "--json", cwd=tmp_path, check=False)
+    assert proc.returncode == 1
+    diffs = [(d["kind"], d["key"], d["a"], d["b"]) for d in json.loads(proc.stdout)["differences"]]
+    assert diffs == [("only-a", "triton/backends/nvidia/bin/README", "", ""),
+                     ("nvidia-tool", "cuobjdump", "yes", ""), ("nvidia-tool", "nvdisasm", "yes", "")]
+    globs = tmp_path / "globs"  # what accepted a missing tool before: a file glob no longer does
+    globs.write_text("only-a triton/backends/nvidia/bin/*  # tools and docs\nonly-a *\n")
+    still = json.loads(run_cli("compare", str(official), str(ours), "--allow", str(globs), "--json", cwd=tmp_path,
+                               check=False).stdout)
+    assert [d["key"] for d in still["differences"] if d["allowed_by"] is None] == ["cuobjdump", "nvdisasm"]
+    rules = tmp_path / "rules"
+    rules.write_text("only-a triton/backends/nvidia/bin/README\nnvidia-tool cuobjdump  # no SASS dumps here\n")
+    one = run_cli("compare", str(official), str(ours), "--allow", str(rules), "--json", cwd=tmp_path, check=False)
+    assert one.returncode == 1 and json.loads(one.stdout)["unaccepted"] == 1
+    rules.write_text(rules.read_text() + "nvidia-tool nvdisasm  # no SASS dumps here\n")
+    ok = run_cli("compare", str(official), str(ours), "--allow", str(rules), cwd=tmp_path)
+    assert "no unaccepted differences" in ok.stdout and "no SASS dumps here" in ok.stdout
+    bad = tmp_path / "bad"
+    bad.write_text("nvidia-tools cuobjdump\n")
+    refused = run_cli("compare", str(official), str(ours), "--allow", str(bad), cwd=tmp_path, check=False)
+    assert refused.returncode == 2 and "nvidia-tool" in refused.stderr

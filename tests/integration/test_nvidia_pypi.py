@@ -29,7 +29,31 @@ WHEELS = {  # the example tree pins cudart/cudacrt 13.1.80 and cupti 12.8.90, li
 }
 
 
+TOOLS = ("nvidia-cuda-cuobjdump", "nvidia-cuda-nvdisasm")  # NVIDIA's wheels of cuobjdump, nvdisasm
+
+
+def tool_wheel(dest: Path, project: str, version: str) -> Path:
+    """NVIDIA's wheel of a tool as it is shaped: one executable, nvidia/cu13/bin/<tool> (here a copy of
+    /bin/true: the wheel may carry only an ELF executable this host runs)."""
+    tool = project.removeprefix("nvidia-cuda-")
+    name = f"{project.replace('-', '_')}-{version}-py3-none-manylinux2014_{ARCH}.manylinux_2_17_{ARCH}.whl"
+    with zipfile.ZipFile(dest / name, "w") as zf:
+        info = zipfile.ZipInfo(f"nvidia/cu13/bin/{tool}")
+        info.external_attr = 0o100755 << 16
+        zf.writestr(info, Path("/bin/true").read_bytes())
+        zf.writestr(f"{project.replace('-', '_')}-{version}.dist-info/METADATA", f"Name: {project}\n")
+    return dest / name
+
+
 def make_index(root: Path, tamper: str | None = None) -> None:
+    for project in TOOLS:
+        (root / "files").mkdir(parents=True, exist_ok=True)
+        wheel = tool_wheel(root / "files", project, "13.2.51")
+        page = root / "simple" / project / "index.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        page.write_text(f'<html><body><a href="../../files/{wheel.name}#sha256={digest}">{wheel.name}</a></body>'
+                        "</html>\n")
     for project, (version, files) in WHEELS.items():
         name = f"{project.replace('-', '_')}-{version}-py3-none-manylinux2014_{ARCH}.manylinux_2_17_{ARCH}.whl"
         wheel = root / "files" / name
@@ -58,6 +82,8 @@ def test_wheels_from_the_index_fill_backends_nvidia_and_then_work_offline(index:
                                                                            tmp_path: Path) -> None:
     root, url = index
     tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"))
+    pins = tree / "cmake" / "nvidia-toolchain-version.json"  # a CUDA 13 ptxas: its cuobjdump/nvdisasm have wheels
+    pins.write_text(json.dumps({**json.loads(pins.read_text()), "ptxas": "13.0.88"}))
     no_cuda = tmp_path / "no-cuda"
     no_cuda.mkdir()
     env = {"CUDA_HOME": str(no_cuda), "TRITONBUILD_PYPI_INDEX": url, "PATH": "/usr/bin:/bin",
@@ -67,6 +93,9 @@ def test_wheels_from_the_index_fill_backends_nvidia_and_then_work_offline(index:
     parts = {p["name"]: p for p in plan["nvidia"]}
     assert parts["cuda-headers"]["wheels"] == ["nvidia-cuda-runtime==13.1.80", "nvidia-cuda-crt==13.1.80"]
     assert parts["cupti-libs"]["wheels"] == ["nvidia-cuda-cupti-cu12==12.8.90"]
+    # the pin 13.1.80 is not on the index: the lowest version >= the ptxas pin (no ptxas here to ask)
+    assert parts["cuobjdump"]["wheels"] == ["nvidia-cuda-cuobjdump==13.2.51"]
+    assert parts["nvdisasm"]["wheels"] == ["nvidia-cuda-nvdisasm==13.2.51"]
     assert plan["toolchain"]["proton"] is True  # CUPTI can be fetched: proton on, like setup.py
     assert plan["cmake"]["defines"] and dict(plan["cmake"]["defines"])["TRITONBUILD_CUPTI_FROM_STAGE"] == "ON"
 
@@ -78,6 +107,16 @@ def test_wheels_from_the_index_fill_backends_nvidia_and_then_work_offline(index:
         assert {f"{nv}include/cuda.h", f"{nv}include/crt/host_defines.h", f"{nv}include/cupti.h",
                 f"{nv}include/cupti_version.h", f"{nv}lib/cupti/libcupti.so.12"} <= names
         assert f"{nv}include/cuda_runtime.h" not in names  # in the wheel, but nothing includes it
+        for tool in ("cuobjdump", "nvdisasm"):  # Triton's SASS disassembly finds them here (test_disasm.py)
+            assert zf.read(f"{nv}bin/{tool}") == Path("/bin/true").read_bytes()
+            assert zf.getinfo(f"{nv}bin/{tool}").external_attr >> 16 & 0o111
+        sbom = json.loads(zf.read(next(n for n in names if n.endswith("sboms/tritonbuild.cdx.json"))))
+    comp = next(c for c in sbom["components"] if c["bom-ref"] == "nvidia-tool:cuobjdump")
+    wheel_sha = hashlib.sha256(next((root / "files").glob("nvidia_cuda_cuobjdump-*.whl")).read_bytes()).hexdigest()
+    assert comp["version"] == "13.2.51" and comp["purl"] == "pkg:pypi/nvidia-cuda-cuobjdump@13.2.51"
+    props = {p["name"]: p["value"] for p in comp["properties"]}
+    assert props["tritonbuild:origin"] == "PyPI nvidia-cuda-cuobjdump==13.2.51"
+    assert props["tritonbuild:wheel-sha256"] == wheel_sha
     cached = tmp_path / "cache" / "nvidia" / "nvidia-cuda-runtime-13.1.80"
     assert json.loads((cached / ".complete").read_text())["sha256"]
 
@@ -85,6 +124,10 @@ def test_wheels_from_the_index_fill_backends_nvidia_and_then_work_offline(index:
     (root / "simple").rename(root / "gone")
     again = plan_json(*args, "--offline", cwd=tmp_path, env=env)
     assert all(not p["wheels"] for p in again["nvidia"]) and again["toolchain"]["proton"] is True
+    # the same tools from the same paths in the cache: the defines, hence the build dir, do not change
+    assert dict(again["cmake"]["defines"])["TRITONBUILD_NVIDIA_TOOLS"] == \
+        dict(plan["cmake"]["defines"])["TRITONBUILD_NVIDIA_TOOLS"]
+    assert plan_json(*args, cwd=tmp_path, env=env)["key"] == plan["key"]
     fresh = plan_json("--source", str(tree), "--cache-dir", str(tmp_path / "empty-cache"), "--offline",
                       cwd=tmp_path, env=env)
     assert fresh["toolchain"]["proton"] is False  # nothing to build proton against: off, with the reason

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tritonbuild.nvidia.discover import find_tools as find_nvidia_tools
 
 
@@ -64,3 +67,44 @@ def test_only_trees_that_look_for_ptxas_blackwell_get_one(tree) -> None:
     assert p.cmake.define("TRITONBUILD_NVIDIA_TOOLS") == bundled
     alone = plan_for(root, nvidia=nvidia_facts(root, "/usr/local/cuda/include", tools[:1], wants_ptxas_blackwell=True))
     assert any("looks for bin/ptxas-blackwell" in n for n in alone.notes)
+
+
+def test_the_tool_wheels_version_follows_ptxas() -> None:
+    from tritonbuild.nvidia.choose import pick_tool_version as pick
+
+    offered = ("13.0.20", "13.1.80", "13.2.51", "13.3.29", "14.0.1", "12.9.1", "junk", "13.x")
+    assert pick(offered, ptxas="13.0.88", pin="13.1.80")[0] == "13.1.80"  # the tree's pin, when there
+    assert pick(offered, ptxas="13.0.88", pin="13.1.99")[0] == "13.1.80"  # else the lowest >= ptxas
+    assert pick(offered, ptxas="13.1.80", pin=None)[0] == "13.1.80"  # >= includes equal
+    assert pick(offered, ptxas="13.9.0", pin="13.1.99") == (
+        "13.3.29", "the tree's pin 13.1.99 is not available, none is >= ptxas 13.9.0: the newest of CUDA 13")
+    assert pick(offered, ptxas="14.0.0", pin="13.1.80")[0] == "14.0.1"  # another major's pin is not taken
+    assert pick(offered, ptxas="15.0.0", pin=None) == (None, "no CUDA 15 version is available for ptxas 15.0.0")
+    assert pick(offered, ptxas=None, pin=None)[0] == "14.0.1"  # nothing to go by: the newest
+    assert pick((), ptxas=None, pin="13.1.80") == (None, "no version of it is available")
+
+
+@given(offered=st.lists(st.tuples(st.integers(12, 15), st.integers(0, 9), st.integers(0, 99)), max_size=8),
+       ptxas=st.tuples(st.integers(12, 15), st.integers(0, 9), st.integers(0, 99)),
+       pin=st.one_of(st.none(), st.tuples(st.integers(12, 15), st.integers(0, 9), st.integers(0, 99))))
+def test_the_picked_version_is_offered_of_ptxas_major_and_by_the_rules(
+        offered: list[tuple[int, int, int]], ptxas: tuple[int, int, int], pin: tuple[int, int, int] | None) -> None:
+    from tritonbuild.nvidia.choose import pick_tool_version
+
+    def text(v: tuple[int, int, int]) -> str:
+        return ".".join(map(str, v))
+
+    same = [v for v in offered if v[0] == ptxas[0]]
+    picked, why = pick_tool_version([text(v) for v in offered], ptxas=text(ptxas), pin=text(pin) if pin else None)
+    if not same:
+        assert picked is None and f"CUDA {ptxas[0]}" in why
+        return
+    assert picked is not None
+    got = tuple(int(x) for x in picked.split("."))
+    assert got in same  # never another major's, never one not offered
+    if pin in same:
+        assert got == pin
+    elif any(v >= ptxas for v in same):
+        assert got == min(v for v in same if v >= ptxas)
+    else:
+        assert got == max(same)
