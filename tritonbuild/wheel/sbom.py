@@ -165,7 +165,7 @@ _PYPI_SPEC = re.compile(r"PyPI ([A-Za-z0-9._-]+)==([A-Za-z0-9._+-]+)")
 
 def _nvidia(plan: Plan, facts: Facts) -> list[Component]:
     out = []
-    for part in plan.nvidia:
+    for part in (p for p in plan.nvidia if p.dest != "bin"):  # a tool's wheel: its nvidia-tool component says so
         spec = _PYPI_SPEC.search(part.found_by)
         purl = PackageURL(type="pypi", name=spec.group(1).lower(), version=spec.group(2)) if spec else None
         out.append(Component(name=part.name, version=spec.group(2) if spec else None, bom_ref=f"nvidia:{part.name}",
