@@ -457,8 +457,9 @@ SPECS: tuple[Spec, ...] = (
     _spec("api_check", True, "--api-check/--no-api-check", None,
           "refuse a backend that lacks a method the source's BaseBackend/DriverBase declare abstract (off: a warning)"),
     _spec("wheelhouse", None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
-          "a dir of wheels (scikit-build-core, pybind11/nanobind) for the isolated build environment of a target "
-          "interpreter that lacks them, offline", validate=_path),
+          "a dir of wheels, offline: scikit-build-core and pybind11/nanobind for the isolated build environment of a "
+          "target interpreter that lacks them, and NVIDIA's nvidia-cuda-cuobjdump/-nvdisasm wheels",
+          validate=_path),
     _spec("stable_abi", None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
           "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
           "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
@@ -499,7 +500,8 @@ SPECS: tuple[Spec, ...] = (
     _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)",
           validate=_path),
     _spec("bundle_nvidia_tools", True, "--bundle-nvidia-tools/--no-bundle-nvidia-tools", None,
-          "copy ptxas, cuobjdump and nvdisasm (TRITON_<TOOL>_PATH, else a CUDA toolkit's) into backends/nvidia/bin, "
+          "copy ptxas, cuobjdump and nvdisasm (TRITON_<TOOL>_PATH, else a CUDA toolkit's, else NVIDIA's wheels: "
+          "cuda_tools_from) into backends/nvidia/bin, "
           "as setup.py does"),
     _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str},
           "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)",
