@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from tritonbuild.errors import UserError
@@ -24,20 +25,48 @@ from tritonbuild.safegit import url_problem
 from tritonbuild.settings.model import Resolved, Settings
 
 
-def _download_blocker(s: Settings, facts: Facts, targets: tuple[str, ...], suffix: str | None) -> str | None:
+class DownloadBlock(StrEnum):
+    """Why the prebuilt download cannot supply a plan's LLVM: the code remedies are chosen by."""
+
+    OFFLINE = "offline"
+    NO_PLATFORM = "no-platform"
+    TARGETS = "targets"
+    UNPINNED = "unpinned"
+
+
+class Blocker(str):
+    """The words of a ``DownloadBlock`` (it is them, as a str, where the plan lists the candidates not taken), with
+    its ``code``: a remedy is chosen by the code, never by searching the words."""
+
+    code: DownloadBlock
+
+    def __new__(cls, code: DownloadBlock, words: str) -> Blocker:
+        made = super().__new__(cls, words)
+        made.code = code
+        return made
+
+    def __deepcopy__(self, memo: object) -> Blocker:
+        return self  # immutable, as a str: ``dataclasses.asdict`` copies the plan's values
+
+    def __reduce__(self) -> tuple[type[Blocker], tuple[DownloadBlock, str]]:
+        return Blocker, (self.code, str(self))
+
+
+def _download_blocker(s: Settings, facts: Facts, targets: tuple[str, ...], suffix: str | None) -> Blocker | None:
     """Why the prebuilt download cannot supply this plan's LLVM, or None when it can."""
 
     pin = facts.source.pin
     if s.offline:
-        return "offline (TRITON_OFFLINE_BUILD/--offline)"
+        return Blocker(DownloadBlock.OFFLINE, "offline (TRITON_OFFLINE_BUILD/--offline)")
     if not suffix:
-        return "no prebuilt LLVM for this platform"
+        return Blocker(DownloadBlock.NO_PLATFORM, "no prebuilt LLVM for this platform")
     extra = [t for t in targets if t not in PREBUILT_TARGETS]
     if extra:
-        return f"prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets; this plan also needs {', '.join(extra)}"
+        return Blocker(DownloadBlock.TARGETS, "prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets; this "
+                       f"plan also needs {', '.join(extra)}")
     if suffix not in pin.sha256 and not s.allow_unpinned:
-        return (f"the pin ({Path(pin.path).name}) has no sha256 for {suffix}, so a download cannot be verified "
-                "(--allow-unpinned accepts it)")
+        return Blocker(DownloadBlock.UNPINNED, f"the pin ({Path(pin.path).name}) has no sha256 for {suffix}, so a "
+                       "download cannot be verified (--allow-unpinned accepts it)")
     return None
 
 
@@ -198,10 +227,13 @@ def pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...], checkou
     build = (f"`tritonbuild llvm build --source {shlex.quote(checkout or src.root)}{given} --backends "
              f"'{';'.join(names)}'` builds it (mlir and lld "
              f"with {', '.join(llvm.required_targets)}; hours on 2 cores)")
-    if "offline" in why:
-        return f"For the pinned LLVM: `tritonbuild llvm fetch` on a connected machine, or {build}."
-    if "--allow-unpinned" in why:
-        return f"For the pinned LLVM: add --allow-unpinned to use Triton's prebuilt archive, or {build}."
-    if "only the host, NVPTX and AMDGPU" in why:
-        return f"No prebuilt LLVM has all these targets; for the pinned LLVM, {build}."
-    return f"For the pinned LLVM, {build}."
+    return PINNED_HINTS.get(why.code if isinstance(why, Blocker) else None, "For the pinned LLVM, {build}.").format(
+        build=build)
+
+
+# The way to the pinned LLVM, by why the prebuilt download was not taken ({build}: the source build's command).
+PINNED_HINTS: dict[DownloadBlock | None, str] = {
+    DownloadBlock.OFFLINE: "For the pinned LLVM: `tritonbuild llvm fetch` on a connected machine, or {build}.",
+    DownloadBlock.UNPINNED: "For the pinned LLVM: add --allow-unpinned to use Triton's prebuilt archive, or {build}.",
+    DownloadBlock.TARGETS: "No prebuilt LLVM has all these targets; for the pinned LLVM, {build}.",
+}
