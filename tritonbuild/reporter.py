@@ -42,7 +42,7 @@ class Reporter(Protocol):
         when not on a terminal."""
 
 
-class _NoBar:
+class NoBar:
     def update(self, done: int, total: int | None = None, description: str | None = None) -> None:
         pass
 
@@ -75,4 +75,4 @@ class PlainReporter:
 
     @contextmanager
     def progress(self, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
-        yield _NoBar()
+        yield NoBar()

@@ -194,8 +194,8 @@ SLOW_NINJA = textwrap.dedent("""
 DRIVER = textwrap.dedent("""
     import io, os, sys
     from pathlib import Path
-    from rich.console import Console
     from tritonbuild import proc
+    from tritonbuild.reporter import PlainReporter
 
     class Tracker:
         total = done = 0
@@ -209,7 +209,7 @@ DRIVER = textwrap.dedent("""
     proc.record_groups_in(work / ".tritonbuild.pgid")
     with open(work / "log.txt", "w") as log:
         rc = proc.run_logged(argv, cwd=work, env=os.environ, log=log, tracker=Tracker(),
-                             console=Console(file=io.StringIO()), label="slow")
+                             reporter=PlainReporter(io.StringIO()), label="slow")
     print("rc", rc, flush=True)
 """)
 
