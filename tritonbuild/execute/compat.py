@@ -28,6 +28,7 @@ from tritonbuild.execute import canary
 from tritonbuild.gather import collect, commits
 from tritonbuild.gather.commits import Commit, History
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import Reporter
 from tritonbuild.request import Request
 from tritonbuild.resolve import bisect
 from tritonbuild.resolve.facts import LLVMInstall
@@ -130,7 +131,7 @@ class Finding:
 @dataclass
 class _Run:
     request: Request
-    console: Any
+    reporter: Reporter
     history: History
     llvm: LLVMInstall
     canary: bool
@@ -143,7 +144,7 @@ class _Run:
         return self.cache_root / "compat" / "trees"
 
 
-def find(request: Request, console: Any, given_range: str | None, *, canary_on: bool,
+def find(request: Request, reporter: Reporter, given_range: str | None, *, canary_on: bool,
          say: Callable[[Step, int, int], None], on_start: Callable[[str], None] = lambda text: None) -> Finding:
     """Search the range for the newest commit that builds with the LLVM of ``request``; ``on_start`` is told what
     is searched once it is known, ``say(step, number, of)`` each step as it ends (``of``: the most steps the search
@@ -159,7 +160,7 @@ def find(request: Request, console: Any, given_range: str | None, *, canary_on: 
     checkout = collect.source_root(s, cwd, cache_root)
     history = commits.history(checkout, given_range)
     key = answer_key(llvm, s, request, canary_on)
-    run = _Run(request, console, history, llvm, canary_on, cache_root, cache_root / "compat" / key)
+    run = _Run(request, reporter, history, llvm, canary_on, cache_root, cache_root / "compat" / key)
     n = len(history.commits)
     most = math.ceil(math.log2(n)) + 2 if n > 1 else 1
     on_start(f"llvm compat: {history.checkout}, {n} first-parent commit(s) {history.start}..{history.end} "
@@ -200,7 +201,7 @@ def one_step(run: _Run, commit: Commit) -> Step:
         run.made[commit.sha] = _made(run, plan)
         preflight = tuple(_relative(p, plan, tree) for p in plan.preflight)
         if run.canary:
-            result = canary.check(plan, run.console, run.request.env)
+            result = canary.check(plan, run.reporter, run.request.env)
             causes = tuple(_relative_cause(c, plan, tree) for c in result.to_json()["causes"])
             if not result.ok and not causes:
                 causes = ({"cause": f"{len(result.failed)} unit(s) did not compile (timed out: "
@@ -215,8 +216,8 @@ def one_step(run: _Run, commit: Commit) -> Step:
     step = Step(commit.sha, commit.subject, not preflight and not causes and reason is None,
                 round(time.monotonic() - started, 2), False, preflight, causes, reason, run.canary)
     if store and (problem := _write(entry, step)):
-        run.console.print(f"[yellow]warning:[/yellow] could not cache the result of {commit.sha[:12]} "
-                          f"({problem}); it will be recomputed next time", highlight=False)
+        run.reporter.warn(f"could not cache the result of {commit.sha[:12]} ({problem}); it will be recomputed next "
+                          "time")
     return step
 
 
