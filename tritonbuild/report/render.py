@@ -186,7 +186,7 @@ def backends_rows(info: Any, plugins: Any) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def print_api(results: dict[str, Any], names: dict[str, str], out: Any) -> None:
+def print_api(results: dict[str, Any], names: dict[str, str], out: Console) -> None:
     """``backends --check``: each backend's verdict, findings and C++ drift."""
     colour = {"compatible": "green", "risky": "yellow", "will fail": "red"}
     for path, api in results.items():
@@ -219,7 +219,7 @@ def _cache_words(tc: Any) -> str:
     return words
 
 
-def print_build_dirs(rows: list[dict[str, Any]], console: Any) -> None:
+def print_build_dirs(rows: list[dict[str, Any]], console: Console) -> None:
     """``tritonbuild status``: one row per build dir."""
     from rich.table import Table
 
@@ -232,7 +232,7 @@ def print_build_dirs(rows: list[dict[str, Any]], console: Any) -> None:
     console.print(table)
 
 
-def print_cache_copies(rows: list[dict[str, Any]], console: Any) -> None:
+def print_cache_copies(rows: list[dict[str, Any]], console: Console) -> None:
     """``tritonbuild status``: one line per patched copy and llvm compat tree (``clean --all`` removes them), never
     wrapped: a reader copies the path whole, piped or at 80 columns."""
     from rich.markup import escape
@@ -245,7 +245,7 @@ def print_cache_copies(rows: list[dict[str, Any]], console: Any) -> None:
                       soft_wrap=True, highlight=False)
 
 
-def print_llvm_status(llvm: LLVMPlan, entries: list[dict[str, Any]], ready: bool, out: Any) -> None:
+def print_llvm_status(llvm: LLVMPlan, entries: list[dict[str, Any]], ready: bool, out: Console) -> None:
     """``tritonbuild llvm status``: the pin, the LLVM ``build`` would use and why the others were not."""
     out.print(f"pin: {llvm.pinned_hash} ({llvm.pin_file})"
               + (f", build {llvm.build_number}" if llvm.build_number is not None else ""))
@@ -264,7 +264,7 @@ def print_llvm_status(llvm: LLVMPlan, entries: list[dict[str, Any]], ready: bool
         out.print(f"[red]problem:[/red] {llvm.problem}")
 
 
-def print_matrix(plans: list[Plan], out: Any) -> None:
+def print_matrix(plans: list[Plan], out: Console) -> None:
     """The wheels a matrix build will make: one row per interpreter."""
     from rich.table import Table
 

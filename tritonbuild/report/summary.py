@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import compilecheck
 from tritonbuild.result import BuildResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def bundle_line(plan: Plan, bundled: Mapping[str, Any]) -> str:
@@ -33,7 +36,7 @@ def check_line(plan: Plan, report: Mapping[str, Any]) -> str:
     return line
 
 
-def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
+def print_summary(plan: Plan, result: BuildResult, console: Console) -> None:
     from rich.table import Table
 
     t = Table(title="built", show_header=False, title_justify="left")
@@ -75,7 +78,7 @@ def print_summary(plan: Plan, result: BuildResult, console: Any) -> None:
     console.print(t)
 
 
-def print_wheels(built: list[tuple[Plan, BuildResult]], console: Any) -> None:
+def print_wheels(built: list[tuple[Plan, BuildResult]], console: Console) -> None:
     """The matrix: each interpreter's wheel, time and compiler-cache figures (the later ones hit the first's)."""
     from rich.table import Table
 
