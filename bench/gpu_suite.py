@@ -49,7 +49,9 @@ from typing import Any
 # the pytest plugins the run uses, and what the tree's tests import that the GPU machine lacks (Gluon's
 # test_frontend.py imports expecttest)
 PLUGINS = ("pytest-xdist", "execnet", "pytest-timeout", "expecttest")
-LEAVE_OUT = ("triton/backends/nvidia/bin/", "triton/backends/nvidia/lib/cupti/")
+# ptxas (38 MB, and ptxas-blackwell) is left out: the GPU machine's CUDA gives it. cuobjdump, nvdisasm and CUPTI stay:
+# test_disasm.py runs the first two from the wheel, and proton (triton_kernels' test_topk.py) loads CUPTI from it.
+LEAVE_OUT = ("triton/backends/nvidia/bin/ptxas",)
 
 TORCH_CHECK = r'''
 import json, sys, torch
@@ -112,6 +114,11 @@ def pack(args: argparse.Namespace) -> int:
     slim = slim_wheel(Path(args.wheel), out)
     shutil.copytree(Path(args.source) / "python" / "test", out / "test",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    kernels = Path(args.source) / "python" / "triton_kernels"
+    if kernels.is_dir():  # the package and its tests (trees since 2025)
+        for part in ("triton_kernels", "tests"):
+            shutil.copytree(kernels / part, out / "kernels" / part,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(out / "wheels")]
     subprocess.run([*pip, *PLUGINS], check=True)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
@@ -136,7 +143,17 @@ CHUNKS: dict[str, tuple[tuple[str, ...], str | None, bool]] = {
     "warp_specialization": (("unit/language/test_warp_specialization.py",), None, True),
     **{f"gluon-{i}of2": (("gluon",), f"{i}/2", True) for i in range(1, 3)},
 }
-APART = {"debug": (("unit/language/test_debug.py",), None, False)}  # not in the default run
+APART = {"debug": (("unit/language/test_debug.py",), None, False),  # not in the default run
+         "disasm": (("unit/tools/test_disasm.py",), None, False),  # runs the wheel's cuobjdump and nvdisasm
+         # python/triton_kernels' tests (test_topk.py imports the profiler): its big test_matmul.py on 16 workers,
+         # the rest on 4 (on 16, test_reduce.py and test_tensor.py ran the H100 out of memory on both sides)
+         "kernels-matmul": (("tests/test_matmul.py",), None, True),
+         "kernels": (("tests",), None, True)}
+# Chunks whose tests are not under python/test: their root in the bundle (python/triton_kernels has a conftest.py of
+# its own that defines --device too, so it cannot sit under python/test's). Its package is on both sides' path.
+ROOTS = {"kernels": "kernels", "kernels-matmul": "kernels"}
+CHUNK_ARGS = {"kernels": ("--ignore=tests/test_matmul.py",)}  # extra pytest arguments of a chunk
+CHUNK_WORKERS = {"kernels": 4}  # at most this many xdist workers
 COLLECTION = "collection error"
 
 # A pytest plugin (written next to the tests' work dir): --shard i/n keeps the tests whose node id hashes to i.
@@ -241,7 +258,8 @@ def pytest_argv(python: str, paths: tuple[str, ...], shard: str | None, xdist: b
     if not any(p.endswith("test_debug.py") for p in paths):
         argv.append("--ignore-glob=*/test_debug.py")  # its device asserts poison the xdist workers
     if xdist:
-        argv += ["-p", "xdist", "-n", str(args.workers)]
+        argv += ["-p", "xdist", "-n", str(min(args.workers, getattr(args, "max_workers", args.workers)))]
+    argv += list(getattr(args, "extra", ()))
     argv += ["-p", "_gpu_suite_stream"]
     if shard:
         argv += ["-p", "_gpu_suite_shard", f"--shard={shard}"]
@@ -265,7 +283,8 @@ def side(name: str, python: str, overlay: list[Path], chunk: tuple[tuple[str, ..
     stream = work / f"{name}.jsonl"
     stream.unlink(missing_ok=True)
     env["GPU_SUITE_STREAM"] = str(stream)
-    tests_root = Path(args.bundle).resolve() / "test"  # python/test: its conftest.py (the device fixture) applies
+    # python/test (its conftest.py, the device fixture, applies), or python/triton_kernels for the kernels chunk
+    tests_root = Path(args.bundle).resolve() / getattr(args, "root", "test")
     argv = pytest_argv(python, *chunk, xml, tests_root, args)
     start = time.monotonic()
     # its own process group: a side stopped at its limit takes its xdist workers (and their GPU work) with it
@@ -369,6 +388,9 @@ def chunk_of(args: argparse.Namespace) -> tuple[str, tuple[tuple[str, ...], str 
         known = {**CHUNKS, **APART}
         if args.chunk not in known:
             raise SystemExit(f"unknown chunk {args.chunk!r}; the chunks: {', '.join(known)}")
+        args.root = ROOTS.get(args.chunk, "test")
+        args.extra = CHUNK_ARGS.get(args.chunk, ())
+        args.max_workers = CHUNK_WORKERS.get(args.chunk, args.workers)
         return args.chunk, known[args.chunk]
     return "tests", (tuple(args.tests), None, True)
 
@@ -406,7 +428,8 @@ def run(args: argparse.Namespace) -> int:
     install(args.python, [str(wheel)], ours)
     head = {"chunk": name, "paths": list(chunk[0]), "shard": chunk[1], "k": args.k}
     sides: dict[str, dict] = {}
-    for side_name, overlay in (("official", [plugins]), ("ours", [ours, plugins])):
+    extra = [bundle / args.root] if args.root != "test" else []  # the kernels chunk: import triton_kernels
+    for side_name, overlay in (("official", [plugins, *extra]), ("ours", [ours, plugins, *extra])):
         limit = side_limit(side_name, args, time.monotonic() - started)
         sides[side_name] = side(side_name, args.python, overlay, chunk, args, work, limit)
         write(out, name, {**head, "sides": sides})  # what ran so far, should the command be stopped
@@ -461,7 +484,9 @@ def main() -> int:
     r.add_argument("--bundle", default=".gpu-bundle")
     r.add_argument("--chunk", default=None, help=f"one of {', '.join([*CHUNKS, *APART])}")
     r.add_argument("--tests", nargs="+", default=["unit/language/test_matmul.py"],
-                   help="paths under python/test, without --chunk")
+                   help="paths under python/test (or under --root), without --chunk")
+    r.add_argument("--root", default="test", choices=("test", "kernels"),
+                   help="the bundle dir --tests are under: python/test, or python/triton_kernels (kernels)")
     r.add_argument("-k", default=None)
     r.add_argument("--python", default="/opt/torch/.venv/bin/python", help="the machine's torch + official triton")
     r.add_argument("--workers", type=int, default=16)
