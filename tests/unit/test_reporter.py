@@ -78,3 +78,44 @@ def test_a_progress_bar_off_a_terminal_prints_nothing() -> None:
     with rep.progress("x.tar.gz", transfer=True) as bar:
         bar.update(100, None)
     assert buf.getvalue() == ""
+
+
+WHEEL = "/home/someone/nightly/dist/triton-3.6.0.dev20260113+gitd8da7c99-cp312-cp312-manylinux_2_28_x86_64.whl"
+SHA = "f31f72b5c8a0" + "0123456789abcdef" * 3 + "0123"
+
+
+def _narrow(width: int) -> tuple[io.StringIO, SafeConsole]:
+    buf = io.StringIO()
+    return buf, SafeConsole(file=buf, width=width, force_terminal=True, color_system=None)
+
+
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_a_table_too_wide_for_the_terminal_becomes_records_with_every_path_and_hash_on_one_line(width: int) -> None:
+    from rich.table import Table
+
+    buf, con = _narrow(width)
+    wheels = Table(title="wheels ", title_justify="left")
+    for col in ("wheel", "sha256", "backends"):
+        wheels.add_column(col)
+    wheels.add_row(WHEEL, SHA, "nvidia, triton_shared\n[hostile]\x1b[31m")
+    built = Table(title="built", show_header=False)
+    built.add_column()
+    built.add_column()
+    built.add_row("wheel", WHEEL)
+    con.print(wheels)
+    con.print(built)
+    lines = buf.getvalue().splitlines()
+    assert lines[:3] == ["wheels", f"- {WHEEL}", f"  sha256: {SHA}"]
+    assert lines[3:5] == ["  backends: nvidia, triton_shared", "    \\x1b[31m"]  # markup kept, escapes escaped
+    assert lines[5:] == ["built", f"wheel: {WHEEL}"]
+
+
+def test_a_table_that_fits_the_terminal_stays_a_table() -> None:
+    from rich.table import Table
+
+    buf, con = _narrow(80)
+    small = Table(title="dirs")
+    small.add_column("key")
+    small.add_row("6638c1839")
+    con.print(small)
+    assert "┃ key" in buf.getvalue() and "│ 6638c1839 │" in buf.getvalue()

@@ -43,6 +43,16 @@ class SafeConsole(Console):
                 # stretched to PIPE_WIDTH it would be all padding, and boxed, every row would be padded to the
                 # longest cell: piped, a table is its columns, each row's last one unpadded
                 table.expand, table.box, table.pad_edge = False, None, False
+        elif any(isinstance(o, Table) and not fits(self, o) for o in objects):
+            # too narrow a terminal: a table would fold a path or a hash mid-word; as records, each value is
+            # one line that the terminal wraps itself, so it is copied whole
+            for o in objects:
+                if isinstance(o, Table) and not fits(self, o):
+                    for line in records(o):
+                        super().print(line, soft_wrap=True, highlight=False)
+                else:
+                    super().print(o, **kwargs)
+            return
         super().print(*objects, **kwargs)
 
     def note(self, text: str, topic: str = "note") -> None:
@@ -61,6 +71,45 @@ class SafeConsole(Console):
     def progress(self, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
         with progress_on(self, label, transfer=transfer) as bar:
             yield bar
+
+
+def fits(console: Console, table: Table) -> bool:
+    """Whether ``table`` lays out at ``console``'s width without folding or cutting any cell."""
+    from rich.measure import Measurement
+
+    wide = table.expand
+    table.expand = False
+    try:
+        return Measurement.get(console, console.options.update_width(1 << 20), table).maximum <= console.width
+    finally:
+        table.expand = wide
+
+
+def records(table: Table) -> list[Any]:
+    """``table`` as lines: its title, then per row ``- first cell`` and ``  header: cell`` for the others (a
+    table without headers: ``key: value``). Each line is one value, never folded by rich."""
+    from rich.text import Text
+
+    columns = table.columns
+    rows = list(zip(*(list(c.cells) for c in columns), strict=True))
+    lines: list[Any] = [Text(str(table.title).rstrip(), style="bold")] if table.title else []
+    for row in rows:
+        first, *rest = (_text(value) for value in row)
+        if not table.show_header:
+            lines.append(Text.assemble(first, ": ", *Text("  ").join(rest).split("\n")))
+            continue
+        lines.append(Text.assemble("- ", first))
+        for column, value in zip(columns[1:], rest, strict=True):
+            lines.extend(Text.assemble(f"  {column.header}: " if i == 0 else "    ", part)
+                         for i, part in enumerate(value.split("\n")))
+    return lines
+
+
+def _text(value: Any) -> Any:
+    """A cell as Text: a string is markup (as rich reads a cell), its control characters escaped first."""
+    from rich.text import Text
+
+    return value if isinstance(value, Text) else Text.from_markup(printable_text(str(value)))
 
 
 def say(console: Console, topic: str, text: str, style: str) -> None:
