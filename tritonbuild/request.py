@@ -206,7 +206,7 @@ def _provisioned(make: Callable[[Request], list[Plan]], request: Request, report
         for p in plans:
             provision.ensure(p, reporter, dict(request.env))
     except NetworkError as exc:
-        if plans[0].settings["llvm"]["value"] != "auto":
+        if Settings.of_report(plans[0].settings).llvm != "auto":
             raise
         reporter.warn(f"{exc} Falling back to a system LLVM (not the pinned commit).")
         plans = make(request.with_flags(llvm="system"))
