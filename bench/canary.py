@@ -3,9 +3,11 @@
     python bench/canary.py [--source TREE] [--llvm PREFIX] [--cache-dir DIR] [--full] [-- more tritonbuild flags]
 
 Runs ``tritonbuild check-llvm --json`` (configure, then the canary) and prints configure time, canary time, units
-chosen of all units and the causes found. With ``--full``, then runs ``ninja -k 0`` in the same build dir (the dev
-dir the canary configured) and prints the time to its first error and to the end of the round, and how many
-units failed. Without ``--source``: the example tree written with ``old_override`` (a header that LLVM 21+ refuses).
+chosen of all units, units compiled and skipped by the time budget (check-llvm has none unless ``-- --canary-budget
+SECONDS`` gives one), the time to the first error and the causes found. With ``--full``, then runs ``ninja -k 0``
+in the same build dir (the dev dir the canary configured) and prints the time to its first error and to the end of
+the round, and how many units failed. Without ``--source``: the example tree written with ``old_override`` (a header
+that LLVM 21+ refuses).
 Figures, not a test.
 """
 
@@ -51,6 +53,10 @@ def full_round(build: str) -> tuple[float | None, float, int]:
     return first, time.perf_counter() - start, failed
 
 
+def _seconds(value: float | None) -> str:
+    return "none" if value is None else f"{value:7.1f} s"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", type=Path)
@@ -72,7 +78,12 @@ def main() -> None:
             ("configure", f"{r['configure_seconds']:7.1f} s"),
             ("canary (headers + syntax-only)", f"{r['seconds']:7.1f} s"),
             ("check-llvm wall (plan + all)", f"{wall:7.1f} s"),
-            ("units chosen / all", f"{len(r['chosen'])} / {r['units_total']} ({r['headers_covered']} headers)"),
+            ("units chosen / all", f"{len(r['chosen'])} / {r['units_total']} ({r.get('headers_chosen', '?')} "
+                                   "headers)"),
+            ("units compiled / skipped (budget)", f"{len(r.get('compiled', r['chosen']))} / "
+                                                  f"{len(r.get('skipped', []))} ({r['headers_covered']} headers; "
+                                                  f"budget {_seconds(r.get('budget_seconds'))})"),
+            ("first error after", _seconds(r.get("first_error_seconds"))),
             ("units failing", str(len(r["failed"]))), ("causes", str(len(r["causes"])))]
     rows += [(f"  {c['units']} unit(s)", f"{c['kind']}: {c['example']}"[:160]) for c in r["causes"]]
     if args.full:

@@ -101,6 +101,13 @@ class CanaryPlan:
     why: str
     max_units: int = 64
     timeout: int = 300  # seconds one unit may take
+    budget: float | None = None  # seconds of compiling after which no unit starts (None: the whole cover)
+    budget_why: str = ""  # where the budget (or its absence) came from
+
+    def describe(self) -> str:
+        """One line: why it runs (or not), and its time budget with where that came from."""
+        budget = f"budget {self.budget:g} s" if self.budget is not None else "no budget (the whole cover)"
+        return f"{self.why}; {budget}{f', {self.budget_why}' if self.budget_why else ''}"
 
 
 @dataclass(frozen=True)

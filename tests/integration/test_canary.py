@@ -60,7 +60,7 @@ def test_check_llvm_names_the_cause_once_with_its_units_and_an_example(trees: di
 def test_check_llvm_on_a_tree_that_compiles_exits_0(trees: dict[str, Path]) -> None:
     rc, _, out = _cli(trees, "check-llvm", "plain")
     assert rc == 0, out
-    assert "everything compiles" in out and "canary compile: " in out and " units in " in out
+    assert "everything compiles" in out and "canary compile: " in out and " chosen units (" in out
 
 
 def test_only_units_the_build_compiles_count(trees: dict[str, Path]) -> None:
@@ -81,7 +81,8 @@ def test_the_plan_says_whether_the_canary_runs(trees: dict[str, Path]) -> None:
     assert "does not record its commit" in json.loads(stdout)["canary"]["why"]
     rc, stdout, _ = _cli(trees, "plan", "plain", "--json", "--canary", "off")
     assert rc == 0 and json.loads(stdout)["canary"] == {"enabled": False, "why": "off (cli --canary)",
-                                                        "max_units": 64, "timeout": 300}
+                                                        "max_units": 64, "timeout": 300, "budget": 120.0,
+                                                        "budget_why": "canary_budget 120 (default)"}
     rc, _, out = _cli(trees, "plan", "plain", "--canary", "sometimes")
     assert rc == 2 and "must be one of: auto, on, off" in out
 

@@ -128,7 +128,7 @@ def test_a_word_setting_has_one_set_of_choices_from_flag_env_and_recipe(spec, tm
 
 # A value of each kind as the command line, the environment and a recipe give it.
 _SAMPLES = {"str": ("x", "x", "x"), "int": ("3", "3", 3), "bool": (None, "1", True),
-            "list": ("a", "a", ["a"]), "word": (None, None, None), "float": (None, "2.5", 2.5)}
+            "list": ("a", "a", ["a"]), "word": (None, None, None), "float": ("2.5", "2.5", 2.5)}
 # Text settings with a rule of their own (a URL, a version specifier) take a sample that keeps it.
 _TEXT_SAMPLES = {"llvm_mirror": "https://x", "pypi_index": "https://x", "requires_python": ">=3.10",
                  "ccache_remote": "redis://x"}

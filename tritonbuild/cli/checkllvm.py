@@ -19,8 +19,9 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
     tree, against the plan's LLVM; print the errors grouped by cause (units hit, one example each).
 
     Takes the options `build` takes (--canary too, but check-llvm always runs the canary: with it off a note
-    says so). The include preflight's problems (headers this LLVM lacks, known issues) are
-    reported with the canary's causes, not instead of them. Exit code 0: everything compiles and the preflight
+    says so). It compiles the whole cover unless --canary-budget (or its env or recipe key) gives a time
+    budget (build's default is 120 s). The include preflight's problems (headers this LLVM lacks, known issues)
+    are reported with the canary's causes, not instead of them. Exit code 0: everything compiles and the preflight
     found nothing; 1: problems or errors (the build would fail); 2: bad input.
     """
     import json
@@ -63,4 +64,4 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
         raise BuildFailed(f"{p.source.checkout or p.source.root} will not build against LLVM "
                           f"{p.llvm.version or '?'} at {p.llvm.prefix}: {len(p.preflight)} problem(s) found "
                           f"before compiling, {len(result.causes)} cause(s) in {len(result.failed)} of "
-                          f"{len(result.chosen)} units compiled (above); a build would fail.", log_path=result.log)
+                          f"{len(result.compiled)} units compiled (above); a build would fail.", log_path=result.log)

@@ -43,6 +43,15 @@ class _Int(click.IntRange):
         return _checked(self.spec, click.INT.convert(value, param, ctx))
 
 
+class _Float(click.FloatRange):
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec.minimum, spec.maximum)
+        self.spec = spec
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return _checked(self.spec, click.FLOAT.convert(value, param, ctx))
+
+
 class _Word(click.Choice[str]):
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec.choices)
@@ -65,7 +74,7 @@ def setting_option(spec: Spec) -> Callable[[F], F]:
     assert spec.flag is not None
     if spec.kind == "bool":
         return click.option(spec.flag, spec.name, default=None, help=_help(spec))
-    types: dict[str, type[_Int | _Word | _Text]] = {"int": _Int, "word": _Word}
+    types: dict[str, type[_Int | _Float | _Word | _Text]] = {"int": _Int, "float": _Float, "word": _Word}
     return click.option(*spec.flag.split("/"), spec.name, type=types.get(spec.kind, _Text)(spec),
                         multiple=spec.kind == "list", help=_help(spec))
 

@@ -44,27 +44,49 @@ LOG = "canary.log"
 class CanaryResult:
     build_dir: str
     units_total: int
-    chosen: tuple[str, ...]  # the units compiled (paths as compile_commands.json names them)
-    headers: int  # tree headers and the LLVM headers they include, covered by the chosen units
+    chosen: tuple[str, ...]  # the units of the cover (paths as compile_commands.json names them)
+    headers: int  # tree headers and the LLVM headers they include, covered by the units compiled
     causes: tuple[Cause, ...]
     failed: tuple[str, ...]  # units that did not compile
     timed_out: tuple[str, ...]
     seconds: float  # choosing, generated headers and compiling (not configure)
     configure_seconds: float
     log: str
+    skipped: tuple[str, ...] = ()  # units of the cover not started: the budget had passed
+    headers_chosen: int = 0  # covered by the whole cover
+    budget: float | None = None  # seconds (None: no budget)
+    first_error_seconds: float | None = None  # from the compiles' start to the end of the first unit that failed
 
     @property
     def ok(self) -> bool:
         return not self.failed
 
+    @property
+    def compiled(self) -> tuple[str, ...]:
+        """The units compiled (the cover's, less those the budget skipped)."""
+        skipped = set(self.skipped)
+        return tuple(u for u in self.chosen if u not in skipped)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok, "build_dir": self.build_dir, "units_total": self.units_total, "chosen": list(self.chosen),
-            "headers_covered": self.headers, "failed": list(self.failed), "timed_out": list(self.timed_out),
-            "seconds": self.seconds, "configure_seconds": self.configure_seconds, "log": self.log,
+            "compiled": list(self.compiled), "skipped": list(self.skipped), "headers_covered": self.headers,
+            "headers_chosen": self.headers_chosen, "budget_seconds": self.budget,
+            "first_error_seconds": self.first_error_seconds, "failed": list(self.failed),
+            "timed_out": list(self.timed_out), "seconds": self.seconds, "configure_seconds": self.configure_seconds,
+            "log": self.log,
             "causes": [{"cause": c.message, "kind": c.kind, "units": len(c.units), "unit_files": list(c.units),
                         "example": f"{c.example.file}:{c.example.line}: {c.example.message}"} for c in self.causes],
         }
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One unit's syntax-only compile: exit code, output, and when it ended (seconds after the compiles began)."""
+
+    returncode: int
+    output: str
+    ended: float
 
 
 def check(plan: Plan, reporter: Reporter, env: Mapping[str, str] | None = None) -> CanaryResult:
@@ -111,7 +133,8 @@ def configure_argv(plan: Plan) -> list[str]:
 
 
 def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configured: float = 0.0) -> CanaryResult:
-    """Choose the units of the configured ``build`` dir, build the headers they wait for, compile them."""
+    """Choose the units of the configured ``build`` dir, build the headers they wait for, compile them (within the
+    plan's budget: the units not started by then are skipped, the full build compiles them)."""
     started = time.monotonic()
     units = unity_expanded(built_units(build, load_units(build), plan.cmake.build_targets, env))
     # the generated headers first (tablegen's, which the build makes first too): the cover follows the includes
@@ -121,13 +144,38 @@ def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configure
     chosen_files = pure.choose(covers, plan.canary.max_units if plan.canary else pure.MAX_UNITS)
     by_real = {os.path.realpath(u.file): u for u in units}
     chosen = [by_real[f] for f in chosen_files]
-    headers = len(set().union(*(covers[f] for f in chosen_files))) if chosen_files else 0
-    log.write(f"tritonbuild: canary: {len(chosen)} of {len(units)} units cover {headers} headers\n")
+    whole = len(set().union(*(covers[f] for f in chosen_files))) if chosen_files else 0
+    budget = plan.canary.budget if plan.canary else None
+    log.write(f"tritonbuild: canary: {len(chosen)} of {len(units)} units cover {whole} headers"
+              f"{f'; budget {budget:g} s' if budget is not None else ''}\n")
     timeout = plan.canary.timeout if plan.canary else pure.UNIT_TIMEOUT
-    outputs = compile_units(chosen, env, max(1, plan.toolchain.jobs), timeout)
+    outputs = compile_units(chosen, env, max(1, plan.toolchain.jobs), timeout, budget)
+    compiled = [f for f, out in zip(chosen_files, outputs, strict=True) if out is not None]
+    headers = len(set().union(*(covers[f] for f in compiled))) if compiled else 0
+    found, failed, late, first = _outcomes(plan, chosen, outputs, log)
+    causes = pure.group(found, {d.message: error_kind(d.message) for d in found})
+    skipped = tuple(shown(plan, u.file) for u, out in zip(chosen, outputs, strict=True) if out is None)
+    if skipped:
+        log.write(f"tritonbuild: canary: {len(skipped)} unit(s) not started within the budget of {budget:g} s: "
+                  f"{' '.join(skipped)}\n")
+    log.flush()
+    return CanaryResult(str(build), len(units), tuple(shown(plan, u.file) for u in chosen), headers, tuple(causes),
+                        tuple(failed), tuple(late), round(time.monotonic() - started, 2), configured,
+                        log.name, skipped, whole, budget, first)
+
+
+def _outcomes(plan: Plan, chosen: Sequence[Unit], outputs: Sequence[Compiled | None],
+              log: IO[str]) -> tuple[list[pure.Diagnostic], list[str], list[str], float | None]:
+    """The compiled units' diagnostics, the units that failed, those that timed out, and when the first failure
+    ended (seconds after the compiles began); each compiled unit's command and output go to the log."""
     found: list[pure.Diagnostic] = []
-    failed, late = [], []
-    for unit, (rc, text) in zip(chosen, outputs, strict=True):
+    failed: list[str] = []
+    late: list[str] = []
+    ends: list[float] = []
+    for unit, out in zip(chosen, outputs, strict=True):
+        if out is None:
+            continue
+        rc, text = out.returncode, out.output
         log.write(f"$ cd {unit.directory} && {' '.join(pure.syntax_only(unit.argv))}\n{text}\n")
         if rc == 124:
             late.append(shown(plan, unit.file))
@@ -138,11 +186,8 @@ def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configure
                                 shown(plan, unit.file))]
         if rc != 0:
             failed.append(shown(plan, unit.file))
-    log.flush()
-    causes = pure.group(found, {d.message: error_kind(d.message) for d in found})
-    return CanaryResult(str(build), len(units), tuple(shown(plan, u.file) for u in chosen), headers, tuple(causes),
-                        tuple(failed), tuple(str(x) for x in late), round(time.monotonic() - started, 2), configured,
-                        log.name)
+            ends.append(out.ended)
+    return found, failed, late, (min(ends) if ends else None)
 
 
 def shown(plan: Plan, path: str) -> str:
@@ -237,23 +282,38 @@ def generate_headers(build: Path, units: Sequence[Unit], env: Mapping[str, str],
                           log_path=log.name)
 
 
-def compile_units(units: Sequence[Unit], env: Mapping[str, str], jobs: int,
-                  timeout: int) -> list[tuple[int, str]]:
-    """Each unit's exit code and output, compiled with -fsyntax-only, ``jobs`` at once."""
-    def one(unit: Unit) -> tuple[int, str]:
-        r = proc.run(pure.syntax_only(unit.argv), cwd=unit.directory, env=env, timeout=max(timeout, proc.LONG))
-        return r.returncode, r.stdout + r.stderr
+def compile_units(units: Sequence[Unit], env: Mapping[str, str], jobs: int, timeout: int,
+                  budget: float | None = None) -> list[Compiled | None]:
+    """Each unit compiled with -fsyntax-only, ``jobs`` at once. With a ``budget`` (seconds): the first ``jobs`` units
+    start at once, and no unit starts once the budget has passed since then (those running finish, each within its
+    ``timeout``); a unit not started is None."""
+    started = time.monotonic()
 
-    return proc.thread_map(one, units, jobs)  # interrupted: the running compilers stop at once, no more start
+    def one(item: tuple[int, Unit]) -> Compiled | None:
+        index, unit = item
+        if budget is not None and index >= jobs and time.monotonic() - started >= budget:
+            return None
+        r = proc.run(pure.syntax_only(unit.argv), cwd=unit.directory, env=env, timeout=max(timeout, proc.LONG))
+        return Compiled(r.returncode, r.stdout + r.stderr, round(time.monotonic() - started, 2))
+
+    # interrupted: the running compilers stop at once, no more start
+    return proc.thread_map(one, list(enumerate(units)), jobs)
 
 
 def summary(result: CanaryResult) -> list[str]:
-    """Lines for a person: how long, how many units, then each cause with its unit count and one example."""
-    head = (f"canary compile: {len(result.chosen)} of {result.units_total} units in {result.seconds:.1f} s "
-            f"(configure {result.configure_seconds:.1f} s), covering {result.headers} headers: ")
+    """Lines for a person: how many units of the cover compiled in how long, within what budget, covering how many
+    headers; then the causes (each with its unit count and one example), and when the first error came."""
+    budget = f"budget {result.budget:g} s" if result.budget is not None else "no budget"
+    head = (f"canary compile: {len(result.compiled)} of {len(result.chosen)} chosen units ({result.units_total} in "
+            f"all) in {result.seconds:.1f} s (configure {result.configure_seconds:.1f} s), {budget}, covering "
+            f"{result.headers} of {result.headers_chosen} headers: ")
+    rest = (f"; {len(result.skipped)} unit(s) not compiled within the budget (the full build compiles them)"
+            if result.skipped else "")
     if result.ok:
-        return [head + "everything compiles"]
-    lines = [head + f"{len(result.failed)} unit(s) fail, {len(result.causes)} cause(s)"]
+        return [head + ("no errors in the units compiled" if result.skipped else "everything compiles") + rest]
+    first = f", first error after {result.first_error_seconds:.1f} s" if result.first_error_seconds is not None \
+        else ""
+    lines = [head + f"{len(result.failed)} unit(s) fail, {len(result.causes)} cause(s){first}{rest}"]
     for c in result.causes:
         ex = c.example
         lines.append(f"  {c.kind}: {c.message} [{len(c.units)} unit(s); e.g. {ex.file}:{ex.line}: {ex.message}]")

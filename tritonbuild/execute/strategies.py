@@ -159,7 +159,7 @@ def canary_first(run: BuildRun) -> None:
     from tritonbuild.execute import canary
 
     plan = run.plan
-    run.reporter.note(f"canary compile before the build: {plan.canary.why if plan.canary else ''}")
+    run.reporter.note(f"canary compile before the build: {plan.canary.describe() if plan.canary else ''}")
     result = canary.configure_and_run(plan, run.reporter, run.env)
     lines = canary.summary(result)
     run.reporter.plain(lines[0])  # the causes: in the error's tail
@@ -168,6 +168,6 @@ def canary_first(run: BuildRun) -> None:
     hint = explain(plan, [f"{c.example.file}:{c.example.line}: error: {c.example.message}" for c in result.causes])
     raise BuildFailed(f"The canary compile found that {plan.source.root} does not compile against LLVM "
                       f"{plan.llvm.version or '?'} at {plan.llvm.prefix}: {len(result.causes)} cause(s) in "
-                      f"{len(result.failed)} of {len(result.chosen)} units; the full build was not started "
+                      f"{len(result.failed)} of {len(result.compiled)} units compiled; the full build was not started "
                       f"(--canary off builds anyway).{' ' + hint if hint else ''}", log_path=result.log,
                       tail="\n".join(lines[1:]))

@@ -23,17 +23,29 @@ UNIT_TIMEOUT = 300  # seconds one -fsyntax-only may take (a big Triton unit pars
 NAMESPACES = ("llvm/", "llvm-c/", "mlir/", "mlir-c/", "lld/")
 
 
-def plan_canary(choice: Canary, origin: str, is_pinned: bool | None, pinned: str, version: str | None) -> CanaryPlan:
-    """auto: on when the plan's LLVM is not the source's pin or does not record its commit; on/off as given."""
+def plan_canary(choice: Canary, origin: str, is_pinned: bool | None, pinned: str, version: str | None, *,
+                budget: float = 0.0, budget_origin: str = "default", whole_cover: bool = False) -> CanaryPlan:
+    """auto: on when the plan's LLVM is not the source's pin or does not record its commit; on/off as given. The
+    time budget as given (0: none), except that ``whole_cover`` (check-llvm, llvm compat: the whole picture is their
+    job) has none unless one was given."""
+    seconds, budget_why = plan_budget(budget, budget_origin, whole_cover)
     if choice == "off":
-        return CanaryPlan(False, f"off ({origin})")
+        return CanaryPlan(False, f"off ({origin})", MAX_UNITS, UNIT_TIMEOUT, seconds, budget_why)
     if choice == "on":
-        return CanaryPlan(True, f"on ({origin})", MAX_UNITS, UNIT_TIMEOUT)
+        return CanaryPlan(True, f"on ({origin})", MAX_UNITS, UNIT_TIMEOUT, seconds, budget_why)
     if is_pinned is True:
-        return CanaryPlan(False, f"the LLVM is the source's pin {pinned[:12]}")
+        return CanaryPlan(False, f"the LLVM is the source's pin {pinned[:12]}", MAX_UNITS, UNIT_TIMEOUT, seconds,
+                          budget_why)
     what = "does not record its commit" if is_pinned is None else "is not"
     return CanaryPlan(True, f"LLVM {version or '?'} {what}{' the pin' if is_pinned is False else ''} "
-                            f"({pinned[:12]} pinned)", MAX_UNITS, UNIT_TIMEOUT)
+                            f"({pinned[:12]} pinned)", MAX_UNITS, UNIT_TIMEOUT, seconds, budget_why)
+
+
+def plan_budget(budget: float, origin: str, whole_cover: bool) -> tuple[float | None, str]:
+    """The canary's time budget in seconds (None: no budget, the whole cover) and where that came from."""
+    if whole_cover and origin == "default":
+        return None, "check-llvm's default (--canary-budget sets one)"
+    return (float(budget) if budget > 0 else None), f"canary_budget {budget:g} ({origin})"
 
 
 @dataclass(frozen=True)

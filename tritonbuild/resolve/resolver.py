@@ -134,7 +134,9 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         compile_check=compilecheck.plan_check(s.compile_check, s.compile_check_timeout,
                                               tuple(b.name for b in backends), o["compile_check"].origin,
                                               src.version),
-        canary=plan_canary(s.canary, o["canary"].origin, llvm.is_pinned, llvm.pinned_hash, llvm.version),
+        canary=plan_canary(s.canary, o["canary"].origin, llvm.is_pinned, llvm.pinned_hash, llvm.version,
+                           budget=s.canary_budget, budget_origin=o["canary_budget"].origin,
+                           whole_cover=keep_preflight),
         preflight=preflight_problems,
     )
 

@@ -451,6 +451,12 @@ SPECS: tuple[Spec, ...] = (
           "of the tree (and the LLVM/MLIR headers those include) and stop a build the errors doom, summarised by "
           "cause; auto: only when the LLVM is not (or does not record being) the source's pin",
           choices=get_args(Canary)),
+    _spec("canary_budget", 120.0, "--canary-budget", {"TRITONBUILD_CANARY_BUDGET": env_float},
+          "seconds the canary's compiles may take: the first units (one per job, the most widely included headers) "
+          "always start, then no unit starts once the budget has passed (the units running finish; the full build "
+          "compiles the rest), so a doomed build stops early while the canary's cost stays bounded; 0: no budget, "
+          "the whole cover. The default applies to build; check-llvm (and llvm compat) compile the whole cover "
+          "unless a budget is given", minimum=0, maximum=86400),
     _spec("require_pinned_llvm", False, "--require-pinned-llvm/--no-require-pinned-llvm",
           {"TRITONBUILD_REQUIRE_PINNED_LLVM": env_bool},
           "refuse an LLVM that is not (or does not record being) the source's pin (the nightly recipe sets it)"),
@@ -589,6 +595,7 @@ class Settings:
     compile_check: bool
     compile_check_timeout: int
     canary: Canary
+    canary_budget: float  # seconds; 0: none
     require_pinned_llvm: bool
     api_check: bool
     wheelhouse: Path | None
