@@ -119,3 +119,13 @@ def test_a_table_that_fits_the_terminal_stays_a_table() -> None:
     small.add_row("6638c1839")
     con.print(small)
     assert "┃ key" in buf.getvalue() and "│ 6638c1839 │" in buf.getvalue()
+
+
+def test_a_long_message_at_a_narrow_terminal_is_one_line_without_padding() -> None:
+    buf, con = _narrow(60)
+    command = f"tritonbuild llvm build --source {WHEEL} --backends 'nvidia;amd'"
+    con.warn(f"LLVM 22.1.8 is not the pin; for the pinned LLVM, `{command}` builds it.")
+    con.print(f"ok   sbom: {WHEEL} listed with its SHA-256")
+    lines = buf.getvalue().splitlines()
+    assert lines == [f"warning: LLVM 22.1.8 is not the pin; for the pinned LLVM, `{command}` builds it.",
+                     f"ok   sbom: {WHEEL} listed with its SHA-256"]

@@ -38,6 +38,10 @@ class SafeConsole(Console):
         return super().render_str(printable_text(text), **kwargs)
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
+        if objects and all(isinstance(o, str) for o in objects):
+            # a line of text (a message, a row, a command to copy) is one line the terminal wraps itself: rich would
+            # break it at spaces, pad each break with spaces and put a newline inside a path or a command
+            kwargs.setdefault("soft_wrap", True)
         if not self.is_terminal:
             for table in (o for o in objects if isinstance(o, Table)):
                 # stretched to PIPE_WIDTH it would be all padding, and boxed, every row would be padded to the
@@ -113,8 +117,9 @@ def _text(value: Any) -> Any:
 
 
 def say(console: Console, topic: str, text: str, style: str) -> None:
-    """``topic: text``, the topic in ``style``, the text as written."""
-    console.print(f"[{style}]{escape(topic)}:[/{style}] {escape(text)}", highlight=False)
+    """``topic: text``, the topic in ``style``, the text as written: one line that the terminal wraps itself (rich
+    would break it at spaces and pad the breaks: a command or path in it copied with a newline inside)."""
+    console.print(f"[{style}]{escape(topic)}:[/{style}] {escape(text)}", highlight=False, soft_wrap=True)
 
 
 @contextmanager
