@@ -43,6 +43,7 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     from rich.markup import escape
 
     from tritonbuild.cli.options import environment
+    from tritonbuild.printable import printable
     from tritonbuild.report import render
     from tritonbuild.wheel import verify as ver
     from tritonbuild.wheel import zipguard
@@ -51,7 +52,7 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     if compile_check and no_import:
         raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
     out, failed, env = render.console(), False, environment()
-    for wheel in _existing(wheels, "wheel"):
+    for given, wheel in zip(wheels, _existing(wheels, "wheel"), strict=True):
         python = None
         try:
             python = ver.interpreter_for(wheel, pythons, env) if not no_import else None
@@ -61,7 +62,7 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
             checks = ver.verify(wheel, python=python, import_test=not no_import,
                                 compile_timeout=compile_timeout if compile_check else None)
         if len(wheels) > 1:
-            out.print(f"[bold]{escape(wheel.name)}[/bold]" + (f" (with {escape(python)})" if python else ""))
+            out.print(f"[bold]{escape(printable(given))}[/bold]" + (f" (with {escape(python)})" if python else ""))
         for found in checks:
             out.print(f"{LABELS[found.status]} {found.check}: {escape(found.text)}")
         failed = failed or any(found.status == "fail" for found in checks)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from tritonbuild.wheel.checks import backends, elf, importing, provenance, record, reproducible, sbom
+from tritonbuild.wheel.checks import backends, elf, importing, provenance, provenance_file, record, reproducible, sbom
 from tritonbuild.wheel.checks import compile as corpus
 from tritonbuild.wheel.checks.base import BuildSide, Check, Context, Finding
 
@@ -22,6 +22,7 @@ VERIFY: frozenset[Where] = frozenset({"verify"})
 REGISTRY: tuple[tuple[Check, frozenset[Where]], ...] = (
     (record.Record(), BOTH),
     (provenance.WellFormed(), VERIFY),
+    (provenance_file.ProvenanceFile(), VERIFY),
     (backends.Backends(), VERIFY),
     (reproducible.Reproducible(), VERIFY),
     (provenance.Patches(), VERIFY),
