@@ -60,7 +60,10 @@ def test_parse_reads_back_the_settings_and_rebuild_request_passes_them_as_flags(
     kw, notes = attestation.rebuild_request(claim, source=None, python=None, cache_dir=None, out="o",
                                             flags=flag_settings())
     assert kw["build_type"] == "Release" and kw["zip_level"] == 3 and kw["source"] == claim.source
-    assert kw["python"] == (claim.python,) and "ref" not in kw  # a local checkout: its commit is checked later
+    assert kw["python"] == () and "ref" not in kw  # the provenance's interpreter is never given; a local checkout:
+    # its commit is checked later
+    assert attestation.rebuild_request(claim, source=None, python="/x/python3.11", cache_dir=None, out="o",
+                                       flags=flag_settings())[0]["python"] == ("/x/python3.11",)
     assert "ccache_remote" not in kw and "jobs" not in kw  # this machine's: not what was built
     assert "llvm_mirror" not in kw and notes == ["llvm_mirror was redacted in the provenance: this machine's "
                                                  "value is used"]
@@ -137,3 +140,69 @@ def test_an_oversized_provenance_is_refused_before_parsing() -> None:
 def test_file_name_is_the_wheel_name_then_provenance_json(tmp_path: Path) -> None:
     assert attestation.file_name("triton-3.6.0-cp311-cp311-linux_x86_64.whl") == (
         "triton-3.6.0-cp311-cp311-linux_x86_64.whl.provenance.json")
+
+
+def test_settings_that_run_or_reach_are_named_and_refused_unless_trusted(tree) -> None:
+    _, data = made(tree, cmake_args=["-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh"],
+                   llvm_mirror="https://evil.example/llvm", zip_level=3)
+    settings = data["predicate"]["buildDefinition"]["externalParameters"]["settings"]
+    settings["distcc"] = {"value": "evil.example.com/8", "origin": "cli --distcc"}
+    settings["ptxas"] = {"value": "/tmp/evil.sh", "origin": "env TRITON_PTXAS_PATH"}
+    claim = attestation.parse(json.dumps(data).encode(), "p.json")
+    found = attestation.untrusted(claim, flag_settings())
+    # in SPECS order; distcc (a build machine's, LOCAL) and ptxas (no flag: the environment's) are this machine's,
+    # never taken; zip_level neither runs nor reaches
+    assert found == [("llvm_mirror", "https://evil.example/llvm"),
+                     ("cmake_args", ["-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh"])]
+    assert {"distcc", "ptxas", "jobs", "pypi_index"} <= set(attestation.taken_from_machine(flag_settings()))
+    text = str(attestation.refuse_untrusted(claim, "p.json", found))
+    assert "llvm_mirror = 'https://evil.example/llvm' (reaches" in text and "--trust-provenance" in text
+    assert "cmake_args = ['-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh'] (runs" in text and "\n" not in text
+    kw, _ = attestation.rebuild_request(claim, source=None, python=None, cache_dir=None, out="o",
+                                        flags=flag_settings())
+    assert "distcc" not in kw and "ptxas" not in kw  # never taken from the provenance
+
+
+def test_every_setting_that_names_a_program_or_host_is_classified() -> None:
+    from tritonbuild.settings.model import SPEC_BY_NAME
+
+    runs = {"cmake_args", "patches", "plugin_dirs", "deps", "llvm", "llvm_src", "ptxas", "cuobjdump", "nvdisasm",
+            "compiler_cache", "wheelhouse"}
+    reaches = {"llvm_mirror", "distcc", "ccache_remote", "pypi_index"}
+    assert {n for n in runs if SPEC_BY_NAME[n].trust != "runs"} == set()
+    assert {n for n in reaches if SPEC_BY_NAME[n].trust != "reaches"} == set()
+    assert SPEC_BY_NAME["zip_level"].trust == "" and SPEC_BY_NAME["build_type"].trust == ""
+
+
+def test_whole_numbers_stay_integers_and_float_settings_stay_floats(tree) -> None:
+    _, data = made(tree, jobs=1, zip_level=6)
+    settings = data["predicate"]["buildDefinition"]["externalParameters"]["settings"]
+    assert settings["jobs"]["value"] == 1 and isinstance(settings["jobs"]["value"], int)
+    assert isinstance(settings["zip_level"]["value"], int) and isinstance(settings["unity_build"]["value"], int)
+    assert isinstance(settings["canary_budget"]["value"], float)  # a float setting keeps its kind
+    assert attestation.parse(json.dumps(data).encode(), "p.json").settings["jobs"] == 1
+
+
+def test_a_setting_newer_than_the_provenance_is_not_a_difference(tree) -> None:
+    plan, data = made(tree)
+    del data["predicate"]["buildDefinition"]["externalParameters"]["settings"]["canary_budget"]
+    claim = attestation.parse(json.dumps(data).encode(), "p.json")
+    assert attestation.setting_differences(claim, plan.settings) == []  # type: ignore[attr-defined]
+    assert attestation.new_settings(claim, plan.settings) == [  # type: ignore[attr-defined]
+        "canary_budget: new since the provenance, 120.0 (default) used"]
+
+
+def test_the_source_is_the_recorded_absolute_path_not_the_typed_relative_one(tree) -> None:
+    _, data = made(tree)
+    bd = data["predicate"]["buildDefinition"]
+    bd["externalParameters"]["settings"]["source"] = {"value": "exg/triton", "origin": "cli -s/--source"}
+    deps = {d["name"]: d for d in bd["resolvedDependencies"]}
+    recorded = deps["source"]["annotations"]["path"]
+    assert recorded.startswith("/")
+    assert attestation.parse(json.dumps(data).encode(), "p.json").source == recorded
+
+
+def test_a_source_without_git_is_a_file_uri_not_git(tree) -> None:
+    plan = plan_for(tree(), git=None)
+    deps = {d.name: d for d in attestation.dependencies(plan, INFO)}
+    assert deps["source"].uri == f"file://{plan.source.root}" and not deps["source"].digest

@@ -7,11 +7,13 @@ before any work."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from tritonbuild.errors import UserError
 
@@ -56,6 +58,42 @@ def _checker(claim: Any, keep: list[Path]) -> Any:
     return check
 
 
+def _python(claim: Any, given: str | None, env: Any) -> str:
+    """The interpreter to rebuild with: ``--python``, else the one running tritonbuild when it is the claim's
+    major.minor (and free-threaded or not alike), else the first of that version ``gather.pythons.find`` finds (on
+    PATH, in /opt/python, pyenv's and uv's dirs). Never the provenance's ``python.path``: it is not run."""
+    import sysconfig
+
+    from tritonbuild.gather import pythons
+
+    if given:
+        return given
+    m = re.match(r"^cp3(\d{1,2})(t?)$", claim.abi)
+    if m is None:
+        raise UserError(f"The provenance's interpreter ABI {claim.abi!r} is not a CPython one (cp311, cp313t): "
+                        "nothing was built; pass --python with an interpreter of the wheel's Python.")
+    free = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    if sys.version_info[:2] == (3, int(m.group(1))) and free == bool(m.group(2)):
+        return sys.executable
+    try:
+        return pythons.find(f"3.{m.group(1)}{m.group(2)}", env)
+    except UserError as exc:
+        raise UserError(f"The provenance's wheel is for {claim.abi}, and rebuild never runs the provenance's "
+                        f"interpreter ({claim.python}): {exc} Nothing was built; or pass --python.") from None
+
+
+def _source(claim: Any) -> str:
+    """The source the provenance names: a git URL, or the absolute path the build recorded, which must exist."""
+    if "://" in claim.source or claim.source.startswith("git@"):
+        return str(claim.source)
+    where = Path(claim.source)
+    if not where.is_absolute() or not where.is_dir():
+        what = "is not an absolute path" if not where.is_absolute() else "does not exist on this machine"
+        raise UserError(f"The source {claim.source} (from the provenance: where its wheel was built from) {what}. "
+                        f"Nothing was built; pass --source with a checkout at commit {claim.commit}.")
+    return str(where)
+
+
 @click.command()
 @click.argument("provenance", type=click.Path())
 @click.option("--out", "-o", default="rebuilt", show_default=True,
@@ -63,47 +101,88 @@ def _checker(claim: Any, keep: list[Path]) -> Any:
 @click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs.")
 @click.option("--source", "-s", help="A local checkout at the provenance's source commit (default: the source the "
                                      "provenance names).")
-@click.option("--python", help="Interpreter to build with (default: the provenance's; its ABI must match).")
+@click.option("--python", help="Interpreter to build with (default: this machine's of the provenance's Python "
+                               "version; the provenance's interpreter path is never run; its ABI must match).")
 @click.option("--wheel", "subject", type=click.Path(),
               help="The subject wheel, for a member-by-member diff (default: the file of its name next to the "
                    "provenance).")
+@click.option("--trust-provenance", is_flag=True,
+              help="Take from the provenance the settings that run a program, load a script or reach a host "
+                   "(cmake_args, patches, plugin dirs, deps, the LLVM and its mirror, ...; each is printed); "
+                   "without it, a provenance that sets one is refused before any work.")
 @click.option("--no-smoke-test", is_flag=True, help="Skip the wheel's build-time checks before publishing it: the "
               "import, and with it the compile check (and the RECORD and library checks).")
 def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None, python: str | None,
-            subject: str | None, no_smoke_test: bool) -> None:
+            subject: str | None, trust_provenance: bool, no_smoke_test: bool) -> None:
     """Rebuild a wheel from its provenance (same source commit, plugins, LLVM and settings) and check that the
     result is byte-identical to it: exit 0 when it is, 1 when not (naming the sha256s, the settings and
-    dependencies that differ and the wheel members that differ), 2 for a malformed provenance."""
+    dependencies that differ and the wheel members that differ), 2 for a malformed or untrusted provenance."""
     from tritonbuild import request
-    from tritonbuild.cli.options import request_of
+    from tritonbuild.cli.options import environment, request_of
     from tritonbuild.execute import build as build_mod
     from tritonbuild.execute.runs import UNCHECKED
     from tritonbuild.report import render
+    from tritonbuild.settings.model import show
     from tritonbuild.wheel import attestation
 
     path = Path(provenance)
     claim = read_claim(path)
-    wheel = Path(subject) if subject else path.parent / claim.wheel
-    kw, notes = attestation.rebuild_request(claim, source=source, python=python, cache_dir=cache_dir, out=out,
-                                            flags=request.flag_settings())
+    flags = request.flag_settings()
+    found = attestation.untrusted(claim, flags)
+    if found and not trust_provenance:
+        raise attestation.refuse_untrusted(claim, str(path), found)
+    interpreter = _python(claim, python, environment())
+    kw, notes = attestation.rebuild_request(claim, source=source or _source(claim), python=interpreter,
+                                            cache_dir=cache_dir, out=out, flags=flags)
     console = render.console()
+    for name, value in found:
+        console.print(f"taken from the provenance: {name} = {escape(show(value, 400))}", soft_wrap=True)
+    console.print(f"source: {escape(kw['source'])} ({'--source' if source else 'from the provenance'}), commit "
+                  f"{claim.commit}", soft_wrap=True)
+    console.print(f"from this machine: python = {escape(interpreter)} ({'--python' if python else claim.abi}; the "
+                  f"provenance's {escape(claim.python)} is never run)", soft_wrap=True)
     for note in notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
     req = request_of(kw, smoke_test=not no_smoke_test)
-    plans = request.provisioned_plans(req, console, check=_checker(claim, [path.parent, wheel.parent]))
+    plans = request.provisioned_plans(req, console, check=_checker(claim, [path.parent, Path(subject or path).parent]))
     if len(plans) != 1:
         raise UserError(f"The provenance's settings make {len(plans)} plans; a rebuild makes one wheel.")
     plan = plans[0]
     render.print_plan(plan, console)
+    _print_machine(claim, plan.settings, flags, console)
     if not req.smoke_test:
         console.note(UNCHECKED)
     result = build_mod.build_wheel(plan, console, env=req.env, smoke=req.smoke_test)
-    _report(claim, plan, result, wheel, console)
+    _report(claim, plan, result, Path(subject) if subject else path.parent / claim.wheel, console)
+
+
+def _print_machine(claim: Any, settings: Any, flags: tuple[str, ...], console: Any) -> None:
+    """The settings this machine gives instead of the provenance: each not at its default here, or whose value in
+    the provenance differs (that one is said not to be used), then one line naming the rest."""
+    from tritonbuild.settings.model import SPEC_BY_NAME, show
+
+    rest = []
+    for name in attestation_machine(flags):
+        ours = settings.get(name, {})
+        theirs = claim.settings.get(name)
+        differs = name in claim.settings and json.dumps(theirs) != json.dumps(ours.get("value"))
+        if not differs and ours.get("value") == SPEC_BY_NAME[name].default:
+            rest.append(name)
+            continue
+        unused = f"; the provenance's {show(theirs, 400)} is not used" if differs else ""
+        console.print(f"from this machine: {name} = {escape(show(ours.get('value'), 400))} "
+                      f"({escape(str(ours.get('origin', 'default')))}){escape(unused)}", soft_wrap=True)
+    if rest:
+        console.print(f"from this machine, at their defaults as in the provenance: {', '.join(rest)}", soft_wrap=True)
+
+
+def attestation_machine(flags: tuple[str, ...]) -> list[str]:
+    from tritonbuild.wheel import attestation
+
+    return attestation.taken_from_machine(flags)
 
 
 def _report(claim: Any, plan: Any, result: Any, wheel: Path, console: Any) -> None:
-    from rich.markup import escape
-
     from tritonbuild.wheel import attestation
 
     same = result.sha256 == claim.sha256
@@ -114,7 +193,8 @@ def _report(claim: Any, plan: Any, result: Any, wheel: Path, console: Any) -> No
         return
     ours = _rebuilt_claim(result.wheel)
     found = {"settings": attestation.setting_differences(claim, plan.settings),
-             "dependencies": attestation.dependency_differences(claim, ours.dependencies if ours else {})}
+             "dependencies": attestation.dependency_differences(claim, ours.dependencies if ours else {}),
+             "new since the provenance": attestation.new_settings(claim, plan.settings)}
     found.update(_wheel_differences(wheel, claim.sha256, result.wheel))
     console.print(f"identical: no, sha256 {claim.sha256} in the provenance, {result.sha256} rebuilt")
     if result.wheel.name != claim.wheel:

@@ -123,6 +123,7 @@ def _build_type(env: Mapping[str, str]) -> tuple[Any, str] | None:
 
 
 KINDS = ("str", "int", "float", "bool", "list", "word")
+Trust = Literal["", "runs", "reaches"]  # what a value, if trusted, lets its author do: ``Spec.trust``
 MAX_TEXT = 4096  # characters of one text value (PATH_MAX): longer is no path, URL or name anyone means
 MAX_ITEMS = 256  # items of one list setting
 MAX_NAME_BYTES = 255  # one path component (NAME_MAX)
@@ -188,6 +189,10 @@ class Spec:
     recipe_also: tuple[str, ...] = ()  # words a recipe may give a yes/no setting besides true/false ("auto")
     validate: Validator | None = None  # the value's own rule (a wheel name, a URL, a path): its problem or None
     refusal_hint: str = ""  # said after the refusal of a value outside the choices (where the rest go)
+    # What trusting a value takes: "runs" (it names a program, script, code or files the build runs, loads or
+    # ships), "reaches" (it names a host the build talks to), "" (neither). ``tritonbuild rebuild`` takes no such
+    # value from a provenance (hostile input) unless told to (--trust-provenance).
+    trust: Trust = ""
 
     def check(self, value: Any, origin: str) -> None:
         """Refuse a value of the wrong type, outside the setting's range or choices, or that its own rule refuses,
@@ -227,14 +232,15 @@ def _kind(default: Any, flag: str | None, minimum: int | None, choices: tuple[st
 def _spec(name: str, default: Any, flag: str | None, env: dict[str, Callable[..., Any]] | None, help: str,
           extra: tuple[EnvReader, ...] = (), extra_names: tuple[str, ...] = (), minimum: int | None = None,
           maximum: int | None = None, choices: tuple[str, ...] = (), recipe: bool | None = None,
-          recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "") -> Spec:
+          recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "",
+          trust: Trust = "") -> Spec:
     """A setting; its kind follows from its default, flag, range and choices. A recipe may set every setting
     that has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only)."""
     env = env or {}
     readers = tuple(_from(n, r) for n, r in env.items()) + extra
     return Spec(name, default, flag, readers, tuple(env) + extra_names, help, _kind(default, flag, minimum, choices),
                 minimum, maximum, choices, flag is not None if recipe is None else recipe, recipe_also, validate,
-                refusal_hint)
+                refusal_hint, trust)
 
 
 # The values' own rules (pure: nothing here looks at the disk; a path that must exist is checked where it is read).
@@ -369,21 +375,22 @@ SPECS: tuple[Spec, ...] = (
           "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
           "checkout is never edited; one that does not apply stops the plan (repeatable; env ';' separated; "
           "a recipe's paths are relative to the recipe and must stay in its directory); their sha256 go into the "
-          "build dir key and the version (+...pHASH8)", validate=_paths),
+          "build dir key and the version (+...pHASH8)", validate=_paths, trust="runs"),
     _spec("backends", None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
           "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)"),
     _spec("plugin_dirs", [], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},
           "external plugin directories (repeatable; env: ';' separated; in a recipe: the key plugins)",
-          recipe=False, validate=_paths),
+          recipe=False, validate=_paths, trust="runs"),
     _spec("llvm", "auto", "--llvm", {"LLVM_SYSPATH": _str},
-          "LLVM: auto, system, download, source or a prefix path", validate=_path),
+          "LLVM: auto, system, download, source or a prefix path", validate=_path, trust="runs"),
     _spec("llvm_mirror", "https://oaitriton.blob.core.windows.net/public/llvm-builds", "--llvm-mirror",
           {"TRITONBUILD_LLVM_MIRROR": _str}, "base URL of prebuilt LLVM archives (a company mirror): http or https",
-          validate=_http_url),
+          validate=_http_url, trust="reaches"),
     _spec("allow_unpinned", False, "--allow-unpinned/--no-allow-unpinned", {"TRITONBUILD_ALLOW_UNPINNED": env_bool},
           "accept a prebuilt LLVM the pin has no sha256 for (llvm-hash.txt pins); its sha256 is logged"),
     _spec("llvm_src", None, "--llvm-src", {"TRITONBUILD_LLVM_SRC": _str},
-          "llvm-project URL or local clone for --llvm source (default: the upstream repository)", validate=_path),
+          "llvm-project URL or local clone for --llvm source (default: the upstream repository)", validate=_path,
+          trust="runs"),
     _spec("llvm_assertions", False, "--llvm-assertions/--no-llvm-assertions", None,
           "build LLVM from source with assertions"),
     _spec("clang", False, "--clang/--no-clang", {"TRITON_BUILD_WITH_CLANG_LLD": env_bool},
@@ -393,10 +400,10 @@ SPECS: tuple[Spec, ...] = (
           "use ccache (default: on when ccache is found)"),
     _spec("compiler_cache", None, "--compiler-cache", {"TRITONBUILD_COMPILER_CACHE": _str},
           "compiler cache: ccache, sccache or none (default: ccache when found; sccache's remote storage comes "
-          "from its own SCCACHE_* variables)", choices=get_args(CompilerCache)),
+          "from its own SCCACHE_* variables)", choices=get_args(CompilerCache), trust="runs"),
     _spec("distcc", None, "--distcc", {"TRITONBUILD_DISTCC_HOSTS": _str},
           "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
-          "with compile jobs sized to its slots"),
+          "with compile jobs sized to its slots", trust="reaches"),
     _spec("stable_paths", True, "--stable-paths/--no-stable-paths", {"TRITONBUILD_STABLE_PATHS": env_bool},
           "with a compiler cache, CMake sees the source and plugins through links in the build dir, so another "
           "checkout of the same commit at another path hits the cache"),
@@ -432,10 +439,10 @@ SPECS: tuple[Spec, ...] = (
     _spec("offline", False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
           "never touch the network; fail listing what is missing"),
     _spec("cmake_args", [], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
-          "extra CMake arguments appended to the configure command"),
+          "extra CMake arguments appended to the configure command", trust="runs"),
     _spec("deps", [], "--dep", {"TRITONBUILD_DEPS": _list_semicolon},
           "NAME=PATH|URL: a local checkout (or a git URL, cloned at the pinned tag) for a dependency the tree "
-          "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated"),
+          "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated", trust="runs"),
     _spec("targets", [], "--target", None,
           "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
           "they stay in the build dir, the wheel does not change", validate=_not_options),  # names: resolve.cmake
@@ -465,7 +472,7 @@ SPECS: tuple[Spec, ...] = (
     _spec("wheelhouse", None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
           "a dir of wheels, offline: scikit-build-core and pybind11/nanobind for the isolated build environment of a "
           "target interpreter that lacks them, and NVIDIA's nvidia-cuda-cuobjdump/-nvdisasm wheels",
-          validate=_path),
+          validate=_path, trust="runs"),
     _spec("stable_abi", None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
           "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
           "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
@@ -502,20 +509,22 @@ SPECS: tuple[Spec, ...] = (
           "($ORIGIN run paths) and drop needed entries nothing uses"),
     _spec("ccache_remote", None, "--ccache-remote", {"TRITONBUILD_CCACHE_REMOTE": _str},
           "ccache remote storage shared by build machines (redis://host:port, http://host/path)",
-          validate=_ccache_remote),
+          validate=_ccache_remote, trust="reaches"),
     _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)",
-          validate=_path),
+          validate=_path, trust="runs"),
     _spec("bundle_nvidia_tools", True, "--bundle-nvidia-tools/--no-bundle-nvidia-tools", None,
           "copy ptxas, cuobjdump and nvdisasm (TRITON_<TOOL>_PATH, else a CUDA toolkit's, else NVIDIA's wheels: "
           "cuda_tools_from) into backends/nvidia/bin, "
           "as setup.py does"),
     _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str},
           "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)",
-          validate=_path),
+          validate=_path, trust="runs"),
     _spec("cuobjdump", None, None, {"TRITON_CUOBJDUMP_PATH": _str},
-          "cuobjdump bundled as backends/nvidia/bin/cuobjdump (default: see cuda_tools_from)", validate=_path),
+          "cuobjdump bundled as backends/nvidia/bin/cuobjdump (default: see cuda_tools_from)", validate=_path,
+          trust="runs"),
     _spec("nvdisasm", None, None, {"TRITON_NVDISASM_PATH": _str},
-          "nvdisasm bundled as backends/nvidia/bin/nvdisasm (default: see cuda_tools_from)", validate=_path),
+          "nvdisasm bundled as backends/nvidia/bin/nvdisasm (default: see cuda_tools_from)", validate=_path,
+          trust="runs"),
     _spec("cuda_tools_from", "auto", "--cuda-tools-from", {"TRITONBUILD_CUDA_TOOLS_FROM": _str},
           "where the bundled cuobjdump and nvdisasm come from when TRITON_<TOOL>_PATH is not set: auto (a CUDA "
           "toolkit or PATH, else NVIDIA's nvidia-cuda-<tool> wheel from pypi_index or --wheelhouse, at the CUDA major "
@@ -523,31 +532,32 @@ SPECS: tuple[Spec, ...] = (
           choices=get_args(CudaToolsFrom)),
     _spec("cupti_include", None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str},
           "CUPTI headers for proton (default: a CUDA toolkit's, else NVIDIA's CUPTI wheel at the tree's pin)",
-          validate=_path),
+          validate=_path, trust="runs"),
     _spec("cupti_lib", None, None, {"TRITON_CUPTI_LIB_PATH": _str},
           "CUPTI libraries copied into backends/nvidia/lib/cupti (default: a toolkit's, else the CUPTI wheel's)",
-          validate=_path),
+          validate=_path, trust="runs"),
     _spec("cudart_path", None, None, {"TRITON_CUDART_PATH": _str},
           "CUDA runtime headers (cuda.h) for backends/nvidia/include (default: a toolkit's, else the PyPI wheel's)",
-          validate=_path),
+          validate=_path, trust="runs"),
     _spec("cudacrt_path", None, None, {"TRITON_CUDACRT_PATH": _str}, "CUDA CRT headers (an include dir with crt/)",
-          validate=_path),
+          validate=_path, trust="runs"),
     _spec("ptxas_blackwell", None, None, {"TRITON_PTXAS_BLACKWELL_PATH": _str},
           "ptxas for sm_100+ bundled as backends/nvidia/bin/ptxas-blackwell, for trees that look for it "
-          "(default: a second CUDA toolkit's ptxas)", validate=_path),
+          "(default: a second CUDA toolkit's ptxas)", validate=_path, trust="runs"),
     _spec("roctracer_include", None, None, {"TRITON_ROCTRACER_INCLUDE_PATH": _str},
-          "roctracer headers for proton (default: the amd backend's third_party/amd/backend/include)", validate=_path),
+          "roctracer headers for proton (default: the amd backend's third_party/amd/backend/include)", validate=_path,
+          trust="runs"),
     _spec("rocm_include", None, None, {"TRITON_ROCM_INCLUDE_PATH": _str},
           "ROCm headers for proton in trees that require ROCM_INCLUDE_DIR (default: third_party/amd/backend/include)",
-          validate=_path),
+          validate=_path, trust="runs"),
     _spec("xpupti_include", None, None, {"TRITON_XPUPTI_INCLUDE_PATH": _str},
           "Intel XPUPTI headers for proton in trees that require XPUPTI_INCLUDE_DIR (default: "
-          "third_party/intel/backend/proton/include)", validate=_path),
+          "third_party/intel/backend/proton/include)", validate=_path, trust="runs"),
     _spec("pypi_index", "https://pypi.org/simple", None,
           {"TRITONBUILD_PYPI_INDEX": _str, "PIP_INDEX_URL": _str},
           "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files (http, https or "
           "file, as pip takes it)",
-          validate=_index_url),
+          validate=_index_url, trust="reaches"),
     _spec("http_retries", 3, None, {"TRITONBUILD_HTTP_RETRIES": env_int},
           "attempts of each download of a prebuilt LLVM before it counts as a network failure",
           minimum=1, maximum=100),
@@ -655,7 +665,7 @@ def _typed(hint: Any, value: Any) -> Any:
     if get_origin(hint) is tuple:
         return tuple(value)
     if hint is Path or Path in get_args(hint):
-        return Path(value)
+        return Path(value) if value != "" else None  # an empty path (--wheelhouse '') is no path, not the cwd
     return value
 
 

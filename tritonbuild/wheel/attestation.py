@@ -29,7 +29,7 @@ from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor  # typ
 from tritonbuild import __version__
 from tritonbuild.errors import UserError
 from tritonbuild.plan import REDACTED, Plan, redact
-from tritonbuild.settings.model import SPEC_BY_NAME, show
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, show
 
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
 BUILD_TYPE = "https://github.com/tritonbuild/tritonbuild/buildtypes/wheel/v1"
@@ -57,8 +57,9 @@ def _rd(name: str, uri: str = "", digest: Mapping[str, str] | None = None,
 
 
 def _git_uri(where: str, commit: str | None) -> str:
+    """A git source's URI (``git+<url>@<commit>``); a tree that is not a git checkout (no commit) is ``file://``."""
     base = where if "://" in where or where.startswith("git@") else f"file://{where}"
-    return f"git+{base}" + (f"@{commit}" if commit else "")
+    return f"git+{base}@{commit}" if commit else base
 
 
 def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
@@ -125,7 +126,25 @@ def make(plan: Plan, wheel_name: str, sha256: str, build_info: Mapping[str, Any]
 
 
 def to_json(stmt: statement.Statement) -> str:
-    return str(json_format.MessageToJson(stmt.pb, sort_keys=True, indent=2)) + "\n"
+    """The statement's JSON. protobuf's Struct holds every number as a double: a whole number is written back as
+    an integer (``jobs: 1``, not ``1.0``) except the values of number settings of kind float."""
+    data = _whole(json_format.MessageToDict(stmt.pb))
+    settings = data.get("predicate", {}).get("buildDefinition", {}).get("externalParameters", {}).get("settings", {})
+    for name, entry in settings.items():
+        spec = SPEC_BY_NAME.get(name)
+        if spec is not None and spec.kind == "float" and isinstance(entry.get("value"), int):
+            entry["value"] = float(entry["value"])
+    return json.dumps(data, sort_keys=True, indent=2) + "\n"
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
 
 
 def check_predicate(data: Any) -> Any:
@@ -255,9 +274,9 @@ def _claim(obj: dict[str, Any]) -> Claim:
     src = deps.get("source", {})
     commit = src.get("digest", {}).get("gitCommit", "")
     if not isinstance(commit, str) or not _COMMIT.match(commit):
-        raise ValueError("its source dependency has no git commit (a build from a git checkout has one)")
-    given = typed.get("source", (None, ""))[0]
-    where = given if isinstance(given, str) else src.get("annotations", {}).get("path")
+        raise ValueError("its source dependency has no git commit: the wheel was built from a tree that is not a "
+                         "git checkout (or was edited), which a rebuild cannot pin to what was built")
+    where = _source_of(typed.get("source", (None, ""))[0], src.get("annotations", {}).get("path"))
     internal = obj["predicate"]["buildDefinition"].get("internalParameters", {})
     texts = (python.get("path"), python.get("abi"), where, internal.get("planFingerprint", ""))
     if not all(isinstance(t, str) for t in texts):
@@ -267,16 +286,56 @@ def _claim(obj: dict[str, Any]) -> Claim:
                  src.get("annotations", {}).get("dirty") is True)
 
 
+def _source_of(given: Any, recorded: Any) -> Any:
+    """Where the source was: a git URL as given, else the absolute path the build recorded (the typed setting may be
+    relative to a directory this rebuild does not run in)."""
+    if isinstance(given, str) and ("://" in given or given.startswith("git@")):
+        return given
+    return recorded if isinstance(recorded, str) and recorded.startswith("/") else given
+
+
+def taken_from_machine(flags: tuple[str, ...]) -> list[str]:
+    """The settings a rebuild takes from this machine, never from the provenance: how that machine built
+    (``LOCAL``: parallelism, compiler caches and launchers, the network) and those without a flag (the
+    environment's: tool paths, the package index, ...), besides the source and ref (the claimed commit)."""
+    return [s.name for s in SPECS if s.name in LOCAL or (s.name not in flags and s.name not in ("source", "ref"))]
+
+
+def untrusted(claim: Claim, flags: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """The settings the rebuild would take from the provenance that run something or reach a host
+    (``Spec.trust``) with a value other than their default, in ``SPECS`` order (a redacted value is not taken)."""
+    mine = set(taken_from_machine(flags))
+    return [(s.name, claim.settings[s.name]) for s in SPECS
+            if s.trust and s.name in claim.settings and s.name not in mine and not _redacted(claim.settings[s.name])
+            and _norm(claim.settings[s.name]) != _norm(s.default)]
+
+
+def refuse_untrusted(claim: Claim, where: str, found: list[tuple[str, Any]]) -> UserError:
+    """One paragraph naming each setting of ``untrusted`` and its value as the provenance gives it."""
+    named = "; ".join(f"{n} = {show(v, 200)} ({SPEC_BY_NAME[n].trust} {_TRUST_WORDS[SPEC_BY_NAME[n].trust]})"
+                      for n, v in found)
+    return UserError(f"The provenance {where} sets {len(found)} setting(s) that would run a program, load a script "
+                     f"or reach a host on this machine: {named}. A provenance is not trusted: nothing was built. "
+                     "If you trust whoever wrote it with these values, pass --trust-provenance (each is then "
+                     "printed as taken from the provenance).")
+
+
+_TRUST_WORDS = {"runs": "code or a program the build runs or ships", "reaches": "a host the build talks to"}
+
+
 def rebuild_request(claim: Claim, *, source: str | None, python: str | None, cache_dir: str | None,
                     out: str, flags: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:
     """The flag values (``tritonbuild.request``'s ``kw``) that rebuild the claim: every setting of ``flags`` the
     claim holds, given as if typed (so no environment or recipe overrides it), the source at the claimed commit
-    (a git URL checked out at it; a path: checked after planning), and notes on what comes from this machine."""
-    kw: dict[str, Any] = {"cache_dir": cache_dir, "out": out, "python": (python or claim.python,), "recipe": None}
+    (a git URL checked out at it; a path: checked after planning), and notes on what comes from this machine.
+    ``python``: the interpreter to build with, never the provenance's (None: the one running tritonbuild). A
+    setting the claim lacks (declared after it was written) is not given: its default (or this machine's) applies.
+    """
+    kw: dict[str, Any] = {"cache_dir": cache_dir, "out": out, "python": (python,) if python else (), "recipe": None}
     notes = []
     for name in flags:
         value = claim.settings.get(name)
-        if name in ("source", "ref") or name in LOCAL:
+        if name in ("source", "ref") or name in LOCAL or name not in claim.settings:
             continue
         if _redacted(value):
             notes.append(f"{name} was redacted in the provenance: this machine's value is used")
@@ -299,13 +358,21 @@ def setting_differences(claim: Claim, settings: Mapping[str, Mapping[str, Any]])
     names left out): '<name>: <claimed> (<origin>) in the provenance, <value> (<origin>) here'."""
     out = []
     for name in sorted(set(claim.settings) | set(settings)):
-        if name in LOCAL or name in ("source", "ref"):
+        if name in LOCAL or name in ("source", "ref") or name not in claim.settings:
             continue
         ours = settings.get(name, {})
         if _norm(claim.settings.get(name)) != _norm(ours.get("value")):
             out.append(f"{name}: {show(claim.settings.get(name))} ({claim.origins.get(name, 'absent')}) in the "
                        f"provenance, {show(ours.get('value'))} ({ours.get('origin', 'absent')}) here")
     return out
+
+
+def new_settings(claim: Claim, settings: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Settings the provenance lacks (declared after it was written): not differences, but said, with the value
+    the rebuild used ('<name>: new since the provenance, <value> (<origin>) used')."""
+    return [f"{name}: new since the provenance, {show(settings[name].get('value'))} "
+            f"({settings[name].get('origin', 'default')}) used"
+            for name in sorted(set(settings) - set(claim.settings)) if name in SPEC_BY_NAME]
 
 
 def dependency_differences(claim: Claim, ours: Mapping[str, Mapping[str, Any]]) -> list[str]:
