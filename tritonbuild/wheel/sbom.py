@@ -61,6 +61,9 @@ class Tool:
     package: DebPackage | None = None
     wheel: str | None = None  # a tool unpacked from NVIDIA's wheel: its PyPI spec (project==version)
     wheel_sha256: str | None = None  # that wheel's sha256 (checked against the index's when downloaded)
+    sha256: str | None = None  # a bundled tool: the sha256 of its file in the wheel
+    toolkit: str | None = None  # the CUDA toolkit it lies in (its root), when one
+    cuda: str | None = None  # that toolkit's version of the tool's part (its version.json or dist-info)
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Facts:
     binding_version: str | None = None
     compilers: tuple[Tool, ...] = ()  # c, c++
     nvidia_tools: tuple[Tool, ...] = ()  # ptxas, cuobjdump, nvdisasm as bundled
+    nvidia_versions: tuple[tuple[str, str], ...] = ()  # NVIDIA part (cuda-headers, cupti-libs) -> its CUDA version
     repository: str | None = None  # the source checkout's origin URL
 
 
@@ -168,7 +172,8 @@ def _nvidia(plan: Plan, facts: Facts) -> list[Component]:
     for part in (p for p in plan.nvidia if p.dest != "bin"):  # a tool's wheel: its nvidia-tool component says so
         spec = _PYPI_SPEC.search(part.found_by)
         purl = PackageURL(type="pypi", name=spec.group(1).lower(), version=spec.group(2)) if spec else None
-        out.append(Component(name=part.name, version=spec.group(2) if spec else None, bom_ref=f"nvidia:{part.name}",
+        version = spec.group(2) if spec else dict(facts.nvidia_versions).get(part.name)
+        out.append(Component(name=part.name, version=version, bom_ref=f"nvidia:{part.name}",
                              purl=purl, description=f"NVIDIA files in triton/backends/nvidia/{part.dest}",
                              properties=_props(origin=part.found_by if not plan.reproducible or spec else None,
                                                dest=part.dest)))
@@ -190,12 +195,27 @@ def _tool(plan: Plan, tool: Tool, ref: str, description: str, group: str | None 
     purl = deb_purl(tool.package) if tool.package else None
     if tool.wheel:  # NVIDIA's wheel of the tool: the PyPI package and the wheel's sha256 say what it is
         version, purl = wheel_version, PackageURL(type="pypi", name=project.lower(), version=wheel_version)
+    version = version or tool.cuda
     return Component(name=tool.name, version=version, bom_ref=ref, group=group,
                      type=ComponentType.APPLICATION, description=description, purl=purl,
+                     hashes=[HashType(alg=HashAlgorithm.SHA_256, content=tool.sha256)] if tool.sha256 else None,
                      properties=_props(version_output=tool.version, path=None if plan.reproducible else tool.path,
                                        package=f"{tool.package.name} {tool.package.version}" if tool.package
-                                       else None, origin=f"PyPI {tool.wheel}" if tool.wheel else None,
+                                       else None, origin=_tool_origin(plan, tool),
                                        wheel_sha256=tool.wheel_sha256))
+
+
+def _tool_origin(plan: Plan, tool: Tool) -> str | None:
+    """Where a tool came from: NVIDIA's wheel, a CUDA toolkit (its root named outside reproducible mode), a
+    distribution package, or for a bundled tool a file of this host."""
+    if tool.wheel:
+        return f"PyPI {tool.wheel}"
+    if tool.toolkit:
+        return "CUDA toolkit" + (f" {tool.cuda}" if tool.cuda else "") + \
+            ("" if plan.reproducible else f" at {tool.toolkit}")
+    if tool.package:
+        return "distribution package"
+    return "a file of the build machine" if tool.sha256 else None
 
 
 def _binding(plan: Plan, facts: Facts) -> Component:

@@ -15,11 +15,12 @@ import dataclasses
 import io
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from tritonbuild.fileutil import record_hash
+from tritonbuild.fileutil import read_text, record_hash
 from tritonbuild.gather import packages
 from tritonbuild.nvidia import pypi
 from tritonbuild.plan import Plan
@@ -88,6 +89,79 @@ def _from_wheel(tool: Tool) -> Tool:
     return dataclasses.replace(tool, wheel=origin["spec"], wheel_sha256=origin.get("sha256")) if origin else tool
 
 
+# the part of a CUDA toolkit each NVIDIA component comes from: its key in the toolkit's version.json, and its
+# project in a toolkit made of NVIDIA's wheels (dist-info/nvidia_cuda_<x>-<version>.dist-info)
+CUDA_PARTS = {"ptxas": "cuda_nvcc", "ptxas-blackwell": "cuda_nvcc", "cuobjdump": "cuda_cuobjdump",
+              "nvdisasm": "cuda_nvdisasm", "cuda-headers": "cuda_cudart", "cupti-headers": "cuda_cupti",
+              "cupti-libs": "cuda_cupti"}
+_DIST_PROJECT = {"cuda_cudart": "nvidia_cuda_runtime"}
+VERSION_JSON_MAX = 1 << 20  # a toolkit's version.json is a few KiB
+
+
+def toolkit_versions(path: str) -> tuple[str, dict[str, str]] | None:
+    """The CUDA toolkit ``path`` lies in (up to four levels up, links resolved) and its parts' versions: from its
+    ``version.json`` (``{"cuda": {"version": ...}, "cuda_nvcc": ...}``) or its ``dist-info`` dirs of NVIDIA's
+    wheels. None when no such toolkit holds it. The files are read as hostile: capped, any malformed one ignored."""
+    for root in list(Path(os.path.realpath(path)).parents)[:4]:
+        found = _version_json(root / "version.json")
+        if not found and (root / "dist-info").is_dir():
+            found = _dist_infos(root / "dist-info")
+        if found:
+            return str(root), found
+    return None
+
+
+def _version_json(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(read_text(path, VERSION_JSON_MAX + 1)) if path.is_file() else None
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v["version"] for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)
+            and isinstance(v.get("version"), str) and _SAFE_VERSION.match(v["version"])}
+
+
+_SAFE_VERSION = re.compile(r"^[0-9][0-9A-Za-z.+-]{0,40}$")
+
+
+def _dist_infos(where: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        entries = sorted(os.listdir(where))[:1000]
+    except OSError:
+        return out
+    for entry in entries:
+        name, _, version = entry.removesuffix(".dist-info").partition("-")
+        if entry.endswith(".dist-info") and name.startswith("nvidia_cuda_") and _SAFE_VERSION.match(version):
+            out[name.removeprefix("nvidia_")] = version
+    return out
+
+
+def _cuda_version(found: dict[str, str], part: str) -> str | None:
+    key = CUDA_PARTS.get(part, "cuda")
+    return found.get(key) or found.get(_DIST_PROJECT.get(key, key).removeprefix("nvidia_")) or found.get("cuda")
+
+
+def _bundled_tool(tool: Tool, members: dict[str, str]) -> Tool:
+    """A bundled NVIDIA tool with the sha256 of its file in the wheel and the CUDA toolkit it came from."""
+    sha = members.get(f"triton/backends/nvidia/bin/{tool.name}")
+    kit = toolkit_versions(tool.path) if tool.path and not tool.wheel else None
+    return dataclasses.replace(tool, sha256=sha, toolkit=kit[0] if kit else None,
+                               cuda=_cuda_version(kit[1], tool.name) if kit else None)
+
+
+def _part_versions(plan: Plan) -> tuple[tuple[str, str], ...]:
+    """Each NVIDIA part taken from a CUDA toolkit with that toolkit's version of it."""
+    out = []
+    for part in plan.nvidia:
+        kit = toolkit_versions(part.dirs[0] + "/.") if part.dirs and part.dest != "bin" else None
+        version = _cuda_version(kit[1], part.name) if kit else None
+        if version:
+            out.append((part.name, version))
+    return tuple(out)
+
+
 def _llvm_packages(plan: Plan) -> tuple[packages.DebPackage, ...]:
     """The distribution packages that installed the LLVM prefix's CMake configs (its static libraries)."""
     prefix = plan.llvm.prefix
@@ -105,13 +179,16 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
     tc = plan.toolchain
     tools = [t.split("=", 1) for t in (plan.cmake.define("TRITONBUILD_NVIDIA_TOOLS") or "").split(";") if "=" in t]
     binding_dir = plan.cmake.define("nanobind_ROOT" if plan.source.bindings == "nanobind" else "pybind11_DIR")
+    members = elf_members(zf, rows)
     return Facts(
-        files=_files(elf_members(zf, rows), _bundled(Path(plan.cmake.build_dir) / "bundle.json")),
+        files=_files(members, _bundled(Path(plan.cmake.build_dir) / "bundle.json")),
         llvm_packages=_llvm_packages(plan),
         binding_version=packages.binding_version(binding_dir),
         compilers=_tools([(os.path.basename(c), c) for c in dict.fromkeys([tc.c_compiler, tc.cxx_compiler]) if c],
                          ask=True),
-        nvidia_tools=tuple(_from_wheel(t) for t in _tools([(t[0], t[1]) for t in tools], ask=False)),
+        nvidia_tools=tuple(_bundled_tool(_from_wheel(t), dict(members))
+                           for t in _tools([(t[0], t[1]) for t in tools], ask=False)),
+        nvidia_versions=_part_versions(plan),
         repository=packages.repository_url(plan.source.checkout or plan.source.root),
     )
 

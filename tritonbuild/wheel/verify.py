@@ -1,6 +1,8 @@
 """``tritonbuild verify WHEEL`` (edge): the checks the registry (``tritonbuild.wheel.checks.registry``) runs in
-``verify``: RECORD hashes, provenance, backends against provenance and entry points, the ELF libraries' needs, an
-import in a fresh venv with the build's LLVM hidden, and with ``--compile`` the kernel corpus.
+``verify``: RECORD hashes, build info (``triton/_build_info.json``), the provenance file beside the wheel
+(``<wheel>.provenance.json``: its subject is this wheel) and SHA256SUMS, backends against build info and entry
+points, the SBOM, the ELF libraries' needs, an import in a fresh venv with the build's LLVM hidden, and with
+``--compile`` the kernel corpus.
 
 The wheel is anyone's, so it is read through ``zipguard`` (names, sizes and ratios checked before reading,
 members streamed under caps, extracted only into a temp dir): a malformed or hostile wheel is a failed check,
