@@ -41,7 +41,8 @@ def tool_wheel(dest: Path, project: str, version: str) -> Path:
         info = zipfile.ZipInfo(f"nvidia/cu13/bin/{tool}")
         info.external_attr = 0o100755 << 16
         zf.writestr(info, Path("/bin/true").read_bytes())
-        zf.writestr(f"{project.replace('-', '_')}-{version}.dist-info/METADATA", f"Name: {project}\n")
+        zf.writestr(f"{project.replace('-', '_')}-{version}.dist-info/METADATA",
+                    f"Name: {project}\nVersion: {version}\n")
     return dest / name
 
 
@@ -61,7 +62,8 @@ def make_index(root: Path, tamper: str | None = None) -> None:
         with zipfile.ZipFile(wheel, "w") as zf:
             for path, text in files.items():
                 zf.writestr(path, text)
-            zf.writestr(f"{project.replace('-', '_')}-{version}.dist-info/METADATA", f"Name: {project}\n")
+            zf.writestr(f"{project.replace('-', '_')}-{version}.dist-info/METADATA",
+                        f"Name: {project}\nVersion: {version}\n")
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
         if project == tamper:
             digest = "0" * 64

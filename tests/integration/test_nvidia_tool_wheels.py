@@ -76,12 +76,23 @@ def fake_ptxas(dest: Path, version: str) -> Path:
     return dest
 
 
+def fake_tool(dest: Path, tool: str) -> Path:
+    """A real ELF executable that answers --version as NVIDIA's cuobjdump/nvdisasm do."""
+    src = dest.with_suffix(".c")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text(f'#include <stdio.h>\nint main(void) {{ puts("{tool}: NVIDIA (R) CUDA tool\\n'
+                   'Cuda compilation tools, release 13.0, V13.0.85"); return 0; }\n')
+    subprocess.run(["gcc", "-o", str(dest), str(src)], check=True)
+    src.unlink()
+    return dest
+
+
 def cuda(tmp_path: Path, *tools: str) -> Path:
-    """A CUDA toolkit's shape (headers, CUPTI) whose bin/ holds ``tools`` (real ELF executables)."""
+    """A CUDA toolkit's shape (headers, CUPTI) whose bin/ holds ``tools`` (real ELF executables that say they are
+    NVIDIA's)."""
     root = example.write_cuda_stub(tmp_path / "cuda")
     for tool in tools:
-        (root / "bin").mkdir(exist_ok=True)
-        shutil.copy2("/bin/true", root / "bin" / tool)
+        fake_tool(root / "bin" / tool, tool)
     return root
 
 
@@ -138,7 +149,7 @@ def test_without_a_ptxas_the_trees_ptxas_pin_stands_in(index: tuple[Path, str], 
     pins.write_text(json.dumps({**json.loads(pins.read_text()), "ptxas": "12.9.86"}))
     old = plan_json(*args, cwd=tmp_path, env={**env, "TRITONBUILD_PYPI_INDEX": "http://127.0.0.1:1/simple"})
     assert "cuobjdump" not in tools_of(old)
-    note = next(n for n in old["notes"] if "carries no cuobjdump or nvdisasm" in n)
+    note = next(n for n in old["warnings"] if "carries no cuobjdump or nvdisasm" in n)
     assert "NVIDIA publishes these wheels from CUDA 13 on" in note and "127.0.0.1:1" not in note
 
 
@@ -167,8 +178,10 @@ def test_host_never_asks_the_index(tmp_path: Path) -> None:
     plan = plan_json(*args, "--cuda-tools-from", "host", cwd=tmp_path, env=env)
     assert set(tools_of(plan)) == {"ptxas"}
     assert not any("cuobjdump" in n for n in plan["notes"])
-    auto = plan_json(*args, cwd=tmp_path, env=env)  # auto asks it, cannot read it: a note, the plan stands
-    note = next(n for n in auto["notes"] if "carries no cuobjdump or nvdisasm" in n)
+    warning = next(w for w in plan["warnings"] if "carries no cuobjdump or nvdisasm" in w)  # said loudly (#38)
+    assert "--cuda-tools-from host" in warning and "TRITON_CUOBJDUMP_PATH" in warning
+    auto = plan_json(*args, cwd=tmp_path, env=env)  # auto asks it, cannot read it: a warning, the plan stands
+    note = next(n for n in auto["warnings"] if "carries no cuobjdump or nvdisasm" in n)
     assert "could not be read" in note and "pip download --no-deps nvidia-cuda-cuobjdump==X" in note
 
 
@@ -178,7 +191,7 @@ def one_paragraph(stderr: str) -> str:
     return " ".join(text.split())
 
 
-def test_offline_with_nothing_pypi_refuses_and_auto_notes(tmp_path: Path) -> None:
+def test_offline_with_nothing_pypi_refuses_and_auto_warns(tmp_path: Path) -> None:
     args, env = setup(tmp_path, "http://127.0.0.1:1/simple")
     proc = run_cli("plan", *args, "--offline", "--cuda-tools-from", "pypi", cwd=tmp_path, env=env, check=False)
     assert proc.returncode == 2
@@ -187,12 +200,12 @@ def test_offline_with_nothing_pypi_refuses_and_auto_notes(tmp_path: Path) -> Non
     assert "--wheelhouse DIR" in text and "pip download --no-deps nvidia-cuda-cuobjdump==X" in text
     assert not (tmp_path / "cache" / "build").exists()
     plan = plan_json(*args, "--offline", cwd=tmp_path, env=env)
-    note = next(n for n in plan["notes"] if "carries no cuobjdump or nvdisasm" in n)
+    note = next(n for n in plan["warnings"] if "carries no cuobjdump or nvdisasm" in n)
     assert "SASS disassembly" in note and "index" not in note.split("Triton's SASS")[0]
     assert set(tools_of(plan)) == {"ptxas"}
 
 
-def test_an_index_without_a_usable_version_refuses_pypi_and_notes_auto(index: tuple[Path, str],
+def test_an_index_without_a_usable_version_refuses_pypi_and_warns_auto(index: tuple[Path, str],
                                                                       tmp_path: Path) -> None:
     root, url = index
     make_index(root, {"cuobjdump": ("14.0.1",), "nvdisasm": ("14.0.1",)})
@@ -200,7 +213,7 @@ def test_an_index_without_a_usable_version_refuses_pypi_and_notes_auto(index: tu
     proc = run_cli("plan", *args, "--cuda-tools-from", "pypi", cwd=tmp_path, env=env, check=False)
     assert proc.returncode == 2 and "no CUDA 13 version is available for ptxas 13.0.88" in one_paragraph(proc.stderr)
     plan = plan_json(*args, cwd=tmp_path, env=env)
-    assert any("carries no cuobjdump or nvdisasm" in n and url in n for n in plan["notes"])
+    assert any("carries no cuobjdump or nvdisasm" in n and url in n for n in plan["warnings"])
 
 
 def test_offline_from_a_wheelhouse_stages_the_tool_where_cmake_installs_it_from(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -15,7 +16,7 @@ from tritonbuild.nvidia.parts import (
     tool_wheel,
     version_key,
 )
-from tritonbuild.plan import NvidiaPart
+from tritonbuild.plan import NvidiaPart, Plan
 
 
 @dataclass
@@ -150,7 +151,15 @@ def input_problem(f: InputFile, machine: int | None) -> str | None:
             else f"{_what(f)}, not {want}"
     if f.role == "lib" and f.elf_type != ELF_DYN:
         return f"{_what(f)}, not {want}"
+    if f.role == "tool" and f.says is not None and not banner_ok(f.tool, f.says):
+        return (f"a program that is not NVIDIA's {f.tool}: its `--version` says {f.says[:160]!r}"
+                if f.says else f"a program that is not NVIDIA's {f.tool}: its `--version` prints nothing")
     return None
+
+
+def banner_ok(tool: str, says: str) -> bool:
+    """Whether ``--version`` output is NVIDIA's ``tool``'s (``cuobjdump: NVIDIA (R) CUDA Object Utility``)."""
+    return re.search(rf"\b{re.escape(tool)}\b", says, re.I) is not None and "NVIDIA" in says
 
 
 def refuse_inputs(inputs: tuple[InputFile, ...], machine: int | None, roles: tuple[str, ...]) -> None:
@@ -238,6 +247,17 @@ def wheel_tools(nv: NvidiaFacts, *, tools_from: str
     return tools, parts, notes, missing
 
 
+def missing_tools(plan: Plan) -> tuple[str, ...]:
+    """The tools the plan's wheel lacks of cuobjdump and nvdisasm, when it bundles the nvidia backend's tools (for
+    the build summary and the manifest: the plan warned of each)."""
+    from tritonbuild.settings.model import Settings
+
+    if "nvidia" not in plan.backend_names or not Settings.of_report(plan.settings).bundle_nvidia_tools:
+        return ()
+    bundled = {t.split("=", 1)[0] for t in (plan.cmake.define("TRITONBUILD_NVIDIA_TOOLS") or "").split(";") if t}
+    return tuple(t for t in TOOL_PROJECTS if t not in bundled)
+
+
 def _missing_tools(missing: list[tuple[str, str]], tools_from: str, nv: NvidiaFacts) -> str:
     names = [t for t, _ in missing]
     example = " ".join(f"{TOOL_PROJECTS[t]}==X" for t in names)
@@ -318,8 +338,14 @@ def _tools(nv: NvidiaFacts, r: Resolution, *, tools_from: str) -> None:
                            + " copied into the wheel's backends/nvidia/bin, as setup.py does")
     r.notes.extend(notes)
     if missing:
-        r.notes.append(f"nvidia: the wheel carries no {' or '.join(t for t, _ in missing)}: "
-                       f"{_missing_tools(missing, tools_from, nv)} to bundle them.")
+        r.warnings.append(f"nvidia: the wheel carries no {' or '.join(t for t, _ in missing)}: "
+                          f"{_missing_tools(missing, tools_from, nv)} to bundle them.")
+    lacking = [t for t in TOOL_PROJECTS if t not in {n for n, _, _ in tools} and t not in dict(missing)]
+    if lacking:  # --cuda-tools-from host on a host without them: nothing was looked up, and the wheel lacks them
+        r.warnings.append(f"nvidia: the wheel carries no {' or '.join(lacking)}: --cuda-tools-from {tools_from} "
+                          "takes them only from this host (TRITON_<TOOL>_PATH, a CUDA toolkit, PATH), which has "
+                          f"none. {SASS_USERS}. Build with --cuda-tools-from auto (NVIDIA's wheels from the index or "
+                          f"--wheelhouse), or set {' / '.join(f'TRITON_{t.upper()}_PATH' for t in lacking)}.")
     if not any(n == "ptxas" for n, _, _ in tools):
         r.notes.append("nvidia: no ptxas binary found to bundle (TRITON_PTXAS_PATH, CUDA_HOME/bin, "
                        "/usr/local/cuda/bin, PATH; wrapper scripts do not count): the wheel compiles to PTX, and "

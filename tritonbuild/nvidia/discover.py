@@ -13,12 +13,9 @@ import dataclasses
 import os
 import re
 import shutil
-import stat
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from tritonbuild.elf import is_elf
 from tritonbuild.nvidia.choose import header_name_ok
@@ -39,39 +36,10 @@ from tritonbuild.nvidia.parts import (
     pypi_wheel,
     version_key,
 )
+from tritonbuild.nvidia.probe import describe, host_machine, host_tool
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
 _CUDA_NAME = re.compile(r"^(cuda|cupti|driver_|vector_types|crt/|nv|generated_)")
-
-
-def describe(path: Path | str, role: str, given_by: str, escapes: str | None = None) -> InputFile:
-    """What ``path`` is, links followed: its kind, whether it looks like text, its ELF type and machine, its exec
-    bit. Never opens anything but a regular file (a FIFO would block)."""
-    try:
-        st = Path(path).stat()
-    except (OSError, ValueError):
-        return InputFile(role, given_by, str(path), "missing", escapes=escapes)
-    if stat.S_ISDIR(st.st_mode):
-        return InputFile(role, given_by, str(path), "dir", escapes=escapes)
-    if not stat.S_ISREG(st.st_mode):
-        return InputFile(role, given_by, str(path), "other", escapes=escapes)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(512)
-    except OSError:
-        head = b""
-    elf = len(head) >= 20 and head[:4] == b"\x7fELF" and head[5] in (1, 2)
-    order: Literal["little", "big"] = "little" if head[5:6] == b"\x01" else "big"
-    return InputFile(role, given_by, str(path), "file", looks_text=b"\0" not in head,
-                     elf_type=int.from_bytes(head[16:18], order) if elf else None,
-                     elf_machine=int.from_bytes(head[18:20], order) if elf else None,
-                     executable=bool(st.st_mode & stat.S_IXUSR), escapes=escapes)
-
-
-def host_machine() -> int | None:
-    """This host's ELF e_machine, read from the running interpreter."""
-    return describe(os.path.realpath(sys.executable), "tool", "").elf_machine
-
 
 
 def cuda_roots(env: Mapping[str, str]) -> list[str]:
@@ -149,8 +117,10 @@ def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[s
     from tritonbuild.nvidia import pypi
 
     project, entries = TOOL_PROJECTS[tool], cache_root / "nvidia"
-    cached = tuple(v for e in (sorted(entries.glob(f"{project}-*")) if entries.is_dir() else [])
-                   if numeric(v := e.name[len(project) + 1:]) and (e / ".complete").is_file())
+    complete = [(v, e) for e in (sorted(entries.glob(f"{project}-*")) if entries.is_dir() else [])
+                if numeric(v := e.name[len(project) + 1:]) and (e / ".complete").is_file()]
+    unsound = [(e, why) for v, e in complete if (why := pypi.cached_problem(e, project, v))]
+    cached = tuple(v for v, e in complete if e not in dict(unsound))
     house = pypi.wheelhouse_wheels(lookup.wheelhouse, project, lookup.machine) if lookup.wheelhouse else ()
     looked = [f"the cache ({entries})", *([f"the wheelhouse {lookup.wheelhouse}"] if lookup.wheelhouse else [])]
     index: tuple[str, ...] = ()
@@ -158,7 +128,10 @@ def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[s
     if not lookup.offline:
         index, problem = pypi.index_versions(lookup.index, project, lookup.machine, log)
         looked.append(f"the index {lookup.index}")
-    return ToolOffer(tool, str(entries), cached, house, index, tuple(looked), problem)
+    bad = "; ".join(f"the cache entry {e} is not sound ({why}): it is fetched again when the build runs, or "
+                    "delete it" for e, why in unsound)
+    return ToolOffer(tool, str(entries), cached, house, index, tuple(looked),
+                     "; ".join(p for p in (problem, bad) if p) or None)
 
 
 def ptxas_blackwell(settings: Mapping[str, str | None], roots: Sequence[str],
@@ -367,7 +340,9 @@ def _inputs(sources: Mapping[str, Source], tools: Sequence[tuple[str, str, str]]
             refused_headers: Sequence[InputFile]) -> tuple[InputFile, ...]:
     """What the plan would copy, described for ``choose.input_problem``: the tools, the dirs the TRITON_*_PATH
     variables name, the CUPTI libraries, and the headers the closures found but did not take."""
-    out = [describe(path, "tool", how) for _, path, how in tools]
+    machine = host_machine()
+    out = [host_tool(path, name, how, machine) if name in TOOL_PROJECTS else describe(path, "tool", how)
+           for name, path, how in tools]
     out += [describe(d, "dir", src.found_by) for src in sources.values() if src.found_by.startswith("env ")
             for d in src.dirs]
     lib_by = sources["cupti-lib"].found_by if "cupti-lib" in sources else ""

@@ -156,6 +156,8 @@ class InputFile:
     elf_machine: int | None = None  # e_machine (62: x86-64, 183: aarch64)
     executable: bool = False  # the exec bit for its owner
     escapes: str | None = None  # a link (or ../) that leads out of this dir
+    tool: str = ""  # the tool it stands for (cuobjdump, nvdisasm), for a tool whose --version is asked
+    says: str | None = None  # what its ``--version`` printed (None: not asked)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from pathlib import Path, PurePosixPath
 from tritonbuild import http
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import check_zip, confined, sha256_of
-from tritonbuild.nvidia.parts import TOOL_PROJECTS, WheelRef, wheel_file_version
+from tritonbuild.nvidia.parts import TOOL_PROJECTS, WheelRef, tool_wheel, wheel_file_version
+from tritonbuild.settings.model import show
 from tritonbuild.urls import join_url, split_url
 
 # The default index is the pypi_index setting's (tritonbuild.settings.model); the plan's settings carry it.
@@ -123,20 +124,80 @@ def wheelhouse_wheels(wheelhouse: Path, project: str, machine: str) -> tuple[tup
         version = wheel_file_version(name, project, machine)
         path = wheelhouse / name
         if version and path.is_file():
-            check_wheel(path, name)
+            check_wheel(path, name, project, version)
             out.append((version, str(path)))
     return tuple(out)
 
 
-def check_wheel(path: Path, name: str) -> None:
-    """Refuse (UserError) a wheel file that is not a zip, or holds a member no unpack may write."""
+def check_wheel(path: Path, name: str, project: str | None = None, version: str | None = None) -> None:
+    """Refuse (UserError) a wheel file that is not a zip, holds a member no unpack may write, or (given
+    ``project`` and ``version``) whose METADATA claims another project or version than its file name."""
     try:
         with zipfile.ZipFile(path) as zf:
             check_zip(zf, f"the wheel {path}")
+            if project and version:
+                check_claims(zf, project, version, f"{name} (from the wheelhouse {path})",
+                             "Remove it from the wheelhouse, or replace it with the real one (pip download --no-deps "
+                             f"{project}=={version})")
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
         raise UserError(f"The wheel {path} is corrupt or unreadable ({exc}); nothing was unpacked from it. "
                         f"Replace it (pip download --no-deps the same {name.split('-', 1)[0]} version), or remove "
                         "it from the wheelhouse.") from None
+
+
+_METADATA = re.compile(r"[^/]+\.dist-info/METADATA")
+MAX_METADATA = 1 << 20  # bytes of METADATA read: NVIDIA's are a few KiB
+
+
+def wheel_claims(zf: zipfile.ZipFile) -> tuple[str, str] | None:
+    """``(Name, Version)`` as the wheel's one ``*.dist-info/METADATA`` states them ("" for a field it lacks), or
+    None when it has no such file (or several, or a huge one)."""
+    metas = [i for i in zf.infolist() if _METADATA.fullmatch(i.filename)]
+    if len(metas) != 1 or metas[0].file_size > MAX_METADATA:
+        return None
+    with zf.open(metas[0]) as f:
+        head = f.read(MAX_METADATA).decode("utf-8", "replace").replace("\r\n", "\n").split("\n\n", 1)[0]
+    found: dict[str, str] = {}
+    for line in head.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("Name", "Version"):
+            found.setdefault(key.strip(), value.strip())
+    return found.get("Name", ""), found.get("Version", "")
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+
+
+def check_claims(zf: zipfile.ZipFile, project: str, version: str, where: str, fix: str) -> None:
+    """Refuse (UserError) a wheel whose METADATA is not ``project`` at ``version``: a renamed wheel of another
+    tool or version would be cached, bundled and named in the SBOM as what its file name says."""
+    claims = wheel_claims(zf)
+    if claims is not None and _normalized(claims[0]) == project and claims[1] == version:
+        return
+    what = (f"its METADATA says it is {show(claims[0] or '(no Name)')} {show(claims[1] or '(no Version)')}"
+            if claims else "it has no (single) *.dist-info/METADATA")
+    raise UserError(f"The wheel {where} is named as {project} {version}, but {what}: a renamed wheel of another "
+                    f"tool or version is not taken. Nothing was unpacked from it and nothing was cached. {fix}.")
+
+
+def cached_problem(entry: Path, project: str, version: str) -> str | None:
+    """What is wrong with a cache entry marked complete: for a tool's wheel, its tool is no ELF executable of its
+    name this host runs, or its marker records another version; None when it is sound."""
+    from tritonbuild.nvidia.probe import tool_file_problem
+
+    try:
+        recorded = json.loads((entry / ".complete").read_text())
+    except (OSError, ValueError):
+        recorded = {}
+    if isinstance(recorded, dict) and recorded.get("version") not in (None, version):
+        return f"it records the version {show(str(recorded['version']))}, not {version}"
+    tool = next((t for t, p in TOOL_PROJECTS.items() if p == project), None)
+    ref = tool_wheel(tool, version) if tool else None
+    if tool is None or ref is None:
+        return None
+    problem = tool_file_problem(entry / ref.subdir / tool, tool)
+    return f"its {ref.subdir}/{tool} is {problem}" if problem else None
 
 
 def wheel_origin(path: str) -> dict[str, str] | None:
@@ -154,75 +215,107 @@ def wheel_origin(path: str) -> dict[str, str] | None:
         if not isinstance(data, dict):
             return None
         out = {"spec": f"{project}=={parent.name[len(project) + 1:]}"}
-        out.update({k: str(data[k]) for k in ("sha256", "url", "wheelhouse", "wheel") if data.get(k)})
+        out.update({k: str(data[k]) for k in ("sha256", "url", "wheelhouse", "wheel", "origin") if data.get(k)})
         return out
     return None
 
 
-def _publish(dest: Path, wheel: Path, name: str, marker: dict[str, str]) -> None:
-    """Unpack ``wheel`` into a staging dir beside ``dest``, then rename it into place, marked complete."""
+def _publish(dest: Path, wheel: Path, ref: WheelRef, where: str, marker: dict[str, str]) -> None:
+    """Unpack ``wheel`` into a staging dir beside ``dest``; a tool's wheel has its tool judged there (an ELF
+    executable of its name this host runs); then rename it into place, marked complete. A refused or failed unpack
+    leaves no cache entry (the staging dir is removed)."""
     staging = dest.parent / f".{dest.name}.{os.getpid()}"
     try:
         shutil.rmtree(staging, ignore_errors=True)
-        _extract(wheel, staging, name)
+        _extract(wheel, staging, wheel.name)
         (staging / ".complete").write_text(json.dumps(marker) + "\n")
+        problem = cached_problem(staging, ref.project, ref.version)
+        if problem:
+            raise UserError(f"The wheel {where} is no real {ref.spec}: {problem}. Nothing from it was cached "
+                            f"({dest} was not written). Replace it with NVIDIA's wheel (pip download --no-deps "
+                            f"{ref.spec}), or check the index or mirror.")
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(staging, dest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def _marker(ref: WheelRef, wheel: Path, origin: str, **where: str) -> dict[str, str]:
+    return {"origin": origin, **where, "sha256": sha256_of(wheel), "wheel": wheel.name, "project": ref.project,
+            "version": ref.version}
+
+
 def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offline: bool,
             log: Callable[[str], None] = print, wheelhouse: Path | None = None) -> Path:
     """The unpacked wheel's directory in the cache: from the ``wheelhouse`` dir when it holds the wheel (checked
-    as a download is), else fetched from the index (offline: refused)."""
+    as a download is), else fetched from the index (offline: refused). A cache entry marked complete whose tool
+    fails the check is removed and provided again (offline with no wheelhouse holding it: refused, naming it)."""
     from filelock import FileLock
 
     dest = confined(cache_root / "nvidia", f"{ref.project}-{ref.version}", what=f"the cache entry of {ref.spec}")
-    if (dest / ".complete").is_file():
-        return dest
     house = dict(wheelhouse_wheels(wheelhouse, ref.project, machine)) if wheelhouse else {}
+    if (dest / ".complete").is_file():
+        problem = cached_problem(dest, ref.project, ref.version)
+        if problem is None:
+            log(f"{ref.spec} from the cache ({dest})")
+            return dest
+        if offline and ref.version not in house:
+            raise UserError(f"The cache entry {dest} of {ref.spec} (from the cache) is not sound: {problem}. "
+                            "Offline, and no --wheelhouse holds that wheel: delete that dir, then run again with "
+                            "--wheelhouse DIR holding NVIDIA's wheel, or with the network.")
+        log(f"{ref.spec} from the cache ({dest}) is not sound ({problem}): removed, provided again")
+        (dest / ".complete").unlink(missing_ok=True)
+        shutil.rmtree(dest, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
     if ref.version in house:
         wheel = Path(house[ref.version])
-        dest.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(dest) + ".lock"):
             if not (dest / ".complete").is_file():
-                log(f"unpacking {ref.spec} from the wheelhouse ({wheel})")
-                _publish(dest, wheel, wheel.name, {"wheelhouse": str(wheel), "sha256": sha256_of(wheel),
-                                                   "wheel": wheel.name})
+                log(f"unpacking {ref.spec} from the wheelhouse {wheel}")
+                _publish(dest, wheel, ref, f"{wheel.name} (from the wheelhouse {wheel})",
+                         _marker(ref, wheel, f"the wheelhouse {wheel}", wheelhouse=str(wheel)))
         return dest
     if offline:
         raise UserError(f"Offline (TRITON_OFFLINE_BUILD/--offline): {ref.spec} from PyPI is not in the cache "
                         f"({dest}). Run the same build once with the network, or set the Triton variable that "
                         "points at the files instead (TRITON_CUDART_PATH, TRITON_CUPTI_INCLUDE_PATH, ...), or set "
                         "CUDA_HOME to a CUDA toolkit.")
-    dest.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(dest) + ".lock"):
-        if (dest / ".complete").is_file():
-            return dest
-        page_url = f"{index.rstrip('/')}/{ref.project}/"
-        hint = "Check the network or the index (TRITONBUILD_PYPI_INDEX / PIP_INDEX_URL)."
-        try:
-            page = http.get_text(page_url, log=log, hint=hint)
-        except http.NotFound:
-            raise UserError(f"The package index {index} has no {ref.project} ({page_url}). Point "
-                            "TRITONBUILD_PYPI_INDEX at an index that mirrors NVIDIA's wheels.") from None
-        found = pick(page, page_url, ref, machine)
-        if found is None:
-            raise UserError(f"{ref.spec} has no Linux {machine} wheel on {index}. The tree pins that version in "
-                            "cmake/nvidia-toolchain-version.json; set CUDA_HOME or the TRITON_*_PATH variable "
-                            "to supply the files instead.")
-        url, sha, name = found
-        part = confined(dest.parent / ".downloads", f"{name}.{os.getpid()}", what=f"the download of {ref.spec}")
-        try:
-            log(f"downloading {ref.spec} ({name})")
-            http.fetch(url, part, log=log, hint=hint)
-            actual = sha256_of(part)
-            if sha and actual != sha:
-                raise UserError(f"The download of {name} does not match the index's sha256 ({sha}, got {actual}); "
-                                "it was deleted. Check the index or mirror.")
-            _publish(dest, part, name, {"url": url, "sha256": actual, "wheel": name})
-        finally:
-            part.unlink(missing_ok=True)
+        if not (dest / ".complete").is_file():
+            _download(ref, dest, index, machine, log)
     log(f"{ref.spec} ready at {dest}")
     return dest
+
+
+def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable[[str], None]) -> None:
+    """Fetch ``ref``'s wheel from the index, check its sha256 and METADATA, and publish it into ``dest``."""
+    page_url = f"{index.rstrip('/')}/{ref.project}/"
+    hint = "Check the network or the index (TRITONBUILD_PYPI_INDEX / PIP_INDEX_URL)."
+    try:
+        page = http.get_text(page_url, log=log, hint=hint)
+    except http.NotFound:
+        raise UserError(f"The package index {index} has no {ref.project} ({page_url}). Point "
+                        "TRITONBUILD_PYPI_INDEX at an index that mirrors NVIDIA's wheels.") from None
+    found = pick(page, page_url, ref, machine)
+    if found is None:
+        raise UserError(f"{ref.spec} has no Linux {machine} wheel on {index}. The tree pins that version in "
+                        "cmake/nvidia-toolchain-version.json; set CUDA_HOME or the TRITON_*_PATH variable "
+                        "to supply the files instead.")
+    url, sha, name = found
+    part = confined(dest.parent / ".downloads", f"{name}.{os.getpid()}", what=f"the download of {ref.spec}")
+    try:
+        log(f"downloading {ref.spec} ({name}) from {url}")
+        http.fetch(url, part, log=log, hint=hint)
+        actual = sha256_of(part)
+        if sha and actual != sha:
+            raise UserError(f"The download of {name} (from {url}) does not match the index's sha256 ({sha}, got "
+                            f"{actual}); it was deleted. Check the index or mirror.")
+        try:
+            with zipfile.ZipFile(part) as zf:
+                check_claims(zf, ref.project, ref.version, f"{name} (from {url})", "Check the index or mirror")
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise UserError(f"The wheel {name} (from {url}) is corrupt ({exc}); nothing was unpacked. Check the "
+                            "index or mirror.") from None
+        _publish(dest, part, ref, f"{name} (from {url})", _marker(ref, part, url, url=url))
+    finally:
+        part.unlink(missing_ok=True)

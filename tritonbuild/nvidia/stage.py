@@ -16,8 +16,9 @@ from pathlib import Path
 
 from tritonbuild.nvidia import pypi
 from tritonbuild.nvidia.choose import refuse_inputs
-from tritonbuild.nvidia.discover import closure, describe, host_machine, lib_files
+from tritonbuild.nvidia.discover import closure, lib_files
 from tritonbuild.nvidia.parts import WheelRef
+from tritonbuild.nvidia.probe import describe, host_machine
 from tritonbuild.plan import NvidiaPart, Plan
 from tritonbuild.settings.model import Settings
 

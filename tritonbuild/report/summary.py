@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from tritonbuild.nvidia.choose import missing_tools
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import compilecheck
 from tritonbuild.result import BuildResult
@@ -68,6 +69,8 @@ def print_summary(plan: Plan, result: BuildResult, console: Console) -> None:
         t.add_row("critical path", critical_line(result.time_report))
     t.add_row("libraries", bundle_line(plan, result.bundled))
     t.add_row("compile check", check_line(plan, result.compile_check))
+    if lacking := missing_tools(plan):
+        t.add_row("nvidia tools", f"missing: {', '.join(lacking)} (not in backends/nvidia/bin; see the plan's warning)")
     if result.repaired:
         r = result.repaired
         t.add_row("repair", f"{r['size_before'] / 2**20:.1f} MiB -> {r['size_after'] / 2**20:.1f} MiB "

@@ -15,6 +15,7 @@ from typing import Any
 
 from tritonbuild.errors import DiskProblem
 from tritonbuild.fileutil import sha256_of, write_if_changed
+from tritonbuild.nvidia.choose import missing_tools
 from tritonbuild.plan import Plan, redact
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel import attestation
@@ -48,6 +49,7 @@ def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
         "republished": result.republished, "strategy": result.strategy, "where_time_went": result.time_report,
         "repair": result.repaired, "targets": result.targets, "bundled": result.bundled,
         "compile_check": result.compile_check, "unity_learned": list(result.unity_learned),
+        "missing_nvidia_tools": list(missing_tools(plan)),
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "patches": [{"path": p.path, "sha256": p.sha256, "files": list(p.files)} for p in plan.source.patches],
