@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import platform
-import shutil
 import stat
 import subprocess
 import zipfile
