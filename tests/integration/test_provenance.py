@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,8 @@ def test_provenance_is_published_listed_and_validates(built: dict) -> None:
     assert _sha(wheel) == built["result"]["sha256"]
     settings = data["predicate"]["buildDefinition"]["externalParameters"]["settings"]
     assert settings["reproducible"] == {"value": True, "origin": "recipe nightly"}
+    assert '"value": 8' in prov.read_text() and settings["unity_build"]["value"] == 8  # an integer, not 8.0
+    assert isinstance(settings["zip_level"]["value"], int) and isinstance(settings["canary_budget"]["value"], float)
     deps = {d["name"]: d for d in data["predicate"]["buildDefinition"]["resolvedDependencies"]}
     assert deps["source"]["digest"]["gitCommit"] == built["result"]["provenance"]["source"]["commit"]
     sums = (wheel.parent / "SHA256SUMS").read_text().splitlines()
@@ -111,3 +114,73 @@ def test_rebuild_from_a_checkout_at_another_commit_is_refused_before_any_work(bu
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"is at commit {commit}, but the provenance's wheel was built from" in err and "Nothing was built" in err
     assert not (tmp_path / "out").exists()
+
+
+def _tampered(built: dict, where: Path, edit: dict[str, object], python: str | None = None) -> Path:
+    """The built provenance with settings replaced (and its interpreter path), written to ``where``."""
+    data = json.loads(built["provenance"].read_text())
+    ext = data["predicate"]["buildDefinition"]["externalParameters"]
+    ext["settings"].update({k: {"value": v, "origin": "cli"} for k, v in edit.items()})
+    if python:
+        ext["python"]["path"] = python
+    where.mkdir(parents=True, exist_ok=True)
+    prov = where / built["provenance"].name
+    prov.write_text(json.dumps(data))
+    return prov
+
+
+def _evil(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The reviewer's evil.cmake and evil.sh (#38): each writes a marker file when run."""
+    marker = tmp_path / "pwned.txt"
+    cmake = tmp_path / "evil.cmake"
+    cmake.write_text(f'file(WRITE "{marker}" "pwned")\n')
+    sh = tmp_path / "evil.sh"
+    sh.write_text(f'#!/bin/sh\necho PWNED "$@" >> {marker}\nexec "$@"\n')
+    sh.chmod(0o755)
+    return marker, cmake, sh
+
+
+@pytest.mark.parametrize("setting", ["cmake_args -P", "cmake_args launcher", "plugin_dirs", "llvm_mirror"])
+def test_a_provenance_that_runs_or_reaches_is_refused_before_any_work(built: dict, tmp_path: Path,
+                                                                      setting: str) -> None:
+    marker, cmake, sh = _evil(tmp_path)
+    value = {"cmake_args -P": ["-P", str(cmake)], "cmake_args launcher": [f"-DCMAKE_CXX_COMPILER_LAUNCHER={sh}"],
+             "plugin_dirs": [str(tmp_path)], "llvm_mirror": "https://evil.example.com/llvm"}[setting]
+    name = setting.split()[0]
+    prov = _tampered(built, tmp_path / "pv", {name: value})
+    proc = run_cli("rebuild", str(prov), "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
+                   cwd=tmp_path, env=built["env"], check=False)
+    err = flat(proc.stderr)
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().split("\n\n")) == 1 and "nothing was built" in err
+    assert f"{name} = {value!r}" in err and "--trust-provenance" in err
+    assert not marker.exists() and not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
+
+
+def test_rebuild_from_another_cwd_never_runs_the_provenance_python_and_lists_trusted_settings(
+        built: dict, tmp_path: Path) -> None:
+    marker, _, sh = _evil(tmp_path)
+    data = json.loads(built["provenance"].read_text())
+    typed = data["predicate"]["buildDefinition"]["externalParameters"]["settings"]["source"]["value"]
+    assert Path(typed).is_absolute()  # then made relative, as typed in the build's own directory
+    relative = str(Path(typed).relative_to(built["base"]))
+    prov = _tampered(built, tmp_path / "pv", {"source": relative, "cmake_args": ["-DTRITONBUILD_UNUSED_38=1"]},
+                     python=str(sh))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    refused = run_cli("rebuild", str(prov), "--out", str(tmp_path / "out"), cwd=elsewhere, env=built["env"],
+                      check=False)
+    assert refused.returncode == 2 and "cmake_args = ['-DTRITONBUILD_UNUSED_38=1']" in flat(refused.stderr)
+    proc = run_cli("rebuild", str(prov), "--trust-provenance", "--out", str(tmp_path / "out"), "--cache-dir",
+                   str(built["base"] / "cache2"), cwd=elsewhere, env=built["env"], check=False)
+    out = flat(proc.stdout)
+    # the extra -D changes the plan's fingerprint in _build_info.json: another wheel (exit 1), but not a setting
+    # difference, since the rebuild took cmake_args from the provenance
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert "identical: no" in out and "settings: cmake_args" not in out
+    assert "taken from the provenance: cmake_args = ['-DTRITONBUILD_UNUSED_38=1']" in out
+    assert f"source: {typed} (from the provenance), commit" in out  # the recorded path, not cwd/relative
+    assert f"from this machine: python = {sys.executable} (cp" in out and f"provenance's {sh} is never run" in out
+    assert "from this machine, at their defaults as in the provenance:" in out
+    assert not marker.exists()  # the provenance's interpreter was never run
+    assert list((tmp_path / "out").glob("*.whl"))
