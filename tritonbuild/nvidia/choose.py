@@ -261,8 +261,9 @@ def missing_tools(plan: Plan) -> tuple[str, ...]:
 def _missing_tools(missing: list[tuple[str, str]], tools_from: str, nv: NvidiaFacts) -> str:
     names = [t for t, _ in missing]
     example = " ".join(f"{TOOL_PROJECTS[t]}==X" for t in names)
-    wanted = "are wanted from NVIDIA's wheels (--cuda-tools-from pypi)" if tools_from == "pypi" else \
-        "are not on this host (TRITON_<TOOL>_PATH, a CUDA toolkit, PATH), nor to be had from NVIDIA's wheels"
+    are = "are" if len(names) > 1 else "is"
+    wanted = f"{are} wanted from NVIDIA's wheels (--cuda-tools-from pypi)" if tools_from == "pypi" else \
+        f"{are} not on this host (TRITON_<TOOL>_PATH, a CUDA toolkit, PATH), nor to be had from NVIDIA's wheels"
     reasons = "; ".join(dict.fromkeys(why for _, why in missing))
     return (f"{' and '.join(names)} {wanted}: {reasons}. {SASS_USERS}. Give "
             f"--wheelhouse DIR holding the wheels (`pip download --no-deps {example} -d DIR`, X a version of "

@@ -128,8 +128,8 @@ def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[s
     if not lookup.offline:
         index, problem = pypi.index_versions(lookup.index, project, lookup.machine, log)
         looked.append(f"the index {lookup.index}")
-    bad = "; ".join(f"the cache entry {e} is not sound ({why}): it is fetched again when the build runs, or "
-                    "delete it" for e, why in unsound)
+    bad = "; ".join(f"the cache entry {e} is not sound ({why}) and is not taken: a build that can fetch or "
+                    "unpack that version again replaces it, else delete it" for e, why in unsound)
     return ToolOffer(tool, str(entries), cached, house, index, tuple(looked),
                      "; ".join(p for p in (problem, bad) if p) or None)
 
