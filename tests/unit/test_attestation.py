@@ -206,3 +206,5 @@ def test_a_source_without_git_is_a_file_uri_not_git(tree) -> None:
     plan = plan_for(tree(), git=None)
     deps = {d.name: d for d in attestation.dependencies(plan, INFO)}
     assert deps["source"].uri == f"file://{plan.source.root}" and not deps["source"].digest
+    assert "not a git checkout" in deps["source"].annotations["rebuild"]  # said in the provenance itself
+    assert deps["llvm"].annotations["noDigest"] == attestation.NO_LLVM_DIGEST  # an installed prefix: no digest

@@ -69,7 +69,7 @@ def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
     out = [_rd("source", _git_uri(str(redact(given)) if given and "://" in str(given) else src.root, src.commit),
                {"gitCommit": src.commit or ""},
                {"path": src.checkout or src.root, "dirty": src.dirty, "version": src.version,
-                "generation": src.generation})]
+                "generation": src.generation, "rebuild": None if src.commit else NOT_GIT})]
     out += [_rd(f"plugin:{b.name}", _git_uri(b.path, b.commit), {"gitCommit": b.commit or ""},
                 {"path": b.path, "dirty": b.dirty}) for b in plan.backends if b.origin != "in-tree"]
     llvm = plan.llvm
@@ -77,13 +77,38 @@ def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
     out.append(_rd("llvm", f"file://{llvm.prefix}" if llvm.prefix else (llvm.archive or ""),
                    {"gitCommit": llvm.revision or "", "sha256": archive_sha},
                    {"version": llvm.version, "strategy": llvm.strategy, "archive": llvm.archive,
-                    "pinnedHash": llvm.pinned_hash, "isPinned": llvm.is_pinned, "link": llvm.link}))
+                    "pinnedHash": llvm.pinned_hash, "isPinned": llvm.is_pinned, "link": llvm.link,
+                    "noDigest": None if llvm.revision or archive_sha else NO_LLVM_DIGEST}))
     out += [_rd(f"patch:{i}:{p.path.rsplit('/', 1)[-1]}", f"file://{p.path}", {"sha256": p.sha256},
                 {"files": list(p.files)}) for i, p in enumerate(src.patches, 1)]
+    out += _nvidia(plan, build_info.get("bundled_tools", {}))
     tc = build_info.get("toolchain", {})
     out.append(_rd("tool:c++", f"file://{plan.toolchain.cxx_compiler}" if plan.toolchain.cxx_compiler else "",
                    annotations={"version": tc.get("compiler"), "linker": plan.toolchain.linker}))
     out.append(_rd("tool:python", f"file://{plan.python}", annotations={"abi": plan.wheel.python_abi}))
+    return out
+
+
+NOT_GIT = ("not possible: the source is not a git checkout, so no commit pins what was built (tritonbuild rebuild "
+           "needs one)")
+NO_LLVM_DIGEST = ("an installed LLVM prefix (a distribution's packages or a local build) records no commit and has "
+                  "no archive to hash: its version here and the SBOM's packages say which it is")
+
+
+def _nvidia(plan: Plan, tools: Mapping[str, Mapping[str, str]]) -> list[Any]:
+    """The NVIDIA files the wheel carries: each bundled tool (the file's sha256; one from NVIDIA's wheel also names
+    that wheel, which is listed too, with its sha256) and each part (headers, CUPTI) with where it was found."""
+    out = []
+    for name, t in sorted(tools.items()):
+        out.append(_rd(f"nvidia-tool:{name}", f"file://{t['path']}", {"sha256": t.get("sha256", "")},
+                       {"wheel": t.get("wheel"), "wheelSha256": t.get("wheel_sha256") or None}))
+        if t.get("wheel"):
+            project, _, version = t["wheel"].partition("==")
+            out.append(_rd(f"pypi:{project}", f"pkg:pypi/{project}@{version}", {"sha256": t.get("wheel_sha256", "")},
+                           {"version": version, "bundles": name}))
+    out += [_rd(f"nvidia:{p.name}", f"file://{p.dirs[0]}" if p.dirs else "", {},
+                {"foundBy": p.found_by, "dest": p.dest, "wheels": list(p.wheels) or None}) for p in plan.nvidia
+            if p.dirs]
     return out
 
 

@@ -3,7 +3,9 @@ version)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from pathlib import Path
 from typing import Any
 
 from tritonbuild import __version__
@@ -48,3 +50,26 @@ def provenance(plan: Plan) -> dict[str, Any]:
         "wheel": {"name": plan.wheel.name, "version": plan.wheel.version, "reproducible": plan.reproducible,
                   "self_contained": plan.wheel.bundle_libs, "system_libs": list(plan.wheel.system_libs)},
     }
+
+
+def bundled_tools(plan: Plan) -> dict[str, dict[str, str]]:
+    """Each NVIDIA tool bundled into backends/nvidia/bin (``TRITONBUILD_NVIDIA_TOOLS``: ptxas, cuobjdump,
+    nvdisasm): the file on this machine, the sha256 of that file (the bytes the wheel carries), and for one unpacked
+    from NVIDIA's wheel, that wheel's spec (project==version) and sha256 (its cache entry's record). For the
+    provenance's ``resolvedDependencies``; a file that cannot be read has no sha256."""
+    from tritonbuild.fileutil import sha256_of
+    from tritonbuild.nvidia import pypi
+
+    out: dict[str, dict[str, str]] = {}
+    for item in (plan.cmake.define("TRITONBUILD_NVIDIA_TOOLS") or "").split(";"):
+        name, _, path = item.partition("=")
+        if not name or not path:
+            continue
+        entry = {"path": path}
+        with contextlib.suppress(OSError):
+            entry["sha256"] = sha256_of(Path(path))
+        origin = pypi.wheel_origin(path)
+        if origin:
+            entry.update(wheel=origin["spec"], wheel_sha256=origin.get("sha256", ""))
+        out[name] = entry
+    return out

@@ -19,7 +19,7 @@ from tritonbuild.nvidia.choose import missing_tools
 from tritonbuild.plan import Plan, redact
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel import attestation
-from tritonbuild.wheel.provenance import provenance
+from tritonbuild.wheel.provenance import bundled_tools, provenance
 
 
 def publish(wheel: Path, out_dir: Path) -> Path:
@@ -71,7 +71,8 @@ def attestation_text(plan: Plan, result: BuildResult) -> str:
     """The in-toto statement (SLSA Provenance v1) of the published wheel, as written next to it: finishedOn is
     when the wheel was published (its file's time), startedOn that less the build's seconds."""
     finished = result.wheel.stat().st_mtime
-    stmt = attestation.make(plan, result.wheel.name, result.sha256, provenance(plan), finished=finished,
+    stmt = attestation.make(plan, result.wheel.name, result.sha256,
+                            {**provenance(plan), "bundled_tools": bundled_tools(plan)}, finished=finished,
                             seconds=result.seconds)
     return attestation.to_json(stmt)
 
