@@ -9,6 +9,7 @@ import hashlib
 import importlib.metadata
 import io
 import json
+import os
 import shutil
 import subprocess
 import zipfile
@@ -35,6 +36,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     ptxas = base / "cuda" / "bin" / "ptxas"  # a small real ELF program stands in for CUDA's ptxas
     ptxas.parent.mkdir(parents=True)
     shutil.copy(shutil.which("true") or "/bin/true", ptxas)
+    (ptxas.parent.parent / "version.json").write_text('{"cuda": {"version": "12.8.1"}, '
+                                                     '"cuda_nvcc": {"version": "12.8.93"}}')  # a toolkit's
     env = {"CCACHE_DIR": str(base / "ccache"), "TRITON_PTXAS_PATH": str(ptxas)}
     args = ["build", "--json", "--source", str(tree), "--backends", "nvidia;amd", "--cache-dir",
             str(base / "cache"), "--out", str(base / "dist")]
@@ -114,6 +117,10 @@ def test_the_sbom_names_source_backends_llvm_binding_and_compilers(work: dict[st
     assert all(c["version"] and props(c)["version-output"] for c in compilers)
     ptxas = comps["nvidia-tool:ptxas"]
     assert props(ptxas)["path"] == work["env"]["TRITON_PTXAS_PATH"]
+    assert ptxas["version"] == "12.8.93"  # the toolkit's nvcc part, which ptxas is
+    assert props(ptxas)["origin"] == f"CUDA toolkit 12.8.93 at {work['base'] / 'cuda'}"
+    assert ptxas["hashes"] == [{"alg": "SHA-256", "content": elf_members(work["wheel"])[
+        "triton/backends/nvidia/bin/ptxas"]}]
 
 
 def test_every_elf_file_of_the_wheel_is_a_component_with_its_sha256(work: dict[str, Any]) -> None:
@@ -135,6 +142,8 @@ def test_verify_passes_the_sbom_check(work: dict[str, Any]) -> None:
     out = flat(proc.stdout)
     assert "ok sbom: CycloneDX 1.6" in out and "ELF files listed with their SHA-256" in out, out
     assert "ok RECORD" in out
+    assert f"ok provenance-file: {work['wheel'].name}.provenance.json: its subject is this wheel" in out, out
+    assert f"ok SHA256SUMS: SHA256SUMS gives the sha256 of {work['wheel'].name} and {work['wheel'].name}." in out
 
 
 def tampered(wheel: Path, dest: Path, edit: Any) -> Path:
@@ -174,12 +183,37 @@ def _add_missing(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def _libtriton(doc: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in doc["components"] if c["name"] == "triton/_C/libtriton.so")
+
+
+def _duplicate(doc: dict[str, Any]) -> dict[str, Any]:
+    """libtriton listed a second time with another sha256 (the reviewer's finding 8)."""
+    twin = {**_libtriton(doc), "bom-ref": "dup", "hashes": [{"alg": "SHA-256", "content": "1" * 64}]}
+    doc["components"].append(twin)
+    return doc
+
+
+def _md5_only(doc: dict[str, Any]) -> dict[str, Any]:
+    _libtriton(doc)["hashes"] = [{"alg": "MD5", "content": "0" * 32}]
+    return doc
+
+
+def _no_hashes(doc: dict[str, Any]) -> dict[str, Any]:
+    del _libtriton(doc)["hashes"]
+    return doc
+
+
 @pytest.mark.parametrize(("edit", "said"), [
     (_drop_libtriton, "triton/_C/libtriton.so is an ELF file of the wheel the SBOM does not list"),
     (_add_missing, "triton/_C/libgone.so is listed in the SBOM but missing from the wheel"),
     (lambda doc: b"{not json", "tritonbuild.cdx.json is not JSON"),
     (lambda doc: {**doc, "components": "none"}, "does not validate against CycloneDX 1.6"),
-], ids=["elf-not-listed", "listed-but-missing", "invalid-json", "schema"])
+    (_duplicate, "triton/_C/libtriton.so is listed more than once in the SBOM with conflicting SHA-256s"),
+    (_md5_only, "triton/_C/libtriton.so has no SHA-256 in the SBOM"),
+    (_no_hashes, "triton/_C/libtriton.so has no SHA-256 in the SBOM"),
+], ids=["elf-not-listed", "listed-but-missing", "invalid-json", "schema", "conflicting-duplicate", "md5-only",
+        "no-hashes"])
 def test_verify_fails_a_tampered_sbom_in_one_line(work: dict[str, Any], tmp_path: Path, edit: Any,
                                                     said: str) -> None:
     bad = tampered(work["wheel"], tmp_path / "bad", edit)
@@ -189,6 +223,145 @@ def test_verify_fails_a_tampered_sbom_in_one_line(work: dict[str, Any], tmp_path
     assert "ok RECORD" in out and "Traceback" not in proc.stdout + proc.stderr
     lines = [line for line in proc.stdout.splitlines() if "FAIL sbom" in line]
     assert len(lines) == 1 and said in out, proc.stdout
+    assert "does not match" not in out, out
+
+
+def rewritten(wheel: Path, dest: Path, add: dict[str, bytes], drop: tuple[str, ...] = ()) -> Path:
+    """A copy of ``wheel`` in ``dest`` with the members ``add`` added (or replaced) and those ending in one of
+    ``drop`` removed, RECORD listing exactly what it holds with matching hashes: only the check under test sees it."""
+    out = dest / wheel.name
+    dest.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as zf, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as new:
+        record_name = next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))
+        members = {i.filename: zf.read(i) for i in zf.infolist() if i.filename != record_name
+                   and not i.filename.endswith(drop)}
+        members.update(add)
+        rows = []
+        for name, data in members.items():
+            new.writestr(name, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            rows.append([name, f"sha256={digest}", str(len(data))])
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerows([*rows, [record_name, "", ""]])
+        new.writestr(record_name, text.getvalue())
+    return out
+
+
+def verify_out(wheel: Path, cwd: Path) -> tuple[int, str]:
+    proc = run_cli("verify", "--no-import", str(wheel), cwd=cwd, check=False)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    return proc.returncode, flat(proc.stdout)
+
+
+def test_a_malformed_second_sbom_fails_verify(work: dict[str, Any], tmp_path: Path) -> None:
+    with zipfile.ZipFile(work["wheel"]) as zf:
+        dist = sbom_name(zf).split("/")[0]
+    bad = rewritten(work["wheel"], tmp_path / "extra", {f"{dist}/sboms/other.cdx.json": b'{"bomFormat": \n'})
+    rc, out = verify_out(bad, tmp_path)
+    assert rc == 1 and f"FAIL sbom: {dist}/sboms/other.cdx.json is not JSON" in out, out
+    good = rewritten(work["wheel"], tmp_path / "spdx", {f"{dist}/sboms/other.spdx.json": b'{"spdxVersion": "2.3"}'})
+    rc, out = verify_out(good, tmp_path)
+    assert rc == 0 and "ok sbom: CycloneDX 1.6" in out, out  # another tool's SBOM in another format is fine
+
+
+def test_a_tritonbuild_wheel_without_its_sbom_fails_and_a_foreign_one_gets_a_note(work: dict[str, Any],
+                                                                                    tmp_path: Path) -> None:
+    stripped = rewritten(work["wheel"], tmp_path / "rm", {}, drop=("/sboms/tritonbuild.cdx.json",))
+    rc, out = verify_out(stripped, tmp_path)
+    assert rc == 1, out
+    assert "FAIL sbom: built by tritonbuild (it has triton/_build_info.json) but its SBOM " \
+           "(.dist-info/sboms/tritonbuild.cdx.json) is missing" in out, out
+    assert "not built by tritonbuild" not in out
+    foreign = rewritten(work["wheel"], tmp_path / "foreign", {},
+                        drop=("/sboms/tritonbuild.cdx.json", "triton/_build_info.json"))
+    rc, out = verify_out(foreign, tmp_path)
+    assert "note sbom: no SBOM (.dist-info/sboms/tritonbuild.cdx.json): not built by tritonbuild" in out, out
+    assert "FAIL sbom" not in out
+
+
+def _beside(work: dict[str, Any], dest: Path, provenance: bytes | None, sums: bytes | None = None) -> Path:
+    """The unchanged wheel copied into ``dest`` with ``provenance`` as its provenance file and ``sums`` as
+    SHA256SUMS (None: no such file)."""
+    dest.mkdir(parents=True)
+    wheel = Path(shutil.copy(work["wheel"], dest))
+    if provenance is not None:
+        (dest / f"{wheel.name}.provenance.json").write_bytes(provenance)
+    if sums is not None:
+        (dest / "SHA256SUMS").write_bytes(sums)
+    return wheel
+
+
+def _provenance(work: dict[str, Any]) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((work["wheel"].parent / f"{work['wheel'].name}.provenance.json").read_text())
+    return doc
+
+
+def _subject(work: dict[str, Any], **changes: Any) -> bytes:
+    doc = _provenance(work)
+    for key, value in changes.items():
+        if key == "sha256":
+            doc["subject"][0]["digest"]["sha256"] = value
+        else:
+            doc["subject"][0][key] = value
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.parametrize(("make", "said"), [
+    (lambda w: _subject(w, sha256="0" * 64), "gives the wheel's sha256 as 0000000000000000000000000000000000000000"
+                                             "000000000000000000000000, but the wheel's is"),
+    (lambda w: _subject(w, name="evil-1.0-py3-none-any.whl"), "is the provenance of evil-1.0-py3-none-any.whl, "
+                                                              "not of this wheel"),
+    (lambda w: b'{"_type":', "it is not a provenance file tritonbuild writes"),
+    (lambda w: b"[" * 100_000 + b"]" * 100_000, "it is JSON nested too deep to read"),
+    (lambda w: b"\xff\xfe not utf-8", "it is not a provenance file tritonbuild writes"),
+    (lambda w: json.dumps({**_provenance(w), "predicateType": "https://example.com/x"}).encode(),
+     "its predicateType is"),
+    (lambda w: b" " * ((4 << 20) + 1), "is over 4 MiB"),
+], ids=["subject-sha256", "subject-name", "malformed", "nested", "not-utf8", "predicate-type", "huge"])
+def test_verify_fails_a_provenance_file_that_is_not_the_wheels(work: dict[str, Any], tmp_path: Path, make: Any,
+                                                               said: str) -> None:
+    wheel = _beside(work, tmp_path / "d", make(work))
+    rc, out = verify_out(wheel, tmp_path)
+    assert rc == 1 and "FAIL provenance-file:" in out and said in out, out
+    assert "ok sbom" in out and "ok RECORD" in out  # the wheel itself is fine
+
+
+def test_verify_notes_a_missing_provenance_file_and_refuses_a_fifo_without_hanging(work: dict[str, Any],
+                                                                                  tmp_path: Path) -> None:
+    wheel = _beside(work, tmp_path / "none", None)
+    rc, out = verify_out(wheel, tmp_path)
+    assert rc == 0 and "note provenance-file: no provenance file beside the wheel" in out, out
+    assert "SHA256SUMS" not in out  # a dir without one is fine, and not mentioned
+    wheel = _beside(work, tmp_path / "fifo", None)
+    os.mkfifo(tmp_path / "fifo" / f"{wheel.name}.provenance.json")
+    rc, out = verify_out(wheel, tmp_path)
+    assert rc == 1 and f"{wheel.name}.provenance.json is not a regular file" in out, out
+
+
+def test_verify_checks_sha256sums_beside_the_wheel(work: dict[str, Any], tmp_path: Path) -> None:
+    name, good = work["wheel"].name, (work["wheel"].parent / "SHA256SUMS").read_bytes()
+    prov = (work["wheel"].parent / f"{name}.provenance.json").read_bytes()
+    wheel = _beside(work, tmp_path / "good", prov, good)
+    rc, out = verify_out(wheel, tmp_path)
+    assert rc == 0 and "ok provenance-file" in out and f"ok SHA256SUMS: SHA256SUMS gives the sha256 of {name} " \
+        f"and {name}.provenance.json" in out, out
+    wrong = good.replace(hashlib.sha256(work["wheel"].read_bytes()).hexdigest().encode(), b"f" * 64)
+    wheel = _beside(work, tmp_path / "bad", prov, wrong)
+    rc, out = verify_out(wheel, tmp_path)
+    assert rc == 1 and f"FAIL SHA256SUMS: SHA256SUMS gives {name} the sha256 {'f' * 64}, but it is" in out, out
+    edited = prov.replace(b'"predicateType"', b' "predicateType"', 1)  # a changed provenance file, subject intact
+    wheel = _beside(work, tmp_path / "prov", edited, good)
+    rc, out = verify_out(wheel, tmp_path)
+    assert rc == 1 and "ok provenance-file" in out and f"SHA256SUMS gives {name}.provenance.json the sha256" in out
+
+
+def test_verify_of_several_wheels_labels_each_by_the_path_given(work: dict[str, Any], tmp_path: Path) -> None:
+    good = _beside(work, tmp_path / "a", None)
+    bad = rewritten(work["wheel"], tmp_path / "b", {}, drop=("/sboms/tritonbuild.cdx.json",))
+    proc = run_cli("verify", "--no-import", "a/" + good.name, "./b/" + bad.name, cwd=tmp_path, check=False)
+    labels = [line for line in proc.stdout.splitlines() if line.endswith(".whl")]
+    assert labels == [f"a/{good.name}", f"./b/{bad.name}"], proc.stdout
+    assert proc.returncode == 1
 
 
 def test_a_quick_rebuild_lists_the_new_libtriton(work: dict[str, Any]) -> None:
