@@ -194,7 +194,10 @@ def test_a_hostile_nvidia_wheel_is_refused_whole(tmp_path: Path, kind: str) -> N
     from tritonbuild.nvidia import pypi
     from tritonbuild.nvidia.parts import pypi_wheel
 
-    members = {"nvidia/cu13/include/cuda.h": (b"#pragma once\n", 0o100644), **HOSTILE_ZIPS[kind]}
+    # a wheel true to its name (its METADATA), so what refuses it is the hostile member, not the name check
+    metadata = b"Metadata-Version: 2.1\nName: nvidia-cuda-runtime\nVersion: 13.1.80\n"
+    members = {"nvidia/cu13/include/cuda.h": (b"#pragma once\n", 0o100644),
+               "nvidia_cuda_runtime-13.1.80.dist-info/METADATA": (metadata, 0o100644), **HOSTILE_ZIPS[kind]}
     arch = _nvidia_index(tmp_path / "index", members)
     ref = pypi_wheel("cudart", "13.1.80")
     assert ref is not None

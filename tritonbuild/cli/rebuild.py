@@ -10,12 +10,14 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.markup import escape
 
 from tritonbuild.errors import UserError
+
+if TYPE_CHECKING:
+    from tritonbuild.reporter import Reporter
 
 
 def read_claim(path: Path) -> Any:
@@ -136,13 +138,12 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
                                             cache_dir=cache_dir, out=out, flags=flags)
     console = render.console()
     for name, value in found:
-        console.print(f"taken from the provenance: {name} = {escape(show(value, 400))}", soft_wrap=True)
-    console.print(f"source: {escape(kw['source'])} ({'--source' if source else 'from the provenance'}), commit "
-                  f"{claim.commit}", soft_wrap=True)
-    console.print(f"from this machine: python = {escape(interpreter)} ({'--python' if python else claim.abi}; the "
-                  f"provenance's {escape(claim.python)} is never run)", soft_wrap=True)
+        console.plain(f"taken from the provenance: {name} = {show(value, 400)}")
+    console.plain(f"source: {kw['source']} ({'--source' if source else 'from the provenance'}), commit {claim.commit}")
+    console.plain(f"from this machine: python = {interpreter} ({'--python' if python else claim.abi}; the "
+                  f"provenance's {claim.python} is never run)")
     for note in notes:
-        console.print(f"[yellow]note:[/yellow] {escape(note)}")
+        console.warn(note, topic="note")
     req = request_of(kw, smoke_test=not no_smoke_test)
     plans = request.provisioned_plans(req, console, check=_checker(claim, [path.parent, Path(subject or path).parent]))
     if len(plans) != 1:
@@ -156,7 +157,7 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     _report(claim, plan, result, Path(subject) if subject else path.parent / claim.wheel, console)
 
 
-def _print_machine(claim: Any, settings: Any, flags: tuple[str, ...], console: Any) -> None:
+def _print_machine(claim: Any, settings: Any, flags: tuple[str, ...], console: Reporter) -> None:
     """The settings this machine gives instead of the provenance: each not at its default here, or whose value in
     the provenance differs (that one is said not to be used), then one line naming the rest."""
     from tritonbuild.settings.model import SPEC_BY_NAME, show
@@ -170,10 +171,10 @@ def _print_machine(claim: Any, settings: Any, flags: tuple[str, ...], console: A
             rest.append(name)
             continue
         unused = f"; the provenance's {show(theirs, 400)} is not used" if differs else ""
-        console.print(f"from this machine: {name} = {escape(show(ours.get('value'), 400))} "
-                      f"({escape(str(ours.get('origin', 'default')))}){escape(unused)}", soft_wrap=True)
+        console.plain(f"from this machine: {name} = {show(ours.get('value'), 400)} "
+                      f"({ours.get('origin', 'default')}){unused}")
     if rest:
-        console.print(f"from this machine, at their defaults as in the provenance: {', '.join(rest)}", soft_wrap=True)
+        console.plain(f"from this machine, at their defaults as in the provenance: {', '.join(rest)}")
 
 
 def attestation_machine(flags: tuple[str, ...]) -> list[str]:
@@ -182,27 +183,26 @@ def attestation_machine(flags: tuple[str, ...]) -> list[str]:
     return attestation.taken_from_machine(flags)
 
 
-def _report(claim: Any, plan: Any, result: Any, wheel: Path, console: Any) -> None:
+def _report(claim: Any, plan: Any, result: Any, wheel: Path, console: Reporter) -> None:
     from tritonbuild.wheel import attestation
 
     same = result.sha256 == claim.sha256
-    console.print(f"subject: {escape(claim.wheel)} sha256 {claim.sha256}")
-    console.print(f"rebuilt: {escape(str(result.wheel))} sha256 {result.sha256}")
+    console.plain(f"subject: {claim.wheel} sha256 {claim.sha256}")
+    console.plain(f"rebuilt: {result.wheel} sha256 {result.sha256}")
     if same:
-        console.print("identical: yes, the rebuild is byte for byte the provenance's wheel")
+        console.plain("identical: yes, the rebuild is byte for byte the provenance's wheel")
         return
     ours = _rebuilt_claim(result.wheel)
     found = {"settings": attestation.setting_differences(claim, plan.settings),
              "dependencies": attestation.dependency_differences(claim, ours.dependencies if ours else {}),
              "new since the provenance": attestation.new_settings(claim, plan.settings)}
     found.update(_wheel_differences(wheel, claim.sha256, result.wheel))
-    console.print(f"identical: no, sha256 {claim.sha256} in the provenance, {result.sha256} rebuilt")
+    console.plain(f"identical: no, sha256 {claim.sha256} in the provenance, {result.sha256} rebuilt")
     if result.wheel.name != claim.wheel:
-        console.print(f"  the wheel's name differs: {escape(claim.wheel)} in the provenance, "
-                      f"{escape(result.wheel.name)} rebuilt")
+        console.plain(f"  the wheel's name differs: {claim.wheel} in the provenance, {result.wheel.name} rebuilt")
     for what, lines in found.items():
         for line in lines:
-            console.print(f"  {what}: {escape(line)}", soft_wrap=True)
+            console.plain(f"  {what}: {line}")
     sys.exit(1)
 
 
