@@ -14,6 +14,9 @@ import functools
 import hashlib
 import http.server
 import json
+import platform
+import stat
+import subprocess
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -94,7 +97,7 @@ def wheel(path: Path, files: dict[str, bytes], *, version: str = "3.6.0", requir
     meta = f"Metadata-Version: 2.4\nName: triton\nVersion: {version}\nRequires-Python: {requires_python}\n"
     meta += "".join(f"Requires-Dist: {r}\n" for r in requires)
     members = {**files, f"{dist}/METADATA": meta.encode(), f"{dist}/entry_points.txt": eps.encode()}
-    record = "".join(f"{n},{_digest(d)},{len(d)}\n" for n, d in members.items()) + f"{dist}/RECORD,,\n"
+    record = "".join(f"{n},{digest(d)},{len(d)}\n" for n, d in members.items()) + f"{dist}/RECORD,,\n"
     path = path.parent / path.stem / f"triton-{version}-py3-none-any.whl"
     path.parent.mkdir()
     with zipfile.ZipFile(path, "w") as zf:
@@ -102,10 +105,6 @@ def wheel(path: Path, files: dict[str, bytes], *, version: str = "3.6.0", requir
             zf.writestr(name, data)
         zf.writestr(f"{dist}/RECORD", record)
     return path
-
-
-def _digest(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -162,3 +161,36 @@ def make_wheel(path: Path, files: dict[str, bytes], *, eps: str | bytes = EPS, i
             zf.writestr(name, data)
         zf.writestr(f"{DIST}/RECORD", record)
     return path
+
+
+# NVIDIA's tool wheels and a ptxas that says its version, for the tests of the tools from the package index
+NVIDIA_TOOL_PROJECTS = {"cuobjdump": "nvidia-cuda-cuobjdump", "nvdisasm": "nvidia-cuda-nvdisasm"}
+
+
+def tool_wheel(dest: Path, tool: str, version: str, extra: dict[str, zipfile.ZipInfo | None] | None = None) -> Path:
+    """NVIDIA's wheel of ``tool`` as it is shaped: one file, nvidia/cu<major>/bin/<tool>, executable (a real ELF:
+    /bin/true); ``extra`` members are written with a link target's bytes."""
+    arch = platform.machine()
+    project = NVIDIA_TOOL_PROJECTS[tool].replace("-", "_")
+    path = dest / f"{project}-{version}-py3-none-manylinux2014_{arch}.manylinux_2_17_{arch}.whl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        info = zipfile.ZipInfo(f"nvidia/cu{version.split('.')[0]}/bin/{tool}")
+        info.external_attr = (stat.S_IFREG | 0o755) << 16
+        zf.writestr(info, Path("/bin/true").read_bytes())
+        for member in (extra or {}).values():
+            if member is not None:
+                zf.writestr(member, b"../../../../tmp/pwned")
+        zf.writestr(f"{project}-{version}.dist-info/METADATA",
+                    f"Name: {NVIDIA_TOOL_PROJECTS[tool]}\nVersion: {version}\n")
+    return path
+
+
+def fake_ptxas(dest: Path, version: str) -> Path:
+    """A real ELF executable that answers --version as ptxas does (``Cuda compilation tools, ..., V13.0.88``)."""
+    src = dest.with_suffix(".c")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text('#include <stdio.h>\nint main(void) { puts("ptxas: NVIDIA (R) Ptx optimizing assembler\\n'
+                   f'Cuda compilation tools, release {version.rsplit(".", 1)[0]}, V{version}"); return 0; }}\n')
+    subprocess.run(["gcc", "-o", str(dest), str(src)], check=True)
+    return dest

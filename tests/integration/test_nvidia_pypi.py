@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import serve
+from tests.helpers import NVIDIA_TOOL_PROJECTS, serve, tool_wheel
 from tests.integration.conftest import plan_json, run_cli
 from tritonbuild import example
 
@@ -29,27 +29,9 @@ WHEELS = {  # the example tree pins cudart/cudacrt 13.1.80 and cupti 12.8.90, li
 }
 
 
-TOOLS = ("nvidia-cuda-cuobjdump", "nvidia-cuda-nvdisasm")  # NVIDIA's wheels of cuobjdump, nvdisasm
-
-
-def tool_wheel(dest: Path, project: str, version: str) -> Path:
-    """NVIDIA's wheel of a tool as it is shaped: one executable, nvidia/cu13/bin/<tool> (here a copy of
-    /bin/true: the wheel may carry only an ELF executable this host runs)."""
-    tool = project.removeprefix("nvidia-cuda-")
-    name = f"{project.replace('-', '_')}-{version}-py3-none-manylinux2014_{ARCH}.manylinux_2_17_{ARCH}.whl"
-    with zipfile.ZipFile(dest / name, "w") as zf:
-        info = zipfile.ZipInfo(f"nvidia/cu13/bin/{tool}")
-        info.external_attr = 0o100755 << 16
-        zf.writestr(info, Path("/bin/true").read_bytes())
-        zf.writestr(f"{project.replace('-', '_')}-{version}.dist-info/METADATA",
-                    f"Name: {project}\nVersion: {version}\n")
-    return dest / name
-
-
 def make_index(root: Path, tamper: str | None = None) -> None:
-    for project in TOOLS:
-        (root / "files").mkdir(parents=True, exist_ok=True)
-        wheel = tool_wheel(root / "files", project, "13.2.51")
+    for tool, project in NVIDIA_TOOL_PROJECTS.items():
+        wheel = tool_wheel(root / "files", tool, "13.2.51")
         page = root / "simple" / project / "index.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()

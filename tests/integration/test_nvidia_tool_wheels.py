@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tests.helpers import nvidia_facts, plan_for, serve
+from tests.helpers import NVIDIA_TOOL_PROJECTS, fake_ptxas, nvidia_facts, plan_for, serve, tool_wheel
 from tests.integration.conftest import plan_json, run_cli
 from tritonbuild import example
 from tritonbuild.errors import UserError
@@ -33,23 +33,7 @@ from tritonbuild.wheel.publish import manifest
 
 ARCH = platform.machine()
 TRUE = Path("/bin/true").read_bytes()
-PROJECTS = {"cuobjdump": "nvidia-cuda-cuobjdump", "nvdisasm": "nvidia-cuda-nvdisasm"}
-
-
-def tool_wheel(dest: Path, tool: str, version: str, extra: dict[str, zipfile.ZipInfo | None] | None = None) -> Path:
-    """NVIDIA's wheel of ``tool`` as it is shaped: one file, nvidia/cu<major>/bin/<tool>, executable."""
-    project = PROJECTS[tool].replace("-", "_")
-    path = dest / f"{project}-{version}-py3-none-manylinux2014_{ARCH}.manylinux_2_17_{ARCH}.whl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w") as zf:
-        info = zipfile.ZipInfo(f"nvidia/cu{version.split('.')[0]}/bin/{tool}")
-        info.external_attr = (stat.S_IFREG | 0o755) << 16
-        zf.writestr(info, TRUE)
-        for member in (extra or {}).values():
-            if member is not None:
-                zf.writestr(member, b"../../../../tmp/pwned")
-        zf.writestr(f"{project}-{version}.dist-info/METADATA", f"Name: {PROJECTS[tool]}\nVersion: {version}\n")
-    return path
+PROJECTS = NVIDIA_TOOL_PROJECTS
 
 
 def make_index(root: Path, versions: dict[str, tuple[str, ...]]) -> dict[str, str]:
@@ -73,16 +57,6 @@ def index(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     root.mkdir()
     with serve(root) as url:
         yield root, url
-
-
-def fake_ptxas(dest: Path, version: str) -> Path:
-    """A real ELF executable that answers --version as ptxas does (``Cuda compilation tools, ..., V13.0.88``)."""
-    src = dest.with_suffix(".c")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    src.write_text('#include <stdio.h>\nint main(void) { puts("ptxas: NVIDIA (R) Ptx optimizing assembler\\n'
-                   f'Cuda compilation tools, release {version.rsplit(".", 1)[0]}, V{version}"); return 0; }}\n')
-    subprocess.run(["gcc", "-o", str(dest), str(src)], check=True)
-    return dest
 
 
 def fake_tool(dest: Path, tool: str) -> Path:

@@ -7,41 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
-import stat
-import subprocess
 import zipfile
 from pathlib import Path
 
+from tests.helpers import NVIDIA_TOOL_PROJECTS, fake_ptxas, tool_wheel
 from tests.integration.conftest import git_commit, run_cli
 from tritonbuild import example
 from tritonbuild.wheel import attestation
 
-ARCH = platform.machine()
-PROJECTS = {"cuobjdump": "nvidia-cuda-cuobjdump", "nvdisasm": "nvidia-cuda-nvdisasm"}
-
-
-def tool_wheel(dest: Path, tool: str, version: str) -> Path:
-    """NVIDIA's wheel of ``tool`` as it is shaped: one file, nvidia/cu<major>/bin/<tool> (a real ELF: /bin/true)."""
-    project = PROJECTS[tool].replace("-", "_")
-    path = dest / f"{project}-{version}-py3-none-manylinux2014_{ARCH}.manylinux_2_17_{ARCH}.whl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w") as zf:
-        info = zipfile.ZipInfo(f"nvidia/cu{version.split('.')[0]}/bin/{tool}")
-        info.external_attr = (stat.S_IFREG | 0o755) << 16
-        zf.writestr(info, Path("/bin/true").read_bytes())
-        zf.writestr(f"{project}-{version}.dist-info/METADATA", f"Name: {PROJECTS[tool]}\nVersion: {version}\n")
-    return path
-
-
-def fake_ptxas(dest: Path, version: str) -> Path:
-    """A real ELF executable that answers --version as ptxas does."""
-    src = dest.with_suffix(".c")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    src.write_text('#include <stdio.h>\nint main(void) { puts("ptxas: NVIDIA (R) Ptx optimizing assembler\\n'
-                   f'Cuda compilation tools, release {version.rsplit(".", 1)[0]}, V{version}"); return 0; }}\n')
-    subprocess.run(["gcc", "-o", str(dest), str(src)], check=True)
-    return dest
+PROJECTS = NVIDIA_TOOL_PROJECTS
 
 
 def _sha(data: bytes) -> str:
