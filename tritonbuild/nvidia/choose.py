@@ -254,8 +254,15 @@ def missing_tools(plan: Plan) -> tuple[str, ...]:
 
     if "nvidia" not in plan.backend_names or not Settings.of_report(plan.settings).bundle_nvidia_tools:
         return ()
-    bundled = {t.split("=", 1)[0] for t in (plan.cmake.define("TRITONBUILD_NVIDIA_TOOLS") or "").split(";") if t}
+    bundled = dict(bundled_tools(plan))
     return tuple(t for t in TOOL_PROJECTS if t not in bundled)
+
+
+def bundled_tools(plan: Plan) -> tuple[tuple[str, str], ...]:
+    """``(tool, path)`` of each tool the plan bundles into backends/nvidia/bin: what ``TRITONBUILD_NVIDIA_TOOLS``
+    (written by ``resolve``) names, for the SBOM, the provenance and the build summary."""
+    items = (plan.cmake.define("TRITONBUILD_NVIDIA_TOOLS") or "").split(";")
+    return tuple((name, path) for name, _, path in (t.partition("=") for t in items) if name and path)
 
 
 def _missing_tools(missing: list[tuple[str, str]], tools_from: str, nv: NvidiaFacts) -> str:

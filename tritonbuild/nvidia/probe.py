@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -66,9 +67,7 @@ def host_tool(path: str, tool: str, given_by: str, machine: int | None) -> Input
     """A cuobjdump/nvdisasm of this host (a TRITON_<TOOL>_PATH, a toolkit's, PATH's) as the plan judges it: its
     ``--version`` is asked only when it is an ELF executable this host runs (one the plan refuses is not run)."""
     f = describe(path, "tool", given_by, tool=tool)
-    if input_problem(f, machine) is None:
-        return describe(path, "tool", given_by, tool=tool, says=says(path))
-    return f
+    return replace(f, says=says(path)) if input_problem(f, machine) is None else f
 
 
 def tool_file_problem(path: Path, tool: str) -> str | None:

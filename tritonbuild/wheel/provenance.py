@@ -59,12 +59,10 @@ def bundled_tools(plan: Plan) -> dict[str, dict[str, str]]:
     provenance's ``resolvedDependencies``; a file that cannot be read has no sha256."""
     from tritonbuild.fileutil import sha256_of
     from tritonbuild.nvidia import pypi
+    from tritonbuild.nvidia.choose import bundled_tools as planned
 
     out: dict[str, dict[str, str]] = {}
-    for item in (plan.cmake.define("TRITONBUILD_NVIDIA_TOOLS") or "").split(";"):
-        name, _, path = item.partition("=")
-        if not name or not path:
-            continue
+    for name, path in planned(plan):
         entry = {"path": path}
         with contextlib.suppress(OSError):
             entry["sha256"] = sha256_of(Path(path))

@@ -23,6 +23,7 @@ from typing import Any
 from tritonbuild.fileutil import read_text, record_hash
 from tritonbuild.gather import packages
 from tritonbuild.nvidia import pypi
+from tritonbuild.nvidia.choose import bundled_tools
 from tritonbuild.plan import Plan
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
@@ -177,7 +178,6 @@ def _llvm_packages(plan: Plan) -> tuple[packages.DebPackage, ...]:
 def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
     """What the SBOM says beyond the plan, gathered from the wheel and this host."""
     tc = plan.toolchain
-    tools = [t.split("=", 1) for t in (plan.cmake.define("TRITONBUILD_NVIDIA_TOOLS") or "").split(";") if "=" in t]
     binding_dir = plan.cmake.define("nanobind_ROOT" if plan.source.bindings == "nanobind" else "pybind11_DIR")
     members = elf_members(zf, rows)
     return Facts(
@@ -187,7 +187,7 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
         compilers=_tools([(os.path.basename(c), c) for c in dict.fromkeys([tc.c_compiler, tc.cxx_compiler]) if c],
                          ask=True),
         nvidia_tools=tuple(_bundled_tool(_from_wheel(t), dict(members))
-                           for t in _tools([(t[0], t[1]) for t in tools], ask=False)),
+                           for t in _tools(list(bundled_tools(plan)), ask=False)),
         nvidia_versions=_part_versions(plan),
         repository=packages.repository_url(plan.source.checkout or plan.source.root),
     )

@@ -13,6 +13,7 @@ import os
 import stat
 from pathlib import Path
 
+from tritonbuild.fileutil import sha256_of
 from tritonbuild.printable import printable
 from tritonbuild.wheel import attestation
 from tritonbuild.wheel.checks.base import Context, Finding
@@ -38,14 +39,6 @@ def _read(path: Path, cap: int) -> bytes | str:
     return data if len(data) <= cap else f"{printable(str(path))} is over {cap >> 20} MiB"
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _subject(data: bytes) -> tuple[str, str] | str:
     """The subject's (name, sha256) of a provenance file's bytes, or what is wrong with the file."""
     try:
@@ -62,8 +55,8 @@ def _subject(data: bytes) -> tuple[str, str] | str:
     return name, sha
 
 
-def _provenance(ctx: Context, path: Path, sha: str) -> Finding:
-    data = _read(path, attestation.MAX_BYTES)
+def _provenance(ctx: Context, path: Path, data: bytes | str, sha: str) -> Finding:
+    """The finding on the provenance file ``path`` (``data``: its bytes, or what is wrong with reading it)."""
     if isinstance(data, str):
         return Finding("provenance-file", "fail", data)
     found = _subject(data)
@@ -113,14 +106,15 @@ class ProvenanceFile:
         path = ctx.wheel.with_name(attestation.file_name(ctx.wheel.name))
         sums = ctx.wheel.with_name(SUMS)
         sha = sha256_of(ctx.wheel)
-        if os.path.lexists(path):
-            out = [_provenance(ctx, path, sha)]
+        data: bytes | str | None = _read(path, attestation.MAX_BYTES) if os.path.lexists(path) else None
+        if data is not None:
+            out = [_provenance(ctx, path, data, sha)]
         else:
             out = [Finding(self.name, "note", "no provenance file beside the wheel "
                            f"({printable(path.name)})")]
         if os.path.lexists(sums):
             want = {ctx.wheel.name: sha}
-            if out[0].status != "note" and isinstance(got := _read(path, attestation.MAX_BYTES), bytes):
-                want[path.name] = hashlib.sha256(got).hexdigest()
+            if isinstance(data, bytes):
+                want[path.name] = hashlib.sha256(data).hexdigest()
             out.append(_sums(ctx, sums, want))
         return out

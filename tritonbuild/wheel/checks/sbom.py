@@ -28,8 +28,7 @@ SCHEMAS = {v.to_version(): v for v in SchemaVersion}
 
 def sbom_member(zf: zipfile.ZipFile) -> str | None:
     """The name of the wheel's ``<name>.dist-info/sboms/tritonbuild.cdx.json``, or None."""
-    return next((n for n in zf.namelist() if n.count("/") == 2 and n.split("/")[0].endswith(".dist-info")
-                 and n.endswith(SBOM_LEAF)), None)
+    return next((n for n in sbom_members(zf) if n.count("/") == 2 and n.endswith(SBOM_LEAF)), None)
 
 
 def _document(zf: zipfile.ZipFile, name: str) -> tuple[dict[str, Any] | None, str]:
