@@ -234,12 +234,26 @@ def parse(data: bytes, where: str) -> Claim:
         raise UserError(f"The provenance {where} is over {MAX_BYTES >> 20} MiB: not a provenance file tritonbuild "
                         "wrote. Nothing was built; give the <wheel>.provenance.json published next to a wheel.")
     try:
-        return _claim(_statement(_strict_json(data)))
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
-        problem = " ".join((str(exc) if not isinstance(exc, KeyError) else f"{exc} is missing").split())
-        raise UserError(f"The provenance {where} is not one tritonbuild can rebuild from: {problem[:400]}. Nothing "
-                        "was built; give the <wheel>.provenance.json that `tritonbuild build` published next to the "
-                        "wheel, unedited.") from None
+        return _claim(read_statement(data))
+    except READ_ERRORS as exc:
+        raise UserError(f"The provenance {where} is not one tritonbuild can rebuild from: {problem_of(exc)[:400]}. "
+                        "Nothing was built; give the <wheel>.provenance.json that `tritonbuild build` published next "
+                        "to the wheel, unedited.") from None
+
+
+# what reading a hostile provenance file raises (RecursionError: JSON nested too deep)
+READ_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)
+
+
+def read_statement(data: bytes) -> dict[str, Any]:
+    """A provenance file's bytes as its in-toto Statement (strict UTF-8 JSON, the library's validation, tritonbuild's
+    SLSA predicate); raises one of ``READ_ERRORS``."""
+    return _statement(_strict_json(data))
+
+
+def problem_of(exc: BaseException) -> str:
+    """What a ``READ_ERRORS`` exception says about the file, on one line."""
+    return " ".join((str(exc) if not isinstance(exc, KeyError) else f"{exc} is missing").split())
 
 
 def _statement(obj: Any) -> dict[str, Any]:

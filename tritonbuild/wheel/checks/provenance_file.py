@@ -42,14 +42,13 @@ def _read(path: Path, cap: int) -> bytes | str:
 def _subject(data: bytes) -> tuple[str, str] | str:
     """The subject's (name, sha256) of a provenance file's bytes, or what is wrong with the file."""
     try:
-        stmt = attestation._statement(attestation._strict_json(data))
+        stmt = attestation.read_statement(data)
         subject = stmt["subject"][0]
         name, sha = subject.get("name"), subject.get("digest", {}).get("sha256")
     except RecursionError:
         return "it is JSON nested too deep to read"
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-        problem = " ".join((str(exc) if not isinstance(exc, KeyError) else f"{exc} is missing").split())
-        return f"it is not a provenance file tritonbuild writes: {printable(problem)[:300]}"
+    except attestation.READ_ERRORS as exc:
+        return f"it is not a provenance file tritonbuild writes: {printable(attestation.problem_of(exc))[:300]}"
     if not isinstance(name, str) or not isinstance(sha, str):
         return "its subject has no file name or no sha256"
     return name, sha
