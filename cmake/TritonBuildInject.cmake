@@ -119,6 +119,17 @@ if(TRITONBUILD_DEPRECATED_NOT_ERROR)
   add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-Wno-error=deprecated-declarations>")
 endif()
 
+# Mid-2026 trees' configure downloads NVIDIA's parts into the source tree for each TRITON_*_PATH left empty
+# (build_helpers.py download_and_copy_dependencies): the staged dirs, "VAR=dir under tritonbuild-nvidia" entries.
+# Set here, right after project(triton), before the tree declares them: its empty CACHE default then keeps these.
+if(TRITONBUILD_NVIDIA_PATHS)
+  get_filename_component(_tb_paths_stage "${CMAKE_BINARY_DIR}/../tritonbuild-nvidia" ABSOLUTE)
+  foreach(entry IN LISTS TRITONBUILD_NVIDIA_PATHS)
+    _tritonbuild_split("${entry}" _tb_var _tb_rel)
+    set(${_tb_var} "${_tb_paths_stage}/${_tb_rel}" CACHE PATH "Staged by tritonbuild" FORCE)
+  endforeach()
+endif()
+
 # NVIDIA files that setup.py downloads into third_party/nvidia/backend (CUDA and CUPTI headers, CUPTI libraries):
 # tritonbuild stages them in <build dir>/tritonbuild-nvidia (mirroring the wheel's backends/nvidia) and installs
 # that dir. 2024 trees' nvidia C++ includes "backend/include/cuda.h": those compile against the staged include
@@ -423,6 +434,7 @@ function(_tritonbuild_finish)
           REGEX "/triton/profiler$" EXCLUDE
           REGEX "/triton/FileCheck$" EXCLUDE
           REGEX "/triton/include$" EXCLUDE
+          REGEX "/triton/_C/include$" EXCLUDE
           REGEX "/triton/_C/[^/]*\\.(so|pyd|dylib)(\\.[0-9]+)*$" EXCLUDE
           REGEX "/triton/_C/\\.keep$" EXCLUDE)
   _tritonbuild_install_library(triton triton/_C)

@@ -428,6 +428,9 @@ def test_2024_tree_gets_cuda_headers_from_the_toolkit_not_the_source(work: dict,
     with zipfile.ZipFile(result["wheel"]) as zf:
         assert zf.read("triton/backends/nvidia/include/cuda.h") == (cuda / "cuda.h").read_bytes()
         assert "triton/backends/nvidia/include/crt/host_defines.h" in zf.namelist()
+        # the committed link python/triton/_C/include -> ../../../include stays out, as in the official wheels
+        assert (tree / "python" / "triton" / "_C" / "include").is_symlink()
+        assert not [n for n in zf.namelist() if n.startswith("triton/_C/include")]
         zf.extractall(tmp_path / "x")
     code = "from triton._C import libtriton; print(libtriton.nvidia.CUDA_VERSION)"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "x", capture_output=True, text=True,

@@ -48,6 +48,10 @@ def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) ->
     assert defines.get("ROCM_INCLUDE_DIR") == (None if gen in ("G1", "G2") else defines["ROCTRACER_INCLUDE_DIR"])
     xpupti = str(seen / "intel" / "backend" / "proton" / "include")
     assert defines.get("XPUPTI_INCLUDE_DIR") == (xpupti if gen == "G4" else None)
+    # mid-2026 configure downloads NVIDIA's parts into the source tree for each TRITON_*_PATH left empty: the plan
+    # gives what it provides and makes that step offline (nlohmann/json and LLVM are given: it needs nothing else)
+    assert defines.get("TRITON_OFFLINE_BUILD") == ("ON" if gen == "G4" else None)
+    assert ("download_and_copy_dependencies" in " ".join(data["notes"])) == (gen == "G4")
     assert data["cmake"]["build_dir"].startswith(str(tmp_path / "cache" / "build"))
     assert data["key"] == Path(data["cmake"]["build_dir"]).name
     assert data["settings"]["plugin_dirs"]["origin"] == "cli --plugin-dir"

@@ -159,6 +159,37 @@ endif()
 include("${CMAKE_BINARY_DIR}/thirdparty-vars.cmake")
 """
 
+# G4: mid-2026 upstream's configure also runs build_helpers.py download_and_copy_dependencies, which downloads
+# NVIDIA's archives and copies ptxas, cuobjdump, nvdisasm, CUDA and CUPTI headers and CUPTI's libraries into
+# third_party/nvidia/backend for each TRITON_*_PATH left empty, unless TRITON_OFFLINE_BUILD (whatever the backends).
+_G4_NVIDIA_DOWNLOADS = """
+set(TRITON_PTXAS_PATH "" CACHE FILEPATH "Path override for ptxas")
+set(TRITON_PTXAS_BLACKWELL_PATH "" CACHE FILEPATH "Path override for ptxas-blackwell")
+set(TRITON_CUOBJDUMP_PATH "" CACHE FILEPATH "Path override for cuobjdump")
+set(TRITON_NVDISASM_PATH "" CACHE FILEPATH "Path override for nvdisasm")
+set(TRITON_CUDACRT_PATH "" CACHE PATH "Path to CUDA CRT headers.")
+set(TRITON_CUDART_PATH "" CACHE PATH "Path to CUDA Runtime headers")
+set(TRITON_CUPTI_INCLUDE_PATH "" CACHE PATH "Path to CUPTI headers")
+set(TRITON_CUPTI_LIB_PATH "" CACHE PATH "Path to CUPTI libraries")
+set(TRITON_CUPTI_LIB_BLACKWELL_PATH "" CACHE PATH "Path to Blackwell CUPTI libraries")
+if(TRITON_BUILD_PYTHON_MODULE)
+  set(_nvidia_args "")
+  foreach(_var PTXAS PTXAS_BLACKWELL CUOBJDUMP NVDISASM CUDACRT CUDART CUPTI_INCLUDE CUPTI_LIB CUPTI_LIB_BLACKWELL)
+    list(APPEND _nvidia_args --path "TRITON_${_var}_PATH=${TRITON_${_var}_PATH}")
+  endforeach()
+  if(TRITON_OFFLINE_BUILD)
+    list(APPEND _nvidia_args --offline)
+  endif()
+  execute_process(
+    COMMAND "${Python3_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/python/build_helpers.py"
+            download_and_copy_dependencies ${_nvidia_args}
+    RESULT_VARIABLE _nvidia_rc)
+  if(NOT _nvidia_rc EQUAL 0)
+    message(FATAL_ERROR "python/build_helpers.py download_and_copy_dependencies failed")
+  endif()
+endif()
+"""
+
 _BUILD_HELPERS = '''"""Configure-time helpers of the example tree (G3 shape)."""
 import argparse
 import json
@@ -179,6 +210,16 @@ def write_thirdparty_cmake_vars(args):
         out.write(f'set(TRITON_THIRDPARTY_CACHE "{args.triton_cache_path}")\\n')
 
 
+def download_and_copy_dependencies(args):
+    """G4: each NVIDIA part whose TRITON_*_PATH is empty would be downloaded into third_party/nvidia/backend."""
+    if args.offline:
+        return
+    empty = [var for var, _, value in (p.partition("=") for p in args.path) if not value]
+    if empty:
+        sys.exit("would download NVIDIA's archives from developer.download.nvidia.com into third_party/nvidia/"
+                 f"backend for {', '.join(empty)}: the example tree never downloads; set them or build offline")
+
+
 parser = argparse.ArgumentParser()
 sub = parser.add_subparsers(dest="cmd", required=True)
 w = sub.add_parser("write_thirdparty_cmake_vars")
@@ -186,8 +227,11 @@ w.add_argument("--triton-cache-path", required=True)
 w.add_argument("--llvm-syspath")
 w.add_argument("--offline", action="store_true")
 w.add_argument("--out", required=True)
+d = sub.add_parser("download_and_copy_dependencies")
+d.add_argument("--path", action="append", default=[])
+d.add_argument("--offline", action="store_true")
 ns = parser.parse_args()
-write_thirdparty_cmake_vars(ns)
+(write_thirdparty_cmake_vars if ns.cmd == "write_thirdparty_cmake_vars" else download_and_copy_dependencies)(ns)
 '''
 
 _SETUP = '''# Shape of Triton's setup.py: tritonbuild never runs it, it reads the in-tree backend list and what
@@ -391,7 +435,8 @@ def write_tree(
     values = {
         "FOR_EACH": _for_each(tuple_limit or (4 if generation == "G1" else 5)),
         "PROTON_TUPLE": _PROTON_ALWAYS if proton and generation != "G1" else "",
-        "G3_BUILD_HELPERS": _G3_HELPERS if generation in ("G3", "G4") else "",
+        "G3_BUILD_HELPERS": _G3_HELPERS + (_G4_NVIDIA_DOWNLOADS if generation == "G4" else "")
+        if generation in ("G3", "G4") else "",
         "CORE_INCLUDES": '#include "third_party/nvidia/include/NVIDIAAttrs.h"' if need_nvidia else "",
         "IR_INCLUDES": '#include "third_party/amd/include/AMDAttrs.h"' if need_amd else "",
         "VERSION": version,
@@ -443,6 +488,11 @@ def _make_2024(dest: Path, backends: Sequence[str]) -> None:
     text = text[:start] + _DIRECTORY_DISCOVERY + text[end:]
     text = text.replace("from importlib.metadata import entry_points\n", "")
     init.write_text(text.replace(text.splitlines()[0], '"""Backend discovery: the directories of this package."""'))
+    # Upstream committed python/triton/_C/include -> ../../../include until April 2025 (#6381): a link out of the
+    # package, which the official wheels never carried (triton 3.0.0's _C holds libtriton and libproton only)
+    c_dir = dest / "python" / "triton" / "_C"
+    c_dir.mkdir(parents=True, exist_ok=True)
+    (c_dir / "include").symlink_to(Path("..", "..", "..", "include"))
     if "nvidia" in backends:
         cc = dest / "third_party" / "nvidia" / "triton_nvidia.cc"
         value = 'm.attr("VALUE") = 1;'

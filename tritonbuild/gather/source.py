@@ -23,6 +23,7 @@ from tritonbuild.resolve.source import (
     parse_backend_includes,
     parse_bindings,
     parse_build_requires,
+    parse_configure_nvidia_paths,
     parse_ext_option,
     parse_gitmodules,
     parse_install_requires,
@@ -99,9 +100,10 @@ def package_extras(path: Path) -> tuple[str, ...]:
 
 
 # What the injected CMake leaves out of python/triton when it installs the package (_tritonbuild_finish): links
-# setup.py and tritonbuild's develop place there (backends, extras, libraries, the profiler), FileCheck, include.
+# setup.py and tritonbuild's develop place there (backends, extras, libraries, the profiler), FileCheck, include;
+# and _C/include, the link to the tree's include/ that 2024 trees commit (the official wheels never carried it).
 _NOT_PACKAGED = re.compile(r"python/triton/(backends/[^/.]+|(language|tools)/extra/[^/]+|profiler|FileCheck|include"
-                           r"|_C/[^/]*\.(so|pyd|dylib)(\.[0-9]+)*|_C/\.keep)|.*/__pycache__")
+                           r"|_C/[^/]*\.(so|pyd|dylib)(\.[0-9]+)*|_C/\.keep|_C/include)|.*/__pycache__")
 
 
 def check_links(root: Path, backends: tuple[InTreeBackend, ...]) -> None:
@@ -194,6 +196,7 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         bindings=parse_bindings(top_cmake),
         stable_abi=parse_stable_abi(top_cmake),
         ext_option=parse_ext_option(top_cmake),
+        configure_nvidia_paths=parse_configure_nvidia_paths(top_cmake),
         install_requires=parse_install_requires(setup_text),
         build_requires=parse_build_requires(source_text(root, "pyproject.toml", "the source's pyproject.toml")),
     )

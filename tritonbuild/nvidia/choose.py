@@ -265,6 +265,44 @@ def bundled_tools(plan: Plan) -> tuple[tuple[str, str], ...]:
     return tuple((name, path) for name, _, path in (t.partition("=") for t in items) if name and path)
 
 
+# The TRITON_*_PATH a configure-time download step (mid-2026 build_helpers.py) reads for each staged part: the dir
+# under <build dir>/tritonbuild-nvidia, which mirrors where it would copy them in third_party/nvidia/backend.
+_STAGED_PATHS = {"cuda-headers": (("TRITON_CUDACRT_PATH", "include"), ("TRITON_CUDART_PATH", "include")),
+                 "cupti-headers": (("TRITON_CUPTI_INCLUDE_PATH", "include"),),
+                 "cupti-libs": (("TRITON_CUPTI_LIB_PATH", "lib/cupti"),)}
+
+
+def configure_paths(tree_vars: tuple[str, ...], parts: tuple[NvidiaPart, ...],
+                    defines: dict[str, str]) -> tuple[dict[str, str], list[str], list[str]]:
+    """For a tree whose configure downloads NVIDIA's parts into its source tree for each of ``tree_vars`` left
+    empty: the defines that name what this plan provides (the staged dirs through TRITONBUILD_NVIDIA_PATHS, which
+    the injected CMake resolves against the build dir; the bundled tools' binaries) and TRITON_OFFLINE_BUILD, so
+    that configure downloads nothing (no network, no file written into the source); with notes and warnings."""
+    if not tree_vars:
+        return {}, [], []
+    staged = {var: rel for part in parts for var, rel in _STAGED_PATHS.get(part.name, ()) if var in tree_vars}
+    d: dict[str, str] = {}
+    if staged:
+        d["TRITONBUILD_NVIDIA_PATHS"] = ";".join(f"{var}={rel}" for var, rel in staged.items())
+    tools = (defines.get("TRITONBUILD_NVIDIA_TOOLS") or "").split(";")
+    for name, _, path in (t.partition("=") for t in tools):
+        var = f"TRITON_{name.upper().replace('-', '_')}_PATH"
+        if name and path and var in tree_vars:
+            d[var] = path
+    given = [v for v in tree_vars if v in d or v in staged or defines.get(v)]
+    left = [v for v in tree_vars if v not in given]
+    step = ("this tree's configure runs python/build_helpers.py download_and_copy_dependencies, which downloads "
+            "NVIDIA's archives and copies them into the source tree for each TRITON_*_PATH left empty")
+    if not (defines.get("LLVM_SYSPATH") and defines.get("JSON_SYSPATH")):
+        return d, [], [f"nvidia: {step}; tritonbuild gives {', '.join(given) or 'none of them'}, and cannot make "
+                       "that step offline without LLVM_SYSPATH and JSON_SYSPATH (nlohmann/json: install "
+                       f"nlohmann-json3-dev or set JSON_SYSPATH), so configure downloads {', '.join(left)}"]
+    d["TRITON_OFFLINE_BUILD"] = "ON"
+    without = f"; none is provided for {', '.join(left)}, which the wheel goes without" if left else ""
+    return d, [f"nvidia: {step}: tritonbuild gives {', '.join(given) or 'none of them'} and sets "
+               f"TRITON_OFFLINE_BUILD, so it downloads nothing{without}"], []
+
+
 def _missing_tools(missing: list[tuple[str, str]], tools_from: str, nv: NvidiaFacts) -> str:
     names = [t for t, _ in missing]
     example = " ".join(f"{TOOL_PROJECTS[t]}==X" for t in names)

@@ -119,6 +119,10 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     epoch = source_date_epoch(src, env)
     all_defines = {**dict(defines(s, o, facts, sel.names, plugins, toolchain, llvm, env)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
+    paths, path_notes, path_warnings = choose.configure_paths(src.configure_nvidia_paths, nv.parts, all_defines)
+    all_defines.update(paths)
+    notes.extend(path_notes)
+    warnings.extend(path_warnings)
     deps, dep_defines = _deps_step(s, facts, sel.names, toolchain, all_defines, warnings)
     cmake, key, fingerprint = cmake_plan(s, o, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines}, env)
     backends = backend_api.attach(s.api_check, facts.api,

@@ -67,6 +67,9 @@ class SourceInfo:
     ext_option: bool = False  # the tree has option(TRITON_EXT_ENABLED): symbols visible to extensions
     build_requires: tuple[str, ...] = ()  # pyproject.toml's [build-system] requires (pybind11/nanobind pins)
     install_requires: tuple[str, ...] = ()  # setup.py's install_requires: the wheel's Requires-Dist
+    # the TRITON_*_PATH cache variables of a tree whose configure downloads NVIDIA's parts into
+    # third_party/nvidia/backend for each one left empty (mid-2026: build_helpers.py download_and_copy_dependencies)
+    configure_nvidia_paths: tuple[str, ...] = ()
 
     @property
     def backend_names(self) -> tuple[str, ...]:
@@ -209,6 +212,19 @@ def parse_bindings(cmakelists: str) -> str:
 def parse_stable_abi(cmakelists: str) -> bool:
     """Whether the tree can build its Python-facing code against the limited API (``TRITON_STABLE_ABI``, #10958)."""
     return bool(_STABLE_ABI.search(cmakelists))
+
+
+_PATH_CACHE_VAR = re.compile(r"^[^#\n]*\bset\s*\(\s*(TRITON_[A-Z0-9_]+_PATH)\s+\"\"\s+CACHE\b", re.M)
+
+
+def parse_configure_nvidia_paths(cmakelists: str) -> tuple[str, ...]:
+    """The ``TRITON_*_PATH`` cache variables (TRITON_CACHE_PATH aside) of a top-level CMakeLists.txt that runs
+    ``build_helpers.py download_and_copy_dependencies`` at configure time: each one left empty makes that step
+    download an NVIDIA archive and copy its part into the source tree (unless TRITON_OFFLINE_BUILD). () for trees
+    whose setup.py does the downloads (and reads those variables from the environment)."""
+    if not re.search(r"^[^#\n]*\bdownload_and_copy_dependencies\b", cmakelists, re.M):
+        return ()
+    return tuple(dict.fromkeys(v for v in _PATH_CACHE_VAR.findall(cmakelists) if v != "TRITON_CACHE_PATH"))
 
 
 def parse_ext_option(cmakelists: str) -> bool:
