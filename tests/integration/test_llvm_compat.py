@@ -82,8 +82,9 @@ def test_the_preflight_finds_the_boundary_and_the_checkout_is_untouched(
             "moved to llvm/Plugins/PassPlugin.h in this LLVM") in out
     steps = [line for line in stdout.splitlines() if line.startswith("step ") and "(of at most" in line]
     assert 4 <= len(steps) <= math.ceil(math.log2(7)) + 2 and not any("cached" in s for s in steps), stdout
-    assert steps[0].startswith(f"step 1 (of at most 5): {shas[6][:12]} change 7: fail (")
-    assert steps[1].startswith(f"step 2 (of at most 5): {shas[0][:12]} change 1: pass (")
+    # at most: both ends, the probes between failing ends (3), the halving
+    assert steps[0].startswith(f"step 1 (of at most 8): {shas[6][:12]} change 7: fail (")
+    assert steps[1].startswith(f"step 2 (of at most 8): {shas[0][:12]} change 1: pass (")
     # the checkout: same HEAD, nothing changed, added or ignored; no worktree
     assert _git(repo, "rev-parse", "HEAD") == head and _git(repo, "status", "--porcelain", "--ignored") == status
     assert len(_git(repo, "worktree", "list").splitlines()) == 1
@@ -166,12 +167,33 @@ def test_no_passing_commit_exits_1_with_the_oldest_and_newest_causes(includes: t
     assert f"oldest (fails): {shas[4][:12]} change 5" in out and f"newest (fails): {shas[6][:12]} change 7" in out
     assert out.count(f"include {example.OLD_PASS_PLUGIN}: moved to") == 2
     assert f"No commit of {shas[4]}..{shas[6]}" in out and "the oldest and the newest both fail" in out
+    assert "and so do the 1 commit(s) tested between them" in out  # change 6, the middle
     assert sorted(p.name for p in (base / "cache-none" / "compat" / "trees").iterdir()) == sorted([shas[4], shas[6]])
     rc, stdout, _ = _compat(base, repo, "--range", f"{shas[4]}..{shas[6]}", "--no-canary", "--json",
                             cache="cache-none")
     data = json.loads(stdout)
     assert rc == 1 and data["answer"]["found"] is False and data["answer"]["newest_passing"] is None
     assert [s["commit"] for s in data["answer"]["failing_shown"]] == [shas[4], shas[6]]
+
+
+def test_a_window_of_passing_commits_between_failing_ends_is_found(tmp_path: Path) -> None:
+    """A system LLVM between two of the fork's LLVM bumps: the oldest commits are too old for it, the newest too new
+    (upstream's January 2026 against LLVM 22.1.8). Probing finds the window, bisecting its newest commit."""
+    old = example.write_tree(tmp_path / "old" / "triton", old_includes=True)
+    new = example.write_tree(tmp_path / "new" / "triton")
+    repo = example.write_tree(tmp_path / "triton")
+    _git(repo, "init", "-q", "-b", "main")
+    shas = []
+    for i in range(1, 10):  # 1-3 and 8-9 include the moved header, 4-7 do not
+        for rel in example.OLD_INCLUDE_FILES:
+            shutil.copy((old if i <= 3 or i >= 8 else new) / rel, repo / rel)
+        (repo / "CHANGES.txt").write_text(f"change {i}\n")
+        shas.append(_commit(repo, f"change {i}"))
+    rc, stdout, stderr = _compat(tmp_path, repo, "--range", f"{shas[0]}..{shas[-1]}", "--no-canary", "--json")
+    assert rc == 0, stderr
+    data = json.loads(stdout)["answer"]
+    assert data["found"] is True
+    assert (data["newest_passing"]["commit"], data["first_failing"]["commit"]) == (shas[6], shas[7])
 
 
 def test_a_commit_that_is_no_triton_tree_is_a_failing_step_with_the_reason(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """The search of ``llvm compat`` (#36): the newest commit first, then the oldest, then halving the interval; the
-boundary of any monotone history in at most ceil(log2(n)) + 2 steps, and a real boundary of any other."""
+boundary of any monotone history in at most ceil(log2(n)) + 2 steps, and a real boundary of any other; between two
+failing ends, a window of passing commits found by probing when it is wide enough."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tritonbuild.resolve.bisect import Answer, kept, next_step, search
+from tritonbuild.resolve.bisect import Answer, kept, most_steps, next_step, probes, search, window_found
 
 
 def _run(results: list[bool]) -> tuple[Answer, tuple[int, ...]]:
@@ -20,9 +21,21 @@ def test_the_newest_passing_is_the_answer_in_one_step() -> None:
     assert _run([False, True, True]) == (Answer(2, None), (2,))
 
 
-def test_oldest_and_newest_failing_is_no_answer_in_two_steps() -> None:
-    answer, order = _run([False, True, False])  # a pass in the middle is not looked for
-    assert answer == Answer(None, None) and not answer.found and order == (2, 0)
+def test_a_pass_between_failing_ends_is_found_by_probing() -> None:
+    answer, order = _run([False, True, False])
+    assert answer == Answer(1, 2) and order == (2, 0, 1)
+    # January 2026 upstream against LLVM 22.1.8, in short: 126 commits, the first 79 fail (the matmul hang), the
+    # newest fails (an LLVM bump past 22.1): the window 79..124 is found and bisected to its newest commit
+    answer, order = _run([False] * 79 + [True] * 46 + [False])
+    assert answer == Answer(124, 125) and len(order) <= most_steps(126)
+    assert order[:4] == (125, 0, 62, 93)  # the middle, then the middle of the newest half
+
+
+def test_failing_ends_with_nothing_between_give_no_answer_after_the_probes() -> None:
+    answer, order = _run([False] * 40)
+    assert answer == Answer(None, None) and not answer.found
+    assert order[:2] == (39, 0) and len(order) == 2 + probes(40) == most_steps(40) - math.ceil(math.log2(40))
+    assert _run([False, False]) == (Answer(None, None), (1, 0))
 
 
 def test_bisects_between_the_oldest_pass_and_the_newest_fail() -> None:
@@ -54,12 +67,13 @@ def test_any_monotone_history_gives_its_boundary_in_few_steps(n: int, data: st.D
     cut = data.draw(st.integers(min_value=0, max_value=n), label="first index on the other side")
     results = [(i < cut) == old_pass for i in range(n)]  # old pass and new fail, or the other way round
     answer, order = _run(results)
-    assert len(order) <= math.ceil(math.log2(n)) + 2 and len(set(order)) == len(order)
+    assert len(order) <= most_steps(n) and len(set(order)) == len(order)
     if results[-1]:  # the newest builds: it is the answer
         assert answer == Answer(n - 1, None) and order == (n - 1,)
     elif not results[0]:
         assert answer == Answer(None, None)
     else:
+        assert len(order) <= math.ceil(math.log2(n)) + 2
         assert answer == Answer(cut - 1, cut)
 
 
@@ -72,6 +86,31 @@ def test_any_history_with_a_passing_oldest_and_failing_newest_gives_a_real_bound
     assert results[answer.newest_passing] and not results[answer.first_failing]
     assert {answer.newest_passing, answer.first_failing} <= set(order)
     assert len(order) <= math.ceil(math.log2(len(results))) + 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=3, max_value=400), st.data())
+def test_a_window_between_failing_ends_at_least_window_found_wide_is_found(n: int, data: st.DataObject) -> None:
+    width = data.draw(st.integers(min_value=min(window_found(n), n - 2), max_value=n - 2), label="window width")
+    start = data.draw(st.integers(min_value=1, max_value=n - 1 - width), label="first passing index")
+    results = [start <= i < start + width for i in range(n)]
+    answer, order = _run(results)
+    assert answer == Answer(start + width - 1, start + width)
+    assert len(order) <= most_steps(n) and len(set(order)) == len(order)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), min_size=3, max_size=200))
+def test_any_history_gives_a_real_boundary_or_none_within_the_most_steps(results: list[bool]) -> None:
+    answer, order = _run(results)
+    assert len(order) <= most_steps(len(results)) and len(set(order)) == len(order)
+    if answer.found and answer.first_failing is not None:
+        assert answer.first_failing == answer.newest_passing + 1
+        assert results[answer.newest_passing] and not results[answer.first_failing]
+    elif answer.found:
+        assert results[-1]
+    else:
+        assert not results[0] and not results[-1] and not any(results[i] for i in order)
 
 
 def test_kept_is_the_boundary_so_far() -> None:

@@ -107,8 +107,9 @@ def path(**kw: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (progress goes to stderr).")
 def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -> None:
     """Which commits of a checkout build with one LLVM: each commit tested is exported (git archive; the checkout
-    is never touched), planned with the include preflight, and canary-compiled; the newest commit is tested first,
-    then the oldest, then the interval halved to the boundary.
+    is never touched), planned with the include preflight, and canary-compiled when that finds nothing; the newest
+    commit is tested first, then the oldest, then (both failing: a window may lie between) commits between them, then
+    the interval halved to the boundary.
 
     Prints the newest commit that passes and the first that fails, with its causes. Results are cached per commit
     and LLVM; only the two boundary commits' exported trees are kept. Takes the options `build` takes (--llvm: a
@@ -128,7 +129,9 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
     def say(step: finder.Step, number: int, most: int) -> None:
         verdict = "[green]pass[/green]" if step.ok else "[red]fail[/red]"
         console.print(f"step {number} (of at most {most}): {escape(step.commit[:12])} {escape(step.subject)}: "
-                      f"{verdict} ({step.seconds:.1f} s{', cached' if step.cached else ''})", soft_wrap=True,
+                      f"{verdict} ({step.seconds:.1f} s{', cached' if step.cached else ''}"
+                      f"{'; the preflight fails it, no canary' if canary_on and step.preflight else ''})",
+                      soft_wrap=True,
                       highlight=False)
 
     found = finder.find(req, console, given_range, canary_on=canary_on, say=say, on_start=lambda text: console.print(
@@ -142,11 +145,15 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
         console.print(escape(line), soft_wrap=True, highlight=False)
     if not found.answer.found:
         from tritonbuild.errors import BuildFailed
+        from tritonbuild.resolve.bisect import window_found
 
+        n, between = len(found.history.commits), len(found.steps) - 2
+        probed = (f", and so do the {between} commit(s) tested between them (a run of passing commits narrower "
+                  f"than {window_found(n)} may lie between those)") if between > 0 else ""
         raise BuildFailed(f"No commit of {found.history.start}..{found.history.end} in {found.checkout} was found "
                           f"to build with LLVM {found.llvm.version} at {found.llvm.prefix}: the oldest and the "
-                          "newest both fail (causes above). Search an older range (--range OLDER..NEWER), or "
-                          "another LLVM.")
+                          f"newest both fail (causes above){probed}. Search another range (--range OLDER..NEWER), "
+                          "patch the source (--patch), or use another LLVM.")
 
 
 def _compat_lines(found: Finding) -> list[str]:

@@ -1,9 +1,9 @@
 """``tritonbuild llvm compat`` (edge): which commits of a checkout build with one LLVM. Each step exports one commit
 (``gather.commits``: afresh at each run, the tree as a checkout has it, never touching the checkout), plans the
 exported tree with the user's other settings keeping the include preflight's problems (``request.make_plan`` of
-the request with ``keep_preflight``), then runs the canary compile (``execute.canary.check``); a commit passes
-when both find nothing. The search (``resolve.bisect``) tests the newest commit, then the oldest, then halves the
-interval to the boundary.
+the request with ``keep_preflight``), then, when the preflight finds nothing, runs the canary compile
+(``execute.canary.check``); a commit passes when both find nothing. The search (``resolve.bisect``) tests the
+newest commit, then the oldest, then (both failing) probes between them, then halves the interval to the boundary.
 
 Each step's result is cached in ``<cache>/compat/<key>/<commit>.json``, the key a hash of the LLVM (prefix, version,
 revision) and of every setting that can change the answer (hostile on read: a damaged entry is recomputed). While
@@ -149,8 +149,6 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, canar
     """Search the range for the newest commit that builds with the LLVM of ``request``; ``on_start`` is told what
     is searched once it is known, ``say(step, number, of)`` each step as it ends (``of``: the most steps the search
     can take)."""
-    import math
-
     from tritonbuild.request import settings_of
 
     cwd = request.cwd
@@ -162,10 +160,11 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, canar
     key = answer_key(llvm, s, request, canary_on)
     run = _Run(request, reporter, history, llvm, canary_on, cache_root, cache_root / "compat" / key)
     n = len(history.commits)
-    most = math.ceil(math.log2(n)) + 2 if n > 1 else 1
+    most = bisect.most_steps(n)
     on_start(f"llvm compat: {history.checkout}, {n} first-parent commit(s) {history.start}..{history.end} "
              f"({history.commits[0].sha[:12]}..{history.commits[-1].sha[:12]}) against LLVM {llvm.version} at "
-             f"{llvm.prefix}; per commit: the include preflight{' and the canary compile' if canary_on else ''}")
+             f"{llvm.prefix}; per commit: the include preflight"
+             f"{', then the canary compile when it finds nothing' if canary_on else ''}")
     known: dict[int, bool] = {}
     steps: list[Step] = []
     while True:
@@ -200,7 +199,7 @@ def one_step(run: _Run, commit: Commit) -> Step:
         plan = _plan(run, tree)
         run.made[commit.sha] = _made(run, plan)
         preflight = tuple(_relative(p, plan, tree) for p in plan.preflight)
-        if run.canary:
+        if run.canary and not preflight:  # a commit the preflight fails needs no minutes of compiles to fail
             result = canary.check(plan, run.reporter, run.request.env)
             causes = tuple(_relative_cause(c, plan, tree) for c in result.to_json()["causes"])
             if not result.ok and not causes:

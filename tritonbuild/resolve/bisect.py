@@ -3,10 +3,17 @@ boundary between the commits that build with an LLVM and those that do not, test
 
 It assumes the usual shape: old commits build with this LLVM and new ones do not (the tree moved on to a newer LLVM
 API), or every commit builds. The newest commit is tested first (when it passes, it is the answer: one step); then
-the oldest (when it fails too, no commit of the range was found to build: two steps); then the interval between
-the newest known pass and the oldest known fail is halved until they are neighbours. For any pass/fail sequence
-that has that shape, the answer is its boundary, found in at most ceil(log2(n)) + 2 steps; for any other sequence
-the answer is still a real boundary: a passing commit whose next commit fails.
+the oldest; then the interval between the newest known pass and the oldest known fail after it is halved until they
+are neighbours. For any pass/fail sequence that has that shape, the answer is its boundary, found in at most
+ceil(log2(n)) + 2 steps; for any other sequence with a pass, the answer is still a real boundary: a passing commit
+whose next commit fails.
+
+A system LLVM often sits between two of a fork's LLVM bumps: the oldest commits are too old for it and the newest
+too new (upstream's January 2026 against LLVM 22.1.8: the first half hangs, the last commit bumps past it), so both
+ends fail and a window of passing commits lies inside. When both ends fail and no pass is known, up to ``probes(n)``
+more commits are tested, each the middle of the widest interval between tested commits (newest first on a tie);
+the first pass found is bisected up to its boundary as above. Every window wider than ``window_found(n)`` commits
+is found; a narrower one may be missed, and then the answer is that none was found.
 
 ``next_step`` says what to test given what is known (the edge runs the tests, prints and caches them);
 ``search`` runs the whole search with a predicate.
@@ -14,6 +21,8 @@ the answer is still a real boundary: a passing commit whose next commit fails.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -32,6 +41,22 @@ class Answer:
         return self.newest_passing is not None
 
 
+def probes(n: int) -> int:
+    """How many commits between two failing ends are tested for a window of passing ones: ceil(log2(n))."""
+    return math.ceil(math.log2(n)) if n > 2 else 0
+
+
+def most_steps(n: int) -> int:
+    """The most steps a search of ``n`` commits takes: both ends, the probes, and the halving after a pass."""
+    return 1 if n <= 1 else math.ceil(math.log2(n)) + 2 + probes(n)
+
+
+def window_found(n: int) -> int:
+    """A window of passing commits between failing ends at least this wide is always found: after the probes, no
+    interval between tested commits is wider than n / 2**floor(log2(probes + 1)), rounded up."""
+    return math.ceil((n - 1) / 2 ** int(math.log2(probes(n) + 1))) if n > 2 else 1
+
+
 def next_step(n: int, known: Mapping[int, bool]) -> int | Answer:
     """The index to test next for a history of ``n`` commits given ``known`` results (index -> passed), or the
     answer when the known results settle it."""
@@ -46,13 +71,25 @@ def next_step(n: int, known: Mapping[int, bool]) -> int | Answer:
         return Answer(None, None)
     if 0 not in known:
         return 0
-    if not known[0]:
-        return Answer(None, None)
-    lo = max(i for i, ok in known.items() if ok and i < newest)
+    passing = [i for i, ok in known.items() if ok and i < newest]
+    if not passing:
+        return _probe(n, known)
+    lo = max(passing)
     hi = min(i for i, ok in known.items() if not ok and i > lo)
     if hi - lo <= 1:
         return Answer(lo, hi)
     return (lo + hi) // 2
+
+
+def _probe(n: int, known: Mapping[int, bool]) -> int | Answer:
+    """Both ends fail and nothing passes yet: the middle of the widest untested interval, while probes are left."""
+    tested = sorted(known)
+    if len(tested) - 2 >= probes(n):
+        return Answer(None, None)
+    width, lo = max((b - a, a) for a, b in itertools.pairwise(tested))  # newest interval first on a tie
+    if width <= 1:
+        return Answer(None, None)
+    return lo + width // 2
 
 
 def search(n: int, passes: Callable[[int], bool]) -> tuple[Answer, tuple[int, ...]]:
