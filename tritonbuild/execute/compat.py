@@ -223,7 +223,8 @@ def one_step(run: _Run, commit: Commit) -> Step:
 def _plan(run: _Run, tree: Path) -> Plan:
     from tritonbuild.request import make_plan
 
-    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None)
+    # an export is no checkout (no commit date for SOURCE_DATE_EPOCH), and no wheel is made: not reproducible
+    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None, reproducible=False)
     plan = make_plan(replace(step, keep_preflight=True))
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
