@@ -196,7 +196,7 @@ def one_step(run: _Run, commit: Commit) -> Step:
     reason = None
     try:
         tree = commits.export(run.history, commit.sha, run.trees)
-        plan = _plan(run, tree)
+        plan = _plan(run, tree, commit)
         run.made[commit.sha] = _made(run, plan)
         preflight = tuple(_relative(p, plan, tree) for p in plan.preflight)
         if run.canary and not preflight:  # a commit the preflight fails needs no minutes of compiles to fail
@@ -220,11 +220,14 @@ def one_step(run: _Run, commit: Commit) -> Step:
     return step
 
 
-def _plan(run: _Run, tree: Path) -> Plan:
+def _plan(run: _Run, tree: Path, commit: Commit) -> Plan:
     from tritonbuild.request import make_plan
 
-    # an export is no checkout (no commit date for SOURCE_DATE_EPOCH), and no wheel is made: not reproducible
-    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None, reproducible=False)
+    # an export is no checkout: the commit's date is what a checkout would give SOURCE_DATE_EPOCH (a reproducible
+    # recipe or a dated version scheme refuses a tree without one)
+    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None)
+    if commit.time is not None and not step.env.get("SOURCE_DATE_EPOCH"):
+        step = replace(step, env={**step.env, "SOURCE_DATE_EPOCH": str(commit.time)})
     plan = make_plan(replace(step, keep_preflight=True))
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
