@@ -77,13 +77,14 @@ def main() -> None:
     rows = [("tree", str(source)), ("LLVM", args.llvm),
             ("configure", f"{r['configure_seconds']:7.1f} s"),
             ("canary (headers + syntax-only)", f"{r['seconds']:7.1f} s"),
+            ("  of it: generated headers + choice", _seconds(r.get("prepare_seconds"))),
             ("check-llvm wall (plan + all)", f"{wall:7.1f} s"),
             ("units chosen / all", f"{len(r['chosen'])} / {r['units_total']} ({r.get('headers_chosen', '?')} "
                                    "headers)"),
             ("units compiled / skipped (budget)", f"{len(r.get('compiled', r['chosen']))} / "
                                                   f"{len(r.get('skipped', []))} ({r['headers_covered']} headers; "
                                                   f"budget {_seconds(r.get('budget_seconds'))})"),
-            ("first error after", _seconds(r.get("first_error_seconds"))),
+            ("first error after (from the canary's start)", _seconds(r.get("first_error_seconds"))),
             ("units failing", str(len(r["failed"]))), ("causes", str(len(r["causes"])))]
     rows += [(f"  {c['units']} unit(s)", f"{c['kind']}: {c['example']}"[:160]) for c in r["causes"]]
     if args.full:

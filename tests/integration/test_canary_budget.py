@@ -49,6 +49,17 @@ def test_a_tiny_budget_compiles_only_the_units_started_at_once(tmp_path: Path) -
 
 
 @needs_gxx
+def test_time_spent_before_the_compiles_counts_against_the_budget(tmp_path: Path) -> None:
+    """Generating the headers comes first in a new build dir (minutes on a real tree): the budget runs from the
+    canary's start, so a budget already spent starts only the first units, and their ends count what was spent."""
+    units = _units(tmp_path, {"a.cpp": SLOW, "b.cpp": SLOW, "c.cpp": BAD})
+    spent = ex.compile_units(units, PATH, 1, 60, budget=100.0, spent=100.0)
+    assert spent[0] is not None and spent[1:] == [None, None] and spent[0].ended >= 100.0
+    left = ex.compile_units(units, PATH, 1, 60, budget=3600.0, spent=100.0)
+    assert all(o is not None for o in left) and all(o.ended >= 100.0 for o in left if o)
+
+
+@needs_gxx
 def test_a_budget_not_reached_changes_nothing_and_each_end_is_timed(tmp_path: Path) -> None:
     units = _units(tmp_path, {"a.cpp": SLOW, "c.cpp": BAD, "d.cpp": "int g();\n"})
     for budget in (None, 3600.0):
@@ -86,9 +97,11 @@ def test_check_llvm_compiles_the_whole_cover_without_a_budget_flag(trees: dict[s
     assert rc == 1 and r["budget_seconds"] is None and r["skipped"] == []
     assert r["compiled"] == r["chosen"] and len(r["chosen"]) >= 2
     assert r["headers_covered"] == r["headers_chosen"] > 0
-    # the first error's time: from the compiles' start to the end of the failing unit, within the canary's time
+    # the first error's time: from the canary's start (after configure) to the end of the failing unit, after the
+    # generated headers and the choice, within the canary's time
     assert r["failed"] == [str(trees["broken"] / example.OLD_OVERRIDE_USER)]
-    assert isinstance(r["first_error_seconds"], float) and 0 < r["first_error_seconds"] <= r["seconds"]
+    assert isinstance(r["first_error_seconds"], float)
+    assert 0 <= r["prepare_seconds"] < r["first_error_seconds"] <= r["seconds"]
     rc, _, out = _cli(trees, "check-llvm", "broken")
     assert rc == 1 and "no budget, covering" in out and "first error after " in out
     assert "not compiled within the budget" not in out

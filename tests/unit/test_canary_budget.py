@@ -101,7 +101,8 @@ def _result(**kw: Any) -> ex.CanaryResult:
     base: dict[str, Any] = {
         "build_dir": "/b", "units_total": 264, "chosen": tuple(f"/t/u{i}.cpp" for i in range(54)), "headers": 281,
         "causes": (), "failed": (), "timed_out": (), "seconds": 118.24, "configure_seconds": 40.0,
-        "log": "/b/canary.log", "skipped": (), "headers_chosen": 326, "budget": 120.0, "first_error_seconds": None}
+        "log": "/b/canary.log", "skipped": (), "headers_chosen": 326, "budget": 120.0, "first_error_seconds": None,
+        "prepare_seconds": 31.5}
     return ex.CanaryResult(**{**base, **kw})
 
 
@@ -111,9 +112,10 @@ def test_the_summary_and_json_say_what_the_budget_left_out() -> None:
     cause = Cause(diag.message, "API change", ("/t/u0.cpp", "/t/u3.cpp"), diag)
     r = _result(skipped=skipped, causes=(cause, cause), failed=("/t/u0.cpp", "/t/u3.cpp"), first_error_seconds=14.1)
     head = ex.summary(r)[0]
-    assert head == ("canary compile: 23 of 54 chosen units (264 in all) in 118.2 s (configure 40.0 s), budget "
-                    "120 s, covering 281 of 326 headers: 2 unit(s) fail, 2 cause(s), first error after 14.1 s; "
-                    "31 unit(s) not compiled within the budget (the full build compiles them)")
+    assert head == ("canary compile: 23 of 54 chosen units (264 in all) in 118.2 s (configure 40.0 s before; "
+                    "generated headers 31.5 s of it), budget 120 s, covering 281 of 326 headers: 2 unit(s) fail, "
+                    "2 cause(s), first error after 14.1 s; 31 unit(s) not compiled within the budget (the full build "
+                    "compiles them)")
     data = r.to_json()
     assert data["compiled"] == [f"/t/u{i}.cpp" for i in range(23)] and data["skipped"] == list(skipped)
     assert (data["headers_covered"], data["headers_chosen"], data["budget_seconds"]) == (281, 326, 120.0)
@@ -121,9 +123,9 @@ def test_the_summary_and_json_say_what_the_budget_left_out() -> None:
     # stopped by the budget with no error: ok (the build goes on), and the line says what was not compiled
     clean = _result(skipped=skipped)
     assert clean.ok and ex.summary(clean) == [
-        "canary compile: 23 of 54 chosen units (264 in all) in 118.2 s (configure 40.0 s), budget 120 s, covering "
-        "281 of 326 headers: no errors in the units compiled; 31 unit(s) not compiled within the budget (the full "
-        "build compiles them)"]
+        "canary compile: 23 of 54 chosen units (264 in all) in 118.2 s (configure 40.0 s before; generated headers "
+        "31.5 s of it), budget 120 s, covering 281 of 326 headers: no errors in the units compiled; 31 unit(s) not "
+        "compiled within the budget (the full build compiles them)"]
     whole = _result(budget=None, headers=326)
     assert ex.summary(whole)[0].endswith("no budget, covering 326 of 326 headers: everything compiles")
     assert whole.to_json()["first_error_seconds"] is None and whole.to_json()["skipped"] == []

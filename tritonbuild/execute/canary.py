@@ -55,7 +55,8 @@ class CanaryResult:
     skipped: tuple[str, ...] = ()  # units of the cover not started: the budget had passed
     headers_chosen: int = 0  # covered by the whole cover
     budget: float | None = None  # seconds (None: no budget)
-    first_error_seconds: float | None = None  # from the compiles' start to the end of the first unit that failed
+    first_error_seconds: float | None = None  # from the canary's start (after configure) to the first failed unit
+    prepare_seconds: float = 0.0  # generating the headers and choosing the units, before the compiles
 
     @property
     def ok(self) -> bool:
@@ -72,7 +73,8 @@ class CanaryResult:
             "ok": self.ok, "build_dir": self.build_dir, "units_total": self.units_total, "chosen": list(self.chosen),
             "compiled": list(self.compiled), "skipped": list(self.skipped), "headers_covered": self.headers,
             "headers_chosen": self.headers_chosen, "budget_seconds": self.budget,
-            "first_error_seconds": self.first_error_seconds, "failed": list(self.failed),
+            "first_error_seconds": self.first_error_seconds, "prepare_seconds": self.prepare_seconds,
+            "failed": list(self.failed),
             "timed_out": list(self.timed_out), "seconds": self.seconds, "configure_seconds": self.configure_seconds,
             "log": self.log,
             "causes": [{"cause": c.message, "kind": c.kind, "units": len(c.units), "unit_files": list(c.units),
@@ -149,7 +151,9 @@ def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configure
     log.write(f"tritonbuild: canary: {len(chosen)} of {len(units)} units cover {whole} headers"
               f"{f'; budget {budget:g} s' if budget is not None else ''}\n")
     timeout = plan.canary.timeout if plan.canary else pure.UNIT_TIMEOUT
-    outputs = compile_units(chosen, env, max(1, plan.toolchain.jobs), timeout, budget)
+    # the budget runs from here, after configure: generating the headers counts (minutes in a new build dir)
+    prepared = round(time.monotonic() - started, 2)
+    outputs = compile_units(chosen, env, max(1, plan.toolchain.jobs), timeout, budget, spent=prepared)
     compiled = [f for f, out in zip(chosen_files, outputs, strict=True) if out is not None]
     headers = len(set().union(*(covers[f] for f in compiled))) if compiled else 0
     found, failed, late, first = _outcomes(plan, chosen, outputs, log)
@@ -161,7 +165,7 @@ def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configure
     log.flush()
     return CanaryResult(str(build), len(units), tuple(shown(plan, u.file) for u in chosen), headers, tuple(causes),
                         tuple(failed), tuple(late), round(time.monotonic() - started, 2), configured,
-                        log.name, skipped, whole, budget, first)
+                        log.name, skipped, whole, budget, first, prepared)
 
 
 def _outcomes(plan: Plan, chosen: Sequence[Unit], outputs: Sequence[Compiled | None],
@@ -283,11 +287,12 @@ def generate_headers(build: Path, units: Sequence[Unit], env: Mapping[str, str],
 
 
 def compile_units(units: Sequence[Unit], env: Mapping[str, str], jobs: int, timeout: int,
-                  budget: float | None = None) -> list[Compiled | None]:
-    """Each unit compiled with -fsyntax-only, ``jobs`` at once. With a ``budget`` (seconds): the first ``jobs`` units
-    start at once, and no unit starts once the budget has passed since then (those running finish, each within its
-    ``timeout``); a unit not started is None."""
-    started = time.monotonic()
+                  budget: float | None = None, spent: float = 0.0) -> list[Compiled | None]:
+    """Each unit compiled with -fsyntax-only, ``jobs`` at once. With a ``budget`` (seconds, of which ``spent`` went
+    before the compiles): the first ``jobs`` units start at once, and no unit starts once the budget has passed
+    (those running finish, each within its ``timeout``); a unit not started is None. A unit's ``ended`` counts
+    ``spent`` too."""
+    started = time.monotonic() - spent
 
     def one(item: tuple[int, Unit]) -> Compiled | None:
         index, unit = item
@@ -305,7 +310,8 @@ def summary(result: CanaryResult) -> list[str]:
     headers; then the causes (each with its unit count and one example), and when the first error came."""
     budget = f"budget {result.budget:g} s" if result.budget is not None else "no budget"
     head = (f"canary compile: {len(result.compiled)} of {len(result.chosen)} chosen units ({result.units_total} in "
-            f"all) in {result.seconds:.1f} s (configure {result.configure_seconds:.1f} s), {budget}, covering "
+            f"all) in {result.seconds:.1f} s (configure {result.configure_seconds:.1f} s before; generated headers "
+            f"{result.prepare_seconds:.1f} s of it), {budget}, covering "
             f"{result.headers} of {result.headers_chosen} headers: ")
     rest = (f"; {len(result.skipped)} unit(s) not compiled within the budget (the full build compiles them)"
             if result.skipped else "")

@@ -459,8 +459,9 @@ SPECS: tuple[Spec, ...] = (
           "cause; auto: only when the LLVM is not (or does not record being) the source's pin",
           choices=get_args(Canary)),
     _spec("canary_budget", 120.0, "--canary-budget", {"TRITONBUILD_CANARY_BUDGET": env_float},
-          "seconds the canary's compiles may take: the first units (one per job, the most widely included headers) "
-          "always start, then no unit starts once the budget has passed (the units running finish; the full build "
+          "seconds the canary may take after configure (generating the headers it needs counts): the first units "
+          "(one per job, the most widely included headers) always start, then no unit starts once the budget has "
+          "passed (the units running finish; the full build "
           "compiles the rest), so a doomed build stops early while the canary's cost stays bounded; 0: no budget, "
           "the whole cover. The default applies to build; check-llvm (and llvm compat) compile the whole cover "
           "unless a budget is given", minimum=0, maximum=86400),
