@@ -75,6 +75,7 @@ def test_a_source_known_to_hang_with_this_llvm_is_refused_before_building(tmp_pa
     utility = tree / "lib" / "Dialect" / "TritonGPU" / "Transforms" / "Utility.cpp"
     utility.parent.mkdir(parents=True)
     utility.write_text("  if (!out && yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()]) continue;\n"
+                       "  yieldOp.setOperand(deadArgIdx, arg);\n"
                        "void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n"
                        "  patterns.add<ForOpDeadArgElimination>(patterns.getContext());\n}\n")
     args = ["plan", "--source", str(tree), "--llvm", "/usr/lib/llvm-22", "--cache-dir", str(tmp_path / "cache")]

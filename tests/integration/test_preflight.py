@@ -12,6 +12,7 @@ from .conftest import LLVM, flat, run_cli
 
 OLD, NEW = example.OLD_PASS_PLUGIN, "llvm/Plugins/PassPlugin.h"
 HANG = ("  if (!outside && yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()]) continue;\n"
+        "  yieldOp.setOperand(deadArgIdx, arg);\n"
         "void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n"
         "  patterns.add<ForOpDeadArgElimination>(patterns.getContext());\n}\n")
 

@@ -10,7 +10,9 @@ HEADER = "mlir/Interfaces/ControlFlowInterfaces.h"
 # LLVM 22.1's region-branch patterns undo), and the function that adds it
 D8_SPECIAL = "      if (!forOp->isAncestor(yieldOperand.value().getParentRegion()->getParentOp()) &&\n" \
              "          yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()])\n        continue;\n"
-D8 = D8_SPECIAL + "void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n" \
+# the rewrite MLIR undoes: the dead argument yielded as itself
+D8_REWRITE = "        yieldOp.setOperand(deadArgIdx, arg);\n"
+D8 = D8_SPECIAL + D8_REWRITE + "void populateForOpDeadArgumentElimination(RewritePatternSet &patterns) {\n" \
      "  patterns.add<ForOpDeadArgElimination>(patterns.getContext());\n}\n"
 LLVM_22_1 = "void populateRegionBranchOpInterfaceCanonicalizationPatterns(RewritePatternSet &patterns, StringRef name);"
 
@@ -32,6 +34,16 @@ def test_either_side_alone_is_fine() -> None:
     after = "void runDeadIterArgElimination(Operation *top) {}"
     assert ki.matching(ki.source_markers({UTILITY: after}), ki.llvm_markers({HEADER: LLVM_22_1})) == ()
     assert ki.source_markers({UTILITY: None}) == ()
+
+
+def test_upstreams_own_fix_of_january_2026_is_not_the_hang() -> None:
+    """986729e0c (#9249) keeps the special case but replaces the dead argument's uses with its init instead of
+    yielding the argument, which MLIR's region-branch patterns do not undo: 50b2f739a (after that fix) on LLVM 22.1.8
+    with the two API fixes built, passed the compile check (66 of 66, the warp-specialized matmuls too) and, on an
+    H100, test_warp_specialization and test_matmul as the official wheel (docs/real-trees.md). The plan refused it."""
+    upstream = D8.replace(D8_REWRITE, "        rewriter.replaceAllUsesWith(arg, forOp.getTiedLoopInit(arg)->get());\n")
+    assert "getInitArgs()[yieldOperand.index()]" in upstream and "setOperand" not in upstream
+    assert ki.matching(ki.source_markers({UTILITY: upstream}), ki.llvm_markers({HEADER: LLVM_22_1})) == ()
 
 
 def test_the_local_fix_that_keeps_the_pattern_without_the_init_special_case_is_not_the_hang() -> None:

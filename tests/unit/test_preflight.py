@@ -16,6 +16,7 @@ OLD = "llvm/Passes/PassPlugin.h"
 NEW = "llvm/Plugins/PassPlugin.h"
 D8_UTILITY = {"lib/Dialect/TritonGPU/Transforms/Utility.cpp":
               "x && yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()];\n"
+              "yieldOp.setOperand(deadArgIdx, arg);\n"
               "patterns.add<ForOpDeadArgElimination>(ctx);"}
 
 
@@ -243,7 +244,7 @@ def test_odd_files_are_skipped_not_hung_on(tmp_path: Path) -> None:
 def test_every_matching_known_issue_is_reported_not_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
     from tritonbuild.resolve import knownissues as ki
 
-    second = ki.KnownIssue(id="second-issue", source_file="lib/B.cpp", source_marker="old()", source_also="",
+    second = ki.KnownIssue(id="second-issue", source_file="lib/B.cpp", source_marker="old()", source_also=(),
                            llvm_header="llvm/B.h",
                            llvm_marker="new()", what="the second problem", fix="the second fix")
     monkeypatch.setattr(ki, "ISSUES", (*ki.ISSUES, second))

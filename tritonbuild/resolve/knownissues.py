@@ -16,7 +16,7 @@ class KnownIssue:
     id: str
     source_file: str  # relative to the source root
     source_marker: str  # present: the source has the susceptible code
-    source_also: str  # present too (the part of that code the LLVM undoes); "" when the first marker says it all
+    source_also: tuple[str, ...]  # all present too (the part of that code the LLVM undoes); () when not needed
     llvm_header: str  # relative to the LLVM prefix's include/
     llvm_marker: str  # present: the LLVM has the behaviour that breaks it
     what: str
@@ -30,8 +30,11 @@ ISSUES: tuple[KnownIssue, ...] = (
         id="for-op-dead-arg-ping-pong",
         source_file="lib/Dialect/TritonGPU/Transforms/Utility.cpp",
         source_marker="patterns.add<ForOpDeadArgElimination>",
-        # the rewrite MLIR undoes: a dead iter arg whose yield is its own init, marked dead and yielded as the arg
-        source_also="yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()]",
+        # the rewrite MLIR undoes: a dead iter arg whose yield is its own init, marked dead and yielded as the arg.
+        # Upstream 986729e0c (#9249, January 2026) replaces the arg's uses with its init instead of yielding the arg:
+        # that rewrite MLIR does not undo, so the pair is the hang only while the yield-the-arg rewrite is there.
+        source_also=("yieldOperand.value() != forOp.getInitArgs()[yieldOperand.index()]",
+                     "yieldOp.setOperand(deadArgIdx, arg)"),
         llvm_header="mlir/Interfaces/ControlFlowInterfaces.h",
         llvm_marker="populateRegionBranchOpInterfaceCanonicalizationPatterns",
         what=("this source adds its ForOpDeadArgElimination pattern to scf.for's canonicalization patterns, and "
@@ -39,21 +42,22 @@ ISSUES: tuple[KnownIssue, ...] = (
               "#174094, in LLVM 22.1), whose MakeRegionBranchOpSuccessorInputsDead undoes that pattern's rewrite: "
               "tritongpu-remove-layout-conversions never ends on common kernels (a specialised fp16 matmul, the "
               "tree's own test/TritonGPU/combine.mlir)"),
-        fix=("build against the source's pinned LLVM, or use a Triton from March 2026 on (upstream #9136 replaced "
-             "the pattern with a liveness analysis). A local fix that was measured to match the official wheel "
-             "(docs/real-trees.md, d8da7c998 on an H100: shared memory of all 28 warp-specialized matmuls equal to "
-             "the official 3.6.0's, test_warp_specialization and test_matmul as the official): keep the pattern, but "
-             "in ForOpDeadArgElimination leave a yield of a value defined outside the loop (its init included) to "
-             "MLIR, i.e. drop the `&& yieldOperand.value() != forOp.getInitArgs()[...]` special case. Do NOT "
-             "make populateForOpDeadArgumentElimination add nothing: that wheel leaves a dead loop-carried buffer "
-             "in every warp-specialized loop (one pipeline stage more shared memory), and on an H100 12 of Triton's "
+        fix=("build against the source's pinned LLVM, or use a Triton from 19 January 2026 on (upstream 986729e0c, "
+             "#9249, replaces the dead argument's uses with its init instead of yielding the argument; #9136 in March "
+             "replaced the pattern with a liveness analysis). A local fix that was measured to match the official "
+             "wheel (docs/real-trees.md, d8da7c998 on an H100: shared memory of all 28 warp-specialized matmuls equal "
+             "to the official 3.6.0's, test_warp_specialization and test_matmul as the official): keep the pattern, "
+             "but in ForOpDeadArgElimination leave a yield of a value defined outside the loop (its init included) to "
+             "MLIR, i.e. drop the `&& yieldOperand.value() != forOp.getInitArgs()[...]` special case. Do NOT make "
+             "populateForOpDeadArgumentElimination add nothing: that wheel leaves a dead loop-carried buffer in every "
+             "warp-specialized loop (one pipeline stage more shared memory), and on an H100 12 of Triton's "
              "warp-specialization tests raised OutOfResources and 6 computed NaN"),
     ),
     KnownIssue(
         id="task-id-backward-pure-virtual",
         source_file="third_party/nvidia/hopper/lib/Transforms/WarpSpecialization/TaskIdPropagation.h",
         source_marker="class TaskIdBackwardPropagation",
-        source_also="SparseBackwardDataFlowAnalysis",
+        source_also=("SparseBackwardDataFlowAnalysis",),
         source_lacks="visitNonControlFlowArguments",
         llvm_header="mlir/Analysis/DataFlow/SparseAnalysis.h",
         llvm_marker="ArrayRef<BlockArgument> arguments) = 0;",
@@ -73,7 +77,7 @@ ISSUES: tuple[KnownIssue, ...] = (
 def source_markers(read: Mapping[str, str | None]) -> tuple[str, ...]:
     """The ids of the issues whose source side ``read`` (source file -> its text, None when absent) shows."""
     return tuple(i.id for i in ISSUES if i.source_marker in (text := read.get(i.source_file) or "")
-                 and i.source_also in text and not (i.source_lacks and i.source_lacks in text))
+                 and all(also in text for also in i.source_also) and not (i.source_lacks and i.source_lacks in text))
 
 
 def llvm_markers(read: Mapping[str, str | None]) -> tuple[str, ...]:
