@@ -98,11 +98,11 @@ def test_the_preflight_finds_the_boundary_and_the_checkout_is_untouched(
 
 def test_a_nightly_recipe_does_not_fail_every_exported_commit(includes: tuple[Path, Path, list[str]]) -> None:
     """An exported commit is no checkout, so it has no commit date: with the nightly recipe's reproducible = true
-    and version_scheme = "date+git" every step failed on SOURCE_DATE_EPOCH, whatever the LLVM. Each step is now
-    planned with its commit's date, as a checkout of it would be."""
+    and version_scheme = "date+git" every step failed on SOURCE_DATE_EPOCH, and with require_pinned_llvm = true on
+    the pin, whatever the LLVM. The finder makes no wheel and is for LLVMs that are not the pin: neither counts."""
     base, repo, shas = includes
     rc, stdout, stderr = _compat(base, repo, "--range", f"{shas[0]}..{shas[-1]}", "--no-canary", "--reproducible",
-                                 "--version-scheme", "date+git", "--json", cache="cache-repro")
+                                 "--version-scheme", "date+git", "--require-pinned-llvm", "--json", cache="cache-repro")
     assert rc == 0, stderr
     data = json.loads(stdout)
     assert (data["answer"]["newest_passing"]["commit"], data["answer"]["first_failing"]["commit"]) == (shas[3], shas[4])
@@ -189,24 +189,37 @@ def test_no_passing_commit_exits_1_with_the_oldest_and_newest_causes(includes: t
     assert [s["commit"] for s in data["answer"]["failing_shown"]] == [shas[4], shas[6]]
 
 
-def test_a_window_of_passing_commits_between_failing_ends_is_found(tmp_path: Path) -> None:
-    """A system LLVM between two of the fork's LLVM bumps: the oldest commits are too old for it, the newest too new
-    (upstream's January 2026 against LLVM 22.1.8). Probing finds the window, bisecting its newest commit."""
-    old = example.write_tree(tmp_path / "old" / "triton", old_includes=True)
-    new = example.write_tree(tmp_path / "new" / "triton")
-    repo = example.write_tree(tmp_path / "triton")
+def _windowed(base: Path, passing: str) -> tuple[Path, list[str]]:
+    """A history of len(passing) commits; "P": the commit builds, "F": it includes the moved header."""
+    old = example.write_tree(base / "old" / "triton", old_includes=True)
+    new = example.write_tree(base / "new" / "triton")
+    repo = example.write_tree(base / "triton")
     _git(repo, "init", "-q", "-b", "main")
     shas = []
-    for i in range(1, 10):  # 1-3 and 8-9 include the moved header, 4-7 do not
+    for i, mark in enumerate(passing, 1):
         for rel in example.OLD_INCLUDE_FILES:
-            shutil.copy((old if i <= 3 or i >= 8 else new) / rel, repo / rel)
+            shutil.copy((new if mark == "P" else old) / rel, repo / rel)
         (repo / "CHANGES.txt").write_text(f"change {i}\n")
         shas.append(_commit(repo, f"change {i}"))
+    return repo, shas
+
+
+@pytest.mark.parametrize("passing", ["FFFPPPPFF", "FPFFF"])
+def test_a_window_of_passing_commits_between_failing_ends_is_found(tmp_path: Path, passing: str) -> None:
+    """A system LLVM between two of the fork's LLVM bumps: the oldest commits are too old for it, the newest too new
+    (upstream's January 2026 against LLVM 22.1.8). Probing finds the window, bisecting its newest commit; both
+    boundary trees are kept, also when one was tested as a probe before the window was found (FPFFF: the third)."""
+    repo, shas = _windowed(tmp_path, passing)
     rc, stdout, stderr = _compat(tmp_path, repo, "--range", f"{shas[0]}..{shas[-1]}", "--no-canary", "--json")
     assert rc == 0, stderr
-    data = json.loads(stdout)["answer"]
-    assert data["found"] is True
-    assert (data["newest_passing"]["commit"], data["first_failing"]["commit"]) == (shas[6], shas[7])
+    data = json.loads(stdout)
+    last = passing.rindex("P")
+    answer = data["answer"]
+    assert answer["found"] is True
+    assert (answer["newest_passing"]["commit"], answer["first_failing"]["commit"]) == (shas[last], shas[last + 1])
+    trees = tmp_path / "cache" / "compat" / "trees"
+    assert sorted(data["exports"]) == sorted(str(trees / s) for s in (shas[last], shas[last + 1]))
+    assert sorted(p.name for p in trees.iterdir()) == sorted([shas[last], shas[last + 1]])
 
 
 def test_a_commit_that_is_no_triton_tree_is_a_failing_step_with_the_reason(tmp_path: Path) -> None:

@@ -73,3 +73,15 @@ def test_every_variable_is_either_given_or_named_as_gone_without(tree_vars: set[
     assert given_vars - {"TRITONBUILD_NVIDIA_PATHS", "TRITON_OFFLINE_BUILD"} <= tree_vars
     for var in ordered:
         assert var in given_vars or var in notes[0]
+
+
+def test_the_step_is_found_in_the_trees_cmake_modules_too(tmp_path) -> None:
+    """A tree that moves the step into cmake/<x>.cmake and include()s it (found by a hostile review: only the
+    top-level file was read, and configure downloaded into the source again)."""
+    from tritonbuild.gather.source import _with_cmake_modules
+
+    (tmp_path / "cmake").mkdir()
+    (tmp_path / "cmake" / "nvidia-parts.cmake").write_text(UPSTREAM.replace("project(triton CXX C)\n", ""))
+    top = "project(triton CXX C)\ninclude(cmake/nvidia-parts.cmake)\n"
+    assert parse_configure_nvidia_paths(top) == ()
+    assert parse_configure_nvidia_paths(_with_cmake_modules(tmp_path, top)) == VARS

@@ -6,6 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.helpers import HOST, facts, llvm, plan_for
 from tritonbuild.errors import UserError
@@ -359,6 +361,24 @@ def test_version_schemes(tree) -> None:
     assert dated.wheel.version == "3.6.0.dev20260528"
     with pytest.raises(UserError, match="needs a date"):
         plan_for(tree("nogit"), {"version_scheme": "date"})
+
+
+@pytest.mark.parametrize("given", ["99999999999999999999", "253402300800", "\u00b2", "-1", "1e9", " ", "0x10"])
+def test_an_epoch_out_of_range_or_not_ascii_digits_is_refused_in_words(tree, given: str) -> None:
+    """Found by a hostile review: 20 digits (or a checkout's commit date that far ahead) raised OverflowError from
+    time.gmtime, and '\u00b2' passed str.isdigit; the last second of 9999 is the limit."""
+    with pytest.raises(UserError, match=r"SOURCE_DATE_EPOCH=.*at most 253402300799"):
+        plan_for(tree(), {"version_scheme": "date"}, env={"SOURCE_DATE_EPOCH": given})
+    assert plan_for(tree("ok"), {"version_scheme": "date"},
+                    env={"SOURCE_DATE_EPOCH": "253402300799"}).wheel.version == "3.6.0.dev99991231"
+
+
+@given(st.text(max_size=30))
+def test_parse_epoch_gives_an_int_in_range_or_none(text: str) -> None:
+    from tritonbuild.resolve.source import MAX_EPOCH, parse_epoch
+
+    value = parse_epoch(text)
+    assert value is None or ((0 <= value <= MAX_EPOCH and str(value) == text.strip().lstrip("0")) or value == 0)
 
 
 def test_reproducible_needs_an_epoch_and_sets_it(tree) -> None:

@@ -106,8 +106,8 @@ def path(**kw: Any) -> None:
 @click.option("--no-canary", is_flag=True, help="Only the include preflight per commit, no canary compile (fast).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (progress goes to stderr).")
 def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -> None:
-    """Which commits of a checkout build with one LLVM: each commit tested is exported (git archive; the checkout
-    is never touched), planned with the include preflight, and canary-compiled when that finds nothing; the newest
+    """Which commits of a checkout build with one LLVM: each commit tested is exported (as a checkout has it; the
+    checkout is never touched), planned with the include preflight, and canary-compiled when that finds nothing; the newest
     commit is tested first, then the oldest, then (both failing: a window may lie between) commits between them, then
     the interval halved to the boundary.
 

@@ -13,6 +13,7 @@ build dirs and patched copies the steps made): at the end, the two boundary comm
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -40,7 +41,7 @@ SCHEMA = 1
 IRRELEVANT = frozenset({"source", "ref", "llvm", "jobs", "link_jobs", "compile_check_timeout", "ccache",
                         "ccache_remote", "compiler_cache", "distcc", "wheelhouse", "wheel_name", "version_suffix",
                         "version_scheme", "zip_level", "reproducible", "strip", "repair", "repair_exclude",
-                        "http_retries", "http_timeout", "llvm_mirror", "pypi_index"})
+                        "http_retries", "http_timeout", "llvm_mirror", "pypi_index", "require_pinned_llvm"})
 _FINGERPRINT_FILES = 50_000
 
 
@@ -64,6 +65,7 @@ class Step:
         return {"commit": self.commit, "subject": self.subject, "ok": self.ok, "seconds": self.seconds,
                 "cached": self.cached, "preflight": list(self.preflight), "causes": list(self.causes),
                 "reason": self.reason, "canary": self.canary,
+                "canary_ran": self.canary and not self.preflight and self.reason is None,
                 "computed_seconds": self.seconds if self.computed_seconds is None else self.computed_seconds}
 
 
@@ -177,6 +179,10 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, canar
         say(step, len(steps), most)
         prune(run, known)
     kept = sorted(bisect.kept(known))
+    for i in kept:  # a boundary commit tested early (a probe) may have had its tree pruned since, or come cached
+        if not (run.trees / history.commits[i].sha / commits.MARKER).is_file():
+            with contextlib.suppress(UserError):  # its step says why it failed: no tree to keep
+                commits.export(history, history.commits[i].sha, run.trees)
     exports = tuple(str(run.trees / history.commits[i].sha) for i in kept
                     if (run.trees / history.commits[i].sha / commits.MARKER).is_file())
     return Finding(str(history.checkout), llvm, history, canary_on, str(run.results), tuple(steps), index, exports)
@@ -223,9 +229,12 @@ def one_step(run: _Run, commit: Commit) -> Step:
 def _plan(run: _Run, tree: Path, commit: Commit) -> Plan:
     from tritonbuild.request import make_plan
 
-    # an export is no checkout: the commit's date is what a checkout would give SOURCE_DATE_EPOCH (a reproducible
-    # recipe or a dated version scheme refuses a tree without one)
-    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None)
+    # An export is no checkout: it gets the commit's date, as a checkout would. The wheel's date and version do not
+    # change the answer, and a commit whose date git cannot give (negative, out of range) must not fail for that:
+    # not reproducible, no dated version. The LLVM is not the pin by design: a recipe's require_pinned_llvm (the
+    # nightly one) would fail every commit.
+    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None, reproducible=False,
+                                  version_scheme="none", require_pinned_llvm=False)
     if commit.time is not None and not step.env.get("SOURCE_DATE_EPOCH"):
         step = replace(step, env={**step.env, "SOURCE_DATE_EPOCH": str(commit.time)})
     plan = make_plan(replace(step, keep_preflight=True))

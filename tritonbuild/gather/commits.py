@@ -31,6 +31,7 @@ from tritonbuild.errors import UserError
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.proc import Result, end
 from tritonbuild.resolve.facts import LLVMInstall
+from tritonbuild.resolve.source import parse_epoch
 
 DEFAULT_DEPTH = 50  # the default range: HEAD~50..HEAD
 MARKER = ".tritonbuild-export.json"  # written last into an export
@@ -130,7 +131,7 @@ def _listed(git: Callable[..., Result], *args: str) -> list[tuple[Commit, str]]:
     for line in res.stdout.splitlines():
         if line.startswith("\0"):
             _, sha, parents, when, subject = [*line.split("\0"), "", "", ""][:5]
-            out.append((Commit(sha, _printable(subject), int(when) if when.isdigit() else None),
+            out.append((Commit(sha, _printable(subject), parse_epoch(when)),
                         parents.split(" ")[0] if parents else ""))
     return out
 

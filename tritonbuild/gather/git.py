@@ -13,7 +13,7 @@ from typing import NoReturn
 from tritonbuild import safegit
 from tritonbuild.errors import UserError
 from tritonbuild.proc import Result
-from tritonbuild.resolve.source import GitState
+from tritonbuild.resolve.source import GitState, parse_epoch
 
 
 def git_state(path: Path) -> GitState | None:
@@ -41,7 +41,7 @@ def git_state(path: Path) -> GitState | None:
         commit=commit,
         dirty=bool(status),
         branch=branch if branch and branch != "HEAD" else None,
-        commit_time=int(when) if when and when.isdigit() else None,
+        commit_time=parse_epoch(when or ""),
         submodules=submodules(out("ls-tree", "HEAD") or ""),
     )
 

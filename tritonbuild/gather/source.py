@@ -196,10 +196,17 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         bindings=parse_bindings(top_cmake),
         stable_abi=parse_stable_abi(top_cmake),
         ext_option=parse_ext_option(top_cmake),
-        configure_nvidia_paths=parse_configure_nvidia_paths(top_cmake),
+        configure_nvidia_paths=parse_configure_nvidia_paths(_with_cmake_modules(root, top_cmake)),
         install_requires=parse_install_requires(setup_text),
         build_requires=parse_build_requires(source_text(root, "pyproject.toml", "the source's pyproject.toml")),
     )
+
+
+def _with_cmake_modules(root: Path, top_cmake: str) -> str:
+    """The top-level CMakeLists.txt and, after it, the tree's own cmake/*.cmake modules (what it may include())."""
+    cmake_dir = root / "cmake"
+    modules = sorted(cmake_dir.glob("*.cmake")) if cmake_dir.is_dir() else []
+    return "\n".join([top_cmake, *(read_text(m) for m in modules[:200] if m.is_file() and not m.is_symlink())])
 
 
 def proton_include_defaults(root: Path, dirs: tuple[tuple[str, str, str], ...]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from tritonbuild.plan import CMakePlan, LLVMPlan, ToolchainPlan, compute_key, pa
 from tritonbuild.resolve import compilercache, linker, pathviews, proton
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.plugins import Plugin
-from tritonbuild.resolve.source import SourceInfo, limited_api
+from tritonbuild.resolve.source import MAX_EPOCH, SourceInfo, limited_api, parse_epoch
 from tritonbuild.resolve.toolchain import ninja_args
 from tritonbuild.settings.model import Resolved, Settings
 
@@ -110,9 +110,11 @@ def extra_targets(given: tuple[str, ...], origin: str) -> tuple[str, ...]:
 def source_date_epoch(src: SourceInfo, env: Mapping[str, str]) -> int | None:
     given = env.get("SOURCE_DATE_EPOCH")
     if given:
-        if not given.strip().isdigit():
-            raise UserError(f"SOURCE_DATE_EPOCH={given!r} must be a whole number of seconds since 1970.")
-        return int(given)
+        epoch = parse_epoch(given)
+        if epoch is None:
+            raise UserError(f"SOURCE_DATE_EPOCH={given!r} must be a whole number of seconds since 1970, at most "
+                            f"{MAX_EPOCH} (the end of the year 9999).")
+        return epoch
     return src.git.commit_time if src.git else None
 
 
