@@ -107,9 +107,9 @@ def path(**kw: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (progress goes to stderr).")
 def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -> None:
     """Which commits of a checkout build with one LLVM: each commit tested is exported (as a checkout has it; the
-    checkout is never touched), planned with the include preflight, and canary-compiled when that finds nothing; the newest
-    commit is tested first, then the oldest, then (both failing: a window may lie between) commits between them, then
-    the interval halved to the boundary.
+    checkout is never touched), planned with the include preflight, and canary-compiled when that finds nothing;
+    the newest commit is tested first, then the oldest, then (both failing: a window may lie between) commits
+    between them, then the interval halved to the boundary.
 
     Prints the newest commit that passes and the first that fails, with its causes. Results are cached per commit
     and LLVM; only the two boundary commits' exported trees are kept. Takes the options `build` takes (--llvm: a
