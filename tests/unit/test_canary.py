@@ -180,3 +180,15 @@ def test_a_unity_source_becomes_its_members_with_its_command() -> None:
     assert member.argv == ("c++", "-I/s", "-o", "x.o", "-c", "/s/lib/A.cpp") and member.output == "x.o"
     relative = c.Unit(unity.file, "/b/lib", ("c++", "-c", "CMakeFiles/T.dir/Unity/unity_0_cxx.cxx"), None)
     assert c.member_unit(relative, "/s/B.cpp").argv == ("c++", "-c", "/s/B.cpp")
+
+
+def test_the_bindings_llvm_glue_is_always_compiled_first() -> None:
+    """python/src/llvm.cc's body calls LLVM's API directly: on triton-cpu 637ed8b0d with LLVM 19.1 its headers were
+    all covered by other units, the canary said everything compiles, and the build failed in it."""
+    glue = "/t/python/src/llvm.cc"
+    covers = {"/t/lib/wide.cpp": frozenset({"a.h", "b.h", "c.h"}), glue: frozenset({"a.h"}),
+              "/t/lib/narrow.cpp": frozenset({"d.h"})}
+    assert c.choose(covers) == [glue, "/t/lib/wide.cpp", "/t/lib/narrow.cpp"]
+    assert c.choose(covers, cap=1) == [glue]
+    assert c.choose({glue: frozenset()}) == [glue]  # even when it covers nothing the others do not
+    assert c.choose({"/t/python/src/llvm.cc.bak": frozenset({"a.h"})}) == ["/t/python/src/llvm.cc.bak"]

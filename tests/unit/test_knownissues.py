@@ -78,3 +78,19 @@ def test_d8da7c998s_backward_task_id_analysis_lacks_llvm_22_1s_new_pure_virtual(
                                      "      ArrayRef<BlockArgument> arguments) override {}\n};")
     assert ki.source_markers({TASK_ID: fixed}) == ()
     assert ki.llvm_markers({SPARSE: "virtual void visitNonControlFlowArguments(Operation *op) {}"}) == ()
+
+
+def test_triton_cpus_host_features_call_with_llvm_19_is_a_compile_failure_found_at_plan_time() -> None:
+    """triton-cpu 637ed8b0d (2024) on LLVM 19.1.7: the canary's header cover compiled everything, and the build
+    failed in llvm.cc's body, which fills a map LLVM 19.1 now returns."""
+    llvm_cc = "    llvm::StringMap<bool> features;\n    llvm::sys::getHostCPUFeatures(features);\n"
+    llvm_19 = "  const StringMap<bool, MallocAllocator> getHostCPUFeatures();\n"
+    llvm_22 = "LLVM_ABI StringMap<bool, MallocAllocator> getHostCPUFeatures();\n"
+    llvm_18 = "  bool getHostCPUFeatures(StringMap<bool, MallocAllocator> &Features);\n"
+    source = ki.source_markers({"python/src/llvm.cc": llvm_cc})
+    for header in (llvm_19, llvm_22):
+        [issue] = ki.matching(source, ki.llvm_markers({"llvm/TargetParser/Host.h": header}))
+        assert issue.id == "host-cpu-features-returns-map" and issue.fails == "compile"
+    assert ki.matching(source, ki.llvm_markers({"llvm/TargetParser/Host.h": llvm_18})) == ()
+    fixed = "    auto features = llvm::sys::getHostCPUFeatures();\n"
+    assert ki.source_markers({"python/src/llvm.cc": fixed}) == ()

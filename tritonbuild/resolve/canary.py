@@ -165,11 +165,20 @@ def coverage(units: Sequence[Unit], graph: Graph) -> dict[str, frozenset[str]]:
     return out
 
 
+# Units compiled first whatever they cover: the bindings' LLVM glue, whose own body calls LLVM's API most directly
+# (LLVM API changes in function bodies, which a header cover cannot see, broke it on real trees: the moved
+# PassPlugin.h on d8da7c998, getHostCPUFeatures on triton-cpu 637ed8b0d with LLVM 19.1).
+GLUE = ("/python/src/llvm.cc",)
+
+
 def choose(covers: Mapping[str, frozenset[str]], cap: int = MAX_UNITS) -> list[str]:
-    """A greedy set cover: the unit adding the most uncovered headers, the one reaching fewer headers on a tie
-    (cheaper to compile), then by name; stops when all is covered or at ``cap`` units."""
+    """The glue units first (``GLUE``), then a greedy set cover: the unit adding the most uncovered headers, the one
+    reaching fewer headers on a tie (cheaper to compile), then by name; stops when all is covered or at ``cap``
+    units."""
     left = set().union(*covers.values()) if covers else set()
-    chosen: list[str] = []
+    chosen: list[str] = sorted(u for u in covers if u.endswith(GLUE))[:cap]
+    for unit in chosen:
+        left -= covers[unit]
     while left and len(chosen) < cap:
         best = min(covers, key=lambda u: (-len(covers[u] & left), len(covers[u]), u))
         if not covers[best] & left:

@@ -71,6 +71,21 @@ ISSUES: tuple[KnownIssue, ...] = (
              "has nothing to propagate into non-forwarded arguments: the tree's later upstream commits do this)"),
         fails="compile",
     ),
+    KnownIssue(
+        id="host-cpu-features-returns-map",
+        source_file="python/src/llvm.cc",
+        source_marker="llvm::sys::getHostCPUFeatures(features)",
+        source_also=(),
+        llvm_header="llvm/TargetParser/Host.h",
+        llvm_marker="StringMap<bool, MallocAllocator> getHostCPUFeatures();",
+        what=("this source's python/src/llvm.cc calls llvm::sys::getHostCPUFeatures(features) with a map to fill, "
+              "and this LLVM's getHostCPUFeatures() takes no argument and returns the map (LLVM 19.1): llvm.cc "
+              "fails to compile; its headers compile, so the canary's header cover does not show it (triton-cpu "
+              "637ed8b0d on LLVM 19.1.7: the canary said everything compiles)"),
+        fix=("build against the source's pinned LLVM, or patch the call to `features = "
+             "llvm::sys::getHostCPUFeatures();` (the one line triton-cpu's later commits have; docs/real-trees.md)"),
+        fails="compile",
+    ),
 )
 
 
