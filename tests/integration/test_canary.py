@@ -23,7 +23,8 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("canary")
     return {"base": base, "broken": example.write_tree(base / "broken" / "triton", old_override=True),
             "plain": example.write_tree(base / "plain" / "triton"),
-            "both": example.write_tree(base / "both" / "triton", old_override=True, old_includes=True)}
+            "both": example.write_tree(base / "both" / "triton", old_override=True, old_includes=True),
+            "host": example.write_tree(base / "host" / "triton", old_host_features=True)}
 
 
 def _cli(trees: dict[str, Path], command: str, tree: str, *extra: str, cache: str = "cache") -> tuple[int, str, str]:
@@ -133,3 +134,15 @@ def test_a_unity_build_is_checked_file_by_file(trees: dict[str, Path]) -> None:
     chosen = result["chosen"]
     assert chosen and not [c for c in chosen if "/Unity/" in c]
     assert any("/third_party/proton/" in c for c in chosen)  # a member of proton's unity source, compiled alone
+
+
+def test_a_break_in_the_glue_units_body_is_found_though_its_headers_are_covered_elsewhere(
+        trees: dict[str, Path]) -> None:
+    """triton-cpu 637ed8b0d on LLVM 19.1.7: the header cover compiled every header through other units and said
+    everything compiles, while llvm.cc's body called getHostCPUFeatures the old way. The glue goes first now."""
+    rc, stdout, out = _cli(trees, "check-llvm", "host", "--json")
+    result = json.loads(stdout)
+    glue = str(trees["host"] / "python" / "src" / "llvm.cc")
+    assert rc == 1 and result["failed"] == [glue] and result["chosen"][0] == glue, out
+    assert "getHostCPUFeatures" in result["causes"][0]["cause"]
+    assert json.loads(_cli(trees, "check-llvm", "plain", "--json")[1])["chosen"][0].endswith("python/src/llvm.cc")

@@ -412,6 +412,7 @@ def write_tree(
     llvm_hash: str = EXAMPLE_LLVM_HASH,
     old_includes: bool = False,
     old_override: bool = False,
+    old_host_features: bool = False,
 ) -> Path:
     """Write the example Triton tree into ``dest`` (which must not exist or be empty).
 
@@ -420,7 +421,9 @@ def write_tree(
     to ``llvm/Plugins/PassPlugin.h`` (what the include preflight must report).
     ``old_override``: a header of the tree (``OLD_OVERRIDE_HEADER``, included by lib/Core.cpp) overrides
     ``RewritePattern::match``, which LLVM 21 removed: it compiles only against an older LLVM (what the canary
-    compile must report before the build)."""
+    compile must report before the build).
+    ``old_host_features``: python/src/llvm.cc calls ``getHostCPUFeatures`` with the map to fill, as triton-cpu's
+    2024 llvm.cc does, which LLVM 19.1 changed: an error in that unit's body only (its headers are ir.cc's too)."""
     if generation not in GENERATIONS:
         raise ValueError(f"generation must be one of {GENERATIONS}")
     dest = Path(dest)
@@ -456,6 +459,10 @@ def write_tree(
         (dest / OLD_OVERRIDE_HEADER).write_text(OLD_OVERRIDE_TEXT)
         first, _, rest = (dest / OLD_OVERRIDE_USER).read_text().partition("\n")
         (dest / OLD_OVERRIDE_USER).write_text(f"{first}\n#include \"triton/CorePatterns.h\"\n{rest}")
+    if old_host_features:
+        llvm_cc = dest / "python" / "src" / "llvm.cc"
+        llvm_cc.write_text(llvm_cc.read_text().replace(
+            "getHostCPUFeatures()", "getHostCPUFeatures(std::declval<llvm::StringMap<bool> &>())"))
     if generation == "G4":
         _make_nanobind(dest)
     return dest

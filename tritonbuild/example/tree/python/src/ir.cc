@@ -1,6 +1,7 @@
 #include "triton/Core.h"
 @IR_INCLUDES@
 #include "llvm/LTO/LTOBackend.h"
+#include "llvm/TargetParser/Host.h"
 #include <pybind11/pybind11.h>
 #include <string>
 #include <vector>
