@@ -107,23 +107,29 @@ def test_check_llvm_compiles_the_whole_cover_without_a_budget_flag(trees: dict[s
     assert "not compiled within the budget" not in out
 
 
-def test_a_tiny_budget_compiles_only_the_unit_started_at_once(trees: dict[str, Path]) -> None:
+def test_a_tiny_check_llvm_budget_compiles_only_the_units_started_at_once(trees: dict[str, Path]) -> None:
+    """Two jobs: two units start at once, the bindings' LLVM glue (always first) and the unit of the widest
+    headers; the rest are skipped."""
     _, whole = _json(trees, "broken")
-    rc, r = _json(trees, "broken", "--canary-budget", TINY)
+    assert whole["chosen"][0].endswith("python/src/llvm.cc")
+    rc, r = _json(trees, "broken", "-j", "2", "--canary-budget", TINY)
     assert r["budget_seconds"] == float(TINY) and r["chosen"] == whole["chosen"]
-    assert r["compiled"] == whole["chosen"][:1] and r["skipped"] == whole["chosen"][1:]
+    assert r["compiled"] == whole["chosen"][:2] and r["skipped"] == whole["chosen"][2:]
     assert r["headers_covered"] < r["headers_chosen"] == whole["headers_chosen"]
-    # the greedy order puts the widest headers first: here that unit holds the cause, found all the same
+    # the greedy order puts the widest headers first after the glue: here that unit holds the cause, found
     assert rc == 1 and [c["cause"] for c in r["causes"]] == [c["cause"] for c in whole["causes"]]
     assert r["first_error_seconds"] is not None
-    rc, _, out = _cli(trees, "check-llvm", "broken", "-j", "1", "--canary-budget", TINY)
-    skipped = len(whole["chosen"]) - 1
-    assert rc == 1 and f"canary compile: 1 of {len(whole['chosen'])} chosen units" in out
+    rc, _, out = _cli(trees, "check-llvm", "broken", "-j", "2", "--canary-budget", TINY)
+    skipped = len(whole["chosen"]) - 2
+    assert rc == 1 and f"canary compile: 2 of {len(whole['chosen'])} chosen units" in out
     assert f"budget {float(TINY):g} s" in out and out.count(CAUSE) == 1
     assert f"{skipped} unit(s) not compiled within the budget (the full build compiles them)" in out
-    assert "in 1 of 1 units compiled" in out
+    assert "in 1 of 2 units compiled" in out
+    # one job: only the glue, which compiles here: no error found, and the summary says what was left out
+    rc, one = _json(trees, "broken", "--canary-budget", TINY)
+    assert rc == 0 and one["compiled"] == whole["chosen"][:1] and one["skipped"] == whole["chosen"][1:]
     # the environment gives it too (check-llvm's default is none, not the user's)
-    rc, by_env = _json(trees, "broken", env={"TRITONBUILD_CANARY_BUDGET": TINY})
+    rc, by_env = _json(trees, "broken", "-j", "2", env={"TRITONBUILD_CANARY_BUDGET": TINY})
     assert by_env["compiled"] == r["compiled"] and by_env["skipped"] == r["skipped"]
 
 

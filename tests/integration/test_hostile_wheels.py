@@ -29,15 +29,24 @@ def info_for(prefix: str | None = None) -> dict[str, object]:
             "llvm": {"prefix": prefix}}
 
 
+# Started by a small launcher, not by pytest's worker: a child forked from a process keeps that process's peak RSS
+# in its own ru_maxrss across exec (Linux), so a worker grown to 300 MB by earlier tests made every child "use" that.
+_LAUNCHER = """import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss * 1024))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def rss_of(argv: list[str], cwd: Path) -> tuple[int, str, int]:
-    """Exit code, stdout+stderr and the peak RSS (bytes) of one child, from wait4 (that child alone)."""
+    """Exit code, stdout+stderr and the peak RSS (bytes) of one child, from wait4 (that child alone), forked by a
+    fresh small launcher."""
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "CUDA_HOME": cuda_stub()}
-    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as child:
-        assert child.stdout is not None
-        out = child.stdout.read().decode(errors="replace")
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, out, usage.ru_maxrss * 1024
+    report = cwd / "rss.txt"
+    proc = subprocess.run([sys.executable, "-c", _LAUNCHER, str(report), *argv], cwd=cwd, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    return proc.returncode, proc.stdout.decode(errors="replace"), int(report.read_text())
 
 
 # --- finding 1: no shell, and the hidden-LLVM check really runs (or says it was skipped) -----------------------

@@ -451,6 +451,14 @@ def write_tree(
         _substitute(dest / rel, values)
     _write_setup(dest, generation, version, [b for b in default_backends if b in backends])
     _write_pins(dest, generation, llvm_hash)
+    _write_old_api(dest, old_includes, old_override, old_host_features)
+    if generation == "G4":
+        _make_nanobind(dest)
+    return dest
+
+
+def _write_old_api(dest: Path, old_includes: bool, old_override: bool, old_host_features: bool) -> None:
+    """The tree written against an older LLVM, as write_tree's flags of these names say."""
     if old_includes:
         for rel in OLD_INCLUDE_FILES:
             first, _, rest = (dest / rel).read_text().partition("\n")
@@ -463,9 +471,6 @@ def write_tree(
         llvm_cc = dest / "python" / "src" / "llvm.cc"
         llvm_cc.write_text(llvm_cc.read_text().replace(
             "getHostCPUFeatures()", "getHostCPUFeatures(std::declval<llvm::StringMap<bool> &>())"))
-    if generation == "G4":
-        _make_nanobind(dest)
-    return dest
 
 
 def _write_backends(dest: Path, backends: Sequence[str]) -> None:
