@@ -19,12 +19,10 @@ namespace py = pybind11;
 #define INIT_BACKEND(name) init_triton_##name(m.def_submodule(#name));
 
 void init_triton_ir(pybind11::module &&m);
-void init_triton_llvm(pybind11::module &&m);
 FOR_EACH_P(DECLARE_BACKEND, TRITON_BACKENDS_TUPLE)
 
 PYBIND11_MODULE(libtriton, m) {
   m.doc() = "Python bindings of the tritonbuild example tree";
   init_triton_ir(m.def_submodule("ir"));
-  init_triton_llvm(m.def_submodule("llvm"));
   FOR_EACH_P(INIT_BACKEND, TRITON_BACKENDS_TUPLE)
 }
