@@ -202,7 +202,7 @@ def one_step(run: _Run, commit: Commit) -> Step:
     reason = None
     try:
         tree = commits.export(run.history, commit.sha, run.trees)
-        plan = _plan(run, tree, commit)
+        plan = _plan(run, tree)
         run.made[commit.sha] = _made(run, plan)
         preflight = tuple(_relative(p, plan, tree) for p in plan.preflight)
         if run.canary and not preflight:  # a commit the preflight fails needs no minutes of compiles to fail
@@ -226,17 +226,14 @@ def one_step(run: _Run, commit: Commit) -> Step:
     return step
 
 
-def _plan(run: _Run, tree: Path, commit: Commit) -> Plan:
+def _plan(run: _Run, tree: Path) -> Plan:
     from tritonbuild.request import make_plan
 
-    # An export is no checkout: it gets the commit's date, as a checkout would. The wheel's date and version do not
-    # change the answer, and a commit whose date git cannot give (negative, out of range) must not fail for that:
-    # not reproducible, no dated version. The LLVM is not the pin by design: a recipe's require_pinned_llvm (the
+    # An export is no checkout (no commit date), and the wheel's date and version do not change the answer: not
+    # reproducible, no dated version. The LLVM is not the pin by design: a recipe's require_pinned_llvm (the
     # nightly one) would fail every commit.
     step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None, reproducible=False,
                                   version_scheme="none", require_pinned_llvm=False)
-    if commit.time is not None and not step.env.get("SOURCE_DATE_EPOCH"):
-        step = replace(step, env={**step.env, "SOURCE_DATE_EPOCH": str(commit.time)})
     plan = make_plan(replace(step, keep_preflight=True))
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)

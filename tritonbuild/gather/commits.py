@@ -31,7 +31,6 @@ from tritonbuild.errors import UserError
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.proc import Result, end
 from tritonbuild.resolve.facts import LLVMInstall
-from tritonbuild.resolve.source import parse_epoch
 
 DEFAULT_DEPTH = 50  # the default range: HEAD~50..HEAD
 MARKER = ".tritonbuild-export.json"  # written last into an export
@@ -42,7 +41,6 @@ STAGING_MARK = ".tritonbuild-export-staging.json"  # written first into an expor
 class Commit:
     sha: str
     subject: str
-    time: int | None = None  # the committer date (seconds since 1970): what a checkout of it gives SOURCE_DATE_EPOCH
 
 
 @dataclass(frozen=True)
@@ -108,7 +106,7 @@ def history(checkout: Path, given: str | None) -> History:
         raise UserError(f"--range {given}: {start} ({a[:12]}) is not on the first-parent history of {end} "
                         f"({b[:12]}), so there is no line of commits from one to the other to search. Give as A a "
                         f"commit that `git log --first-parent {end}` lists (older than {end}).")
-    commits = [_first(git, a), *(c for c, _ in reversed(listed))]
+    commits = [Commit(a, _subject(git, a)), *(c for c, _ in reversed(listed))]
     return History(Path(top or checkout), subdir, start, end, tuple(commits))
 
 
@@ -124,21 +122,20 @@ def _commit(git: Callable[..., Result], ref: str, given: str) -> str:
 
 def _listed(git: Callable[..., Result], *args: str) -> list[tuple[Commit, str]]:
     """``git rev-list --first-parent`` of ``args``: each commit (newest first) with its first parent."""
-    res = git("rev-list", "--first-parent", "--format=%x00%H%x00%P%x00%ct%x00%s", *args, "--", timeout=300)
+    res = git("rev-list", "--first-parent", "--format=%x00%H%x00%P%x00%s", *args, "--", timeout=300)
     if not res.ok:
         raise UserError(f"git cannot list the history ({res.output or 'no output'}). Check the checkout.")
     out = []
     for line in res.stdout.splitlines():
         if line.startswith("\0"):
-            _, sha, parents, when, subject = [*line.split("\0"), "", "", ""][:5]
-            out.append((Commit(sha, _printable(subject), parse_epoch(when)),
-                        parents.split(" ")[0] if parents else ""))
+            _, sha, parents, subject = [*line.split("\0"), "", ""][:4]
+            out.append((Commit(sha, _printable(subject)), parents.split(" ")[0] if parents else ""))
     return out
 
 
-def _first(git: Callable[..., Result], sha: str) -> Commit:
+def _subject(git: Callable[..., Result], sha: str) -> str:
     listed = _listed(git, "--max-count=1", sha)
-    return listed[0][0] if listed else Commit(sha, "")
+    return listed[0][0].subject if listed else ""
 
 
 def _printable(text: str) -> str:
