@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tritonbuild.nvidia.choose import configure_paths
+from tritonbuild.nvidia.choose import Resolution, configure_paths
 from tritonbuild.plan import NvidiaPart
 from tritonbuild.resolve.source import parse_configure_nvidia_paths
 
@@ -41,14 +41,15 @@ def test_the_variables_are_read_only_from_a_tree_that_downloads_at_configure() -
     assert parse_configure_nvidia_paths(UPSTREAM.replace("download_and_copy_dependencies", "other")) == ()
     commented = UPSTREAM.replace("  execute_process(COMMAND", "  # execute_process(COMMAND")
     assert parse_configure_nvidia_paths(commented) == ()
-    assert configure_paths((), (_part("cuda-headers", "include"),), BASE) == ({}, [], [])
+    assert configure_paths((), Resolution(parts=(_part("cuda-headers", "include"),)), BASE) == ({}, [], [])
 
 
 def test_staged_parts_and_bundled_tools_are_given_and_the_rest_is_not_downloaded() -> None:
     parts = (_part("cuda-headers", "include"), _part("cupti-headers", "include"), _part("cupti-libs", "lib/cupti"))
-    defines = {**BASE, "TRITON_PTXAS_PATH": "/cuda/bin/ptxas",
-               "TRITONBUILD_NVIDIA_TOOLS": "ptxas=/cuda/bin/ptxas;cuobjdump=/c/cuobjdump;nvdisasm=/c/nvdisasm"}
-    d, notes, warnings = configure_paths(VARS, parts, defines)
+    defines = {**BASE, "TRITON_PTXAS_PATH": "/cuda/bin/ptxas"}
+    tools = (("ptxas", "/cuda/bin/ptxas", "CUDA toolkit"), ("cuobjdump", "/c/cuobjdump", "PyPI x"),
+             ("nvdisasm", "/c/nvdisasm", "PyPI y"))
+    d, notes, warnings = configure_paths(VARS, Resolution(parts=parts, tools=tools), defines)
     assert d["TRITONBUILD_NVIDIA_PATHS"].split(";") == [
         "TRITON_CUDACRT_PATH=include", "TRITON_CUDART_PATH=include", "TRITON_CUPTI_INCLUDE_PATH=include",
         "TRITON_CUPTI_LIB_PATH=lib/cupti"]
@@ -60,7 +61,7 @@ def test_staged_parts_and_bundled_tools_are_given_and_the_rest_is_not_downloaded
 
 
 def test_without_json_the_step_cannot_be_made_offline_and_the_plan_says_what_it_downloads() -> None:
-    d, notes, [warning] = configure_paths(VARS, (), {"LLVM_SYSPATH": "/usr/lib/llvm-22"})
+    d, notes, [warning] = configure_paths(VARS, Resolution(), {"LLVM_SYSPATH": "/usr/lib/llvm-22"})
     assert "TRITON_OFFLINE_BUILD" not in d and notes == []
     assert "nlohmann-json3-dev" in warning and "configure downloads TRITON_PTXAS_PATH" in warning
 
@@ -68,7 +69,7 @@ def test_without_json_the_step_cannot_be_made_offline_and_the_plan_says_what_it_
 @given(st.sets(st.sampled_from(VARS)), st.sets(st.sampled_from(["cuda-headers", "cupti-headers", "cupti-libs"])))
 def test_every_variable_is_either_given_or_named_as_gone_without(tree_vars: set[str], names: set[str]) -> None:
     ordered = tuple(v for v in VARS if v in tree_vars)
-    d, notes, _ = configure_paths(ordered, tuple(_part(n, "include") for n in sorted(names)), BASE)
+    d, notes, _ = configure_paths(ordered, Resolution(parts=tuple(_part(n, "include") for n in sorted(names))), BASE)
     given_vars = {e.partition("=")[0] for e in d.get("TRITONBUILD_NVIDIA_PATHS", "").split(";") if e} | set(d)
     assert given_vars - {"TRITONBUILD_NVIDIA_PATHS", "TRITON_OFFLINE_BUILD"} <= tree_vars
     for var in ordered:

@@ -272,22 +272,22 @@ _STAGED_PATHS = {"cuda-headers": (("TRITON_CUDACRT_PATH", "include"), ("TRITON_C
                  "cupti-libs": (("TRITON_CUPTI_LIB_PATH", "lib/cupti"),)}
 
 
-def configure_paths(tree_vars: tuple[str, ...], parts: tuple[NvidiaPart, ...],
+def configure_paths(tree_vars: tuple[str, ...], nv: Resolution,
                     defines: dict[str, str]) -> tuple[dict[str, str], list[str], list[str]]:
     """For a tree whose configure downloads NVIDIA's parts into its source tree for each of ``tree_vars`` left
-    empty: the defines that name what this plan provides (the staged dirs through TRITONBUILD_NVIDIA_PATHS, which
-    the injected CMake resolves against the build dir; the bundled tools' binaries) and TRITON_OFFLINE_BUILD, so
-    that configure downloads nothing (no network, no file written into the source); with notes and warnings."""
+    empty: the defines that name what the plan's NVIDIA resolution ``nv`` provides (the staged dirs through
+    TRITONBUILD_NVIDIA_PATHS, which the injected CMake resolves against the build dir; the bundled tools' binaries)
+    and TRITON_OFFLINE_BUILD, so that configure downloads nothing (no network, no file written into the source);
+    with notes and warnings. ``defines``: the plan's others (TRITON_PTXAS_PATH, LLVM_SYSPATH, JSON_SYSPATH)."""
     if not tree_vars:
         return {}, [], []
-    staged = {var: rel for part in parts for var, rel in _STAGED_PATHS.get(part.name, ()) if var in tree_vars}
+    staged = {var: rel for part in nv.parts for var, rel in _STAGED_PATHS.get(part.name, ()) if var in tree_vars}
     d: dict[str, str] = {}
     if staged:
         d["TRITONBUILD_NVIDIA_PATHS"] = ";".join(f"{var}={rel}" for var, rel in staged.items())
-    tools = (defines.get("TRITONBUILD_NVIDIA_TOOLS") or "").split(";")
-    for name, _, path in (t.partition("=") for t in tools):
+    for name, path, _ in nv.tools or ():
         var = f"TRITON_{name.upper().replace('-', '_')}_PATH"
-        if name and path and var in tree_vars:
+        if var in tree_vars:
             d[var] = path
     given = [v for v in tree_vars if v in d or v in staged or defines.get(v)]
     left = [v for v in tree_vars if v not in given]

@@ -119,7 +119,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     epoch = source_date_epoch(src, env)
     all_defines = {**dict(defines(s, o, facts, sel.names, plugins, toolchain, llvm, env)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
-    paths, path_notes, path_warnings = choose.configure_paths(src.configure_nvidia_paths, nv.parts, all_defines)
+    paths, path_notes, path_warnings = choose.configure_paths(src.configure_nvidia_paths, nv, all_defines)
     all_defines.update(paths)
     notes.extend(path_notes)
     warnings.extend(path_warnings)
