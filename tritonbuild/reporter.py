@@ -6,7 +6,8 @@ of text from others) lives in ``tritonbuild.report.console``; ``PlainReporter`` 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import IO, Protocol, runtime_checkable
 
@@ -38,8 +39,8 @@ class Reporter(Protocol):
         """A line as it is, unstyled and unwrapped (a compiler's output, a cause quoted from a log)."""
 
     def progress(self, label: str, *, transfer: bool = False) -> AbstractContextManager[ProgressBar]:
-        """A bar for one task while the context lasts (bytes when ``transfer``, counted steps otherwise); nothing
-        when not on a terminal."""
+        """A bar for one task while the context lasts (bytes when ``transfer``, counted steps otherwise); when not on
+        a terminal, a plain line at most every ``LOG_INTERVAL`` seconds (``LogBar``)."""
 
 
 class NoBar:
@@ -47,8 +48,60 @@ class NoBar:
         pass
 
 
+LOG_INTERVAL = 30.0  # seconds between two progress lines in a log: under the no-output limits of CI systems
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
+
+
+def _amount(done: int, total: int | None, transfer: bool) -> str:
+    if transfer:
+        mib = f"{done / 2**20:.1f} MiB"
+        return f"{mib} of {total / 2**20:.1f} MiB" if total else mib
+    return f"{done}/{total}" if total else str(done)
+
+
+class LogBar:
+    """A progress bar for a log (stdout is not a terminal): a plain line at most every ``interval`` seconds while
+    the task runs (``compile 120/213, 4:10 elapsed``), and one when it ends if it ran that long; never a control
+    character."""
+
+    def __init__(self, write: Callable[[str], None], label: str, *, transfer: bool = False,
+                 interval: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.write, self.label, self.transfer, self.clock = write, label, transfer, clock
+        self.interval = LOG_INTERVAL if interval is None else interval
+        self.start = self.last = clock()
+        self.done: int = 0
+        self.total: int | None = None
+
+    def line(self, what: str = "elapsed") -> str:
+        elapsed = _clock(self.clock() - self.start)
+        return f"{self.label} {_amount(self.done, self.total, self.transfer)}, {elapsed} {what}"
+
+    def update(self, done: int, total: int | None = None, description: str | None = None) -> None:
+        self.done, self.total = done, total if total is not None else self.total
+        if self.clock() - self.last >= self.interval:
+            self.last = self.clock()
+            self.write(self.line())
+
+    def finish(self) -> None:
+        if self.clock() - self.start >= self.interval:
+            self.write(self.line("in all"))
+
+
+@contextmanager
+def log_progress(write: Callable[[str], None], label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
+    """A ``LogBar`` for the duration of the context."""
+    bar = LogBar(write, label, transfer=transfer)
+    yield bar
+    bar.finish()
+
+
 class PlainReporter:
-    """A ``Reporter`` writing ``topic: text`` lines to a stream, no colours and no bars: for tests and pipes."""
+    """A ``Reporter`` writing ``topic: text`` lines to a stream, no colours and no bars (progress as log lines):
+    for tests and pipes."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdout
@@ -73,6 +126,5 @@ class PlainReporter:
     def plain(self, text: str) -> None:
         self._write(text)
 
-    @contextmanager
-    def progress(self, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
-        yield NoBar()
+    def progress(self, label: str, *, transfer: bool = False) -> AbstractContextManager[ProgressBar]:
+        return log_progress(self._write, label, transfer=transfer)

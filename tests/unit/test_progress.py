@@ -75,3 +75,30 @@ def test_a_quick_rebuild_counts_the_first_compile_as_compile() -> None:
 
 def test_the_real_clock_is_the_default() -> None:
     assert Tracker().clock is time.monotonic
+
+
+def test_a_log_gets_a_plain_progress_line_at_most_every_interval() -> None:
+    from tritonbuild.reporter import LogBar
+
+    clock, lines = Clock(), list[str]()
+    bar = LogBar(lines.append, "compile", interval=30.0, clock=clock)
+    for second in range(251):
+        clock.now = 100.0 + second
+        bar.update(second, 250, "compile: building")
+    bar.finish()
+    assert lines[0] == "compile 30/250, 0:30 elapsed" and lines[-1] == "compile 250/250, 4:10 in all"
+    assert len(lines) == 250 // 30 + 1 and all(line.isprintable() for line in lines)
+
+
+def test_a_short_task_says_nothing_and_a_transfer_counts_mib() -> None:
+    from tritonbuild.reporter import LogBar
+
+    clock, lines = Clock(), list[str]()
+    quick = LogBar(lines.append, "compile", interval=30.0, clock=clock)
+    quick.update(3, 3)
+    quick.finish()
+    assert lines == []
+    fetch = LogBar(lines.append, "llvm.tar.gz", transfer=True, interval=30.0, clock=clock)
+    clock.now += 3661
+    fetch.update(3 << 20, 10 << 20)
+    assert lines == ["llvm.tar.gz 3.0 MiB of 10.0 MiB, 1:01:01 elapsed"]

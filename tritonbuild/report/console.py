@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tritonbuild.printable import printable_text
-from tritonbuild.reporter import ProgressBar, Reporter
+from tritonbuild.reporter import ProgressBar, Reporter, log_progress
 
 # The colour of each topic's label; a topic not named here is cyan.
 TOPIC_STYLE = {"warning": "yellow", "error": "red"}
@@ -125,7 +125,12 @@ def say(console: Console, topic: str, text: str, style: str) -> None:
 @contextmanager
 def progress_on(console: Console, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
     """A transient bar on ``console`` for one task: bytes with speed when ``transfer``, done of total with elapsed
-    time and an estimate otherwise; disabled off a terminal."""
+    time and an estimate otherwise; off a terminal, plain log lines (``LogBar``) instead."""
+    if not console.is_terminal:
+        with log_progress(lambda line: console.print(escape(printable_text(line)), highlight=False, soft_wrap=True),
+                          label, transfer=transfer) as log_bar:
+            yield log_bar
+        return
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -142,7 +147,7 @@ def progress_on(console: Console, label: str, *, transfer: bool = False) -> Iter
         (BarColumn(), DownloadColumn(), TransferSpeedColumn()) if transfer else
         (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
          TextColumn("eta"), TimeRemainingColumn()))
-    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+    with Progress(*columns, console=console, transient=True) as bar:
         yield _Bar(bar, bar.add_task(escape(label), total=None))
 
 
