@@ -41,3 +41,18 @@ def test_a_missing_version_or_path_is_refused_with_where_it_looked(tmp_path: Pat
         pythons.find("3.14", {"HOME": str(tmp_path), "PATH": str(tmp_path)})
     with pytest.raises(UserError, match="is not an executable file"):
         pythons.find(str(tmp_path / "nope" / "python"), {})
+
+
+def test_a_pyenv_shim_on_path_does_not_stop_the_search(tmp_path: Path) -> None:
+    """pyenv puts ``python3.12`` on PATH for every installed 3.12; run while another version is active, the shim
+    fails ("pyenv: python3.12: command not found"): the version's own interpreter is taken instead."""
+    home = tmp_path / "home"
+    shims = home / ".pyenv/shims"
+    shims.mkdir(parents=True)
+    shim = shims / "python3.12"
+    shim.write_text('#!/usr/bin/env bash\nset -e\nexport PYENV_ROOT="/root/.pyenv"\n'
+                    'exec "/root/.pyenv/libexec/pyenv" exec "$program" "$@"\n')
+    shim.chmod(0o755)
+    real = link(home / ".pyenv/versions/3.12.1/bin/python3.12")
+    assert pythons.find("3.12", {"HOME": str(home), "PATH": str(shims)}) == str(real)
+    assert pythons.find(str(shim), {"HOME": str(home), "PATH": ""}) == str(shim)  # a path given is taken as given

@@ -48,7 +48,8 @@ def places(major: str, minor: str, t: str, env: Mapping[str, str]) -> list[str]:
     home = env.get("HOME", "")
     found = [shutil.which(name, path=env.get("PATH")) or ""]
     found.append(f"/opt/python/cp{major}{minor}-cp{major}{minor}{t}/bin/python")
-    found += sorted(glob.glob(f"{home}/.pyenv/versions/{major}.{minor}*{t}/bin/{name}"), reverse=True)
+    pyenv = env.get("PYENV_ROOT") or f"{home}/.pyenv"
+    found += sorted(glob.glob(f"{glob.escape(pyenv)}/versions/{major}.{minor}*{t}/bin/{name}"), reverse=True)
     uv = env.get("UV_PYTHON_INSTALL_DIR") or f"{home}/.local/share/uv/python"
     found += sorted(glob.glob(f"{uv}/cpython-{major}.{minor}.*{'+freethreaded' if t else ''}-linux-*/bin/{name}"),
                     reverse=True)
@@ -69,12 +70,24 @@ def find(spec: str, env: Mapping[str, str], cwd: Path | None = None) -> str:
     major, minor, t = m.groups()
     candidates = places(major, minor, t, env)
     for candidate in candidates:
-        if Path(candidate).is_file() and os.access(candidate, os.X_OK):
+        if Path(candidate).is_file() and os.access(candidate, os.X_OK) and not _pyenv_shim(candidate):
             return candidate
     raise UserError(f"No Python {major}.{minor}{t} was found for --python {spec} (looked on PATH for "
                     f"python{major}.{minor}{t}, in /opt/python/cp{major}{minor}-cp{major}{minor}{t}, and in pyenv's "
                     "and uv's install dirs). Install it (uv python install "
                     f"{major}.{minor}{t}; Debian: apt install python{major}.{minor}-dev), or give its path.")
+
+
+def _pyenv_shim(path: str) -> bool:
+    """Whether ``path`` is one of pyenv's shims: a script that runs the version pyenv has active, and fails for any
+    other (``python3.12`` is on PATH for every installed 3.12, active or not); the version's own interpreter is in
+    pyenv's versions dir, looked in after PATH."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"pyenv" in head and b"exec" in head
 
 
 def _given_path(spec: str, cwd: Path | None) -> str:
