@@ -96,6 +96,8 @@ def test_the_sbom_names_source_backends_llvm_binding_and_compilers(work: dict[st
     _, doc = read_sbom(work["wheel"])
     comps = by_ref(doc)
     assert comps["source"]["version"] == work["commit"] and props(comps["source"])["dirty"] == "true"
+    assert comps["source"]["licenses"] == doc["metadata"]["component"]["licenses"] == [{"expression": "MIT"}]
+    assert doc["metadata"]["component"]["purl"].startswith("pkg:pypi/triton@")
     for name in ("nvidia", "amd"):
         backend = comps[f"backend:{name}"]
         assert props(backend)["origin"] == "in-tree" and backend["version"] == work["commit"]

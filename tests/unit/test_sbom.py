@@ -38,7 +38,7 @@ def facts(files: dict[str, bytes]) -> Facts:
         compilers=(Tool("clang-22", "/usr/bin/clang-22", "Debian clang version 22.1.8 (++20260101+1.2.3-1~exp1)"),
                    Tool("g++", "/usr/bin/g++", "g++ (Debian 12.2.0-14+deb12u1) 12.2.0")),
         nvidia_tools=(Tool("ptxas", "/opt/cuda/bin/ptxas", None, DebPackage("cuda-nvcc-12-8", "12.8.93-1", "amd64")),),
-        repository="https://github.com/triton-lang/triton.git")
+        repository="https://github.com/triton-lang/triton.git", licence="MIT")
 
 
 def git_plan(root: Path, **cli: Any) -> Any:
@@ -69,6 +69,9 @@ def test_the_sbom_validates_and_names_what_the_wheel_is_made_of(tree) -> None:
     assert zstd["hashes"] == [{"alg": "SHA-256", "content": hashlib.sha256(ELF + b"z").hexdigest()}]
     assert zstd["purl"].startswith("pkg:deb/debian/libzstd1@")
     assert doc["metadata"]["timestamp"] == "2026-01-01T00:00:00+00:00"  # the commit's time, not the clock
+    wheel = doc["metadata"]["component"]
+    assert wheel["purl"] == f"pkg:pypi/{plan.wheel.name}@{plan.wheel.version.replace('+', '%2B')}"  # purl's escape
+    assert wheel["licenses"] == c["source"]["licenses"] == [{"expression": "MIT"}]
 
 
 def test_the_same_facts_give_the_same_bytes_and_the_serial_follows_the_content(tree) -> None:
@@ -176,3 +179,16 @@ def test_build_info_names_a_plugin_beside_the_source_by_its_name_not_as_part_of_
     info = provenance(git_plan(root, reproducible=True, plugin_dirs=(str(plug),)))
     assert {b["name"]: b["path"] for b in info["backends"]}["triton_shared"] == "<plugin:triton_shared>"
     assert info["source"]["root"] == "<source>"
+
+
+def test_the_source_licence_is_read_from_its_license_file(tmp_path: Path) -> None:
+    from tritonbuild.example import TREE
+    from tritonbuild.gather.packages import source_licence
+
+    assert source_licence(str(TREE)) == "MIT"  # the example tree's LICENSE, as Triton's own
+    (tmp_path / "LICENSE").write_text("All rights reserved. Permission is hereby granted to nobody.\n")
+    assert source_licence(str(tmp_path)) is None  # not a known text: nothing rather than a guess
+    (tmp_path / "LICENSE").unlink()
+    assert source_licence(str(tmp_path)) is None
+    (tmp_path / "LICENSE").mkdir()
+    assert source_licence(str(tmp_path)) is None

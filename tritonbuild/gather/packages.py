@@ -110,3 +110,19 @@ def repository_url(checkout: str) -> str | None:
     if not re.match(r"^(https?|ssh|git)://|^[\w.-]+@[\w.-]+:", url) or any(c.isspace() for c in url):
         return None
     return redact_text(url)
+
+
+# What a licence text says, as the SPDX identifier an SBOM carries: each known text's own phrases, all of them
+_LICENCES = (
+    ("Apache-2.0 WITH LLVM-exception", ("apache license", "version 2.0", "llvm exceptions to the apache 2.0 license")),
+    ("Apache-2.0", ("apache license", "version 2.0", "terms and conditions for use, reproduction")),
+    ("MIT", ("permission is hereby granted, free of charge", "the above copyright notice and this permission notice")),
+    ("BSD-3-Clause", ("redistribution and use in source and binary forms", "neither the name")),
+)
+
+
+def source_licence(root: str) -> str | None:
+    """The SPDX identifier of the source's ``LICENSE`` file (Triton and its forks: MIT), or None when there is none
+    or its text is not one of the licences known here (the SBOM then says nothing rather than guess)."""
+    text = " ".join(read_text(Path(root) / "LICENSE", 1 << 16).lower().split())
+    return next((spdx for spdx, phrases in _LICENCES if all(p in text for p in phrases)), None)

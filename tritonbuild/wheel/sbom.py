@@ -77,6 +77,7 @@ class Facts:
     nvidia_tools: tuple[Tool, ...] = ()  # ptxas, cuobjdump, nvdisasm as bundled
     nvidia_versions: tuple[tuple[str, str], ...] = ()  # NVIDIA part (cuda-headers, cupti-libs) -> its CUDA version
     repository: str | None = None  # the source checkout's origin URL
+    licence: str | None = None  # the SPDX identifier of the source's LICENSE (the wheel's too), when known
 
 
 def _props(**values: object) -> list[Property]:
@@ -93,6 +94,10 @@ def _deb(pkg: DebPackage, licence: str | None = None) -> Component:
     return Component(name=pkg.name, version=pkg.version, bom_ref=f"deb:{pkg.name}", purl=deb_purl(pkg),
                      licenses=[LicenseExpression(licence)] if licence else None,
                      properties=_props(origin="distribution package"))
+
+
+def _licences(facts: Facts) -> list[LicenseExpression] | None:
+    return [LicenseExpression(facts.licence)] if facts.licence else None
 
 
 def epoch(plan: Plan) -> int | None:
@@ -126,7 +131,8 @@ def _source(plan: Plan, facts: Facts) -> Component:
     patches = {f"patch-{i}": f"{p.path.rsplit('/', 1)[-1] if plan.reproducible else p.path} sha256:{p.sha256}"
                for i, p in enumerate(src.patches, 1)}
     return Component(name="triton-source", version=src.commit or src.version, bom_ref="source", purl=purl,
-                     type=ComponentType.LIBRARY, external_references=refs, description="the Triton source tree",
+                     type=ComponentType.LIBRARY, licenses=_licences(facts), external_references=refs,
+                     description="the Triton source tree",
                      properties=_props(commit=src.commit, dirty=src.dirty, version=src.version,
                                        generation=src.generation, root=_where(plan, src.root), **patches))
 
@@ -243,7 +249,9 @@ def build(plan: Plan, facts: Facts, timestamp: int | None) -> Bom:
         bom.metadata.timestamp = datetime.datetime.fromtimestamp(timestamp, datetime.UTC)
     bom.metadata.tools.components.add(Component(name="tritonbuild", version=__version__, bom_ref="tritonbuild",
                                                 type=ComponentType.APPLICATION))
-    root = Component(name=plan.wheel.name, version=plan.wheel.version, bom_ref="wheel",
+    root = Component(name=plan.wheel.name, version=plan.wheel.version, bom_ref="wheel", licenses=_licences(facts),
+                     purl=PackageURL(type="pypi", name=plan.wheel.name.lower().replace("_", "-"),
+                                     version=plan.wheel.version),
                      description="the wheel", properties=_props(reproducible=plan.reproducible,
                                                                plan_fingerprint=plan.fingerprint,
                                                                backends_tuple=" ".join(plan.backends_tuple)))

@@ -190,6 +190,7 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
                            for t in _tools(list(bundled_tools(plan)), ask=False)),
         nvidia_versions=_part_versions(plan),
         repository=packages.repository_url(plan.source.checkout or plan.source.root),
+        licence=packages.source_licence(plan.source.root),
     )
 
 
