@@ -70,3 +70,17 @@ def test_a_mount_inside_a_plugin_is_not_walked(tree, plugin, tmp_path: Path) -> 
         assert proc.returncode == 0, proc.stderr
         assert "planted" not in proc.stdout
     assert os.path.isdir(p)
+
+
+@pytest.mark.parametrize("args", [
+    ("llvm", "compat", "--range", "HEAD\n..HEAD"),
+    ("llvm", "compat", "--range", "HEAD~1..HEAD\n"),
+    ("plan", "--ref", "main\x9b", "--source", "https://example.com/x.git", "--offline"),
+])
+def test_a_name_with_a_control_character_never_reaches_git(tree, tmp_path: Path, args: tuple[str, ...]) -> None:
+    root = tree()
+    proc = run_cli(*args, "--source", str(root), "--cache-dir", str(tmp_path / "c"), cwd=tmp_path, check=False) \
+        if args[0] == "llvm" else run_cli(*args, "--cache-dir", str(tmp_path / "c"), cwd=tmp_path, check=False)
+    refused(proc, "")
+    assert "\\n" in proc.stderr or "\\x9b" in proc.stderr, proc.stderr
+    assert not (tmp_path / "c").exists()

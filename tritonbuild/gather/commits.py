@@ -85,7 +85,7 @@ def parse_range(text: str | None) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-_ANCESTRY = re.compile(r"(?:[~^][0-9]*)+$")
+_ANCESTRY = re.compile(r"(?:[~^][0-9]*)+\Z")  # \Z: $ would also match before a final newline
 
 
 def history(checkout: Path, given: str | None) -> History:

@@ -113,7 +113,7 @@ def _probe(path: str) -> PythonFacts:
     except (ValueError, IndexError):
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("implementation"), str) or not re.match(
-            r"^\d+\.\d+\.\d+$", str(data.get("version"))):  # a program that is no Python can print anything
+            r"[0-9]+\.[0-9]+\.[0-9]+\Z", str(data.get("version"))):  # a program that is no Python can print anything
         data = None
     if data is None:
         raise UserError(f"The Python {path} (--python) does not run ({res.output[-300:] or 'no output'}). Give "
