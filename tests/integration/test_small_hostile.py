@@ -84,3 +84,18 @@ def test_a_name_with_a_control_character_never_reaches_git(tree, tmp_path: Path,
     refused(proc, "")
     assert "\\n" in proc.stderr or "\\x9b" in proc.stderr, proc.stderr
     assert not (tmp_path / "c").exists()
+
+
+def test_a_checkout_path_with_a_newline_prints_no_forged_line(tmp_path: Path) -> None:
+    """Every path a report prints goes through ``printable``: the newline of a checkout's path is shown as
+    ``\\n``, never as the start of a line the path's owner wrote (plan, backends, llvm status)."""
+    from tritonbuild import example
+
+    root = example.write_tree(tmp_path / "x\nFORGED: all good" / "triton")
+    for args in (("plan", "--offline", "--llvm", LLVM), ("plan", "--offline"), ("backends", "--check"),
+                 ("llvm", "status", "--offline")):
+        proc = run_cli(*args, "--cache-dir", str(tmp_path / "cache"), cwd=root, check=False)
+        assert proc.returncode in (0, 1), (args, proc.stdout, proc.stderr)
+        lines = (proc.stdout + proc.stderr).splitlines()
+        assert not [line for line in lines if line.startswith("FORGED")], (args, proc.stdout, proc.stderr)
+        assert "x\\nFORGED: all good" in proc.stdout, (args, proc.stdout)
