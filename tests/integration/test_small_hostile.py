@@ -99,3 +99,29 @@ def test_a_checkout_path_with_a_newline_prints_no_forged_line(tmp_path: Path) ->
         lines = (proc.stdout + proc.stderr).splitlines()
         assert not [line for line in lines if line.startswith("FORGED")], (args, proc.stdout, proc.stderr)
         assert "x\\nFORGED: all good" in proc.stdout, (args, proc.stdout)
+
+
+@pytest.mark.parametrize("args", [("plan",), ("plan", "--json"), ("plan", "--help"), ("--version",)])
+def test_a_closed_stdout_exits_quietly_with_141(tree, tmp_path: Path, args: tuple[str, ...]) -> None:
+    """``tritonbuild plan | head -1``: the reader closes the pipe before tritonbuild writes (here at once). The
+    exit is 141, as for a program SIGPIPE stops, never 1 ("the build failed"), and stderr is empty: no traceback,
+    no "Exception ignored" from the interpreter's last flush."""
+    import subprocess
+    import sys
+
+    from tests.integration.conftest import cuda_stub
+
+    root = tree()
+    env = {**os.environ, "NO_COLOR": "1", "CUDA_HOME": cuda_stub()}
+    argv = [sys.executable, "-m", "tritonbuild", *args]
+    if args[0] == "plan" and "--help" not in args:
+        argv += ["--source", str(root), "--llvm", LLVM, "--offline", "--cache-dir", str(tmp_path / "cache")]
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    try:
+        proc = subprocess.run(argv, stdout=write, stderr=subprocess.PIPE, cwd=tmp_path, env=env, timeout=300,
+                              check=False)
+    finally:
+        os.close(write)
+    assert proc.returncode == 141, (proc.returncode, proc.stderr)
+    assert proc.stderr == b"", proc.stderr
