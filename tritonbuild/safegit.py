@@ -70,7 +70,8 @@ def with_config(env: Mapping[str, str], pairs: Sequence[tuple[str, str]]) -> dic
     """``env`` with ``pairs`` added as command-line config (``GIT_CONFIG_COUNT``, after any the caller set):
     keys pass whole, a subsection may hold ``=``, which ``-c`` would split at."""
     out = dict(env)
-    first = int(out["GIT_CONFIG_COUNT"]) if out.get("GIT_CONFIG_COUNT", "").isdigit() else 0
+    count = out.get("GIT_CONFIG_COUNT", "")
+    first = int(count) if count.isascii() and count.isdigit() else 0
     for i, (key, value) in enumerate(pairs, start=first):
         out[f"GIT_CONFIG_KEY_{i}"] = key
         out[f"GIT_CONFIG_VALUE_{i}"] = value

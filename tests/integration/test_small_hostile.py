@@ -125,3 +125,10 @@ def test_a_closed_stdout_exits_quietly_with_141(tree, tmp_path: Path, args: tupl
         os.close(write)
     assert proc.returncode == 141, (proc.returncode, proc.stderr)
     assert proc.stderr == b"", proc.stderr
+
+
+def test_a_fullwidth_job_count_is_refused_by_plan(tree, tmp_path: Path) -> None:
+    root = tree()
+    refused(plan(root, tmp_path, env={"MAX_JOBS": "\uff14"}), "MAX_JOBS='\uff14' is not a whole number")
+    proc = plan(root, tmp_path, "-j", "\u0663")  # ARABIC-INDIC DIGIT THREE
+    assert proc.returncode == 2 and "ASCII digits" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

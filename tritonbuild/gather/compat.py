@@ -175,7 +175,7 @@ def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[s
     out["llvm_at_pin"] = llvm_pin_at(source, pin)
     out["llvm_at_source"] = llvm_pin_at(source, source_commit)
     count = _git(source, "rev-list", "--count", f"{pin}..{source_commit}")
-    out["commits"] = int(count.strip()) if count and count.strip().isdigit() else 0
+    out["commits"] = int(count.strip()) if count and count.strip().isascii() and count.strip().isdigit() else 0
     if headers:
         log = _git(source, "log", "--no-ext-diff", "--no-textconv", "--no-show-signature", "--format=@@%H%x09%s",
                    "--name-only", f"{pin}..{source_commit}", "--",

@@ -53,12 +53,27 @@ def env_bool(env: Mapping[str, str], name: str) -> bool | None:
     )
 
 
+def ascii_int(text: str) -> int:
+    """``int(text)`` for ASCII text only: ``int`` also reads other scripts' digits (``MAX_JOBS=\\uff14``, a
+    fullwidth 4), which no one types on purpose and a reviewer reads as something else. ValueError otherwise."""
+    if not text.isascii():
+        raise ValueError(f"not ASCII: {text!r}")
+    return int(text)
+
+
+def ascii_float(text: str) -> float:
+    """``float(text)`` for ASCII text only (as ``ascii_int``). ValueError otherwise."""
+    if not text.isascii():
+        raise ValueError(f"not ASCII: {text!r}")
+    return float(text)
+
+
 def env_int(env: Mapping[str, str], name: str) -> int | None:
     """A whole number; its range is the setting's, checked with every other origin's in ``resolve_settings``."""
     if name not in env or not env[name].strip():
         return None
     try:
-        return int(env[name])
+        return ascii_int(env[name])
     except ValueError:
         raise UserError(f"The environment variable {name}={show(env[name])} is not a whole number.") from None
 
@@ -68,7 +83,7 @@ def env_float(env: Mapping[str, str], name: str) -> float | None:
     if name not in env or not env[name].strip():
         return None
     try:
-        return float(env[name])
+        return ascii_float(env[name])
     except ValueError:
         raise UserError(f"The environment variable {name}={show(env[name])} is not a number.") from None
 
