@@ -5,6 +5,7 @@ Exit codes (documented in the README):
   1  the build (or a test run) failed: compiler errors, a failing import smoke test
   2  bad input: the request, the source tree, a plugin, the LLVM, or a recipe is wrong
   3  the environment is missing something (a tool, a lock held by another run)
+  141  stdout was closed by its reader (``tritonbuild plan | head -1``): quietly, as a program SIGPIPE stops
 """
 
 from __future__ import annotations
@@ -43,3 +44,8 @@ class EnvironmentProblem(TritonBuildError):
     """The host lacks something the request needs, or another run holds a lock."""
 
     exit_code = 3
+
+
+class StdoutClosed(Exception):
+    """The reader of stdout went away (``tritonbuild plan | head -1``). ``cli.main`` exits quietly with 141
+    (rich's console and click would exit 1, which means "the build failed")."""

@@ -8,12 +8,15 @@ import hashlib
 import os
 import stat
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tritonbuild.errors import UserError
 
 TEXT_LIMIT = 8 << 20  # bytes: no file tritonbuild parses at plan time is near this (Triton's largest is ~100 KB)
+WALK_ENTRIES = 200_000  # files and dirs one walk of a source or plugin dir looks at (a real tree's are ~10,000)
+WALK_DEPTH = 64  # directory levels below the walked dir (Triton's deepest is ~12)
+SYSTEM_DIRS = ("/proc", "/sys", "/dev")  # never walked into: endless, changing, or blocking on read
 
 
 def sha256_of(path: Path) -> str:
@@ -53,6 +56,50 @@ def read_text(path: Path, limit: int = TEXT_LIMIT) -> str:
             return f.read(limit).decode("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def walk(top: Path, what: str, *, limit: int = WALK_ENTRIES, depth: int = WALK_DEPTH
+         ) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)`` for a tree the user named (a source or plugin dir), bounded: names sorted, links never
+    followed (a link to a dir is listed in the files), no descent into another file system (a dir whose
+    ``st_dev`` differs from ``top``'s is left out) nor into /proc, /sys or /dev. More than ``limit`` entries, more
+    than ``depth`` levels, or a dir that cannot be read is a UserError naming ``what`` (one paragraph, exit 2).
+    The caller may prune the dirs list in place, as with ``os.walk``. Nothing when ``top`` is no directory."""
+    if not os.path.isdir(top):
+        return
+    real = os.path.realpath(top)
+    dev, seen = Path(real).stat().st_dev, 0
+    todo = [(os.fspath(top), real, 0)]
+    while todo:
+        here, real, level = todo.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+            subs = [e for e in entries if e.is_dir(follow_symlinks=False)]
+            files = [e.name for e in entries if not e.is_dir(follow_symlinks=False)]
+            inner = [e.name for e in subs if os.path.join(real, e.name) not in SYSTEM_DIRS
+                     and e.stat(follow_symlinks=False).st_dev == dev]
+        except OSError as exc:
+            raise UserError(f"{what} {shown(Path(top))} could not be read: {shown(Path(exc.filename or here))} "
+                            f"gave \"{exc.strerror or exc}\" while tritonbuild walked it. Check that the path is "
+                            "the directory you meant, that it can be read, and that nothing changes it meanwhile."
+                            ) from None
+        seen += len(entries)
+        if seen > limit or (inner and level >= depth):
+            raise UserError(f"{what} {shown(Path(top))} holds more than {limit} files and directories, or more "
+                            f"than {depth} levels of them (tritonbuild stopped walking it at {shown(Path(here))}). "
+                            "Check that the path is the directory you meant (a checkout, not / or /usr), and move "
+                            "build trees and other large directories out of it.")
+        yield here, inner, files
+        todo += [(os.path.join(here, d), os.path.join(real, d), level + 1) for d in reversed(inner)]
+
+
+def files_under(top: Path, what: str, prune: Callable[[str], bool] = lambda name: False) -> Iterator[Path]:
+    """Every entry that is no directory under ``top`` (files, links, ...), walked as ``walk`` walks, in sorted order;
+    dirs whose name ``prune`` accepts are not walked into."""
+    for here, dirs, files in walk(top, what):
+        dirs[:] = [d for d in dirs if not prune(d)]
+        yield from (Path(here, f) for f in files)
 
 
 def _nonblocking(path: str, flags: int) -> int:
@@ -167,16 +214,23 @@ def refuse_unpackable(root: Path, subdirs: tuple[str, ...], skip: Callable[[str]
 
 
 def _walk(root: Path, top: Path, inner: Path, skip: Callable[[str], bool]) -> list[tuple[Path, str]]:
+    """What ``unpackable_entries`` finds under ``top``, bounded as ``walk`` is (another file system is left out)."""
     found: list[tuple[Path, str]] = []
-    todo = [top]
+    todo, seen, dev = [(top, 0)], 0, inner.stat().st_dev
     while todo:
-        here = todo.pop()
+        here, level = todo.pop()
         try:
             with os.scandir(here) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
             found.append((here, f"cannot be read ({exc.strerror or exc})"))
             continue
+        seen += len(entries)
+        if seen > WALK_ENTRIES or level > WALK_DEPTH:
+            raise UserError(f"{shown(top)} holds more than {WALK_ENTRIES} files and directories, or more than "
+                            f"{WALK_DEPTH} levels of them (tritonbuild stopped walking it at {shown(here)}), in "
+                            "what goes into the wheel. Check that the path is the tree you meant, and move build "
+                            "trees and other large directories out of it.")
         for e in entries:
             path = Path(e.path)
             if skip(path.relative_to(root).as_posix()):
@@ -187,10 +241,19 @@ def _walk(root: Path, top: Path, inner: Path, skip: Callable[[str], bool]) -> li
             elif e.is_symlink():
                 found += _bad_link(path, inner, relative=True)
             elif e.is_dir(follow_symlinks=False):
-                todo.append(path)
+                if _on_device(e, dev):
+                    todo.append((path, level + 1))
             elif not e.is_file(follow_symlinks=False):
                 found.append((path, _not_packable(path)))
     return sorted(found, key=lambda f: os.fsencode(f[0]))
+
+
+def _on_device(entry: os.DirEntry[str], dev: int) -> bool:
+    """Whether ``entry`` lies on the file system ``dev`` (False when it went away)."""
+    try:
+        return entry.stat(follow_symlinks=False).st_dev == dev
+    except OSError:
+        return False
 
 
 def _not_packable(path: Path) -> str:

@@ -25,3 +25,11 @@ def printable_text(text: str) -> str:
     if all(ch.isprintable() or ch in "\n\t" for ch in text):
         return text
     return "".join(_escape_control(ch) for ch in text)
+
+
+def quoted(text: str) -> str:
+    """``text`` as one word of a command to copy (``shlex.quote``) when every character prints; else as
+    ``printable`` shows it: a newline in a path must not forge a line of the message that quotes the command."""
+    import shlex
+
+    return shlex.quote(text) if text.isprintable() else printable(text)

@@ -12,7 +12,10 @@ For a fetch, repository config that points the network elsewhere (credential hel
 upload-pack, proxies) is refused: tritonbuild's own clones never have it.
 
 URLs and refs given to clone and fetch are checked first (``check_url``, ``check_ref``): transports such as
-``ext::`` and ``fd::``, and anything git could read as an option, are refused before git runs.
+``ext::`` and ``fd::``, and anything git could read as an option, are refused before git runs. Every pattern
+matches the whole name (``fullmatch``: ``$`` would also match before a final newline). No argument git is given
+(a ref, a range, a URL, a path) may hold a control character (``check_args``); only the ``-C`` directory may,
+being the checkout the user named, which git takes as one argument and never reads as a name.
 """
 
 from __future__ import annotations
@@ -67,7 +70,8 @@ def with_config(env: Mapping[str, str], pairs: Sequence[tuple[str, str]]) -> dic
     """``env`` with ``pairs`` added as command-line config (``GIT_CONFIG_COUNT``, after any the caller set):
     keys pass whole, a subsection may hold ``=``, which ``-c`` would split at."""
     out = dict(env)
-    first = int(out["GIT_CONFIG_COUNT"]) if out.get("GIT_CONFIG_COUNT", "").isdigit() else 0
+    count = out.get("GIT_CONFIG_COUNT", "")
+    first = int(count) if count.isascii() and count.isdigit() else 0
     for i, (key, value) in enumerate(pairs, start=first):
         out[f"GIT_CONFIG_KEY_{i}"] = key
         out[f"GIT_CONFIG_VALUE_{i}"] = value
@@ -134,7 +138,7 @@ def session(path: Path, *, fetch: bool = False, env: Mapping[str, str] | None = 
     child_env = with_config(base_env(env), overrides(entries))
 
     def git(*args: str, timeout: float | None = 60) -> Result:
-        return run(["git", "--no-pager", "-C", str(path), *args], env=child_env, timeout=timeout)
+        return run(["git", "--no-pager", "-C", str(path), *check_args(args)], env=child_env, timeout=timeout)
 
     return git
 
@@ -143,7 +147,7 @@ def stream(path: Path, *args: str, stdin: IO[bytes]) -> subprocess.Popen[bytes]:
     """``git -C path ARGS`` hardened as ``session``'s, started with its stdout a binary pipe (``proc.start_bytes``:
     raw blobs, never decoded); the caller calls ``proc.end`` on every way out."""
     env = with_config(base_env(), overrides(read_config(path)))
-    return start_bytes(["git", "--no-pager", "-C", str(path), *args], stdin=stdin, env=env)
+    return start_bytes(["git", "--no-pager", "-C", str(path), *check_args(args)], stdin=stdin, env=env)
 
 
 def run_git(path: Path, *args: str, timeout: float | None = 60, fetch: bool = False,
@@ -155,23 +159,36 @@ def run_git(path: Path, *args: str, timeout: float | None = 60, fetch: bool = Fa
 def run_clone(url: str, dest: Path, *, timeout: float = 3600, env: Mapping[str, str] | None = None) -> Result:
     """``git clone --no-checkout`` of a checked URL into ``dest`` (a new directory: no repository config yet)."""
     check_url(url, "the URL")
-    return run(["git", "--no-pager", "clone", "--quiet", "--no-checkout", "--", url, str(dest)],
+    return run(["git", "--no-pager", "clone", "--quiet", "--no-checkout", "--", *check_args((url, str(dest)))],
                cwd=dest.parent, env=with_config(base_env(env), BASE), timeout=timeout)
 
 
-_SCP = re.compile(r"^[A-Za-z0-9._~+-]+@[A-Za-z0-9][A-Za-z0-9.-]*:(?!-)[^\s]+$")
-_BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f]")
+_SCP = re.compile(r"[A-Za-z0-9._~+-]+@[A-Za-z0-9][A-Za-z0-9.-]*:(?!-)[^\s]+")  # fullmatch
+_BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def check_args(args: Sequence[str]) -> Sequence[str]:
+    """``args`` when none holds a control character (a newline, an escape, NUL ...), else a UserError naming it:
+    no ref, range, URL or path tritonbuild gives git needs one, and a newline in a name can forge a line of
+    git's output that tritonbuild reads."""
+    for arg in args:
+        if _CONTROL.search(arg):
+            raise UserError(f"tritonbuild does not give git the argument {arg!r}: it holds a control character (a "
+                            "newline, a tab, an escape). Give the name or path without it (rename a path that has "
+                            "one).")
+    return args
 
 
 def url_problem(url: str) -> str | None:
     """Why ``url`` is not a git URL tritonbuild clones (None: it is one)."""
-    if re.match(r"^[A-Za-z0-9+.-]*::", url):
+    if re.match(r"[A-Za-z0-9+.-]*::", url):
         return "it names a git remote helper (transport::address, such as ext:: or fd::), which can run programs"
     if not url or url.startswith("-"):
         return "it starts with '-' (git would read it as an option)" if url else "it is empty"
     if _BAD_CHARS.search(url):
         return "it contains whitespace or control characters"
-    if _SCP.match(url):
+    if _SCP.fullmatch(url):
         return None
     parts = split_url(url)
     if parts is None:
@@ -197,12 +214,12 @@ def check_url(url: str, given_as: str) -> None:
         )
 
 
-_REF = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/+-]*$")
+_REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")  # fullmatch: no newline before the end
 
 
 def check_ref(ref: str, given_as: str) -> None:
     """Refuse a ref that is not a plain branch, tag or commit name (an option, a refspec, a revision range)."""
-    if not _REF.match(ref) or ".." in ref or "//" in ref or ref.endswith((".lock", "/", ".")):
+    if not _REF.fullmatch(ref) or ".." in ref or "//" in ref or ref.endswith((".lock", "/", ".")):
         raise UserError(
             f"{given_as} {ref!r} is not a ref tritonbuild fetches: give a branch, a tag or a commit (letters, "
             "digits and . _ / + -, not starting with '-', no '..'), e.g. main, v3.4.0 or a commit hash."

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tritonbuild import safegit
 from tritonbuild.errors import UserError
@@ -66,3 +68,34 @@ def test_only_repository_scopes_are_neutralised() -> None:
     assert safegit.network_keys([("global", "credential.helper", "x"), ("local", "remote.origin.uploadpack", "x"),
                                  ("local", "remote.origin.url", "x"), ("local", "http.sslverify", "false")]) == \
         ["remote.origin.uploadpack", "http.sslverify"]
+
+
+CONTROL = st.characters(codec="utf-8", categories=["Cc"])  # C0, DEL and C1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["main", "v3.4.0", "HEAD", "d8da7c9985d1", "git@github.com:o/r.git",
+                        "https://example.com/x.git"]), CONTROL, st.sampled_from(["end", "start", "middle"]))
+def test_a_control_character_anywhere_in_a_name_keeps_it_from_git(name: str, ch: str, where: str) -> None:
+    """A newline at the end used to pass (a regex ``$`` matches before a final newline): refs, URLs, ranges and
+    every argument git is given are refused with one control character anywhere (#44)."""
+    from tritonbuild.gather.commits import parse_range
+
+    bad = {"end": name + ch, "start": ch + name, "middle": name[:2] + ch + name[2:]}[where]
+    with pytest.raises(UserError):
+        safegit.check_ref(bad, "--ref")
+    assert safegit.url_problem(bad) is not None
+    with pytest.raises(UserError, match="--range"):
+        parse_range(f"{bad}..HEAD")
+    with pytest.raises(UserError, match="--range"):
+        parse_range(f"HEAD~2..{bad}")
+    with pytest.raises(UserError, match="holds a control character"):
+        safegit.check_args(("rev-parse", "--end-of-options", bad))
+
+
+def test_the_range_of_the_report_is_refused() -> None:
+    from tritonbuild.gather.commits import parse_range
+
+    with pytest.raises(UserError, match="is not a commit name tritonbuild gives git"):
+        parse_range("HEAD\n..HEAD")
+    assert parse_range("main~20..main") == ("main~20", "main")

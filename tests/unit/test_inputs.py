@@ -9,6 +9,8 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tritonbuild.cli.options import setting_option
 from tritonbuild.errors import UserError
@@ -206,3 +208,22 @@ def test_a_package_index_may_be_a_local_file_index_as_pip_takes_it() -> None:
     assert resolve_settings({}, {"PIP_INDEX_URL": "file:///srv/simple"})["pypi_index"].value == "file:///srv/simple"
     assert "file:// URL of a package index" in refusal(resolve_settings, {}, {"PIP_INDEX_URL": "ftp://x/simple"})
     assert "http:// or https://" in refusal(resolve_settings, {}, {"TRITONBUILD_LLVM_MIRROR": "file:///srv/llvm"})
+
+
+_UNICODE_DIGITS = st.text(st.characters(categories=["Nd"]).filter(lambda c: not c.isascii()), min_size=1,
+                          max_size=4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_UNICODE_DIGITS, st.sampled_from(["MAX_JOBS", "TRITON_PARALLEL_LINK_JOBS", "TRITONBUILD_ZIP_LEVEL",
+                                         "TRITONBUILD_HTTP_RETRIES", "TRITONBUILD_HTTP_TIMEOUT"]))
+def test_digits_of_other_scripts_are_no_number(digits: str, name: str) -> None:
+    """``int('\\uff14')`` (a fullwidth 4) is 4: every number read from the environment or a flag takes ASCII
+    digits only (#44)."""
+    assert "is not a whole number" in refusal(resolve_settings, {}, {name: digits}) or \
+        "is not a number" in refusal(resolve_settings, {}, {name: digits})
+    spec = SPEC_BY_NAME["jobs"]
+    assert spec.flag is not None
+    command = click.command()(setting_option(spec)(lambda **kw: None))
+    result = CliRunner().invoke(command, [spec.flag.split("/")[0], digits])
+    assert result.exit_code == 2 and "ASCII digits" in result.output, result.output

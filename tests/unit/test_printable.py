@@ -48,3 +48,10 @@ def test_every_text_the_console_renders_is_escaped_tables_and_plain_prints_too()
     text = out.file.getvalue()
     assert "\x1b" not in text and "\x07" not in text
     assert "name\\x1b]0;owned\\x07 here" in text and "lib\\x1b[2J.so" in text and "tail\\x1b[31m" in text
+
+
+def test_a_command_word_is_shell_quoted_only_when_it_prints() -> None:
+    from tritonbuild.printable import quoted
+
+    assert quoted("/src/my tree") == "'/src/my tree'"
+    assert quoted("/x\nFORGED") == "'/x\\nFORGED'" and "\n" not in quoted("/x\nFORGED")

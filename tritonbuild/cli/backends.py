@@ -21,6 +21,7 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     import json
 
     from tritonbuild.cli.options import request_of
+    from tritonbuild.printable import printable
     from tritonbuild.report import render
     from tritonbuild.request import survey_backends
 
@@ -38,12 +39,12 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     from rich.table import Table
 
     out = render.console()
-    table = Table(title=f"backends of {info.root} ({info.generation}, tuple limit {info.tuple_limit})",
+    table = Table(title=f"backends of {printable(info.root)} ({info.generation}, tuple limit {info.tuple_limit})",
                   title_justify="left")
     for col in ("name", "origin", "path", "flags"):
         table.add_column(col)
-    for row in rows:
-        table.add_row(*row)
+    for name, origin, path, flags in rows:
+        table.add_row(name, origin, printable(path), flags)
     out.print(table)
     if info.has_proton:
         out.print(f"proton: present (in the backends tuple: {info.proton_in_tuple})")

@@ -6,19 +6,57 @@ Errors are typed (``tritonbuild.errors``) and mapped to exit codes only here, in
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import sys
 from types import FrameType
+from typing import Any, NoReturn
 
 import click
 
 from tritonbuild import __version__
 from tritonbuild.cli import backends, build, checkllvm, host, llvm, rebuild, recipes, wheels
-from tritonbuild.errors import BuildFailed, TritonBuildError
+from tritonbuild.errors import BuildFailed, StdoutClosed, TritonBuildError
 from tritonbuild.proc import Terminated
 
+STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a program a closed pipe stopped
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _Root(click.Group):
+    """The root group: a write to a closed stdout leaves ``invoke`` as ``StdoutClosed`` (click itself would turn
+    it into a silent exit 1, which means "the build failed")."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:  # prints --help and --version
+        try:
+            return super().make_context(*args, **kwargs)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            raise StdoutClosed from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            raise StdoutClosed from None
+
+
+def _stdout_closed() -> NoReturn:
+    """Exit quietly with 141, stdout pointed at /dev/null first so the interpreter's last flush of what is still
+    buffered cannot fail again ("Exception ignored ... BrokenPipeError"), as Python's documentation of SIGPIPE
+    recommends."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no stdout to point anywhere: nothing is left to flush into it either
+        pass
+    sys.exit(STDOUT_CLOSED)
+
+
+@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tritonbuild")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
@@ -45,6 +83,9 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _terminated)
     try:
         cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+    except (StdoutClosed, BrokenPipeError):
+        _stdout_closed()
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("Interrupted.", err=True)
         sys.exit(130)

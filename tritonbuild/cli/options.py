@@ -40,6 +40,8 @@ class _Int(click.IntRange):
         self.spec = spec
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.isascii():  # int() reads other scripts' digits (fullwidth)
+            self.fail(f"{value!r} is not a whole number written in ASCII digits", param, ctx)
         return _checked(self.spec, click.INT.convert(value, param, ctx))
 
 
@@ -49,6 +51,8 @@ class _Float(click.FloatRange):
         self.spec = spec
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.isascii():
+            self.fail(f"{value!r} is not a number written in ASCII digits", param, ctx)
         return _checked(self.spec, click.FLOAT.convert(value, param, ctx))
 
 

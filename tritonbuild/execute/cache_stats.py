@@ -13,7 +13,7 @@ def ccache_stats(ccache: str, run: Callable[..., object]) -> dict[str, int]:
     stats: dict[str, int] = {}
     for line in getattr(out, "stdout", "").splitlines():
         key, _, value = line.partition("\t")
-        if value.strip().isdigit():
+        if value.strip().isascii() and value.strip().isdigit():
             stats[key] = int(value)
     return {"hits": stats.get("direct_cache_hit", 0) + stats.get("preprocessed_cache_hit", 0),
             "misses": stats.get("cache_miss", 0), "remote_hits": stats.get("remote_storage_hit", 0)}

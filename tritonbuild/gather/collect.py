@@ -10,7 +10,7 @@ from tritonbuild import paths, safegit
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import read_text
 from tritonbuild.gather import compat, deps, git, host, includes, patches
-from tritonbuild.gather.plugins import absolute, read_all, read_plugin
+from tritonbuild.gather.plugins import absolute, has_backend, read_all, read_plugin
 from tritonbuild.gather.source import inspect_source, looks_like_triton
 from tritonbuild.llvm import cache as llvm_cache
 from tritonbuild.llvm.probe import probe, system_prefixes
@@ -141,7 +141,8 @@ def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     cached = tuple(probe(e, found_by="tritonbuild cache") for e in at_pin
                    if str(e) not in dict(stale)) if not explicit else ()
     plugin_git = plugin_git_states(s.plugin_dirs, cwd)
-    plugin_paths = [absolute(p, cwd) for p in s.plugin_dirs]
+    plugin_paths = [p for p in (absolute(p, cwd) for p in s.plugin_dirs) if has_backend(p)]  # the others are
+    # refused by the plan's check of plugin_files; none of them is walked (--plugin-dir / would walk the disk)
     api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
     decls, supplied = deps.gather(root, plugin_paths, s.deps, cwd, cache, s.offline)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None

@@ -85,7 +85,7 @@ def parse_range(text: str | None) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-_ANCESTRY = re.compile(r"(?:[~^][0-9]*)+$")
+_ANCESTRY = re.compile(r"(?:[~^][0-9]*)+\Z")  # \Z: $ would also match before a final newline
 
 
 def history(checkout: Path, given: str | None) -> History:
@@ -274,7 +274,7 @@ def _entries(listing: str, what: str) -> list[tuple[str, str, str]]:
 
 def _header(out: IO[bytes], sha: str, name: str, what: str) -> int:
     line = out.readline().decode("ascii", "replace").split()
-    if len(line) != 3 or line[0] != sha or line[1] != "blob" or not line[2].isdigit():
+    if len(line) != 3 or line[0] != sha or line[1] != "blob" or not (line[2].isascii() and line[2].isdigit()):
         got = " ".join(line[1:]) or "missing"
         raise UserError(f"git cannot read {what}: the blob of {name!r} ({sha[:12]}) is {got}.")
     return int(line[2])

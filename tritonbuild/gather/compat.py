@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild import proc, safegit
-from tritonbuild.fileutil import read_text, write_if_changed
+from tritonbuild.fileutil import files_under, read_text, write_if_changed
 from tritonbuild.resolve import backend_api, binding_calls
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
@@ -27,7 +27,8 @@ _PARALLEL_FROM = 16  # files to parse before the work is worth forking for
 
 
 def _py_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    return sorted(p for p in files_under(root, "The Python package", lambda d: d == "__pycache__")
+                  if p.suffix == ".py")
 
 
 def _py_texts(root: Path) -> Iterable[str]:
@@ -128,7 +129,7 @@ def plugin_includes(plugin: Path, source: Path) -> list[str]:
     include/), as paths relative to the source root."""
     found: set[str] = set()
     roots = [source / "include", source, *sorted(source.glob("third_party/*/include"))]
-    for file in plugin.rglob("*"):
+    for file in files_under(plugin, "The plugin"):
         if file.suffix not in _CXX or not file.is_file():
             continue
         for name in _INCLUDE.findall(read_text(file)):
@@ -174,7 +175,7 @@ def drift(source: Path, source_commit: str | None, pin: str, headers: Sequence[s
     out["llvm_at_pin"] = llvm_pin_at(source, pin)
     out["llvm_at_source"] = llvm_pin_at(source, source_commit)
     count = _git(source, "rev-list", "--count", f"{pin}..{source_commit}")
-    out["commits"] = int(count.strip()) if count and count.strip().isdigit() else 0
+    out["commits"] = int(count.strip()) if count and count.strip().isascii() and count.strip().isdigit() else 0
     if headers:
         log = _git(source, "log", "--no-ext-diff", "--no-textconv", "--no-show-signature", "--format=@@%H%x09%s",
                    "--name-only", f"{pin}..{source_commit}", "--",

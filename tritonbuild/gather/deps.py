@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from tritonbuild.fileutil import files_under
 from tritonbuild.resolve.fetchdeps import (
     Decl,
     Supplied,
@@ -23,10 +24,15 @@ _TOP_VARS = re.compile(r"^\$\{(CMAKE_SOURCE_DIR|PROJECT_SOURCE_DIR|triton_SOURCE
 _HERE_VARS = re.compile(r"^\$\{(CMAKE_CURRENT_SOURCE_DIR|CMAKE_CURRENT_LIST_DIR)\}/?")
 
 
-def cmake_files(root: Path) -> Iterable[Path]:
-    for path in sorted(root.rglob("*")):
-        if (path.name == "CMakeLists.txt" or path.suffix == ".cmake") and path.is_file() and \
-                not any(part.startswith(".") or part in ("build", "external") for part in path.relative_to(root).parts):
+def _skipped(name: str) -> bool:
+    return name.startswith(".") or name in ("build", "external")
+
+
+def cmake_files(root: Path, what: str = "The Triton source") -> Iterable[Path]:
+    """The CMake files under ``root`` (hidden, build/ and external/ dirs left out), walked as ``fileutil.walk``
+    walks (bounded, on one file system)."""
+    for path in sorted(files_under(root, what, _skipped)):
+        if (path.name == "CMakeLists.txt" or path.suffix == ".cmake") and not _skipped(path.name) and path.is_file():
             yield path
 
 
@@ -80,10 +86,11 @@ def reachable(root: Path, files: Iterable[Path]) -> set[Path]:
     return seen
 
 
-def scan(root: Path, label: str = "") -> list[Decl]:
-    """Every declaration the configure of ``root`` can reach (paths relative to it, prefixed with ``label``)."""
+def scan(root: Path, label: str = "", what: str = "The Triton source") -> list[Decl]:
+    """Every declaration the configure of ``root`` can reach (paths relative to it, prefixed with ``label``;
+    ``what`` names the tree in a refusal of its walk)."""
     out: list[Decl] = []
-    files = list(cmake_files(root))
+    files = list(cmake_files(root, what))
     reach = reachable(root, files)
     for path in files:
         if path not in reach:
@@ -96,7 +103,7 @@ def scan(root: Path, label: str = "") -> list[Decl]:
             rel = re.sub(r"^\$\{CMAKE_CURRENT_(SOURCE|LIST)_DIR\}/", "", file)
             conf = path.parent / rel
             if not conf.is_file():  # a Find module reads relative to the CMakeLists.txt that calls find_package
-                found = [f for f in root.rglob(Path(rel).name) if f.is_file()]
+                found = [f for f in files_under(root, what) if f.name == Path(rel).name and f.is_file()]
                 conf = found[0] if len(found) == 1 else conf
             if conf.is_file():
                 read[var] = conf.read_text(errors="replace")
@@ -141,12 +148,12 @@ def gather(root: Path, plugin_paths: Iterable[Path], specs: Iterable[str], cwd: 
     """Declarations of the source and plugins, and of each supplied dependency's own CMake (the translator fetches
     SPIRV-Headers), with the ``--dep`` dirs (edge: reads files, runs git)."""
     specs = list(specs)
-    decls = scan(root) + [d for p in plugin_paths if p.is_dir() for d in scan(p, f"plugins/{p.name}/")]
+    decls = scan(root) + [d for p in plugin_paths if p.is_dir() for d in scan(p, f"plugins/{p.name}/", "The plugin")]
     given = supplied(specs, decls, cwd, cache, offline)
     scanned: set[str] = set()
     while new := [s for k, s in given.items() if k not in scanned]:
         for dep in new:
             scanned.add(dep.name.lower())
-            decls += scan(Path(dep.path), f"deps/{dep.name}/")
+            decls += scan(Path(dep.path), f"deps/{dep.name}/", f"The --dep {dep.name} checkout")
         given = supplied(specs, decls, cwd, cache, offline)
     return decls, given

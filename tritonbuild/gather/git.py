@@ -57,7 +57,7 @@ def submodules(ls_tree: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-_URL = re.compile(r"^(https?://|git@|ssh://|git://|file://)|\.git$|^[A-Za-z0-9+.-]*::")
+_URL = re.compile(r"^(https?://|git@|ssh://|git://|file://)|\.git\Z|^[A-Za-z0-9+.-]*::")
 
 
 def is_git_url(text: str) -> bool:

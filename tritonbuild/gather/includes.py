@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from tritonbuild import proc
-from tritonbuild.fileutil import write_if_changed
+from tritonbuild.fileutil import walk, write_if_changed
 from tritonbuild.resolve.preflight import NAMESPACES, Include, IncludeFacts, LLVMHeaders, header_path_ok
 
 SOURCE_DIRS = ("lib", "include", "python/src", "bin", "test/lib", "third_party")
@@ -165,7 +165,7 @@ def _walk(base: Path) -> Iterator[str]:
     if not base.is_dir() or base.is_symlink():
         return
     seen = 0
-    for top, dirs, files in os.walk(base):
+    for top, dirs, files in walk(base, "The tree"):  # bounded, on one file system, never into /proc
         seen += len(dirs) + len(files)
         if seen > MAX_ENTRIES:
             return

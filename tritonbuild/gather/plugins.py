@@ -39,6 +39,12 @@ def _shape(path: Path) -> str | None:
     return None
 
 
+def has_backend(path: Path) -> bool:
+    """Whether ``path`` holds backend/compiler.py and backend/driver.py: what must be there before anything walks a
+    plugin dir (``--plugin-dir /`` is refused by the plan's check of its files, never walked)."""
+    return _shape(path) is None and all((path / "backend" / f).is_file() for f in ("compiler.py", "driver.py"))
+
+
 def packaged_dirs(path: Path, language: tuple[str, ...], tools: tuple[str, ...]) -> tuple[str, ...]:
     """The dirs of a backend (plugin or in-tree) that go into the wheel, relative to it (the injected CMake's
     _tritonbuild_install_backend: backend/, and each language/<x> and tools/<x> package extra)."""
@@ -62,11 +68,13 @@ def read_files(raw: str, cwd: Path) -> PluginFiles:
     problem = _shape(path)
     if problem or not path.is_dir() or not backend.is_dir():
         return PluginFiles(str(path), is_dir=path.is_dir(), problem=problem)
+    missing = tuple(f for f in ("compiler.py", "driver.py") if not (backend / f).is_file())
+    if missing:  # refused by the plan's check; nothing under a dir that is no plugin is walked
+        return PluginFiles(path=str(path), is_dir=True, has_backend=True, missing=missing)
     language, tools = package_extras(path / "language"), package_extras(path / "tools")
     check_links(path, packaged_dirs(path, language, tools), what=f"The plugin {path}")
     return PluginFiles(
         path=str(path), is_dir=True, has_backend=True,
-        missing=tuple(f for f in ("compiler.py", "driver.py") if not (backend / f).is_file()),
         name_conf=read_checked(backend / "name.conf", path, "the plugin's name file", limit=NAME_CONF_LIMIT),
         llvm_targets=read_checked(backend / "llvm-targets.txt", path, "the plugin's LLVM target list", limit=4096),
         triton_hash=read_checked(path / "triton-hash.txt", path, "the plugin's Triton pin", limit=4096),

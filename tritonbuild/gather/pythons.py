@@ -22,7 +22,7 @@ from tritonbuild.proc import run
 from tritonbuild.resolve.facts import PythonFacts
 from tritonbuild.settings.model import show, text_problem
 
-_VERSION = re.compile(r"^(?:python|cp|cpython-?)?(3)\.?(\d{1,2})(t?)$", re.I)
+_VERSION = re.compile(r"(?:python|cp|cpython-?)?(3)\.?([0-9]{1,2})(t?)", re.I)  # fullmatch; [0-9]: \d reads any script
 
 # One run answers everything a plan asks of an interpreter: what it is, and what of the build it has.
 _PROBE = (
@@ -62,7 +62,7 @@ def find(spec: str, env: Mapping[str, str], cwd: Path | None = None) -> str:
     problem = text_problem(spec)
     if problem:
         raise UserError(f"The Python {show(spec)} (--python) {problem}.")
-    m = _VERSION.match(spec.strip())
+    m = _VERSION.fullmatch(spec.strip())
     if m is None and os.sep not in spec and shutil.which(spec, path=env.get("PATH")):
         return str(shutil.which(spec, path=env.get("PATH")))  # a command name: python3, pypy3
     if m is None or os.sep in spec:
@@ -126,7 +126,7 @@ def _probe(path: str) -> PythonFacts:
     except (ValueError, IndexError):
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("implementation"), str) or not re.match(
-            r"^\d+\.\d+\.\d+$", str(data.get("version"))):  # a program that is no Python can print anything
+            r"[0-9]+\.[0-9]+\.[0-9]+\Z", str(data.get("version"))):  # a program that is no Python can print anything
         data = None
     if data is None:
         raise UserError(f"The Python {path} (--python) does not run ({res.output[-300:] or 'no output'}). Give "

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import read_checked, read_text, refuse_unpackable
+from tritonbuild.fileutil import files_under, read_checked, read_text, refuse_unpackable
 from tritonbuild.resolve.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
 from tritonbuild.resolve.proton import FALLBACK_DIRS, required_variables, setup_dirs
 from tritonbuild.resolve.source import (
@@ -42,7 +42,7 @@ def nvidia_missing_headers(nvidia: Path) -> tuple[str, ...]:
     """Headers the nvidia backend's C++ includes from its backend/include dir that the tree lacks."""
     wanted: set[str] = set()
     if nvidia.is_dir():
-        for path in nvidia.rglob("*"):
+        for path in files_under(nvidia, "The Triton source's nvidia backend"):
             if path.suffix in _CORE_SUFFIXES and path.is_file() and "backend" not in path.relative_to(nvidia).parts:
                 wanted.update(BACKEND_INCLUDE.findall(read_text(path)))
     return tuple(sorted(n for n in wanted if not (nvidia / "backend" / "include" / n).is_file()))
@@ -140,7 +140,7 @@ def _core_texts(root: Path) -> Iterable[str]:
         base = root / sub
         if not base.is_dir():
             continue
-        for path in base.rglob("*"):
+        for path in files_under(base, "The Triton source's " + sub):
             if path.suffix in _CORE_SUFFIXES and path.is_file():
                 yield read_text(path)
 

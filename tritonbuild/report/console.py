@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tritonbuild.errors import StdoutClosed
 from tritonbuild.printable import printable_text
 from tritonbuild.reporter import ProgressBar, Reporter, log_progress
 
@@ -33,6 +34,11 @@ class SafeConsole(Console):
     """A rich Console that escapes control characters in every text it renders (a message, a table cell, a row)
     and, piped, lays a table out as its columns (no box, no stretching, each row's last cell unpadded); it is also
     the ``Reporter`` the CLI hands the stages."""
+
+    def on_broken_pipe(self) -> None:
+        """A closed stdout (``plan | head -1``) ends the run quietly with 141 (``cli.main``), not rich's exit 1."""
+        self.quiet = True
+        raise StdoutClosed
 
     def render_str(self, text: str, **kwargs: Any) -> Any:
         return super().render_str(printable_text(text), **kwargs)

@@ -8,6 +8,7 @@ import sys
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from tritonbuild.plan import redact, redact_text
+from tritonbuild.printable import printable as shown  # every path printed: a newline in it cannot forge a line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,26 +74,27 @@ def print_plan(plan: Plan, out: Console) -> None:
     head.add_column(style="bold")
     head.add_column(overflow="fold")
     commit = f"{src.commit[:12]}{' (dirty)' if src.dirty else ''}" if src.commit else "not a git checkout"
-    head.add_row("source", f"{src.checkout or src.root}  [{src.generation}, Triton {src.version or '?'}, {commit}]")
+    head.add_row("source", f"{shown(src.checkout or src.root)}  [{src.generation}, Triton {src.version or '?'}, "
+                           f"{commit}]")
     if src.patches:
         head.add_row("patches", _patch_words(src.patches, src.root))
-    head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} ({plan.wheel.tag}) -> {plan.wheel.out_dir}")
+    head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} ({plan.wheel.tag}) -> {shown(plan.wheel.out_dir)}")
     head.add_row("python", plan.python + (f" (the wheel also serves {', '.join(plan.serves)})" if plan.serves
                                           else ""))
     head.add_row("tuple", f"{', '.join(plan.backends_tuple)}  ({len(plan.backends_tuple)}/{src.tuple_limit})")
-    pin = f"{llvm.pinned_hash[:12]} ({os.path.basename(llvm.pin_file)}"
+    pin = f"{llvm.pinned_hash[:12]} ({shown(os.path.basename(llvm.pin_file))}"
     pin += f", build {llvm.build_number})" if llvm.build_number is not None else ")"
     head.add_row("llvm pin", pin)
     head.add_row("llvm targets", " ".join(llvm.required_targets))
     if llvm.prefix:
-        head.add_row("llvm", f"{llvm.prefix}  [{llvm.version}, {llvm.strategy} via {llvm.found_by}, "
+        head.add_row("llvm", f"{shown(llvm.prefix)}  [{llvm.version}, {llvm.strategy} via {llvm.found_by}, "
                              f"pinned commit: {_yn(llvm.is_pinned)}]")
     else:
         head.add_row("llvm", "[red]none usable[/red]")
     compilers = f"{tc.cxx_compiler} (linker: {tc.linker})"
     head.add_row("toolchain", f"{compilers}, {_cache_words(tc)}, jobs {tc.jobs}, link jobs {tc.link_jobs}, "
                               f"{tc.build_type}{_debug_words(tc)}, proton {'on' if tc.proton else 'off'}")
-    head.add_row("build dir", plan.cmake.build_dir)
+    head.add_row("build dir", shown(plan.cmake.build_dir))
     if plan.compile_check is not None:
         head.add_row("compile check", plan.compile_check.describe())
     out.print(head)
@@ -109,7 +111,7 @@ def print_plan(plan: Plan, out: Console) -> None:
                 if b.pin_matches_source is not None else f"{b.triton_pin[:10]} (source commit unknown)"
         commit = f"{b.commit[:10]}{'*' if b.dirty else ''}" if b.commit else "-"
         origin = b.origin if b.origin == "in-tree" else f"plugin ({b.given_as}; name from {b.name_from})"
-        table.add_row(b.name, origin, b.path, " ".join(b.llvm_targets) or "-", commit, pin)
+        table.add_row(b.name, origin, shown(b.path), " ".join(b.llvm_targets) or "-", commit, pin)
     out.print(table)
     if plan.deps:
         out.print(_deps_table(plan.deps))
@@ -122,10 +124,11 @@ def print_plan(plan: Plan, out: Console) -> None:
 def _patch_words(patches: Any, copy: str) -> str:
     """Each patch (as given, its sha256, the files it touches), and the copy they are applied to."""
     def files(p: Any) -> str:
-        shown = ", ".join(p.files[:4]) + (f" and {len(p.files) - 4} more" if len(p.files) > 4 else "")
-        return f"{p.path} (sha256 {p.sha256[:16]}; {shown})"
+        listed = ", ".join(shown(f) for f in p.files[:4]) + (f" and {len(p.files) - 4} more" if len(p.files) > 4
+                                                             else "")
+        return f"{shown(p.path)} (sha256 {p.sha256[:16]}; {listed})"
 
-    return "; ".join(files(p) for p in patches) + f"; applied to the copy {copy}"
+    return "; ".join(files(p) for p in patches) + f"; applied to the copy {shown(copy)}"
 
 
 def _deps_table(deps: Any) -> Any:
@@ -140,10 +143,10 @@ def _deps_table(deps: Any) -> Any:
             use = "not configured by this plan"
         elif d.supplied:
             at = {True: "at the pin", False: "NOT at the pin", None: "pin not checked"}[d.tag_matches]
-            use = f"--dep {d.supplied} ({at})"
+            use = f"--dep {shown(d.supplied)} ({at})"
         else:
             use = f"downloads {redact_text(d.url or '?')}"
-        table.add_row(d.name, d.declared_in, (d.tag or "-")[:12], use)
+        table.add_row(d.name, shown(d.declared_in), (d.tag or "-")[:12], use)
     return table
 
 
@@ -190,7 +193,8 @@ def print_api(results: dict[str, Any], names: dict[str, str], out: Console) -> N
     """``backends --check``: each backend's verdict, findings and C++ drift."""
     colour = {"compatible": "green", "risky": "yellow", "will fail": "red"}
     for path, api in results.items():
-        out.print(f"[bold]{names.get(path, path)}[/bold] ({path}): [{colour[api.verdict]}]{api.verdict}[/]")
+        out.print(f"[bold]{shown(names.get(path, path))}[/bold] ({shown(path)}): "
+                  f"[{colour[api.verdict]}]{api.verdict}[/]")
         for f in api.findings:
             out.print(f"  {f.severity}: {f.message}", soft_wrap=False)
         d = api.drift
@@ -227,8 +231,8 @@ def print_build_dirs(rows: list[dict[str, Any]], console: Console) -> None:
     for col in ("key", "source", "backends", "size", "last build", "wheels"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["key"], r["source"] or "?", ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
-                      r["last_build"] or "-", "\n".join(r["wheels"]) or "-")
+        table.add_row(r["key"], shown(r["source"] or "?"), ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
+                      r["last_build"] or "-", "\n".join(shown(w) for w in r["wheels"]) or "-")
     console.print(table)
 
 
@@ -241,25 +245,25 @@ def print_cache_copies(rows: list[dict[str, Any]], console: Console) -> None:
         return
     console.print("patched copies and llvm compat trees (clean --all removes them):")
     for r in rows:
-        console.print(escape(f"  {r['kind']} of {r['of']}: {r['size'] / 2**20:.1f} MiB, {r['path']}"),
+        console.print(escape(f"  {r['kind']} of {shown(r['of'])}: {r['size'] / 2**20:.1f} MiB, {shown(r['path'])}"),
                       soft_wrap=True, highlight=False)
 
 
 def print_llvm_status(llvm: LLVMPlan, entries: list[dict[str, Any]], ready: bool, out: Console) -> None:
     """``tritonbuild llvm status``: the pin, the LLVM ``build`` would use and why the others were not."""
-    out.print(f"pin: {llvm.pinned_hash} ({llvm.pin_file})"
+    out.print(f"pin: {llvm.pinned_hash} ({shown(llvm.pin_file)})"
               + (f", build {llvm.build_number}" if llvm.build_number is not None else ""))
     out.print(f"prebuilt archive for this host: {llvm.archive or 'none'}"
               + (" (sha256 pinned)" if llvm.host_suffix in llvm.sha256 else " (no sha256 in the pin)"))
     out.print(f"targets needed: {' '.join(llvm.required_targets)}")
     if llvm.prefix:
         state = "" if ready else " (not in the cache yet: `build` will fetch/build it)"
-        out.print(f"[green]build would use:[/green] {llvm.prefix} via {llvm.strategy}{state}; pinned commit: "
+        out.print(f"[green]build would use:[/green] {shown(llvm.prefix)} via {llvm.strategy}{state}; pinned commit: "
                   f"{ {True: 'yes', False: 'no', None: 'unknown'}[llvm.is_pinned] }")
     for cand, why in llvm.rejected:
-        out.print(f"  not used: {cand}: {why}")
+        out.print(f"  not used: {shown(cand)}: {why}")
     for e in entries:
-        out.print(f"  cached: {e['prefix']} ({e.get('provider')}, {e.get('llvm_hash', '?')[:12]})")
+        out.print(f"  cached: {shown(e['prefix'])} ({e.get('provider')}, {e.get('llvm_hash', '?')[:12]})")
     if llvm.problem:
         out.print(f"[red]problem:[/red] {llvm.problem}")
 
@@ -273,6 +277,6 @@ def print_matrix(plans: list[Plan], out: Console) -> None:
         table.add_column(col, overflow="fold")
     for p in plans:
         table.add_row("\n".join((p.python, *p.serves)), p.wheel.tag, f"{p.wheel.name}-{p.wheel.version}",
-                      p.cmake.build_dir)
+                      shown(p.cmake.build_dir))
     out.print(table)
 

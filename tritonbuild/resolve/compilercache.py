@@ -53,7 +53,7 @@ def fleet_jobs(hosts: str) -> int:
         host = token.split(",", 1)[0]
         name, _, limit = host.partition("/")
         name = re.sub(r"^\w+@", "", name).split(":")[0]
-        if limit.isdigit():
+        if limit.isascii() and limit.isdigit():
             total += int(limit)
         else:
             total += _DISTCC_DEFAULT_SLOTS.get(name, 4)

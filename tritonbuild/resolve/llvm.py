@@ -3,7 +3,6 @@ LLVM (not the pin: a warning), or a problem that says what to run."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from tritonbuild.errors import UserError
 from tritonbuild.plan import LLVMPlan, redact_text
+from tritonbuild.printable import printable, quoted
 from tritonbuild.resolve.facts import Facts, LLVMInstall
 from tritonbuild.resolve.llvm_requirement import (
     PREBUILT_TARGETS,
@@ -81,11 +81,12 @@ def _download_refusal(short: str, blocker: str, targets: tuple[str, ...], users:
                 "--llvm PREFIX.")
     needing = [n for n, ts in users.items() if set(ts) & set(extra)]
     others = ";".join(n for n in users if n not in needing)
-    fetch = (f"`tritonbuild llvm fetch --source {root} --backends '{others}'` fetches the prebuilt for the other "
-             "backends; " if others else "")
+    fetch = (f"`tritonbuild llvm fetch --source {quoted(root)} --backends '{others}'` fetches the prebuilt for the "
+             "other backends; " if others else "")
     who = ", ".join(needing) or "this plan"
     return (f"The prebuilt LLVM {short} holds only the host, NVPTX and AMDGPU targets, and {who} also needs "
-            f"{', '.join(extra)}. {fetch}`tritonbuild llvm build --source {root} --backends '{';'.join(users)}'` "
+            f"{', '.join(extra)}. {fetch}`tritonbuild llvm build --source {quoted(root)} --backends "
+            f"'{';'.join(users)}'` "
             "builds the pinned LLVM with every target this plan needs (hours on 2 cores).")
 
 
@@ -192,11 +193,11 @@ def check_llvm_src(url: str | None, origin: str, kind: str | None, offline: bool
 
 
 def _no_llvm(facts: Facts, targets: tuple[str, ...], rejected: list[tuple[str, str]]) -> str:
-    tried = "; ".join(f"{p}: {w}" for p, w in rejected) or "none found"
+    tried = "; ".join(f"{printable(p)}: {w}" for p, w in rejected) or "none found"
     return (
         f"No usable LLVM for pin {facts.source.pin.short} with targets {' '.join(targets)} ({tried}). Install a "
         "system LLVM (Debian: llvm-22-dev libmlir-22-dev mlir-22-tools liblld-22-dev), pass --llvm PREFIX / "
-        f"LLVM_SYSPATH, or build the pinned one: tritonbuild llvm build --source {facts.source.root}"
+        f"LLVM_SYSPATH, or build the pinned one: tritonbuild llvm build --source {quoted(facts.source.root)}"
     )
 
 
@@ -223,8 +224,8 @@ def pinned_hint(llvm: LLVMPlan, src: SourceInfo, names: tuple[str, ...], checkou
     """How to get the pinned LLVM instead, given why the prebuilt download was not taken. With ``--patch`` the
     command names the user's ``checkout`` and the same patches, never tritonbuild's patched copy."""
     why = dict(llvm.rejected).get("prebuilt download", "")
-    given = "".join(f" --patch {shlex.quote(p)}" for p in patches) if checkout else ""
-    build = (f"`tritonbuild llvm build --source {shlex.quote(checkout or src.root)}{given} --backends "
+    given = "".join(f" --patch {quoted(p)}" for p in patches) if checkout else ""
+    build = (f"`tritonbuild llvm build --source {quoted(checkout or src.root)}{given} --backends "
              f"'{';'.join(names)}'` builds it (mlir and lld "
              f"with {', '.join(llvm.required_targets)}; hours on 2 cores)")
     return PINNED_HINTS.get(why.code if isinstance(why, Blocker) else None, "For the pinned LLVM, {build}.").format(

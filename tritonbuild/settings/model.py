@@ -53,12 +53,27 @@ def env_bool(env: Mapping[str, str], name: str) -> bool | None:
     )
 
 
+def ascii_int(text: str) -> int:
+    """``int(text)`` for ASCII text only: ``int`` also reads other scripts' digits (``MAX_JOBS=\\uff14``, a
+    fullwidth 4), which no one types on purpose and a reviewer reads as something else. ValueError otherwise."""
+    if not text.isascii():
+        raise ValueError(f"not ASCII: {text!r}")
+    return int(text)
+
+
+def ascii_float(text: str) -> float:
+    """``float(text)`` for ASCII text only (as ``ascii_int``). ValueError otherwise."""
+    if not text.isascii():
+        raise ValueError(f"not ASCII: {text!r}")
+    return float(text)
+
+
 def env_int(env: Mapping[str, str], name: str) -> int | None:
     """A whole number; its range is the setting's, checked with every other origin's in ``resolve_settings``."""
     if name not in env or not env[name].strip():
         return None
     try:
-        return int(env[name])
+        return ascii_int(env[name])
     except ValueError:
         raise UserError(f"The environment variable {name}={show(env[name])} is not a whole number.") from None
 
@@ -68,7 +83,7 @@ def env_float(env: Mapping[str, str], name: str) -> float | None:
     if name not in env or not env[name].strip():
         return None
     try:
-        return float(env[name])
+        return ascii_float(env[name])
     except ValueError:
         raise UserError(f"The environment variable {name}={show(env[name])} is not a number.") from None
 
@@ -144,7 +159,7 @@ def text_problem(text: str) -> str | None:
     if any("\ud800" <= c <= "\udfff" for c in text):
         return ("holds bytes that are not UTF-8 (an environment variable or argument in another encoding); "
                 "give it as UTF-8 text")
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):  # C0, DEL and C1 (\x9b is a terminal's CSI)
         return "holds a control character (a newline, tab, escape or NUL); remove it"
     return None
 
@@ -244,13 +259,13 @@ def _spec(name: str, default: Any, flag: str | None, env: dict[str, Callable[...
 
 
 # The values' own rules (pure: nothing here looks at the disk; a path that must exist is checked where it is read).
-_WHEEL_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_TARGET = re.compile(r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]*$")  # a CMake target or a library's file name
+_WHEEL_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")  # each used with fullmatch
+_TARGET = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]*")  # a CMake target or a library's file name
 MAX_JOBS = 4096
 
 
 def wheel_name_problem(value: str) -> str | None:
-    if _WHEEL_NAME.match(value):
+    if _WHEEL_NAME.fullmatch(value):
         return None
     return ("is not a wheel distribution name: use letters, digits, '.', '_' and '-', starting and ending with a "
             "letter or digit (PEP 427/503), e.g. triton or triton-nightly")
@@ -311,7 +326,7 @@ def _paths(value: list[str]) -> str | None:
 
 def _names(what: str) -> Validator:
     def problem(value: list[str]) -> str | None:
-        bad = [v for v in value if not _TARGET.match(v)]
+        bad = [v for v in value if not _TARGET.fullmatch(v)]
         return f"lists {show(bad[0])}, which is not {what} (letters, digits, '_', '.', '+' and '-', not first)" \
             if bad else None
 

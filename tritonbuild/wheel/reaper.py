@@ -82,7 +82,7 @@ def _children() -> list[int]:
     """This process's children, adopted orphans included, from /proc (zombies too: waitpid reaps them)."""
     me, found = str(os.getpid()), []
     for name in os.listdir("/proc"):
-        if not name.isdigit():
+        if not (name.isascii() and name.isdigit()):
             continue
         try:
             with open(f"/proc/{name}/stat") as f:

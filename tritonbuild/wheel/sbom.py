@@ -103,7 +103,7 @@ def _licences(facts: Facts) -> list[LicenseExpression] | None:
 def epoch(plan: Plan) -> int | None:
     """The SBOM's time: the build's SOURCE_DATE_EPOCH (reproducible builds), else the source's commit time."""
     given = dict(plan.cmake.env).get("SOURCE_DATE_EPOCH", "")
-    return int(given) if given.isdigit() else plan.source.commit_time
+    return int(given) if given.isascii() and given.isdigit() else plan.source.commit_time
 
 
 def _where(plan: Plan, path: str | None) -> str | None:

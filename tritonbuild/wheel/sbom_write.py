@@ -120,10 +120,10 @@ def _version_json(path: Path) -> dict[str, str]:
     if not isinstance(data, dict):
         return {}
     return {k: v["version"] for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)
-            and isinstance(v.get("version"), str) and _SAFE_VERSION.match(v["version"])}
+            and isinstance(v.get("version"), str) and _SAFE_VERSION.fullmatch(v["version"])}
 
 
-_SAFE_VERSION = re.compile(r"^[0-9][0-9A-Za-z.+-]{0,40}$")
+_SAFE_VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]{0,40}")  # fullmatch
 
 
 def _dist_infos(where: Path) -> dict[str, str]:
@@ -134,7 +134,7 @@ def _dist_infos(where: Path) -> dict[str, str]:
         return out
     for entry in entries:
         name, _, version = entry.removesuffix(".dist-info").partition("-")
-        if entry.endswith(".dist-info") and name.startswith("nvidia_cuda_") and _SAFE_VERSION.match(version):
+        if entry.endswith(".dist-info") and name.startswith("nvidia_cuda_") and _SAFE_VERSION.fullmatch(version):
             out[name.removeprefix("nvidia_")] = version
     return out
 

@@ -79,7 +79,7 @@ def wheel_tags(wheel: Path) -> tuple[str, str]:
         raise zipguard.BadWheel(f"the file name {wheel.name!r} is not a wheel's "
                                 "(name-version[-build]-python-abi-platform.whl)")
     py, abi = parts[-3], parts[-2]
-    if abi == "abi3" and not (py.startswith("cp3") and py[3:].isdigit()):
+    if abi == "abi3" and not (py.startswith("cp3") and (py[3:].isascii() and py[3:].isdigit())):
         raise zipguard.BadWheel(f"the file name {wheel.name!r} pairs abi3 with {py!r}, not a CPython tag (cp312)")
     return py, abi
 

@@ -43,7 +43,7 @@ def _entry(zf: zipfile.ZipFile, line: int, path: str, digest: str, size: str) ->
     algo, _, expected = digest.partition("=")
     if algo not in HASHES:
         return f"{printable(path)} has no sha256 (or stronger) hash in RECORD ({digest[:20]!r})"
-    if size and not size.isdigit():
+    if size and not (size.isascii() and size.isdigit()):
         return f"RECORD line {line}: the size of {printable(path)} is {size[:20]!r}, not a number"
     try:
         raw, length = zipguard.digest(zf, info, algo)
