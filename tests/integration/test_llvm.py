@@ -104,6 +104,18 @@ def test_stalled_server_times_out(tmp_path: Path, server: Server) -> None:
     assert time.monotonic() - start < 30
 
 
+def test_size_cap_from_the_environment_stops_the_download_unretried(tmp_path: Path, server: Server) -> None:
+    """#44: TRITONBUILD_HTTP_MAX_BYTES reaches the download through the plan: a Content-Length over it is refused
+    before the body, once (no retry), naming the cap and the variable; nothing is left in the cache."""
+    proc = fetch(tmp_path, g3_tree(tmp_path), f"{server.url}/capped", env={"TRITONBUILD_HTTP_MAX_BYTES": "100"})
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
+    err = flat(proc.stderr)
+    assert f"the server declares {len(GOOD)} bytes (Content-Length), over the cap of 100 bytes" in err
+    assert "TRITONBUILD_HTTP_MAX_BYTES" in err and f"{server.url}/capped/{ARCHIVE}" in err
+    assert server.hits[f"/capped/{ARCHIVE}"] == 1
+    assert not (tmp_path / "cache" / "llvm" / TOP).exists() and leftovers(tmp_path) == []
+
+
 def test_missing_archive_is_a_clear_error(tmp_path: Path, server: Server) -> None:
     proc = fetch(tmp_path, g3_tree(tmp_path), f"{server.url}/missing")
     assert proc.returncode == 2 and "There is no prebuilt LLVM" in flat(proc.stderr)

@@ -132,3 +132,22 @@ def test_a_wheel_that_does_not_match_the_index_hash_is_refused(tmp_path: Path) -
         pypi.provide(ref, tmp_path / "cache", index=url, machine=ARCH, offline=False, log=lambda m: None)
     assert not (tmp_path / "cache" / "nvidia" / "nvidia-cuda-runtime-13.1.80").exists()
     assert not any((tmp_path / "cache" / "nvidia" / ".downloads").iterdir())
+
+
+def test_a_wheel_over_the_download_cap_is_stopped_and_nothing_is_cached(tmp_path: Path) -> None:
+    """#44: the limits the plan's settings give (stage passes ``Limits.of(settings)``) reach the wheel's download:
+    a wheel larger than http_max_bytes is refused before its body, and nothing of it is left."""
+    from tritonbuild.http import Limits, Stopped
+    from tritonbuild.nvidia import pypi
+    from tritonbuild.nvidia.parts import pypi_wheel
+
+    root = tmp_path / "index"
+    make_index(root)
+    ref = pypi_wheel("cudart", "13.1.80")
+    assert ref is not None
+    refusal = r"the server declares \d+ bytes \(Content-Length\), over the cap of 400 bytes that TRITONBUILD_HTTP_MAX"
+    with serve(root) as url, pytest.raises(Stopped, match=refusal):
+        pypi.provide(ref, tmp_path / "cache", index=url, machine=ARCH, offline=False, log=lambda m: None,
+                     limits=Limits(max_bytes=400))  # the page (~300 bytes) passes, the wheel does not
+    assert not (tmp_path / "cache" / "nvidia" / "nvidia-cuda-runtime-13.1.80").exists()
+    assert not any((tmp_path / "cache" / "nvidia" / ".downloads").iterdir())

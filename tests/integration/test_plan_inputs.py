@@ -89,6 +89,23 @@ def test_http_settings_are_read_through_the_model(refused) -> None:
     refused(env={"TRITONBUILD_HTTP_TIMEOUT": "0"}, fragment="http_timeout = 0.0 (env TRITONBUILD_HTTP_TIMEOUT)")
 
 
+def test_download_limits_are_settings_the_plan_carries_and_refuses_when_bad(refused, tree, tmp_path: Path) -> None:
+    """#44: the deadline, minimum rate and size cap of downloads travel in the plan (the LLVM download and the NVIDIA
+    wheels read them from there); a bad value is refused before any work, ASCII digits only."""
+    import json
+
+    env = {"TRITONBUILD_HTTP_DEADLINE": "90", "TRITONBUILD_HTTP_MIN_RATE": "0", "TRITONBUILD_HTTP_MAX_BYTES": "4096"}
+    proc = run_cli("plan", "--json", "--source", str(tree()), "--llvm", LLVM, "--offline", "--cache-dir",
+                   str(tmp_path / "cache"), cwd=tmp_path, env=env, check=True)
+    settings = json.loads(proc.stdout)["settings"]
+    assert settings["http_deadline"] == {"value": 90.0, "origin": "env TRITONBUILD_HTTP_DEADLINE"}
+    assert settings["http_min_rate"] == {"value": 0, "origin": "env TRITONBUILD_HTTP_MIN_RATE"}
+    assert settings["http_max_bytes"] == {"value": 4096, "origin": "env TRITONBUILD_HTTP_MAX_BYTES"}
+    refused(env={"TRITONBUILD_HTTP_DEADLINE": "0"}, fragment="http_deadline = 0.0 (env TRITONBUILD_HTTP_DEADLINE)")
+    refused(env={"TRITONBUILD_HTTP_MAX_BYTES": "\uff14"},
+            fragment="TRITONBUILD_HTTP_MAX_BYTES='\uff14' is not a whole number")
+
+
 def test_a_python_given_with_a_slash_is_a_path_from_cwd_never_a_path_lookup(refused, tmp_path: Path) -> None:
     """./mypython is the file in the working directory even when PATH has a real interpreter of that name."""
     bin_dir = tmp_path / "bin"

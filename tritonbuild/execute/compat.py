@@ -41,7 +41,8 @@ SCHEMA = 1
 IRRELEVANT = frozenset({"source", "ref", "llvm", "jobs", "link_jobs", "compile_check_timeout", "ccache",
                         "ccache_remote", "compiler_cache", "distcc", "wheelhouse", "wheel_name", "version_suffix",
                         "version_scheme", "zip_level", "reproducible", "strip", "repair", "repair_exclude",
-                        "http_retries", "http_timeout", "llvm_mirror", "pypi_index", "require_pinned_llvm"})
+                        "http_retries", "http_timeout", "http_deadline", "http_min_rate", "http_max_bytes",
+                        "llvm_mirror", "pypi_index", "require_pinned_llvm"})
 _FINGERPRINT_FILES = 50_000
 
 

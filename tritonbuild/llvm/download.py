@@ -34,7 +34,9 @@ def fetch_archive(req: LLVMRequest, dest: Path, *, retries: int = http.RETRIES, 
     """Stream the archive to ``dest.part`` with bounded retries, then rename it to ``dest``."""
     url = url_for(req)
     try:
-        return http.fetch(url, dest, retries=retries, timeout=timeout, progress=progress, log=log,
+        limits = http.Limits(retries=retries, timeout=timeout, deadline=req.deadline, min_rate=req.min_rate,
+                             max_bytes=req.max_bytes)
+        return http.fetch(url, dest, limits=limits, progress=progress, log=log,
                           hint="Check the network or the mirror (--llvm-mirror / TRITONBUILD_LLVM_MIRROR), or use "
                                "--llvm system / PREFIX.")
     except http.NotFound as exc:

@@ -41,7 +41,8 @@ def request_from(plan: Plan, **overrides: Any) -> LLVMRequest:
         llvm_hash=plan.llvm.pinned_hash, build_number=plan.llvm.build_number, sha256=dict(plan.llvm.sha256),
         suffix=plan.llvm.host_suffix, targets=plan.llvm.required_targets, cache_root=Path(plan.cache_root),
         mirror=s.llvm_mirror, allow_unpinned=s.allow_unpinned, offline=plan.toolchain.offline, llvm_src=s.llvm_src,
-        assertions=s.llvm_assertions, retries=s.http_retries, timeout=s.http_timeout,
+        assertions=s.llvm_assertions, retries=s.http_retries, timeout=s.http_timeout, deadline=s.http_deadline,
+        min_rate=s.http_min_rate, max_bytes=s.http_max_bytes,
     )
     return dataclasses.replace(req, **overrides)
 

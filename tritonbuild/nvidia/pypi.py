@@ -87,6 +87,7 @@ def _extract(wheel: Path, staging: Path, name: str) -> None:
 
 
 INDEX_TIMEOUT = 10.0  # seconds the plan waits for an index page (one attempt: a plan stays quick)
+INDEX_DEADLINE = 30.0  # seconds the plan gives an index page in all
 
 
 def index_versions(index: str, project: str, machine: str, log: Callable[[str], None] = print
@@ -95,7 +96,8 @@ def index_versions(index: str, project: str, machine: str, log: Callable[[str], 
     page is missing, the network failed), or None."""
     page_url = f"{index.rstrip('/')}/{project}/"
     try:
-        page = http.get_text(page_url, retries=1, timeout=INDEX_TIMEOUT, log=log)
+        page = http.get_text(page_url, limits=http.Limits(retries=1, timeout=INDEX_TIMEOUT, deadline=INDEX_DEADLINE),
+                             log=log)
     except http.NotFound:
         return (), f"the package index {index} has no {project} ({page_url})"
     except (http.NetworkError, OSError) as exc:
@@ -246,7 +248,8 @@ def _marker(ref: WheelRef, wheel: Path, origin: str, **where: str) -> dict[str, 
 
 
 def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offline: bool,
-            log: Callable[[str], None] = print, wheelhouse: Path | None = None) -> Path:
+            log: Callable[[str], None] = print, wheelhouse: Path | None = None,
+            limits: http.Limits = http.DEFAULT_LIMITS) -> Path:
     """The unpacked wheel's directory in the cache: from the ``wheelhouse`` dir when it holds the wheel (checked
     as a download is), else fetched from the index (offline: refused). A cache entry marked complete whose tool
     fails the check is removed and provided again (offline with no wheelhouse holding it: refused, naming it)."""
@@ -282,17 +285,18 @@ def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offlin
                         "CUDA_HOME to a CUDA toolkit.")
     with FileLock(str(dest) + ".lock"):
         if not (dest / ".complete").is_file():
-            _download(ref, dest, index, machine, log)
+            _download(ref, dest, index, machine, log, limits)
     log(f"{ref.spec} ready at {dest}")
     return dest
 
 
-def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable[[str], None]) -> None:
+def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable[[str], None],
+              limits: http.Limits) -> None:
     """Fetch ``ref``'s wheel from the index, check its sha256 and METADATA, and publish it into ``dest``."""
     page_url = f"{index.rstrip('/')}/{ref.project}/"
     hint = "Check the network or the index (TRITONBUILD_PYPI_INDEX / PIP_INDEX_URL)."
     try:
-        page = http.get_text(page_url, log=log, hint=hint)
+        page = http.get_text(page_url, limits=limits, log=log, hint=hint)
     except http.NotFound:
         raise UserError(f"The package index {index} has no {ref.project} ({page_url}). Point "
                         "TRITONBUILD_PYPI_INDEX at an index that mirrors NVIDIA's wheels.") from None
@@ -305,7 +309,7 @@ def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable
     part = confined(dest.parent / ".downloads", f"{name}.{os.getpid()}", what=f"the download of {ref.spec}")
     try:
         log(f"downloading {ref.spec} ({name}) from {url}")
-        http.fetch(url, part, log=log, hint=hint)
+        http.fetch(url, part, limits=limits, log=log, hint=hint)
         actual = sha256_of(part)
         if sha and actual != sha:
             raise UserError(f"The download of {name} (from {url}) does not match the index's sha256 ({sha}, got "

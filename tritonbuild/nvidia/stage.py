@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from tritonbuild import http
 from tritonbuild.nvidia import pypi
 from tritonbuild.nvidia.choose import refuse_inputs
 from tritonbuild.nvidia.discover import closure, lib_files
@@ -80,7 +81,7 @@ def stage(plan: Plan, log: Callable[[str], None] = print) -> dict[str, int]:
         project, _, version = spec.partition("==")
         pypi.provide(WheelRef(project, version, ""), Path(plan.cache_root), index=settings.pypi_index,
                      machine=platform.machine(), offline=plan.toolchain.offline, log=log,
-                     wheelhouse=settings.wheelhouse)
+                     wheelhouse=settings.wheelhouse, limits=http.Limits.of(settings))
     wanted: dict[str, Path] = {}
     counts: dict[str, int] = {}
     for part in plan.nvidia:

@@ -92,9 +92,13 @@ class LLVMRequest:
     build_type: str = "Release"
     assertions: bool = False
     llvm_src: str | None = None
-    # a download's attempts and its wait for the server: the http_retries and http_timeout settings
+    # a download's attempts and its wait for the server: the http_retries and http_timeout settings; its time for
+    # all attempts, minimum rate and size: http_deadline, http_min_rate, http_max_bytes
     retries: int = SPEC_BY_NAME["http_retries"].default
     timeout: float = SPEC_BY_NAME["http_timeout"].default
+    deadline: float = SPEC_BY_NAME["http_deadline"].default
+    min_rate: int = SPEC_BY_NAME["http_min_rate"].default
+    max_bytes: int = SPEC_BY_NAME["http_max_bytes"].default
 
     @property
     def archive(self) -> str | None:

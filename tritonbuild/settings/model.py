@@ -580,6 +580,18 @@ SPECS: tuple[Spec, ...] = (
     _spec("http_timeout", 30.0, None, {"TRITONBUILD_HTTP_TIMEOUT": env_float},
           "seconds a download of a prebuilt LLVM may wait for the server before the attempt fails", minimum=0,
           maximum=3600, validate=_positive_seconds),
+    _spec("http_deadline", 3600.0, None, {"TRITONBUILD_HTTP_DEADLINE": env_float},
+          "seconds one download (a prebuilt LLVM, an NVIDIA wheel) may take, all its attempts together, before it "
+          "is stopped (a read may overrun it by up to http_timeout)", minimum=0, maximum=604800,
+          validate=_positive_seconds),
+    _spec("http_min_rate", 1024, None, {"TRITONBUILD_HTTP_MIN_RATE": env_int},
+          "bytes per second a download must average over each 60 s window once its first 60 s have passed, else "
+          "the attempt is stopped (and retried while the deadline allows); 0: no minimum", minimum=0,
+          maximum=1 << 30),
+    _spec("http_max_bytes", 4 << 30, None, {"TRITONBUILD_HTTP_MAX_BYTES": env_int},
+          "bytes one download may have: a larger Content-Length is refused before the body is read, and a body that "
+          "grows past it is stopped (not retried); a prebuilt LLVM archive is about 0.5-1 GiB", minimum=1,
+          maximum=1 << 40),
 )
 SPEC_BY_NAME = {s.name: s for s in SPECS}
 
@@ -656,6 +668,9 @@ class Settings:
     pypi_index: str
     http_retries: int
     http_timeout: float
+    http_deadline: float  # seconds for all the attempts of one download
+    http_min_rate: int  # bytes/s over a sliding window; 0: no minimum
+    http_max_bytes: int
 
     @classmethod
     def of(cls, resolved: Mapping[str, Resolved]) -> Settings:
@@ -719,5 +734,5 @@ def _resolve(spec: Spec, cli: Mapping[str, Any], env: Mapping[str, str], recipe:
 
 def env_setting(name: str, env: Mapping[str, str]) -> Any:
     """The value of a setting only the environment gives (default < env, checked like any other), for the edge
-    code that runs after the plan and reads the same environment (downloads: ``http_retries``, ``http_timeout``)."""
+    code that runs after the plan and reads the same environment (downloads: the ``http_*`` settings)."""
     return _resolve(SPEC_BY_NAME[name], {}, env, {}, "recipe").value

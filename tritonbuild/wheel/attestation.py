@@ -39,7 +39,7 @@ MAX_BYTES = 4 << 20  # a provenance file read back: a plan's is some tens of KiB
 # Settings that say how this machine builds, not what: a rebuild takes them from its own machine, and they are
 # not differences (parallelism, compiler caches, the network). Secrets are redacted, so those come from here too.
 LOCAL = frozenset({"jobs", "link_jobs", "ccache", "compiler_cache", "distcc", "ccache_remote", "wheelhouse",
-                   "offline", "http_retries", "http_timeout"})
+                   "offline", "http_retries", "http_timeout", "http_deadline", "http_min_rate", "http_max_bytes"})
 _WHEEL_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.whl$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
