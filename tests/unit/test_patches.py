@@ -4,36 +4,16 @@ tests/integration/test_patches.py.)"""
 
 from __future__ import annotations
 
-import posixpath
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import control, fine, lands_inside, patch_headers
 from tritonbuild.errors import UserError
 from tritonbuild.gather import patches
 
 PARTS = st.sampled_from(["a", "b", "src", ".", "..", "", ".git", ".GIT", "x.h", "/", "\\", " ", "é", "\x01"])
 RAW = st.lists(PARTS, min_size=0, max_size=6).map("/".join) | st.text(max_size=30)
-
-
-def _lands_inside(rel: str) -> bool:
-    """``rel`` joined to a root stays under it, names no .git and no parent."""
-    root = "/copy/tree"
-    full = posixpath.normpath(posixpath.join(root, rel))
-    return (full.startswith(root + "/") and ".." not in rel.split("/")
-            and ".git" not in [p.lower() for p in rel.split("/")])
-
-
-def _fine(rel: str) -> bool:
-    """``rel`` (relative to the top) is a name tritonbuild must accept: inside, no .git, no control character,
-    no empty component, short."""
-    return (_lands_inside(rel) and all(p not in ("", ".") for p in rel.split("/")) and len(rel) < 200
-            and not _control(rel))
-
-
-def _control(text: str) -> bool:
-    return any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)
 
 
 @settings(max_examples=400, deadline=None)
@@ -42,83 +22,13 @@ def test_a_named_path_lies_inside_the_copy_or_is_refused(raw: str, strip: bool) 
     # both ways, so that it cannot pass by refusing everything (#48): accepted exactly when it lands inside
     rel = "/".join(raw.split("/")[1:]) if strip else raw
     accepted = patches.path_problem(raw, strip=strip) is None
-    assert accepted == (_fine(rel) and not _control(raw) and not raw.startswith("/") and (not strip or "/" in raw)), raw
+    assert accepted == (fine(rel) and not control(raw) and not raw.startswith("/") and (not strip or "/" in raw)), raw
     if accepted:
         assert patches.inside(raw, strip=strip) == rel
 
 
-# --- generated patch headers (#44): modes in any spelling git reads, every kind of header, quoted names ------------
-
-SAFE_PARTS = ["a", "src", "x.h", "my file", "caf\u00e9", "b", "q\"t", "back\\slash", "-", "1"]
-HOSTILE_PARTS = ["..", ".", ".git", ".GIT", "", "\x01", "\x7f"]
-MODES = [0o100644, 0o100755, 0o120000, 0o120777, 0o160000, 0o040000, 0o100664, 0o644, 0o1100644]
-SPELLINGS = ["{o}", "0{o}", "00{o}", " {o}", "  {o}", "\t{o}", "+{o}", "{o} junk", "{o}\r", "{o}x", "x{o}", ""]
-KINDS = ["mode", "new", "deleted", "index", "rename", "copy", "binary"]
-
-
-@st.composite
-def names(draw: st.DrawFn) -> str:
-    """A path relative to the top of the source: mostly safe parts, at times a hostile one, at times absolute."""
-    parts = draw(st.lists(st.sampled_from(SAFE_PARTS) | st.sampled_from(HOSTILE_PARTS), min_size=1, max_size=4)
-                 if draw(st.booleans()) else st.lists(st.sampled_from(SAFE_PARTS), min_size=1, max_size=4))
-    return ("/" if draw(st.integers(0, 9)) == 0 else "") + "/".join(parts)
-
-
-def quote(name: str, octal: set[int]) -> str:
-    """``name`` C-quoted as git writes it, the characters at ``octal`` (and every byte that needs it) as \\ooo."""
-    out = []
-    for i, ch in enumerate(name):
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif i in octal or ord(ch) < 0x20 or ord(ch) >= 0x7F:
-            out.append("".join(f"\\{b:03o}" for b in ch.encode()))
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-@st.composite
-def headers(draw: st.DrawFn) -> tuple[str, set[str], bool]:
-    """A generated patch (one file's header and maybe a hunk), the paths it touches, and whether tritonbuild
-    must accept it (every path fine, every mode a regular file's, spelled as git reads it, no binary diff)."""
-    kind = draw(st.sampled_from(KINDS))
-    old = draw(names())
-    new = draw(names()) if kind in ("rename", "copy") else old
-    modes = [draw(st.sampled_from(MODES)) for _ in range(2)]
-    spells = [draw(st.sampled_from(SPELLINGS)) for _ in range(2)]
-
-    def shown(name: str, side: str) -> str:
-        plain = not any(c in name for c in '"\\') and not _control(name) and not name.startswith('"')
-        full = f"{side}/{name}" if side else name  # rename and copy names have no a/ or b/
-        if plain and draw(st.booleans()):
-            return full
-        return quote(full, set(draw(st.lists(st.integers(0, len(full)), max_size=4))))
-
-    def mode(n: int) -> str:
-        return spells[n].format(o=f"{modes[n]:o}")
-
-    lines = [f"diff --git {shown(old, 'a')} {shown(new, 'b')}"]
-    used = {"mode": [0, 1], "new": [0], "deleted": [0], "index": [0]}.get(kind, [])
-    hunk = [f"--- {shown(old, 'a')}", f"+++ {shown(new, 'b')}", "@@ -1 +1 @@", "-a", "+b"]
-    if kind == "mode":
-        lines += [f"old mode {mode(0)}", f"new mode {mode(1)}"]
-    elif kind == "new":
-        lines += [f"new file mode {mode(0)}", "--- /dev/null", f"+++ {shown(new, 'b')}", "@@ -0,0 +1 @@", "+x"]
-    elif kind == "deleted":
-        lines += [f"deleted file mode {mode(0)}", f"--- {shown(old, 'a')}", "+++ /dev/null", "@@ -1 +0,0 @@", "-x"]
-    elif kind == "index":
-        lines += [f"index 1234567..89abcde {mode(0)}", *hunk]
-    elif kind in ("rename", "copy"):
-        lines += ["similarity index 90%", f"{kind} from {shown(old, '')}", f"{kind} to {shown(new, '')}", *hunk]
-    else:
-        lines += ["index 1234567..89abcde 100644", "GIT binary patch", "literal 0", "HcmV?d00001", ""]
-    fine = all(_fine(n) and not n.startswith("/") for n in {old, new})
-    regular = all(modes[n] in patches.REGULAR_MODES and spells[n] not in ("{o}x", "x{o}", "") for n in used)
-    return "\n".join(lines) + "\n", {old, new}, fine and regular and kind != "binary"
-
-
 @settings(max_examples=300, deadline=None)
-@given(patch=headers())
+@given(patch=patch_headers())
 def test_a_generated_patch_is_accepted_exactly_when_its_paths_and_modes_are_safe(
         patch: tuple[str, set[str], bool]) -> None:
     text, touched, safe = patch
@@ -130,7 +40,7 @@ def test_a_generated_patch_is_accepted_exactly_when_its_paths_and_modes_are_safe
         assert said.startswith("The patch p.diff ") and "(line " in said and "\n" not in said, said
         return
     assert safe, text
-    assert set(files) == touched and all(_lands_inside(f) for f in files), (files, text)
+    assert set(files) == touched and all(lands_inside(f) for f in files), (files, text)
 
 
 @pytest.mark.parametrize(("text", "words"), [

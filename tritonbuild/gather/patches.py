@@ -134,7 +134,8 @@ def _prefix_end(name: str) -> int | None:
 def _def_names(text: str, i: int, eol: int) -> list[str]:
     """The default name git takes from a ``diff --git`` line (``text[i:eol]`` follows "diff --git "), raw with
     its a/ prefix: the one name both halves give once -p1 strips them (C-quoted or not, split at a space or tab;
-    the first such split), or none (a rename's names are on its own lines). A mode change, a new or deleted
+    the first such split; a quoted first name with an unquoted second gives none), or none (a rename's names are
+    on its own lines). A mode change, a new or deleted
     empty file, a rename or copy header changes this name with no ---/+++ line."""
     if text.startswith('"', i):
         first = _unquote_at(text, i)
@@ -144,7 +145,8 @@ def _def_names(text: str, i: int, eol: int) -> list[str]:
         j = first[1]
         while j < eol and text[j] in _GIT_SPACE:
             j += 1
-        second = _unquote_at(text, j) if text.startswith('"', j) else (text[j:eol], eol)
+        # an unquoted second name git compares with its line's newline: it matches only on a last line
+        second = _unquote_at(text, j) if text.startswith('"', j) else (text[j:eol], eol) if eol == len(text) else None
         cut2 = _prefix_end(second[0]) if second and j < eol else None
         return [first[0]] if second and cut2 is not None and second[0][cut2:] == first[0][cut:] else []
     line = text[i:eol]
