@@ -2,10 +2,12 @@
 patches and the source, runs ``git apply`` through ``safegit``, writes under ``<cache>/patched``).
 
 Each patch (``--patch FILE``, a recipe's ``patches``) is input the user did not write: it is read as a regular
-UTF-8 file under a size cap, and every path it names (``diff --git``, ``---``/``+++``, ``rename``/``copy`` lines;
-``-p1``, as git and ``patch -p1`` read them) must stay inside the source, outside ``.git``, and name no link or
-submodule; every path it writes is checked against the source as ``git apply`` in the checkout would see it (no
-file where the source has a directory, none under a file of the source). Then, under the copy's file lock
+UTF-8 file under a size cap and read as ``git apply`` reads it: every path it names (``diff --git``,
+``---``/``+++``, ``rename``/``copy`` lines; ``-p1``; C-quoted or not) must stay inside the source, outside ``.git``;
+every mode it sets (any header, ``index`` lines too; octal in any spelling git reads) must be a regular file's,
+100644 or 100755 (a link, a submodule, anything else is refused), and a binary diff is refused; every path it
+writes is checked against the source as ``git apply`` in the checkout would see it (no file where the source has a
+directory, none under a file of the source). Then, under the copy's file lock
 (``<cache>/patched/<key>.lock``; key: the source's real path and the patches' sha256), the patched content of the
 files the patches touch is computed in a scratch dir beside the copy (``<key>.scratch``: copies of just those
 files, ``git apply`` there, outside any repository; one a killed run left is removed by the next run that takes
