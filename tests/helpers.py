@@ -4,6 +4,9 @@
   host, and the plan resolved from them (pure: nothing is probed).
 - ``wheel``, ``WHEEL_FILES``: a small well-formed wheel for ``compare``.
 - ``serve``: a real HTTP server on 127.0.0.1 serving a directory.
+- ``patch_headers``, ``lands_inside``, ``fine``: generated patch headers (modes in the spellings git reads, every
+  kind of header, quoted and hostile names) and what tritonbuild must make of them, for the reader's property
+  test and its comparison with git apply.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import hashlib
 import http.server
 import json
 import platform
+import posixpath
 import stat
 import subprocess
 import threading
@@ -23,6 +27,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from hypothesis import strategies as st
+
+from tritonbuild.gather import patches
 from tritonbuild.gather.plugins import read_all
 from tritonbuild.gather.source import inspect_source
 from tritonbuild.nvidia.discover import driver_headers
@@ -194,3 +201,98 @@ def fake_ptxas(dest: Path, version: str) -> Path:
                    f'Cuda compilation tools, release {version.rsplit(".", 1)[0]}, V{version}"); return 0; }}\n')
     subprocess.run(["gcc", "-o", str(dest), str(src)], check=True)
     return dest
+
+
+# --- generated patches (#44) ----------------------------------------------------------------------------------------
+
+def lands_inside(rel: str) -> bool:
+    """``rel`` joined to a root stays under it, names no .git and no parent."""
+    root = "/copy/tree"
+    full = posixpath.normpath(posixpath.join(root, rel))
+    return (full.startswith(root + "/") and ".." not in rel.split("/")
+            and ".git" not in [p.lower() for p in rel.split("/")])
+
+
+def fine(rel: str) -> bool:
+    """``rel`` (relative to the top) is a name tritonbuild must accept: inside, no .git, no control character,
+    no empty component, short."""
+    return (lands_inside(rel) and all(p not in ("", ".") for p in rel.split("/")) and len(rel) < 200
+            and not control(rel))
+
+
+def control(text: str) -> bool:
+    return any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)
+
+
+SAFE_PARTS = ["a", "src", "x.h", "my file", "caf\u00e9", "b", "q\"t", "back\\slash", "-", "1"]
+HOSTILE_PARTS = ["..", ".", ".git", ".GIT", "", "\x01", "\x7f"]
+MODES = [0o100644, 0o100755, 0o120000, 0o120777, 0o160000, 0o040000, 0o100664, 0o644, 0o1100644]
+SPELLINGS = ["{o}", "0{o}", "00{o}", " {o}", "  {o}", "\t{o}", "+{o}", "{o} junk", "{o}\r", "{o}x", "x{o}", ""]
+KINDS = ["mode", "new", "deleted", "index", "rename", "copy", "binary"]
+
+
+@st.composite
+def patch_names(draw: st.DrawFn, hostile: bool = True) -> str:
+    """A path relative to the top of the source: safe parts, at times (``hostile``) a hostile one or absolute."""
+    parts = draw(st.lists(st.sampled_from(SAFE_PARTS) | st.sampled_from(HOSTILE_PARTS), min_size=1, max_size=4)
+                 if hostile and draw(st.booleans()) else st.lists(st.sampled_from(SAFE_PARTS), min_size=1, max_size=4))
+    return ("/" if hostile and draw(st.integers(0, 9)) == 0 else "") + "/".join(parts)
+
+
+def quote(name: str, octal: set[int]) -> str:
+    """``name`` C-quoted as git writes it, the characters at ``octal`` (and every byte that needs it) as \\ooo."""
+    out = []
+    for i, ch in enumerate(name):
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif i in octal or ord(ch) < 0x20 or ord(ch) >= 0x7F:
+            out.append("".join(f"\\{b:03o}" for b in ch.encode()))
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+@st.composite
+def patch_headers(draw: st.DrawFn, hostile: bool = True) -> tuple[str, set[str], bool]:
+    """A generated patch (one file's header and maybe a hunk), the paths it touches, and whether tritonbuild
+    must accept it (every path fine, every mode a regular file's, spelled as git reads it, no binary diff);
+    without ``hostile``, its paths are all fine."""
+    kind = draw(st.sampled_from(KINDS))
+    old = draw(patch_names(hostile))
+    new = draw(patch_names(hostile)) if kind in ("rename", "copy") else old
+    modes = [draw(st.sampled_from(MODES)) for _ in range(2)]
+    spells = [draw(st.sampled_from(SPELLINGS)) for _ in range(2)]
+
+    quoted: list[str] = []
+
+    def shown(name: str, side: str) -> str:
+        plain = not any(c in name for c in '"\\') and not control(name) and not name.startswith('"')
+        if side == "b" and kind == "mode" and quoted == ["a"]:  # git reads no name from "a/x" b/x
+            plain = False
+        full = f"{side}/{name}" if side else name  # rename and copy names have no a/ or b/
+        if plain and draw(st.booleans()):
+            return full
+        quoted.append(side)
+        return quote(full, set(draw(st.lists(st.integers(0, len(full)), max_size=4))))
+
+    def mode(n: int) -> str:
+        return spells[n].format(o=f"{modes[n]:o}")
+
+    lines = [f"diff --git {shown(old, 'a')} {shown(new, 'b')}"]
+    used = {"mode": [0, 1], "new": [0], "deleted": [0], "index": [0]}.get(kind, [])
+    hunk = [f"--- {shown(old, 'a')}", f"+++ {shown(new, 'b')}", "@@ -1 +1 @@", "-a", "+b"]
+    if kind == "mode":
+        lines += [f"old mode {mode(0)}", f"new mode {mode(1)}"]
+    elif kind == "new":
+        lines += [f"new file mode {mode(0)}", "--- /dev/null", f"+++ {shown(new, 'b')}", "@@ -0,0 +1 @@", "+x"]
+    elif kind == "deleted":
+        lines += [f"deleted file mode {mode(0)}", f"--- {shown(old, 'a')}", "+++ /dev/null", "@@ -1 +0,0 @@", "-x"]
+    elif kind == "index":
+        lines += [f"index 1234567..89abcde {mode(0)}", *hunk]
+    elif kind in ("rename", "copy"):
+        lines += ["similarity index 90%", f"{kind} from {shown(old, '')}", f"{kind} to {shown(new, '')}", *hunk]
+    else:
+        lines += ["index 1234567..89abcde 100644", "GIT binary patch", "literal 0", "HcmV?d00001", ""]
+    paths_ok = all(fine(n) and not n.startswith("/") for n in {old, new})
+    regular = all(modes[n] in patches.REGULAR_MODES and spells[n] not in ("{o}x", "x{o}", "") for n in used)
+    return "\n".join(lines) + "\n", {old, new}, paths_ok and regular and kind != "binary"

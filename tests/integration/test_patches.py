@@ -5,19 +5,24 @@ the version, and the copy is re-synced without touching what did not change."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
+from tests.helpers import patch_headers
 from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
 from tritonbuild import example
 from tritonbuild.errors import UserError
@@ -152,6 +157,15 @@ def _hostile(kind: str, tree: Path, tmp_path: Path) -> str:
                         "@@ -1 +1,2 @@\n [core]\n+\tfsmonitor = touch /tmp/pwned\n")
     elif kind == "binary":
         path.write_bytes(good.encode() + b"\xff\xfe\x00binary")
+    elif kind in ("link", "link-to-dir"):  # #44: a symlink's mode spelled as git reads it (0120000)
+        target = "/etc" if kind == "link" else "python"
+        path.write_text(f"diff --git a/lib/l b/lib/l\nnew file mode 0120000\n--- /dev/null\n+++ b/lib/l\n"
+                        f"@@ -0,0 +1 @@\n+{target}\n\\ No newline at end of file\n")
+    elif kind == "mode-only":  # #44: no ---/+++ lines, git takes the path from the diff --git line
+        path.write_text("diff --git a/../../x b/../../x\nold mode 100644\nnew mode 100755\n")
+    elif kind == "rename":
+        path.write_text("diff --git a/setup.py b/setup.py\nsimilarity index 100%\nrename from setup.py\n"
+                        "rename to ../x\n")
     elif kind == "directory":
         path.mkdir()
     else:
@@ -162,6 +176,8 @@ def _hostile(kind: str, tree: Path, tmp_path: Path) -> str:
 @pytest.mark.parametrize(("kind", "words"), [
     ("dotdot", "'..'"), ("absolute", "absolute path"), ("gitconfig", ".git directory"),
     ("binary", "not UTF-8 text"), ("directory", "a directory"), ("fifo", "fifo"),
+    ("link", "(line 2: 'new file mode 0120000')"), ("link-to-dir", "mode 120000, which git reads as a symlink"),
+    ("mode-only", "'a/../../x' (line 1)"), ("rename", "'../x' (line 4)"),
 ])
 def test_hostile_patches_are_refused_before_any_work(old_tree: Path, tmp_path: Path, kind: str, words: str) -> None:
     given = _hostile(kind, old_tree, tmp_path)
@@ -255,6 +271,65 @@ def test_a_patch_that_does_not_apply_names_the_file_and_hunk(tmp_path: Path) -> 
     assert not (tmp_path / "scratch").exists()
     assert "The patch p.diff does not apply" in str(err.value) and "a.txt:1" in str(err.value)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("target", ["d", "f"])
+def test_a_link_git_makes_in_the_scratch_tree_is_refused_and_nothing_is_made(tmp_path: Path, target: str) -> None:
+    # the reader refuses a link's mode up front; were one to pass it, the scratch apply must still refuse the link
+    # git made (#44: a link to a directory was listed among os.walk's dirs, missed, and "applied" went on)
+    src = tmp_path / "src"
+    (src / "d").mkdir(parents=True)
+    (src / "f").write_text("x\n")
+    diff = f"diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+{target}\n"
+    with pytest.raises(UserError, match="l"):
+        patches.touched_files(diff, "p.diff")
+    with pytest.raises(UserError) as err:
+        patches.patched_contents(src, [(PatchInfo("p.diff", "0" * 64, ("l",)), diff.encode())], tmp_path / "scr")
+    assert "git apply wrote 'l' (patches: p.diff), not a regular file" in str(err.value)
+    assert not (tmp_path / "scr").exists() and sorted(p.name for p in src.iterdir()) == ["d", "f"]
+
+
+# --- the reader and git agree (#44): on generated headers, what git apply reads is what tritonbuild checked --------
+
+def _git_reads(text: str, where: Path) -> tuple[int, set[str], set[int], str]:
+    """What git apply reads in ``text`` outside any repository: its exit status, the paths (--numstat -z), the
+    modes (--summary) and what it said."""
+    (where / "p.diff").write_text(text)
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(where.parent)}
+    run = [subprocess.run(["git", "apply", "-p1", how, "p.diff"], cwd=where, env=env, capture_output=True,
+                          text=True, check=False) for how in ("--numstat", "--summary")]
+    tokens = subprocess.run(["git", "apply", "-p1", "--numstat", "-z", "p.diff"], cwd=where, env=env,
+                            capture_output=True, text=True, check=False).stdout.split("\0")
+    paths = {t.split("\t", 2)[2] for t in tokens if t.count("\t") >= 2} | {t for t in tokens if "\t" not in t}
+    said = run[1].stdout
+    modes = {int(m, 8) for m in re.findall(r"^ (?:create|delete) mode ([0-7]+) ", said, re.MULTILINE)}
+    modes |= {int(m, 8) for pair in re.findall(r"^ mode change ([0-7]+) => ([0-7]+) ", said, re.MULTILINE)
+              for m in pair}
+    return max(r.returncode for r in run), paths - {""}, modes, run[0].stderr + run[1].stderr
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(patch=patch_headers(hostile=False) | patch_headers())
+def test_git_apply_reads_no_path_or_mode_the_reader_did_not_check(tmp_path: Path,
+                                                                  patch: tuple[str, set[str], bool]) -> None:
+    text, _, _ = patch
+    where = Path(tempfile.mkdtemp(dir=tmp_path))
+    rc, paths, modes, said = _git_reads(text, where)
+    try:
+        files: tuple[str, ...] | None = patches.touched_files(text, "p.diff")
+    except UserError:
+        files = None
+    if "invalid mode" in said or not modes <= set(patches.REGULAR_MODES):
+        assert files is None, (text, said, modes)  # a mode git reads as a link, a submodule, ... is refused
+    if files is not None:
+        assert rc == 0 and paths <= set(files), (text, said, paths, files)  # git reads no name left unchecked
+        for rel in files:  # and git's own path checks find nothing wrong with them
+            with contextlib.suppress(OSError):  # a rename of a to a/b: a stays a file
+                (where / rel).parent.mkdir(parents=True, exist_ok=True)
+                (where / rel).write_text("a\n")
+        check = subprocess.run(["git", "apply", "-p1", "--check", "p.diff"], cwd=where, capture_output=True,
+                               text=True, check=False, env={**os.environ, "GIT_CEILING_DIRECTORIES": str(tmp_path)})
+        assert "invalid path" not in check.stderr and "beyond a symbolic link" not in check.stderr, check.stderr
 
 
 def test_a_link_out_of_the_source_is_refused(tree: Path, tmp_path: Path) -> None:

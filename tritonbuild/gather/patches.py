@@ -2,10 +2,12 @@
 patches and the source, runs ``git apply`` through ``safegit``, writes under ``<cache>/patched``).
 
 Each patch (``--patch FILE``, a recipe's ``patches``) is input the user did not write: it is read as a regular
-UTF-8 file under a size cap, and every path it names (``diff --git``, ``---``/``+++``, ``rename``/``copy`` lines;
-``-p1``, as git and ``patch -p1`` read them) must stay inside the source, outside ``.git``, and name no link or
-submodule; every path it writes is checked against the source as ``git apply`` in the checkout would see it (no
-file where the source has a directory, none under a file of the source). Then, under the copy's file lock
+UTF-8 file under a size cap and read as ``git apply`` reads it: every path it names (``diff --git``,
+``---``/``+++``, ``rename``/``copy`` lines; ``-p1``; C-quoted or not) must stay inside the source, outside ``.git``;
+every mode it sets (any header, ``index`` lines too; octal in any spelling git reads) must be a regular file's,
+100644 or 100755 (a link, a submodule, anything else is refused), and a binary diff is refused; every path it
+writes is checked against the source as ``git apply`` in the checkout would see it (no file where the source has a
+directory, none under a file of the source). Then, under the copy's file lock
 (``<cache>/patched/<key>.lock``; key: the source's real path and the patches' sha256), the patched content of the
 files the patches touch is computed in a scratch dir beside the copy (``<key>.scratch``: copies of just those
 files, ``git apply`` there, outside any repository; one a killed run left is removed by the next run that takes
@@ -29,6 +31,7 @@ import shutil
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from tritonbuild import safegit
 from tritonbuild.errors import EnvironmentProblem, UserError
@@ -36,11 +39,22 @@ from tritonbuild.fileutil import TEXT_LIMIT, name_problem, read_checked
 from tritonbuild.plan import PatchInfo
 
 FIX = "Fix the patch (paths are read with -p1: a/PATH and b/PATH relative to the top of the source), or drop it."
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-_MODE = re.compile(r"^(?:new file mode|deleted file mode|new mode|old mode|index [0-9a-f]+\.\.[0-9a-f]+) (\d+)\s*$")
+_HUNK = re.compile(r"^@@ -[0-9]+(?:,([0-9]+))? \+[0-9]+(?:,([0-9]+))? @@")  # ASCII digits, as git's parse_num
+REGULAR_MODES = (0o100644, 0o100755)  # the modes of a regular file git writes; any other is refused
+_MODE_KEYS = ("old mode ", "new mode ", "deleted file mode ", "new file mode ")
+_NAME_KEYS = ("rename old ", "rename new ", "rename from ", "rename to ", "copy from ", "copy to ")
+_GIT_KEYS = ("--- ", "+++ ", *_MODE_KEYS, *_NAME_KEYS, "similarity index ", "dissimilarity index ", "index ")
+_BINARY = ("GIT binary patch", "Binary files ")
+_GIT_SPACE = " \t\n\r"  # git's isspace
+_STRTOUL8 = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-7]+)")  # C's strtoul(s, &end, 8) in the C locale
+_PLAIN = re.compile(r'[^"\\]*')
+_OCTAL = re.compile(r"[0-3][0-7][0-7]")  # git's unquote_c_style: \000 to \377
+# the timestamp diff and GNU diff put after a name (git's diff_timestamp_len): date, time, zone, at the line's end
+_STAMP = re.compile(r"(?:\t| +)(?:[0-9]{2})?[0-9]{2}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?)?"
+                    r"(?: [+-][0-9]{4}| [+-][0-9]{2}:[0-9]{2})?$")
 NAME_MAX, PATH_MAX = 255, 4096  # bytes: the longest file name and path Linux file systems take
 ENTRIES_SHOWN = 10  # the source's entries a copy cannot carry named in one message (the rest counted)
-_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}
+_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}  # git's C quoting
 
 
 def path_problem(raw: str, *, strip: bool) -> str | None:
@@ -74,62 +88,186 @@ def inside(raw: str, *, strip: bool) -> str:
     return "/".join(raw.split("/")[1:] if strip else raw.split("/"))
 
 
-def _unquote(text: str) -> str | None:
-    """A C-quoted name as git writes one (``"a/caf\\303\\251"``), or None when it is not one."""
-    if len(text) < 2 or not text.endswith('"'):
-        return None
-    out, body, i = bytearray(), text[1:-1], 0
-    while i < len(body):
-        ch = body[i]
-        if ch == '"':
+# --- reading a patch as git apply reads it (git's apply.c: find_header, parse_git_diff_header, parse_fragment) ----
+
+class Named(NamedTuple):
+    """What one line of a patch names: a path (``raw`` as written, with the a/ or b/ that -p1 removes when
+    ``strip``), or, with ``refusal`` set, a header tritonbuild refuses whatever it names (``raw``: the line)."""
+
+    line: int
+    raw: str
+    strip: bool
+    refusal: str | None = None
+    listed: bool = True  # False: a second reading of a name, checked but not among the files the patch touches
+
+
+def _unquote_at(text: str, i: int) -> tuple[str, int] | None:
+    """The C-quoted name git reads at ``text[i]`` (a '"'), and the index after its closing quote; None where git
+    finds none (a bad escape, no closing quote) and reads the quote as a character of the name. As in git, the
+    name may run past the end of its line; octal escapes are bytes (\\000 to \\377), a name not UTF-8 keeps them
+    as surrogates (``name_problem`` refuses it)."""
+    out, j = bytearray(), i + 1
+    while True:
+        plain = _PLAIN.match(text, j)
+        assert plain is not None  # [^"\\]* always matches
+        out += plain.group().encode("utf-8", "surrogateescape")
+        j = plain.end()
+        if j >= len(text):
             return None
-        if ch != "\\":
-            out += ch.encode("utf-8", "surrogateescape")
-            i += 1
-        elif re.match(r"[0-7]{3}", body[i + 1:i + 4]):
-            out.append(int(body[i + 1:i + 4], 8) & 0xFF)
-            i += 4
-        elif body[i + 1:i + 2] in _ESCAPES:
-            out.append(_ESCAPES[body[i + 1]])
-            i += 2
+        if text[j] == '"':
+            return out.decode("utf-8", "surrogateescape"), j + 1
+        esc = text[j + 1:j + 2]
+        if esc in _ESCAPES:
+            out.append(_ESCAPES[esc])
+            j += 2
+        elif _OCTAL.match(text, j + 1):
+            out.append(int(text[j + 1:j + 4], 8))
+            j += 4
         else:
             return None
-    try:
-        return out.decode("utf-8")
-    except UnicodeDecodeError:
-        return "\udcff"  # not UTF-8: name_problem refuses it
 
 
-def _header_name(rest: str) -> str:
-    """The name of a ``---``/``+++`` line: C-quoted, or up to a tab (GNU diff puts the date after one)."""
-    rest = rest.rstrip("\r\n")
-    if rest.startswith('"'):
-        end = rest.find('"', 1)
-        while end > 0 and rest[end - 1] == "\\" and not rest[:end].endswith("\\\\"):
-            end = rest.find('"', end + 1)
-        quoted = _unquote(rest[:end + 1]) if end > 0 else None
-        return quoted if quoted is not None else rest
-    return rest.split("\t", 1)[0]
+def _prefix_end(name: str) -> int | None:
+    """Where -p1 leaves ``name`` (after its first '/'), None where git strips nothing (no '/', or one first)."""
+    slash = name.find("/")
+    return None if slash <= 0 else slash + 1
 
 
-def _git_names(rest: str) -> list[str]:
-    """The two names of a ``diff --git a/X b/Y`` line, where they can be told apart (else none: the ---/+++ and
-    rename lines that follow name them)."""
-    if rest.startswith('"'):
-        first = _header_name(rest)
-        tail = rest[rest.find('"', 1) + 1:].strip() if first != rest else ""
-        return [first, _header_name(tail)] if tail else [first]
-    halves = [(rest[:i], rest[i + 1:]) for i in range(len(rest)) if rest[i] == " " and rest[i + 1:i + 2] != " "]
-    same = [(a, b) for a, b in halves if a.split("/", 1)[-1] == b.split("/", 1)[-1]]
-    return list(same[0]) if len(same) == 1 else []
+def _def_names(text: str, i: int, eol: int) -> list[str]:
+    """The default name git takes from a ``diff --git`` line (``text[i:eol]`` follows "diff --git "), raw with
+    its a/ prefix: the one name both halves give once -p1 strips them (C-quoted or not, split at a space or tab;
+    the first such split; a quoted first name with an unquoted second gives none), or none (a rename's names are
+    on its own lines). A mode change, a new or deleted
+    empty file, a rename or copy header changes this name with no ---/+++ line."""
+    if text.startswith('"', i):
+        first = _unquote_at(text, i)
+        cut = _prefix_end(first[0]) if first else None
+        if first is None or cut is None or first[1] > eol:
+            return []
+        j = first[1]
+        while j < eol and text[j] in _GIT_SPACE:
+            j += 1
+        # an unquoted second name git compares with its line's newline: it matches only on a last line
+        second = _unquote_at(text, j) if text.startswith('"', j) else (text[j:eol], eol) if eol == len(text) else None
+        cut2 = _prefix_end(second[0]) if second and j < eol else None
+        return [first[0]] if second and cut2 is not None and second[0][cut2:] == first[0][cut:] else []
+    line = text[i:eol]
+    cut = _prefix_end(line)
+    if cut is None:
+        return []
+    name = line[cut:]
+    quote = name.find('"')
+    if quote >= 0:  # the first name is not quoted: a quote begins the second
+        second = _unquote_at(text, i + cut + quote)
+        cut2 = _prefix_end(second[0]) if second else None
+        if second is None or cut2 is None:
+            return []
+        tail = second[0][cut2:]
+        ok = len(tail) < quote and name.startswith(tail) and name[len(tail)] in _GIT_SPACE
+        return [second[0]] if ok else []
+    for k, ch in enumerate(name):
+        rest = name[k + 1:]
+        cut2 = _prefix_end(rest) if ch in " \t" else None
+        if cut2 is not None and rest[cut2:] == name[:k]:
+            return [line[:cut + k]]
+    return []
 
 
-def named_paths(text: str) -> list[tuple[int, str, bool]]:
-    """Every path the patch names, as (line number, raw path, whether -p1 strips it); hunk bodies are skipped by
-    their line counts (a removed line ``-- x`` reads ``--- x``). A symlink or submodule mode is refused here."""
-    found: list[tuple[int, str, bool]] = []
-    old = new = 0
+def _dash_names(text: str, i: int, eol: int, git: bool) -> list[str]:
+    """The names git can read on a ``---``/``+++`` line (``text[i:eol]`` follows the marker), raw with their
+    a/ or b/, the one git reads first: C-quoted; else in a git diff header (``git``) up to a tab or CR, in a
+    traditional diff without the timestamp diff or GNU diff put at the end of the line (else up to a tab or CR).
+    The other reading, where it differs, follows: it is checked too. /dev/null names none."""
+    if text.startswith("/dev/null", i) and text[i + 9:i + 10] in _GIT_SPACE:
+        return []
+    if text.startswith('"', i) and (quoted := _unquote_at(text, i)) is not None:
+        return [quoted[0]]
+    line = text[i:eol]
+    plain = re.split(r"[\t\r]", line, maxsplit=1)[0]
+    stamp = _STAMP.search(line)
+    if stamp is None or line[:stamp.start()] == plain:
+        return [plain]
+    return [plain, line[:stamp.start()]] if git else [line[:stamp.start()], plain]
+
+
+def _plain_name(text: str, i: int, eol: int) -> str:
+    """The name of a ``rename``/``copy`` line (-p0): C-quoted, else the rest of the line up to a CR (spaces and
+    tabs included)."""
+    if text.startswith('"', i) and (quoted := _unquote_at(text, i)) is not None:
+        return quoted[0]
+    return text[i:eol].split("\r", 1)[0]
+
+
+def _git_mode(text: str, i: int) -> int | None:
+    """The mode git reads at ``text[i:]`` (parse_mode_line: strtoul base 8, which skips leading white space,
+    newlines too, takes a sign and octal digits; then white space must follow), as C's unsigned long made an
+    unsigned int; None where git refuses it (invalid mode)."""
+    number = _STRTOUL8.match(text, i)
+    if number is None or text[number.end():number.end() + 1] not in tuple(_GIT_SPACE):
+        return None
+    value = int(number.group(2), 8)
+    if value >= 1 << 64:
+        value = (1 << 64) - 1  # ERANGE: ULONG_MAX, the sign ignored
+    elif number.group(1) == "-":
+        value = -value % (1 << 64)
+    return value & 0xFFFFFFFF
+
+
+def _index_mode(text: str, i: int) -> tuple[bool, int | None]:
+    """Whether git reads a mode on an ``index <old>..<new> <mode>`` line (``text[i:]`` follows "index "), and
+    which: the first '.' (within 64 characters: git ignores one farther than its longest hash) must begin '..',
+    and a space after it on the same line precedes the mode."""
+    dot = text.find(".", i, i + 65)
+    if dot < 0 or not text.startswith("..", dot):
+        return False, None
+    eol = text.find("\n", dot + 2)
+    space = text.find(" ", dot + 2, len(text) if eol < 0 else eol)
+    return (True, _git_mode(text, space + 1)) if space >= 0 else (False, None)
+
+
+def _mode_refusal(mode: int | None) -> str | None:
+    """Why tritonbuild refuses a mode git read (None: a regular file's, 100644 or 100755)."""
+    if mode in REGULAR_MODES:
+        return None
+    if mode is None:
+        return "a mode git cannot read (git apply stops there: invalid mode)"
+    kind = {0o120000: "a symlink", 0o160000: "a submodule (a gitlink)", 0o040000: "a directory"}
+    what = kind.get(mode & 0o170000, "no regular file's mode")
+    return f"the mode {mode:06o}, which git reads as {what}"
+
+
+def _header(text: str, at: int, line: str, number: int, git: bool) -> list[Named]:
+    """What the header line ``line`` (at ``text[at]``, outside any hunk; ``git``: in a git diff header) names, as
+    git reads it."""
+    eol = at + len(line)
+    if line.startswith(("--- ", "+++ ")):
+        names = _dash_names(text, at + 4, eol, git)
+        return [Named(number, name, True, listed=n == 0) for n, name in enumerate(names)]
+    if line.startswith("diff --git "):
+        return [Named(number, name, True) for name in _def_names(text, at + 11, eol)]
+    if (key := next((k for k in _NAME_KEYS if line.startswith(k)), None)) is not None:
+        return [Named(number, _plain_name(text, at + len(key), eol), False)]
+    if (key := next((k for k in _MODE_KEYS if line.startswith(k)), None)) is not None:
+        refusal = _mode_refusal(_git_mode(text, at + len(key)))
+        return [Named(number, line, False, refusal)] if refusal else []
+    if line.startswith("index "):
+        has, mode = _index_mode(text, at + 6)
+        refusal = _mode_refusal(mode) if has else None
+        return [Named(number, line, False, refusal)] if refusal else []
+    if line.startswith(_BINARY):
+        return [Named(number, line, False, "a binary diff, whose content no one can read in the patch")]
+    return []
+
+
+def named_paths(text: str) -> list[Named]:
+    """Every path the patch names and every header it has that tritonbuild refuses (a mode that is no regular
+    file's, in any spelling git reads; a binary diff), in order; hunk bodies are skipped by their line counts (a
+    removed line ``-- x`` reads ``--- x``). Every line git could read as a header is read, wherever it is."""
+    found: list[Named] = []
+    old = new = at = 0
+    git = False  # in a git diff header: the lines after "diff --git" up to a hunk or a line git does not know
     for number, line in enumerate(text.split("\n"), 1):
+        here, at = at, at + len(line) + 1
         if old > 0 or new > 0:
             tag = line[:1]
             if tag in (" ", "", "-", "+", "\\"):
@@ -137,36 +275,35 @@ def named_paths(text: str) -> list[tuple[int, str, bool]]:
                 new -= tag in (" ", "", "+")
                 continue
             old = new = 0
+        git = git and line.startswith(_GIT_KEYS)
         hunk = _HUNK.match(line)
         if hunk:
             old, new = int(hunk.group(1) or 1), int(hunk.group(2) or 1)
-        elif line.startswith(("--- ", "+++ ")):
-            name = _header_name(line[4:])
-            if name != "/dev/null":
-                found.append((number, name, True))
-        elif line.startswith("diff --git "):
-            found += [(number, name, True) for name in _git_names(line[11:].rstrip("\r"))]
-        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
-            found.append((number, _header_name(line.split(" ", 2)[2]), False))
-        elif (mode := _MODE.match(line)) and mode.group(1) in ("120000", "160000"):
-            what = "a symlink" if mode.group(1) == "120000" else "a submodule"
-            found.append((number, f"\0{what}", False))
+        else:
+            found += _header(text, here, line, number, git)
+        git = git or line.startswith("diff --git ")
     return found
+
+
+def _shown_line(line: str) -> str:
+    return repr(line if len(line) <= 100 else line[:100] + "...")
 
 
 def touched_files(text: str, shown: str) -> tuple[str, ...]:
     """The files a patch touches (relative to the top of the source), refused (UserError) when one of its paths
-    would leave the source, names .git, or when it touches a link or a submodule, or names no file at all."""
+    would leave the source or names .git, when it sets a mode that is no regular file's (a link, a submodule) or
+    holds a binary diff, or when it names no file at all."""
     names = named_paths(text)
-    for number, raw, strip in names:
-        if raw.startswith("\0"):
-            raise UserError(f"The patch {shown} changes {raw[1:]} (line {number}): tritonbuild applies patches to "
-                            f"files only, never to links or submodules. {FIX}")
+    for number, raw, strip, refusal, _ in names:
+        if refusal:
+            raise UserError(f"The patch {shown} has {refusal} (line {number}: {_shown_line(raw)}): tritonbuild "
+                            "applies text patches to regular files only (git modes 100644 and 100755, in any "
+                            f"spelling git reads), never to links, submodules or binary files. {FIX}")
         problem = path_problem(raw, strip=strip)
         if problem:
             raise UserError(f"The patch {shown} names the path {raw!r} (line {number}), which {problem}: every "
                             f"path a patch names must lie inside the source. {FIX}")
-    files = tuple(sorted({inside(raw, strip=strip) for _, raw, strip in names}))
+    files = tuple(sorted({inside(n.raw, strip=n.strip) for n in names if n.listed}))
     if not files:
         raise UserError(f"The patch {shown} names no file: it is not a unified diff (git diff or diff -u output, "
                         f"with --- a/PATH and +++ b/PATH lines). {FIX}")
@@ -309,8 +446,7 @@ def check_writes(root: Path, patches: Sequence[tuple[PatchInfo, bytes]]) -> None
 
 def _line_of(text: str, rel: str) -> int:
     """The first line of the patch that names ``rel``."""
-    return next((n for n, raw, strip in named_paths(text) if not raw.startswith("\0")
-                 and inside(raw, strip=strip) == rel), 0)
+    return next((n.line for n in named_paths(text) if not n.refusal and inside(n.raw, strip=n.strip) == rel), 0)
 
 
 def _write_problem(root: Path, rel: str, touched: set[str]) -> str | None:
@@ -376,7 +512,8 @@ def remove_scratch(scratch: Path) -> None:
 
 def _apply(tree: Path, file: Path, info: PatchInfo, data: bytes, env: Mapping[str, str], earlier: int) -> None:
     file.write_bytes(data)  # what was hashed is what is applied
-    res = safegit.run_git(tree, "apply", "--whitespace=nowarn", str(file), timeout=120, env=env)
+    # -p1 as the reader took it (git would guess -p0 for a traditional diff whose names have no '/')
+    res = safegit.run_git(tree, "apply", "-p1", "--whitespace=nowarn", str(file), timeout=120, env=env)
     if res.ok:
         return
     said = "; ".join(line.strip() for line in res.output.splitlines() if line.strip()) or "git apply failed"
@@ -389,15 +526,20 @@ def _apply(tree: Path, file: Path, info: PatchInfo, data: bytes, env: Mapping[st
 def _results(tree: Path, touched: list[str], patches: Sequence[tuple[PatchInfo, bytes]]
              ) -> dict[str, tuple[bytes, int] | None]:
     out: dict[str, tuple[bytes, int] | None] = {}
-    for here, _, files in os.walk(tree):
+    parents = {"/".join(f.split("/")[:i]) for f in touched for i in range(1, f.count("/") + 1)}
+    for here, dirs, files in os.walk(tree):  # a link to a dir is listed in dirs: checked as a file is
+        files = [*files, *(d for d in dirs if Path(here, d).is_symlink()
+                           or Path(here, d).relative_to(tree).as_posix() not in parents)]
         for name in files:
             path = Path(here, name)
             rel = path.relative_to(tree).as_posix()
             st = path.lstat()
             if rel not in touched or not stat.S_ISREG(st.st_mode):
                 shown = ", ".join(p.path for p, _ in patches)
-                raise UserError(f"git apply wrote {rel!r}, which the patches ({shown}) do not name as a file they "
-                                f"change: tritonbuild cannot tell what they touch. {FIX}")
+                what = ("not a regular file: tritonbuild patches regular files only" if rel in touched else
+                        "which the patches do not name as a file they change: tritonbuild cannot tell what they "
+                        "touch")
+                raise UserError(f"git apply wrote {rel!r} (patches: {shown}), {what}. Nothing was changed. {FIX}")
             out[rel] = (path.read_bytes(), stat.S_IMODE(st.st_mode))
     return {rel: out.get(rel) for rel in touched}
 
