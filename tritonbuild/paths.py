@@ -11,6 +11,7 @@ from pathlib import Path
 from tritonbuild.errors import EnvironmentProblem, UserError
 
 _PKG = Path(__file__).resolve().parent
+BUILD_DIR_MARKER = ".tritonbuild-build-dir"  # written into every build dir tritonbuild makes or uses
 
 
 def data_dir() -> Path:
@@ -85,3 +86,25 @@ def _read_only(path: Path) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+def made_link(link: Path, root: Path) -> bool:
+    """Whether ``link`` (a path under the checkout ``root``) is a link tritonbuild's build or develop put there: the
+    ``compile_commands.json`` link at the root; a library link in ``python/triton/_C`` into a build dir (one that
+    holds ``BUILD_DIR_MARKER``); a 2024 tree's ``python/triton/backends/<name>`` link to a backend's ``backend`` dir
+    (develop links them as setup.py's develop does). They are no part of the source."""
+    try:
+        if not link.is_symlink():
+            return False
+        rel = link.relative_to(root).as_posix()
+        target = link.parent / os.readlink(link)
+    except (OSError, ValueError):
+        return False
+    if rel == "compile_commands.json":
+        return True
+    if rel.startswith("python/triton/backends/") and rel.count("/") == 3:
+        return target.name == "backend"
+    if not (rel.startswith("python/triton/_C/lib") and rel.count("/") == 3):
+        return False
+    real = target.resolve()
+    return any((d / BUILD_DIR_MARKER).is_file() for d in real.parents)

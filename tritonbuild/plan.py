@@ -1,7 +1,9 @@
 """The Plan: an immutable, serialisable value that says exactly what ``build`` will do.
 
 ``tritonbuild plan --json`` prints ``Plan.to_json()``; ``build`` executes the same value. ``Plan.key`` (a
-hash of what makes a build directory reusable) keys the persistent build directory.
+hash of what makes a build directory reusable) keys the persistent build directory; ``identity`` (a hash of what
+the wheel is made from) decides whether a kept wheel is this plan's. Neither depends on what the cache holds: a
+part provided when the build runs (a downloaded LLVM, NVIDIA's wheels) is the same part found in the cache later.
 """
 
 from __future__ import annotations
@@ -345,3 +347,37 @@ def compute_key(
     if patches:  # the combined hash of the patches (absent without: keys of unpatched builds stay as they were)
         identity["patches"] = patches
     return hashlib.sha256(json.dumps(redact(identity), sort_keys=True).encode()).hexdigest()[:16]
+
+
+# LLVM strategies whose prefix is an entry of tritonbuild's cache at the source's pin: "download" and "source" fill
+# it when the build runs, "cached" finds it filled. What is probed of it once it is there (its version, targets,
+# revision, how it was found) is a function of the pin and the prefix, so it is no part of the plan's identity.
+PROVIDED_LLVM = frozenset({"download", "source", "cached"})
+_PROBED_LLVM = ("strategy", "found_by", "version", "targets_built", "link_dylib", "static_libs", "static_missing",
+                "revision", "is_pinned")
+
+
+def identity_dict(plan: Plan) -> dict[str, Any]:
+    """The plan as JSON-ready data (redacted) without what says how its parts are had *now* rather than what they
+    are: the notes and warnings (words, some saying "downloaded when the build runs"), each NVIDIA part's files
+    (listed once unpacked) and wheels (the downloads still to do), the LLVM candidates not taken, and the probed
+    facts of an LLVM tritonbuild provides in its cache at the pin (``PROVIDED_LLVM``). Whatever of those changes the
+    build itself is in the plan elsewhere (the defines, the key), and the files are in the build's inputs."""
+    data = plan.to_dict()
+    data.pop("notes", None)
+    data.pop("warnings", None)
+    for part in data.get("nvidia") or ():
+        part.pop("files", None)
+        part.pop("wheels", None)
+    llvm = data["llvm"]
+    llvm.pop("rejected", None)
+    if llvm.get("strategy") in PROVIDED_LLVM:
+        for name in _PROBED_LLVM:
+            llvm.pop(name, None)
+    return data
+
+
+def identity(plan: Plan) -> str:
+    """sha256 of ``identity_dict``: the same for the same request and inputs whether a provider already ran or runs
+    when the build does (a kept wheel of this identity is this plan's)."""
+    return hashlib.sha256(json.dumps(identity_dict(plan), sort_keys=True).encode()).hexdigest()

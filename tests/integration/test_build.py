@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import flat, plan_json, run_cli
+from tests.integration.conftest import flat, git_commit, plan_json, run_cli
 from tritonbuild import example
 
 BACKENDS = "nvidia;amd;spirv"
@@ -46,8 +46,9 @@ def build(work: dict, *extra: str, out: str = "dist", check: bool = True):
 @pytest.fixture(scope="module")
 def first(work: dict) -> dict:
     """The module's one shared build (cacheA, dist): tests read it and never build into its cache or output dir,
-    nor edit its sources, so no test's result depends on which tests ran before it."""
-    return build(work)[1]
+    nor edit its sources, so no test's result depends on which tests ran before it. It links compile_commands.json
+    into the checkout and the plugin (``--compile-commands``); no other build here does (#45)."""
+    return build(work, "--compile-commands")[1]
 
 
 @pytest.fixture
@@ -216,7 +217,7 @@ def test_provenance_matches_the_plan(work: dict, first: dict) -> None:
     assert info["toolchain"]["compiler"].startswith("g++")
 
 
-def test_compile_commands_are_linked_into_source_and_plugin(work: dict, first: dict) -> None:
+def test_compile_commands_are_linked_into_source_and_plugin_when_asked(work: dict, first: dict) -> None:
     for root in (work["tree"], work["plugin"]):
         link = root / "compile_commands.json"
         assert link.is_symlink()
@@ -261,12 +262,23 @@ def test_same_plan_again_is_a_noop_with_an_equivalent_wheel(own: dict) -> None:
     assert record(again["wheel"]) == record(first["wheel"])
 
 
+def git_status(root: Path) -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=root,
+                          capture_output=True, text=True, check=True).stdout
+
+
 def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(own: dict) -> None:
+    git_commit(own["tree"])  # a checkout without Triton's .gitignore: whatever a build wrote there would show
+    git_commit(own["plugin"])
+    checkout = (git_status(own["tree"]), git_status(own["plugin"]))
     _, first = build(own)
     _, again = build(own)
     _, same = build(own)
+    # `build` writes nothing into the checkout or the plugin (no compile_commands.json: that is develop's, #45)
+    assert (git_status(own["tree"]), git_status(own["plugin"])) == checkout
     assert same["republished"] is True and same["ninja_no_work"] is True, same["timings"]
-    assert (first["strategy"], same["strategy"]) == ("full", "republish")
+    # the second build already republishes: nothing the first left anywhere changes the plan or its inputs
+    assert (first["strategy"], again["strategy"], same["strategy"]) == ("full", "republish", "republish")
     assert same["sha256"] == again["sha256"] and Path(same["wheel"]).samefile(again["wheel"])
     assert same["timings"] == {"republish": same["seconds"]}  # no configure, install or packaging
     Path(same["wheel"]).unlink()  # a wheel deleted from the output dir comes back, whole

@@ -104,6 +104,15 @@ def test_wheels_from_the_index_fill_backends_nvidia_and_then_work_offline(index:
     cached = tmp_path / "cache" / "nvidia" / "nvidia-cuda-runtime-13.1.80"
     assert json.loads((cached / ".complete").read_text())["sha256"]
 
+    # the same command again (#45): the wheels the first build downloaded are in the cache now, and the plan is the
+    # same as when they were still to fetch, so nothing is configured, compiled or packaged: the wheel is published
+    # again
+    second = json.loads(run_cli("build", "--json", *args, "--out", str(tmp_path / "dist"), cwd=tmp_path,
+                                env=env).stdout)
+    assert (second["strategy"], second["republished"]) == ("republish", True), second
+    assert second["timings"] == {"republish": second["seconds"]} and second["sha256"] == result["sha256"]
+    assert second["build_dir"] == result["build_dir"]
+
     # offline from here on: the cache serves; the server is not asked again
     (root / "simple").rename(root / "gone")
     again = plan_json(*args, "--offline", cwd=tmp_path, env=env)

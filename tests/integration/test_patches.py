@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.helpers import patch_headers
 from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
-from tritonbuild import example
+from tritonbuild import example, paths
 from tritonbuild.errors import UserError
 from tritonbuild.gather import patches
 from tritonbuild.plan import PatchInfo
@@ -355,6 +355,29 @@ def test_the_compile_commands_link_a_build_leaves_at_the_root_does_not_refuse_th
     assert proc.returncode == 0, proc.stderr
     (tree / "lib" / "elsewhere.json").symlink_to(made)  # any other link that leaves the source still is refused
     refused(plan(tree, tmp_path, "--patch", "a.diff"), "lib/elsewhere.json", "absolute link")
+
+
+def test_the_links_develop_leaves_in_the_checkout_do_not_refuse_the_patch(tree: Path, tmp_path: Path) -> None:
+    # develop links python/triton/_C's libraries into its build dir (they survive `pip uninstall triton`), and a
+    # 2024 tree's backends into python/triton/backends: --patch on that checkout exited 2 ("an absolute link that
+    # leaves the source", #45); they are tritonbuild's (a build dir holds its marker) and no part of the copy
+    (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
+    build_dir = tmp_path / "cache" / "build" / "0123456789abcdef"
+    lib = build_dir / "dev" / "tritonbuild-stage" / "triton" / "_C" / "libtriton.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"\x7fELF")
+    (build_dir / paths.BUILD_DIR_MARKER).write_text("tritonbuild build dir 0123456789abcdef\n")
+    (tree / "python/triton/_C").mkdir(parents=True, exist_ok=True)
+    (tree / "python/triton/_C/libtriton.so").symlink_to(lib)
+    (tree / "python/triton/backends").mkdir(parents=True, exist_ok=True)
+    (tree / "python/triton/backends/nvidia").symlink_to(tree / "third_party/nvidia/backend")
+    proc = plan(tree, tmp_path, "--patch", "a.diff")
+    assert proc.returncode == 0, proc.stderr
+    root = Path(json.loads(plan(tree, tmp_path, "--patch", "a.diff", "--json", check=True).stdout)["source"]["root"])
+    assert not (root / "python/triton/_C/libtriton.so").exists()  # the copy's own develop links its own
+    assert not (root / "python/triton/backends/nvidia").is_symlink()
+    (build_dir / paths.BUILD_DIR_MARKER).unlink()  # the same link into a dir that is no build dir is the user's
+    refused(plan(tree, tmp_path, "--patch", "a.diff"), "python/triton/_C/libtriton.so", "absolute link")
 
 
 # --- one real build of a patched tree ------------------------------------------------------------------------------

@@ -49,7 +49,9 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 @click.option("--no-smoke-test", is_flag=True, help="Skip the wheel's build-time checks before publishing it: the "
               "import, and with it the compile check (and the RECORD and library checks).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
-def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> None:
+@click.option("--compile-commands", is_flag=True, help="Also link compile_commands.json at the source root for "
+              "editors, as `develop` does (by default `build` writes nothing into the checkout).")
+def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands: bool, **kw: Any) -> None:
     """Build a wheel with the selected backends into ./dist (or --out); one per --python.
 
     Several interpreters build one after the other in build dirs of the same depth, so the compiler cache serves
@@ -67,7 +69,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, **kw: Any) -> Non
     req = request_of(kw, out=out, smoke_test=not no_smoke_test)
     # the output dir is checked before the LLVM is provisioned or a lock taken
     plans = provisioned_plans(req, console, check=outdir.check)
-    results = run_builds(plans, console, env=req.env, smoke=req.smoke_test)
+    results = run_builds(plans, console, env=req.env, smoke=req.smoke_test, compile_commands=compile_commands)
     if as_json:
         manifests = [publish.manifest(p, r) for p, r in zip(plans, results, strict=True)]
         click.echo(json.dumps(manifests[0] if len(manifests) == 1 else {"wheels": manifests}, indent=2,

@@ -3,8 +3,9 @@
 Steps: lock the plan's build dir -> write plugin shims, provenance and the staging pyproject
 (``execute.prepare``) -> choose a strategy (``execute.strategies``): republish the last wheel, or run the quick
 or full build in a ``BuildRun`` (``execute.buildrun``) -> repair (optional) -> import and compile checks
-(``wheel.acceptance``) -> publish into the output dir with its manifest and SHA256SUMS (``wheel.publish``) -> link
-compile_commands.json.
+(``wheel.acceptance``) -> publish into the output dir with its manifest and SHA256SUMS (``wheel.publish``). Nothing
+is written into the checkout; only with ``compile_commands`` (``build --compile-commands``) is compile_commands.json
+linked at its root for editors, as ``develop`` does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from tritonbuild.errors import UserError
 from tritonbuild.execute.buildrun import BuildRun
 from tritonbuild.execute.lock import disk_problem, lock
-from tritonbuild.execute.prepare import build_tmp, prepare, stray_env
+from tritonbuild.execute.prepare import build_tmp, link_compile_commands, prepare, stray_env
 from tritonbuild.execute.strategies import choose
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
@@ -26,7 +27,7 @@ from tritonbuild.result import BuildResult
 
 
 def build_wheel(plan: Plan, reporter: Reporter, *, env: Mapping[str, str] | None = None,
-                smoke: bool = True) -> BuildResult:
+                smoke: bool = True, compile_commands: bool = False) -> BuildResult:
     env = dict(os.environ) if env is None else dict(env)
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
@@ -42,7 +43,11 @@ def build_wheel(plan: Plan, reporter: Reporter, *, env: Mapping[str, str] | None
     try:
         _empty(build_tmp(plan))  # what a killed build's children left there
         run.stage = prepare(plan, log=lambda m: reporter.note(m, topic="nvidia"))
-        return choose(plan, env).make(run)
+        result = choose(plan, env).make(run)
+        if compile_commands:
+            for note in link_compile_commands(plan):
+                reporter.note(note)
+        return result
     except OSError as exc:
         raise disk_problem(plan, exc, root) from None
     finally:

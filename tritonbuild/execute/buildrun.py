@@ -22,7 +22,6 @@ from tritonbuild.execute.lock import free_gib
 from tritonbuild.execute.prepare import (
     build_env,
     cache_stats,
-    link_compile_commands,
     release_cache_server,
     target_outputs,
 )
@@ -129,8 +128,6 @@ class BuildRun:
             if self.smoke:
                 checked = smoke_test(self.plan, wheel, log, prefix=prefix, reporter=self.reporter)
         final = publish(wheel, Path(self.plan.wheel.out_dir))
-        for note in link_compile_commands(self.plan):
-            self.reporter.note(note)
         self.moved = compilercache.delta(before, cache_stats(self.plan, self.env))
         release_cache_server(self.plan, self.env)
         return final, WheelFacts(sha256_of(final), repaired, target_outputs(cmake_build_dir(self.plan),

@@ -57,6 +57,7 @@ class CanaryResult:
     budget: float | None = None  # seconds (None: no budget)
     first_error_seconds: float | None = None  # from the canary's start (after configure) to the first failed unit
     prepare_seconds: float = 0.0  # generating the headers and choosing the units, before the compiles
+    judged: tuple[str, ...] = ()  # the real paths of the units compiled and of the headers they cover
 
     @property
     def ok(self) -> bool:
@@ -155,7 +156,8 @@ def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configure
     prepared = round(time.monotonic() - started, 2)
     outputs = compile_units(chosen, env, max(1, plan.toolchain.jobs), timeout, budget, spent=prepared)
     compiled = [f for f, out in zip(chosen_files, outputs, strict=True) if out is not None]
-    headers = len(set().union(*(covers[f] for f in compiled))) if compiled else 0
+    covered: set[str] = set().union(*(covers[f] for f in compiled)) if compiled else set()
+    headers = len(covered)
     found, failed, late, first = _outcomes(plan, chosen, outputs, log)
     causes = pure.group(found, {d.message: error_kind(d.message) for d in found})
     skipped = tuple(shown(plan, u.file) for u, out in zip(chosen, outputs, strict=True) if out is None)
@@ -165,7 +167,8 @@ def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configure
     log.flush()
     return CanaryResult(str(build), len(units), tuple(shown(plan, u.file) for u in chosen), headers, tuple(causes),
                         tuple(failed), tuple(late), round(time.monotonic() - started, 2), configured,
-                        log.name, skipped, whole, budget, first, prepared)
+                        log.name, skipped, whole, budget, first, prepared,
+                        tuple(sorted({*(os.path.realpath(f) for f in compiled), *covered})))
 
 
 def _outcomes(plan: Plan, chosen: Sequence[Unit], outputs: Sequence[Compiled | None],
@@ -326,3 +329,50 @@ def summary(result: CanaryResult) -> list[str]:
     if result.timed_out:
         lines.append(f"  timed out: {', '.join(result.timed_out)}")
     return lines
+
+
+# --- a passing canary is not run again while nothing it judged changed --------------------------------------------
+
+PASSED = "canary-passed.json"  # in the build dir: what the last passing canary compiled, against which LLVM
+
+
+def _judge(plan: Plan) -> dict[str, Any]:
+    return {"key": plan.key, "llvm": [plan.llvm.prefix, plan.llvm.version, plan.llvm.revision]}
+
+
+def _stats(files: Sequence[str]) -> dict[str, list[int]] | None:
+    out: dict[str, list[int]] = {}
+    for f in files:
+        try:
+            st = Path(f).stat()
+        except OSError:
+            return None
+        out[f] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def remember(plan: Plan, result: CanaryResult) -> None:
+    """After a canary of ``build``: keep what a passing one judged (the build dir, the LLVM, each unit compiled and
+    header covered by its size and mtime); a failing one leaves no record."""
+    path = Path(plan.cmake.build_dir) / PASSED
+    stats = _stats(result.judged) if result.ok and result.judged else None
+    if stats is None:
+        path.unlink(missing_ok=True)
+        return
+    path.write_text(json.dumps({**_judge(plan), "files": stats, "units": len(result.compiled)}) + "\n")
+
+
+def passed_before(plan: Plan) -> str | None:
+    """The line that says why the canary is not run again, when it passed in this build dir against the same LLVM
+    and none of the files it compiled or covered changed since; None: run it."""
+    try:
+        record = json.loads((Path(plan.cmake.build_dir) / PASSED).read_text())
+        files = record["files"]
+        same = (record["key"], record["llvm"]) == (plan.key, list(_judge(plan)["llvm"])) and isinstance(files, dict)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not same or not files or _stats(list(files)) != files:
+        return None
+    return (f"canary compile skipped: it passed in this build dir against the same LLVM, and none of the "
+            f"{len(files)} files it compiled ({record.get('units', '?')} units and the headers they cover) changed "
+            "since")

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import proc
+from tritonbuild import paths, proc
 from tritonbuild.errors import DiskProblem, EnvironmentProblem
 from tritonbuild.execute import orphans
 from tritonbuild.execute.diagnose import disk_hint
 from tritonbuild.plan import Plan
 
 LOCK = ".tritonbuild.lock"
-MARKER = ".tritonbuild-build-dir"  # written into every build dir tritonbuild makes or uses
+MARKER = paths.BUILD_DIR_MARKER  # written into every build dir tritonbuild makes or uses
 
 
 def file_lock(root: Path) -> Any:

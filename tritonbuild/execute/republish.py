@@ -3,10 +3,10 @@
 A wheel is a function of the plan, the build outputs and the files the install step copies from the source
 (the Python packages of the tree, its backends and plugins, staged NVIDIA files, the staging dir). After each
 successful build, ``remember`` keeps a hard link to the wheel in the build dir with a digest of those inputs:
-the plan's JSON, every input file's path, size and mtime, and ``.ninja_log`` (ninja appends a line for every
-command it runs, so an unchanged log means no output was rebuilt since). The next build first asks ninja for a
-dry run: with no work to do and the same digest, the wheel would be byte-identical, so it is published again as
-it is. Anything else (an edit, a changed plan, a missing wheel) takes the full path.
+the plan's identity (``plan.identity``), every input file's path, size and mtime, and ``.ninja_log`` (ninja appends
+a line for every command it runs, so an unchanged log means no output was rebuilt since). The next build first asks
+ninja for a dry run: with no work to do and the same digest, the wheel would be byte-identical, so it is published
+again as it is. Anything else (an edit, a changed plan, a missing wheel) takes the full path.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from tritonbuild import proc
 from tritonbuild.execute.staging import cmake_build_dir, make_program, staging_dir
-from tritonbuild.plan import Plan
+from tritonbuild.plan import Plan, identity
 
 STATE = "last-wheel.json"
 _SKIP_DIRS = {"__pycache__", ".git", "build", ".pytest_cache"}
@@ -46,6 +46,8 @@ def _files(roots: Iterable[Path]) -> Iterable[tuple[str, int, int]]:
                 if entry.name not in _SKIP_DIRS:
                     todo.append(entry.path)
                 continue
+            if entry.name == "compile_commands.json" and entry.is_symlink():
+                continue  # develop's (or build --compile-commands') link for editors: no input of the wheel
             try:
                 st = entry.stat()
             except OSError:
@@ -54,12 +56,13 @@ def _files(roots: Iterable[Path]) -> Iterable[tuple[str, int, int]]:
 
 
 def _plan_hash(plan: Plan) -> str:
-    return hashlib.sha256(plan.to_json().encode()).hexdigest()
+    return identity(plan)
 
 
 def digest(plan: Plan) -> str:
-    """The inputs of the wheel besides what ninja tracks, as one sha256."""
-    h = hashlib.sha256(plan.to_json().encode())
+    """The inputs of the wheel besides what ninja tracks, as one sha256 (the plan by its ``identity``: the same
+    whether a part was downloaded by this build or found in the cache)."""
+    h = hashlib.sha256(identity(plan).encode())
     log = cmake_build_dir(plan) / ".ninja_log"
     for path, size, mtime in _files(input_roots(plan)):
         h.update(f"{path}\0{size}\0{mtime}\n".encode())

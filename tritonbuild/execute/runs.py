@@ -21,10 +21,12 @@ UNCHECKED = ("--no-smoke-test: the wheel is published without its build-time che
 
 
 def run_builds(plans: Sequence[Plan], reporter: SafeConsole, *, env: Mapping[str, str],
-               smoke: bool = True) -> list[BuildResult]:
+               smoke: bool = True, compile_commands: bool = False) -> list[BuildResult]:
     """Build each plan's wheel into its out dir; the results in the plans' order. ``reporter``: the command's
     console (the stages' ``Reporter``, which also renders the plan and summary tables); ``env``: the request's
-    environment, the builds' own; ``smoke``: run the wheel's build-time checks before publishing it."""
+    environment, the builds' own; ``smoke``: run the wheel's build-time checks before publishing it;
+    ``compile_commands``: link each build's compile_commands.json at the source root (else nothing is written into
+    the checkout)."""
     from tritonbuild.execute import outdir
     from tritonbuild.execute.build import build_wheel
     from tritonbuild.report import render, summary
@@ -35,7 +37,7 @@ def run_builds(plans: Sequence[Plan], reporter: SafeConsole, *, env: Mapping[str
     results: list[BuildResult] = []
     for plan in plans:
         render.print_plan(plan, reporter)
-        result = build_wheel(plan, reporter, env=env, smoke=smoke)
+        result = build_wheel(plan, reporter, env=env, smoke=smoke, compile_commands=compile_commands)
         summary.print_summary(plan, result, reporter)
         results.append(result)
     if len(results) > 1:

@@ -155,12 +155,18 @@ def full_steps(run: BuildRun, log: IO[str]) -> Steps:
 
 def canary_first(run: BuildRun) -> None:
     """Before a full build whose plan asks for it: the canary compile (``execute.canary``); a tree that does not
-    compile against the LLVM stops here, with every cause found, before the full build starts."""
+    compile against the LLVM stops here, with every cause found, before the full build starts. Skipped, in one
+    line, when it passed in this build dir against the same LLVM and nothing it compiled changed since."""
     from tritonbuild.execute import canary
 
     plan = run.plan
+    skipped = canary.passed_before(plan)
+    if skipped:
+        run.reporter.note(skipped)
+        return
     run.reporter.note(f"canary compile before the build: {plan.canary.describe() if plan.canary else ''}")
     result = canary.configure_and_run(plan, run.reporter, run.env)
+    canary.remember(plan, result)
     lines = canary.summary(result)
     run.reporter.plain(lines[0])  # the causes: in the error's tail
     if result.ok:

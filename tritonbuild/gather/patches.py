@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from tritonbuild import safegit
+from tritonbuild import paths, safegit
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.fileutil import TEXT_LIMIT, name_problem, read_checked
 from tritonbuild.plan import PatchInfo
@@ -357,9 +357,10 @@ def source_files(root: Path) -> list[str]:
             out += _walk(root, path)
         elif os.path.lexists(path):  # a tracked file deleted in the work tree is not part of the copy
             out.append(rel)
-    # the compile_commands.json link a build or develop puts at the root (into its build dir) is no part of the
-    # source: the copy's own build links its own, and copying it would refuse the checkout after any build
-    return sorted(set(out) - ({"compile_commands.json"} if (root / "compile_commands.json").is_symlink() else set()))
+    # the links a build or develop puts into the checkout (compile_commands.json, python/triton/_C's libraries, a 2024
+    # tree's backend links: paths.made_link) are no part of the source: the copy's own build links its own, and
+    # copying them would refuse the checkout after any develop (absolute links that leave the source)
+    return sorted(rel for rel in set(out) if not paths.made_link(root / rel, root))
 
 
 def _walk(root: Path, top: Path) -> list[str]:
