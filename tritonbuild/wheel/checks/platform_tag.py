@@ -52,12 +52,12 @@ def _judge(level: manylinux.Level, tags: list[str]) -> Finding:
     if unknown:
         return Finding("platform", "fail", f"the tag {printable('.'.join(tags))} is no platform auditwheel knows; "
                        f"{need}")
-    claims = [p for t in tags if (p := manylinux.find(t)) is not None]
+    claims = list({p.name: p for t in tags if (p := manylinux.find(t)) is not None}.values())
     over = [p.name for p in claims if p.priority > level.priority]
     if over:
         return Finding("platform", "fail", f"{need}; the tag claims {', '.join(over)}, older than that: pip would "
-                       "install it where it cannot load (build in an older manylinux container, or repair with "
-                       "--repair --plat for the policy the files meet)")
+                       "install it where it cannot load (build where glibc is that old, in a manylinux container, or "
+                       f"tag what it meets: --repair --plat {level.policy})")
     if not claims:
         fix = (f": build with --repair --plat {level.policy}" if not level.policy.startswith("linux_") else
                ": bundle or drop what keeps it from a policy")
