@@ -143,7 +143,10 @@ def test_repair_to_an_older_policy_is_refused_naming_the_symbols(libs, tree, tmp
     assert "with glibc 2.28 or older" in text and "leave --plat out for the lowest policy the wheel meets " \
         "(manylinux_2_34_x86_64)" in text
     assert not (tmp_path / "repaired").exists()  # refused before auditwheel ran
-    repair.refuse_above(wheel_with(tmp_path, "linux_x86_64", old=libs["old"]), "manylinux_2_28_x86_64")  # meets it
+    old = wheel_with(tmp_path, "linux_x86_64", old=libs["old"])
+    repaired, facts = repair.repair(plan, old, io.StringIO(), tmp_path / "log")  # meets it: auditwheel --plat runs
+    assert "manylinux_2_28_x86_64" in facts["platform"].split(".")
+    assert repaired.name.endswith(f"{facts['platform']}.whl")
 
 
 def test_plan_warns_when_the_host_glibc_is_newer_than_the_asked_policy(tree) -> None:
