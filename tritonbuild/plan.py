@@ -299,6 +299,7 @@ class Plan:
     reproducible: bool = False
     strip: bool = False
     repair: tuple[str, ...] | None = None  # auditwheel repair with these --exclude names; None: no repair
+    repair_plat: str | None = None  # the policy repair gives (auditwheel repair --plat); None: the lowest met
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()

@@ -50,8 +50,8 @@ def test_every_check_module_defines_checks_and_every_check_is_registered() -> No
 def test_the_build_and_verify_sets() -> None:
     assert [c.name for c in registry.checks("build")] == ["RECORD", "libraries", "import", "compile"]
     assert [c.name for c in registry.checks("verify")] == ["RECORD", "provenance", "provenance-file", "backends",
-                                                          "reproducible", "patches", "sbom", "libraries", "import",
-                                                          "compile"]
+                                                          "reproducible", "patches", "sbom", "libraries", "platform",
+                                                          "import", "compile"]
 
 
 def test_readme_names_the_checks_that_run_at_build_time_and_in_verify() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from tritonbuild import __version__
+from tritonbuild import __version__, manylinux
 from tritonbuild.errors import UserError
 from tritonbuild.nvidia import choose
 from tritonbuild.plan import (
@@ -116,6 +116,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     llvm = _llvm_step(s, o, facts, env, sel.names, plugins, editable, notes, warnings)
     preflight_problems = _preflight(s, o, facts, llvm, sel.names, toolchain.proton, plugins, warnings, keep_preflight)
     _source_remarks(src, facts, notes, warnings, editable=editable)
+    warnings += platform_warnings(s, o, facts.host.glibc, facts.host.machine, llvm.strategy)
     epoch = source_date_epoch(src, env)
     all_defines = {**dict(defines(s, o, facts, sel.names, plugins, toolchain, llvm, env)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
@@ -133,7 +134,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
         wheel=_wheel_plan(s, o, src, facts, epoch, backends, proton=toolchain.proton),
         cmake=cmake, python=facts.host.python, cache_root=facts.cache_root, settings=_settings_dict(o), key=key,
         fingerprint=fingerprint, reproducible=s.reproducible, strip=s.strip,
-        repair=s.repair_exclude if s.repair else None, notes=tuple(notes),
+        repair=s.repair_exclude if s.repair else None, repair_plat=s.plat if s.repair else None, notes=tuple(notes),
         warnings=tuple(warnings), commands=commands(cmake, toolchain), nvidia=nv.parts, deps=deps,
         compile_check=compilecheck.plan_check(s.compile_check, s.compile_check_timeout,
                                               tuple(b.name for b in backends), o["compile_check"].origin,
@@ -143,6 +144,32 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
                            whole_cover=keep_preflight),
         preflight=preflight_problems,
     )
+
+
+def platform_warnings(s: Settings, o: Mapping[str, Resolved], glibc: str | None, machine: str,
+                      llvm_strategy: str) -> list[str]:
+    """What keeps this host from the policy ``--plat`` asks for: a glibc newer than the policy's (the wheel would
+    link its newer symbols and the repair refuse), another arch; and ``--plat`` without ``--repair``."""
+    if s.plat is None:
+        return []
+    given = f"{s.plat} ({o['plat'].origin})"
+    if not s.repair:
+        return [f"--plat {given} has no effect without --repair (TRITONBUILD_REPAIR=1, recipe key repair)"]
+    out = []
+    arch = manylinux.arch_of(s.plat)
+    if arch is not None and arch != machine:
+        out.append(f"--plat {given} is for {arch}; this host builds {machine} wheels, which auditwheel will not "
+                   "retag for another arch")
+    want = manylinux.glibc_of(s.plat)
+    have = tuple(int(p) for p in glibc.split(".")[:2] if p.isdigit()) if glibc else None
+    if want is not None and have is not None and have > want:
+        llvm = (" (an LLVM installed on this host was built against it too: use --llvm download, upstream's LLVM built "
+                "for manylinux)" if llvm_strategy in ("system", "prefix") else "")
+        out.append(f"this host's glibc {glibc} is newer than {s.plat}'s {want[0]}.{want[1]}: a wheel built here may "
+                   f"need symbols of glibc {glibc}{llvm}, and --repair --plat {s.plat} then refuses, naming them; "
+                   f"build in a container or on a host with glibc {want[0]}.{want[1]} or older (pypa's "
+                   f"quay.io/pypa/manylinux_2_28_{arch or machine} image has glibc 2.28)")
+    return out
 
 
 def _backends_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, notes: list[str],

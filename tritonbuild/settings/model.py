@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from tritonbuild import manylinux
 from tritonbuild.errors import UserError
 from tritonbuild.plan import redact_text
 from tritonbuild.urls import split_url
@@ -355,6 +356,10 @@ def _ccache_remote(value: str) -> str | None:
             "remote_storage takes; a port must be a number up to 65535)")
 
 
+def _plat(value: str) -> str | None:
+    return manylinux.policy_problem(value)
+
+
 def _specifier(value: str) -> str | None:
     try:
         SpecifierSet(value)
@@ -517,6 +522,10 @@ SPECS: tuple[Spec, ...] = (
     _spec("repair_exclude", ["libcuda.so.1"], "--repair-exclude", None,
           "libraries the user's system provides (like the CUDA driver): never bundled, never grafted by auditwheel",
           validate=_names("a library file name")),
+    _spec("plat", None, "--plat", {"TRITONBUILD_PLAT": _str},
+          "the policy --repair gives the wheel (manylinux_2_28_x86_64, manylinux2014_x86_64, musllinux_1_2_x86_64: "
+          "auditwheel's names), refused with the symbols that need a newer glibc; default: the lowest the wheel "
+          "meets", validate=_plat),
     _spec("llvm_link", "auto", "--llvm-link", {"TRITONBUILD_LLVM_LINK": _str},
           "how libtriton links a shared-libLLVM LLVM (Debian's): auto (static for wheels when its static libraries "
           "are installed, shared for develop), static, shared", choices=get_args(LLVMLink)),
@@ -648,6 +657,7 @@ class Settings:
     strip: bool
     repair: bool
     repair_exclude: tuple[str, ...]
+    plat: str | None
     llvm_link: LLVMLink
     bundle_libs: bool
     ccache_remote: str | None

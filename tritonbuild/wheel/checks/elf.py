@@ -14,7 +14,19 @@ from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks.base import Context, Finding
 
 
-def _extract_elves(zf: zipfile.ZipFile, root: Path) -> None:
+def extracted(ctx: Context) -> Path:
+    """The wheel's ELF members, extracted through ``zipguard`` into the check's scratch dir once for the checks that
+    read them (``libraries``, ``platform``); ``BadWheel`` when the archive does not let them be."""
+    root, done = ctx.tmp / "elf", ctx.tmp / "elf.extracted"
+    if not done.exists():
+        extract_elves(ctx.zf, root)
+        done.touch()
+    return root
+
+
+def extract_elves(zf: zipfile.ZipFile, root: Path) -> None:
+    """Every ELF member of the open wheel ``zf`` extracted through ``zipguard`` under ``root`` (made)."""
+    root.mkdir(parents=True, exist_ok=True)
     for info in zf.infolist():
         if not info.is_dir() and not info.filename.endswith(".py") and zipguard.head(zf, info) == b"\x7fELF":
             zipguard.extract(zf, info, root)
@@ -50,9 +62,8 @@ class Libraries:
         return ctx.build is None or ctx.build.plan.wheel.bundle_libs
 
     def run(self, ctx: Context) -> list[Finding]:
-        root = ctx.tmp / "elf"
         try:
-            _extract_elves(ctx.zf, root)
+            root = extracted(ctx)
         except zipguard.BadWheel as exc:
             return [Finding(self.name, "fail", str(exc))]
         system = elf.SYSTEM_LIBS | frozenset(ctx.info.system_libs if ctx.info else ())
@@ -62,4 +73,6 @@ class Libraries:
                             f"{'; '.join(problems[:8])}{' ...' if len(problems) > 8 else ''} (build with "
                             "--bundle-libs)")]
         extra = f"; build-machine run paths left: {'; '.join(leaks[:3])}" if leaks else ""
-        return [Finding(self.name, "ok", f"{count} ELF files need only the wheel and the manylinux allow-list{extra}")]
+        return [Finding(self.name, "ok", f"{count} ELF files need no library from outside the wheel but the manylinux "
+                        "allow-list's (libraries only; the glibc their symbols need is verify's platform check)"
+                        f"{extra}")]

@@ -11,7 +11,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from tritonbuild.wheel.checks import backends, elf, importing, provenance, provenance_file, record, reproducible, sbom
+from tritonbuild.wheel.checks import (
+    backends,
+    elf,
+    importing,
+    platform_tag,
+    provenance,
+    provenance_file,
+    record,
+    reproducible,
+    sbom,
+)
 from tritonbuild.wheel.checks import compile as corpus
 from tritonbuild.wheel.checks.base import BuildSide, Check, Context, Finding
 
@@ -28,6 +38,7 @@ REGISTRY: tuple[tuple[Check, frozenset[Where]], ...] = (
     (provenance.Patches(), VERIFY),
     (sbom.Sbom(), VERIFY),
     (elf.Libraries(), BOTH),
+    (platform_tag.Platform(), VERIFY),
     (importing.Import(), BOTH),
     (corpus.Corpus(), BOTH),  # in verify with --compile only (Corpus.applies)
 )
