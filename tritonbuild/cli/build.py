@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import plan_options, request_of
+from tritonbuild.cli.options import plan_command, plan_options, request_of
 
 if TYPE_CHECKING:
     from tritonbuild.request import Request
 
 
-@click.command()
+@plan_command()
 @plan_options
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the schema is in the README).")
 @click.option("--settings", "show_settings", is_flag=True, help="Also show where each setting came from.")
@@ -43,7 +43,7 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
         render.print_matrix(plans, out)
 
 
-@click.command()
+@plan_command()
 @plan_options
 @click.option("--out", "-o", help="Output directory for the wheel (default: ./dist, or the recipe's out_dir).")
 @click.option("--no-smoke-test", is_flag=True, help="Skip the wheel's build-time checks before publishing it: the "
@@ -76,7 +76,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
                               sort_keys=True))
 
 
-@click.command()
+@plan_command()
 @plan_options
 def develop(**kw: Any) -> None:
     """Build incrementally and install editable into the active environment.
@@ -102,7 +102,7 @@ def develop(**kw: Any) -> None:
         console.print(f"target {name}: {path or 'built (no file of that name in the build dir)'}")
 
 
-@click.command()
+@plan_command()
 @click.argument("suite", type=click.Choice(["lit", "unit", "python"]), default="lit")
 @plan_options
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
@@ -121,7 +121,7 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
     sys.exit(rc)
 
 
-@click.command()
+@plan_command()
 @click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root, and the patched "
               "copies (--patch) and llvm compat's exported trees.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be removed.")

@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from tritonbuild.cli.options import plan_options, request_of
+from tritonbuild.cli.options import plan_command, plan_options, request_of
 
 
-@click.command("check-llvm")
+@plan_command("check-llvm")
 @plan_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
 def check_llvm(as_json: bool, **kw: Any) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import environment, plan_options, request_of
+from tritonbuild.cli.options import environment, plan_command, plan_options, request_of
 
 if TYPE_CHECKING:
     from tritonbuild.execute.compat import Finding
@@ -20,7 +20,7 @@ def llvm() -> None:
     """The LLVM a source pins: what is available, fetch or build it, where it is."""
 
 
-@llvm.command()
+@plan_command(group=llvm)
 @plan_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool, **kw: Any) -> None:
@@ -47,7 +47,7 @@ def status(as_json: bool, **kw: Any) -> None:
     render.print_llvm_status(p.llvm, entries, ready, render.console())
 
 
-@llvm.command()
+@plan_command(group=llvm)
 @plan_options
 def fetch(**kw: Any) -> None:
     """Download the prebuilt LLVM for the pin, verify it, and cache it."""
@@ -61,7 +61,7 @@ def fetch(**kw: Any) -> None:
     click.echo(str(prefix))
 
 
-@llvm.command(name="build")
+@plan_command(name="build", group=llvm)
 @plan_options
 @click.option("--targets", help="LLVM targets (';'/',' separated; default: what the plan needs).")
 def build_llvm(targets: str | None, **kw: Any) -> None:
@@ -81,7 +81,7 @@ def build_llvm(targets: str | None, **kw: Any) -> None:
     click.echo(str(prefix))
 
 
-@llvm.command()
+@plan_command(group=llvm)
 @plan_options
 def path(**kw: Any) -> None:
     """Print the prefix `build` would use (for scripts); exit 2 when it is not available yet."""
@@ -98,7 +98,7 @@ def path(**kw: Any) -> None:
     click.echo(p.llvm.prefix)
 
 
-@llvm.command()
+@plan_command(group=llvm)
 @plan_options
 @click.option("--range", "given_range", metavar="A..B",
               help="The first-parent history to search, A (the oldest tested) to B, both branches, tags or commits "

@@ -99,6 +99,48 @@ def plan_options(func: F) -> F:
     return func
 
 
+# How ``--help`` of a command that takes the plan options lays them out: the options most runs need on the first
+# screen, then one section per concern. Every setting with a flag is in exactly one section (a test holds it); a
+# command's own options (--out, --json, ...) go under "Common" when named there, else under "Other".
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Common", ("source", "ref", "backends", "plugin_dirs", "llvm", "recipe", "python", "out", "jobs", "patches",
+                "offline", "as_json")),
+    ("LLVM", ("llvm_mirror", "allow_unpinned", "llvm_src", "llvm_assertions", "llvm_link", "require_pinned_llvm")),
+    ("Checks before and after the build", ("strict", "api_check", "canary", "canary_budget", "compile_check",
+                                          "compile_check_timeout", "no_smoke_test")),
+    ("Toolchain, compiler cache and speed", ("clang", "linker", "build_type", "debug_info", "ccache",
+                                            "compiler_cache", "ccache_remote", "distcc", "stable_paths",
+                                            "unity_build", "unity_exclude", "link_jobs", "cmake_args", "targets",
+                                            "deps")),
+    ("The wheel", ("wheel_name", "version_scheme", "version_suffix", "proton", "stable_abi", "ext_headers",
+                   "reproducible", "strip", "zip_level", "repair", "plat", "repair_exclude", "bundle_libs",
+                   "bundle_nvidia_tools", "cuda_tools_from", "wheelhouse")),
+)
+
+
+class PlanCommand(click.Command):
+    """A command taking the plan options, whose ``--help`` shows them by section (``SECTIONS``), the common ones
+    first, instead of one list of some sixty."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows: dict[str, list[tuple[str, str]]] = {}
+        placed = {name: title for title, names in SECTIONS for name in names}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                rows.setdefault(placed.get(param.name or "", "Other"), []).append(record)
+        for title in [t for t, _ in SECTIONS] + ["Other"]:
+            if rows.get(title):
+                with formatter.section(f"{title} options"):
+                    formatter.write_dl(rows[title])
+
+
+def plan_command(name: str | None = None, group: click.Group | None = None) -> Callable[[F], click.Command]:
+    """``click.command`` (or ``group.command``) for a command that takes ``plan_options``."""
+    make = group.command if group is not None else click.command
+    return make(name, cls=PlanCommand)
+
+
 def environment() -> dict[str, str]:
     """The process's environment, snapshotted: the one read of ``os.environ`` for what a command asked for (every
     request, plan and lookup below the command line gets this copy)."""

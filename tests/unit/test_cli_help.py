@@ -1,0 +1,31 @@
+"""``--help`` of the commands that take the plan options shows them by section, the common ones first: every
+setting with a flag is in exactly one section, so a new setting without one fails here."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from tritonbuild.cli.main import cli
+from tritonbuild.cli.options import SECTIONS
+from tritonbuild.settings.model import SPECS
+
+COMMAND_OWN = {"recipe", "python", "out", "as_json", "no_smoke_test"}  # options written by the commands themselves
+
+
+def test_every_setting_with_a_flag_is_in_exactly_one_section() -> None:
+    placed = [name for _, names in SECTIONS for name in names]
+    assert len(placed) == len(set(placed))
+    flagged = {s.name for s in SPECS if s.flag}
+    assert flagged - set(placed) == set(), "a setting with a flag needs a section in cli/options.SECTIONS"
+    assert set(placed) - flagged <= COMMAND_OWN
+
+
+def test_build_help_shows_the_common_options_first() -> None:
+    text = CliRunner().invoke(cli, ["build", "--help"], terminal_width=100).output
+    titles = [line for line in text.splitlines() if line.endswith(" options:")]
+    assert titles[0] == "Common options:" and "Other options:" in titles and len(titles) == len(SECTIONS) + 1
+    common = text.split("Common options:")[1].split("LLVM options:")[0]
+    for flag in ("--source", "--backends", "--plugin-dir", "--llvm ", "--recipe", "--python", "--out", "--jobs",
+                 "--json"):
+        assert flag in common, flag
+    assert "--zip-level" not in common and "--zip-level" in text
