@@ -113,7 +113,8 @@ def _print_sources(claim: Any, kw: dict[str, Any], source: str | None, python: s
         for name, value in kw.items():
             row = fields.BY_PATH.get(f"{fields.SETTINGS}.{name}.value")
             if row is not None and row.use == "trusted" and name != "source" and value not in (None, (), []):
-                console.plain(f"taken from the provenance: {name} = {show(value, 400)}")
+                shown = list(value) if isinstance(value, tuple) else value
+                console.plain(f"taken from the provenance: {name} = {show(shown, 400)}")
     console.plain(f"source: {kw['source']} ({'--source' if source else 'from the provenance'}), commit {claim.commit}")
     console.plain(f"from this machine: python = {interpreter} ({'--python' if python else claim.abi}; the "
                   f"provenance's {claim.python} is never run)")

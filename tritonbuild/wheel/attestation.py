@@ -244,8 +244,9 @@ def parse(data: bytes, where: str) -> Claim:
                         "to the wheel, unedited.") from None
 
 
-# what reading a hostile provenance file raises (RecursionError: JSON nested too deep)
-READ_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)
+# what reading a hostile provenance file raises (RecursionError: JSON nested too deep; OverflowError: protobuf's
+# Struct given an integer no double holds, 10**400)
+READ_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, OverflowError)
 
 
 def read_statement(data: bytes) -> dict[str, Any]:
