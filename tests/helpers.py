@@ -91,6 +91,31 @@ def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw:
     return resolve_plan(s, found, env)
 
 
+def provenance_of_example(base: Path, commit: str = "0123456789abcdef0123456789abcdef01234567",
+                          **cli: object) -> dict:
+    """A real provenance (``attestation.make``) of a plan of the example tree with an external plugin, a bundled
+    ptxas from NVIDIA's wheel and a patch dependency: every resolvedDependencies kind the writer makes (#44)."""
+    import json as _json
+
+    from tritonbuild import example
+    from tritonbuild.wheel import attestation
+
+    tree = example.write_tree(base / "triton")
+    plugin = example.write_plugin(base / "shared", "shared")
+    plan = plan_for(tree, cli={"plugin_dirs": [str(plugin)], **cli}, git=GitState(commit, False, "main", 1769723034))
+    sha = "ab" * 32
+    info = {"toolchain": {"compiler": "g++"},
+            "bundled_tools": {"ptxas": {"path": "/usr/local/cuda/bin/ptxas", "sha256": sha,
+                                        "wheel": "nvidia-cuda-nvcc==12.8.93", "wheel_sha256": sha}}}
+    stmt = attestation.make(plan, "triton-3.6.0-cp311-cp311-linux_x86_64.whl", sha, info, finished=1769723100.0,
+                            seconds=60.0)
+    data: dict = _json.loads(attestation.to_json(stmt))
+    data["predicate"]["buildDefinition"]["resolvedDependencies"].append(  # as dependencies() writes a patch
+        {"name": "patch:1:fix.patch", "uri": "file:///p/fix.patch", "digest": {"sha256": sha},
+         "annotations": {"files": ["a.py"]}})
+    return data
+
+
 # Files of a wheel that compare sees as the same in two builds (a big one among them: compare lists big files).
 WHEEL_FILES = {"triton/__init__.py": b"", "triton/backends/nvidia/compiler.py": b"",
                "triton/_C/big.bin": b"x" * (2 << 20)}

@@ -37,7 +37,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
                    "--cache-dir", str(base / "cache"), "--out", str(base / "dist"), cwd=base, env=env)
     result = json.loads(proc.stdout)
     wheel = Path(result["wheel"])
-    return {"base": base, "env": env, "result": result, "wheel": wheel,
+    return {"base": base, "env": env, "result": result, "wheel": wheel, "tree": tree,
             "provenance": wheel.with_name(wheel.name + ".provenance.json")}
 
 
@@ -64,8 +64,8 @@ def test_provenance_is_published_listed_and_validates(built: dict) -> None:
 
 def test_rebuild_from_the_provenance_is_byte_identical(built: dict) -> None:
     base = built["base"]
-    proc = run_cli("rebuild", str(built["provenance"]), "--out", str(base / "rebuilt"), "--cache-dir",
-                   str(base / "cache2"), cwd=base, env=built["env"])
+    proc = run_cli("rebuild", str(built["provenance"]), "--source", str(built["tree"]), "--out", str(base / "rebuilt"),
+                   "--cache-dir", str(base / "cache2"), cwd=base, env=built["env"])
     out = flat(proc.stdout)
     assert "identical: yes" in out and f"sha256 {built['result']['sha256']}" in out
     again = base / "rebuilt" / built["wheel"].name
@@ -83,8 +83,8 @@ def test_rebuild_of_an_edited_setting_differs_and_names_it(built: dict) -> None:
         "value": "Release", "origin": "cli --build-type"}
     prov = edited / built["provenance"].name
     prov.write_text(json.dumps(data))
-    proc = run_cli("rebuild", str(prov), "--out", str(base / "rebuilt-edited"), "--cache-dir", str(base / "cache2"),
-                   cwd=base, env=built["env"], check=False)
+    proc = run_cli("rebuild", str(prov), "--source", str(built["tree"]), "--out", str(base / "rebuilt-edited"),
+                   "--cache-dir", str(base / "cache2"), cwd=base, env=built["env"], check=False)
     out = flat(proc.stdout)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"identical: no, sha256 {built['result']['sha256']} in the provenance" in out
@@ -148,12 +148,12 @@ def test_a_provenance_that_runs_or_reaches_is_refused_before_any_work(built: dic
              "plugin_dirs": [str(tmp_path)], "llvm_mirror": "https://evil.example.com/llvm"}[setting]
     name = setting.split()[0]
     prov = _tampered(built, tmp_path / "pv", {name: value})
-    proc = run_cli("rebuild", str(prov), "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
-                   cwd=tmp_path, env=built["env"], check=False)
+    proc = run_cli("rebuild", str(prov), "--source", str(built["tree"]), "--out", str(tmp_path / "out"), "--cache-dir",
+                   str(tmp_path / "cache"), cwd=tmp_path, env=built["env"], check=False)
     err = flat(proc.stderr)
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
-    assert len(proc.stderr.strip().split("\n\n")) == 1 and "nothing was built" in err
-    assert f"{name} = {value!r}" in err and "--trust-provenance" in err
+    assert len(proc.stderr.strip().split("\n\n")) == 1 and "Nothing was cloned, fetched, configured or built" in err
+    assert f"settings.{name}.value = {value!r}" in err and "--trust-provenance" in err
     assert not marker.exists() and not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
 
 
@@ -170,7 +170,7 @@ def test_rebuild_from_another_cwd_never_runs_the_provenance_python_and_lists_tru
     elsewhere.mkdir()
     refused = run_cli("rebuild", str(prov), "--out", str(tmp_path / "out"), cwd=elsewhere, env=built["env"],
                       check=False)
-    assert refused.returncode == 2 and "cmake_args = ['-DTRITONBUILD_UNUSED_38=1']" in flat(refused.stderr)
+    assert refused.returncode == 2 and "cmake_args.value = ['-DTRITONBUILD_UNUSED_38=1']" in flat(refused.stderr)
     proc = run_cli("rebuild", str(prov), "--trust-provenance", "--out", str(tmp_path / "out"), "--cache-dir",
                    str(built["base"] / "cache2"), cwd=elsewhere, env=built["env"], check=False)
     out = flat(proc.stdout)
@@ -184,3 +184,12 @@ def test_rebuild_from_another_cwd_never_runs_the_provenance_python_and_lists_tru
     assert "from this machine, at their defaults as in the provenance:" in out
     assert not marker.exists()  # the provenance's interpreter was never run
     assert list((tmp_path / "out").glob("*.whl"))
+
+
+def test_every_key_path_of_a_built_provenance_is_classified(built: dict) -> None:
+    """#44: the provenance a real build published has no field the table (provenance_fields.FIELDS) lacks."""
+    from tritonbuild.wheel import provenance_fields
+
+    data = json.loads(built["provenance"].read_text())
+    assert provenance_fields.unclassified(data) == []
+    assert all(provenance_fields.classify(row) for row, _, _ in provenance_fields.key_paths(data))

@@ -57,12 +57,12 @@ def test_parse_reads_back_the_settings_and_rebuild_request_passes_them_as_flags(
     _, data = made(tree, build_type="Release", zip_level=3, llvm_mirror="https://me:s3cret@mirror.example/llvm")
     claim = attestation.parse(json.dumps(data).encode(), "p.json")
     assert claim.sha256 == SHA and claim.commit == COMMIT and claim.settings["zip_level"] == 3  # an int again
-    kw, notes = attestation.rebuild_request(claim, source=None, python=None, cache_dir=None, out="o",
+    kw, notes = attestation.rebuild_request(claim, source=claim.source, python=None, cache_dir=None, out="o",
                                             flags=flag_settings())
     assert kw["build_type"] == "Release" and kw["zip_level"] == 3 and kw["source"] == claim.source
     assert kw["python"] == () and "ref" not in kw  # the provenance's interpreter is never given; a local checkout:
     # its commit is checked later
-    assert attestation.rebuild_request(claim, source=None, python="/x/python3.11", cache_dir=None, out="o",
+    assert attestation.rebuild_request(claim, source="/src", python="/x/python3.11", cache_dir=None, out="o",
                                        flags=flag_settings())[0]["python"] == ("/x/python3.11",)
     assert "ccache_remote" not in kw and "jobs" not in kw  # this machine's: not what was built
     assert "llvm_mirror" not in kw and notes == ["llvm_mirror was redacted in the provenance: this machine's "
@@ -143,24 +143,31 @@ def test_file_name_is_the_wheel_name_then_provenance_json(tmp_path: Path) -> Non
 
 
 def test_settings_that_run_or_reach_are_named_and_refused_unless_trusted(tree) -> None:
+    from tritonbuild.wheel import provenance_fields as fields
+
     _, data = made(tree, cmake_args=["-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh"],
                    llvm_mirror="https://evil.example/llvm", zip_level=3)
     settings = data["predicate"]["buildDefinition"]["externalParameters"]["settings"]
     settings["distcc"] = {"value": "evil.example.com/8", "origin": "cli --distcc"}
     settings["ptxas"] = {"value": "/tmp/evil.sh", "origin": "env TRITON_PTXAS_PATH"}
     claim = attestation.parse(json.dumps(data).encode(), "p.json")
-    found = attestation.untrusted(claim, flag_settings())
-    # in SPECS order; distcc (a build machine's, LOCAL) and ptxas (no flag: the environment's) are this machine's,
-    # never taken; zip_level neither runs nor reaches
-    assert found == [("llvm_mirror", "https://evil.example/llvm"),
-                     ("cmake_args", ["-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh"])]
+    found = [(p.rsplit(".", 2)[-2], v) for p, v, _ in fields.refusals(data, frozenset({"--source"}))]
+    # distcc (a build machine's) and ptxas (no flag: the environment's) are this machine's, never taken; zip_level
+    # neither runs nor reaches; the source is --source here
+    assert found == [("cmake_args", ["-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh"]),
+                     ("llvm_mirror", "https://evil.example/llvm")]
     assert {"distcc", "ptxas", "jobs", "pypi_index"} <= set(attestation.taken_from_machine(flag_settings()))
-    text = str(attestation.refuse_untrusted(claim, "p.json", found))
-    assert "llvm_mirror = 'https://evil.example/llvm' (reaches" in text and "--trust-provenance" in text
-    assert "cmake_args = ['-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh'] (runs" in text and "\n" not in text
-    kw, _ = attestation.rebuild_request(claim, source=None, python=None, cache_dir=None, out="o",
+    text = str(fields.refusal("p.json", fields.refusals(data, frozenset({"--source"})), COMMIT))
+    assert "settings.llvm_mirror.value = 'https://evil.example/llvm' (host: --trust-provenance)" in text
+    assert "settings.cmake_args.value = ['-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh'] (code: --trust-provenance)" \
+        in text and "\n" not in text
+    kw, _ = attestation.rebuild_request(claim, source="/src", python=None, cache_dir=None, out="o",
                                         flags=flag_settings())
     assert "distcc" not in kw and "ptxas" not in kw  # never taken from the provenance
+    assert kw["cmake_args"] == () and kw["zip_level"] == 3  # untrusted: the default, typed (no env overrides it)
+    trusted, _ = attestation.rebuild_request(claim, source="/src", python=None, cache_dir=None, out="o",
+                                             flags=flag_settings(), trust=True)
+    assert trusted["cmake_args"] == ("-DCMAKE_CXX_COMPILER_LAUNCHER=/tmp/evil.sh",)
 
 
 def test_every_setting_that_names_a_program_or_host_is_classified() -> None:

@@ -30,6 +30,7 @@ from tritonbuild import __version__
 from tritonbuild.errors import UserError
 from tritonbuild.plan import REDACTED, Plan, redact
 from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, show
+from tritonbuild.wheel import provenance_fields as fields
 
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
 BUILD_TYPE = "https://github.com/tritonbuild/tritonbuild/buildtypes/wheel/v1"
@@ -38,8 +39,7 @@ SUFFIX = ".provenance.json"  # <wheel file name>.provenance.json: the wheel's ow
 MAX_BYTES = 4 << 20  # a provenance file read back: a plan's is some tens of KiB
 # Settings that say how this machine builds, not what: a rebuild takes them from its own machine, and they are
 # not differences (parallelism, compiler caches, the network). Secrets are redacted, so those come from here too.
-LOCAL = frozenset({"jobs", "link_jobs", "ccache", "compiler_cache", "distcc", "ccache_remote", "wheelhouse",
-                   "offline", "http_retries", "http_timeout", "http_deadline", "http_min_rate", "http_max_bytes"})
+LOCAL = fields.MACHINE
 _WHEEL_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.whl$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
@@ -213,11 +213,14 @@ class Claim:
 
 def _strict_json(data: bytes) -> Any:
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in items]
-        dup = next((k for k in keys if keys.count(k) > 1), None)
-        if dup is not None:
-            raise ValueError(f"the key {show(dup)} appears twice in one object")
-        return dict(items)
+        out = dict(items)
+        if len(out) != len(items):  # a set, not keys.count(): 400,000 keys in 4 MiB must not take quadratic time
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    raise ValueError(f"the key {show(key)} appears twice in one object")
+                seen.add(key)
+        return out
 
     def constant(word: str) -> Any:
         raise ValueError(f"{word} is not JSON")
@@ -241,8 +244,9 @@ def parse(data: bytes, where: str) -> Claim:
                         "to the wheel, unedited.") from None
 
 
-# what reading a hostile provenance file raises (RecursionError: JSON nested too deep)
-READ_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)
+# what reading a hostile provenance file raises (RecursionError: JSON nested too deep; OverflowError: protobuf's
+# Struct given an integer no double holds, 10**400)
+READ_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, OverflowError)
 
 
 def read_statement(data: bytes) -> dict[str, Any]:
@@ -340,48 +344,36 @@ def taken_from_machine(flags: tuple[str, ...]) -> list[str]:
     return [s.name for s in SPECS if s.name in LOCAL or (s.name not in flags and s.name not in ("source", "ref"))]
 
 
-def untrusted(claim: Claim, flags: tuple[str, ...]) -> list[tuple[str, Any]]:
-    """The settings the rebuild would take from the provenance that run something or reach a host
-    (``Spec.trust``) with a value other than their default, in ``SPECS`` order (a redacted value is not taken)."""
-    mine = set(taken_from_machine(flags))
-    return [(s.name, claim.settings[s.name]) for s in SPECS
-            if s.trust and s.name in claim.settings and s.name not in mine and not _redacted(claim.settings[s.name])
-            and _norm(claim.settings[s.name]) != _norm(s.default)]
-
-
-def refuse_untrusted(claim: Claim, where: str, found: list[tuple[str, Any]]) -> UserError:
-    """One paragraph naming each setting of ``untrusted`` and its value as the provenance gives it."""
-    named = "; ".join(f"{n} = {show(v, 200)} ({SPEC_BY_NAME[n].trust} {_TRUST_WORDS[SPEC_BY_NAME[n].trust]})"
-                      for n, v in found)
-    return UserError(f"The provenance {where} sets {len(found)} setting(s) that would run a program, load a script "
-                     f"or reach a host on this machine: {named}. A provenance is not trusted: nothing was built. "
-                     "If you trust whoever wrote it with these values, pass --trust-provenance (each is then "
-                     "printed as taken from the provenance).")
-
-
-_TRUST_WORDS = {"runs": "code or a program the build runs or ships", "reaches": "a host the build talks to"}
-
-
-def rebuild_request(claim: Claim, *, source: str | None, python: str | None, cache_dir: str | None,
-                    out: str, flags: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:
-    """The flag values (``tritonbuild.request``'s ``kw``) that rebuild the claim: every setting of ``flags`` the
-    claim holds, given as if typed (so no environment or recipe overrides it), the source at the claimed commit
-    (a git URL checked out at it; a path: checked after planning), and notes on what comes from this machine.
+def rebuild_request(claim: Claim, *, source: str, python: str | None, cache_dir: str | None, out: str,
+                    flags: tuple[str, ...], trust: bool = False,
+                    given: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The flag values (``tritonbuild.request``'s ``kw``) that rebuild the claim, as ``provenance_fields.FIELDS``
+    says: each data setting of ``flags`` the claim holds, given as if typed (so no environment or recipe overrides
+    it); a setting that locates code or reaches a host only with ``trust`` (else its default: ``rebuild`` refused a
+    provenance that sets one before this), unless ``given`` (the rebuild's own flags by setting name: --plugin-dir,
+    --llvm) supplies it; never one this machine gives (``LOCAL``, no flag). ``source``: the user's --source, or
+    with ``trust`` the provenance's (``Claim.source``); a git URL is checked out at the claimed commit.
     ``python``: the interpreter to build with, never the provenance's (None: the one running tritonbuild). A
     setting the claim lacks (declared after it was written) is not given: its default (or this machine's) applies.
     """
     kw: dict[str, Any] = {"cache_dir": cache_dir, "out": out, "python": (python,) if python else (), "recipe": None}
     notes = []
     for name in flags:
-        value = claim.settings.get(name)
-        if name in ("source", "ref") or name in LOCAL or name not in claim.settings:
+        row = fields.BY_PATH[f"{fields.SETTINGS}.{name}.value"]
+        if name in (given or {}):
+            kw[name] = (given or {})[name]
             continue
+        if row.use == "never" or name == "source" or name not in claim.settings:
+            continue
+        value = claim.settings.get(name)
         if _redacted(value):
             notes.append(f"{name} was redacted in the provenance: this machine's value is used")
             continue
+        if row.use == "trusted" and not trust:
+            value = SPEC_BY_NAME[name].default
         kw[name] = tuple(value) if isinstance(value, list) else value
-    kw["source"] = source or claim.source
-    if "://" in kw["source"] or kw["source"].startswith("git@"):
+    kw["source"] = source
+    if "://" in source or source.startswith("git@"):
         kw["ref"] = claim.commit
     if claim.dirty:
         notes.append("the subject was built from a checkout with uncommitted changes, which a rebuild cannot see")

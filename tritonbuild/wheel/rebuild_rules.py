@@ -1,0 +1,167 @@
+"""What ``tritonbuild rebuild`` takes from a provenance and from the user (edge: reads the provenance file, finds an
+interpreter on this machine). The classification of every field is ``tritonbuild.wheel.provenance_fields``; this
+module applies it: the file read with a size cap, refused when a field is unclassified or locates code (or reaches
+a host) without ``--trust-provenance`` or the user's own flag, the source and interpreter chosen, a recorded
+relative plugin dir resolved, and the plans checked against the claim before any work."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tritonbuild.errors import UserError
+from tritonbuild.settings.model import show
+from tritonbuild.wheel import attestation
+from tritonbuild.wheel import provenance_fields as fields
+
+if TYPE_CHECKING:
+    from tritonbuild.plan import Plan
+
+# What a build without --reproducible may give differently on each run, though the source and settings are the same.
+NOT_PROMISED = ("the zip members' dates; the build machine's directories in triton/_build_info.json (plan_key, "
+                "source.root, source.checkout, the backends' and patches' paths) and in the SBOM, and the SBOM's "
+                "time; the compiled libraries (the build dirs in their debug info: no prefix maps, no "
+                "SOURCE_DATE_EPOCH)")
+
+
+@dataclass(frozen=True)
+class Read:
+    """A provenance file read back: the claim, and its JSON for the table's checks."""
+
+    claim: attestation.Claim
+    data: fields.JSON
+
+
+def read(path: Path) -> Read:
+    """The provenance file: a missing, non-regular, huge or malformed file, or one with a field the table does not
+    classify, is a ``UserError`` paragraph (exit 2)."""
+    if not path.is_file():
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise UserError(f"The provenance {show(str(path), 300)} {what}. Give the <wheel>.provenance.json that "
+                        "`tritonbuild build` published next to the wheel.")
+    try:
+        with path.open("rb") as f:
+            data = f.read(attestation.MAX_BYTES + 1)
+    except OSError as exc:
+        raise UserError(f"The provenance {show(str(path), 300)} cannot be read ({exc.strerror or exc}). Nothing was "
+                        "built.") from None
+    claim = attestation.parse(data, str(path))
+    obj: fields.JSON = attestation.read_statement(data)
+    odd = fields.unclassified(obj)
+    if odd:
+        raise UserError(f"The provenance {show(str(path), 300)} has fields tritonbuild never writes: "
+                        f"{', '.join(odd)}. Nothing was built; give the <wheel>.provenance.json that `tritonbuild "
+                        "build` published next to the wheel, unedited.")
+    return Read(claim, obj)
+
+
+def refuse_untrusted(read: Read, where: str, given: frozenset[str], trust: bool) -> None:
+    """Exit 2 (``UserError``) naming every field that locates code or reaches a host which neither
+    ``--trust-provenance`` nor the user's own flag (``given``: ``--source``, ``--plugin-dir``, ``--llvm``)
+    supplies: before anything is cloned, fetched or configured."""
+    if trust:
+        return
+    found = fields.refusals(read.data, given)
+    if found:
+        raise fields.refusal(where, found, read.claim.commit)
+
+
+def source(claim: attestation.Claim, given: str | None, trust: bool) -> str:
+    """The source to rebuild: ``--source`` as the user typed it; with ``--trust-provenance`` only, the provenance's
+    git URL or the absolute path its build recorded, which must exist (``refuse_untrusted`` ran before)."""
+    if given:
+        return given
+    if not trust:
+        raise UserError(f"Pass --source with a checkout at commit {claim.commit}: a provenance never says where "
+                        "the code is. Nothing was built.")
+    if "://" in claim.source or claim.source.startswith("git@"):
+        return claim.source
+    where = Path(claim.source)
+    if not where.is_absolute() or not where.is_dir():
+        what = "is not an absolute path" if not where.is_absolute() else "does not exist on this machine"
+        raise UserError(f"The source {show(claim.source, 300)} (from the provenance: where its wheel was built from) "
+                        f"{what}. Nothing was built; pass --source with a checkout at commit {claim.commit}.")
+    return str(where)
+
+
+def _recorded_plugin_paths(claim: attestation.Claim) -> list[str]:
+    return [d["annotations"]["path"] for n, d in claim.dependencies.items()
+            if n.startswith("plugin:") and isinstance(d.get("annotations"), dict)
+            and isinstance(d["annotations"].get("path"), str) and d["annotations"]["path"].startswith("/")]
+
+
+def plugin_dirs(claim: attestation.Claim) -> tuple[str, ...]:
+    """The provenance's plugin dirs for a trusted rebuild: a relative one (as typed in the build's directory,
+    ``../triton-shared``) is the absolute path the same provenance recorded for that plugin (the one whose path
+    ends with it), never resolved against this rebuild's current directory."""
+    raw = claim.settings.get("plugin_dirs") or []
+    recorded = _recorded_plugin_paths(claim)
+    out = []
+    for entry in raw:
+        if entry.startswith(("/", "git+", "git@")) or "://" in entry:
+            out.append(entry)
+            continue
+        tail = "/".join(p for p in posixpath.normpath(entry).split("/") if p not in ("..", "."))
+        found = [p for p in recorded if tail and (p == "/" + tail or p.endswith("/" + tail))]
+        if len(found) != 1:
+            what = "no recorded plugin path ends with it" if not found else f"{len(found)} recorded paths end with it"
+            raise UserError(f"The provenance's plugin dir {show(entry, 300)} is relative to the directory its build "
+                            f"ran in, and {what}. Nothing was built; pass --plugin-dir with the plugin's checkout.")
+        out.append(found[0])
+    return tuple(out)
+
+
+def not_promised(claim: attestation.Claim) -> str | None:
+    """What to say first about a wheel built without ``--reproducible``: byte identity was never promised."""
+    if claim.settings.get("reproducible") is True:
+        return None
+    return (f"{claim.wheel} was built without --reproducible: byte identity was never promised for it, so the "
+            f"rebuild may differ where two builds of the same plan differ: {NOT_PROMISED}. The comparison below "
+            "still names every difference; for a check that can pass, build with --reproducible.")
+
+
+def interpreter(claim: attestation.Claim, given: str | None, env: Mapping[str, str]) -> str:
+    """The interpreter to rebuild with: ``--python``, else the one running tritonbuild when it is the claim's
+    major.minor (and free-threaded or not alike), else the first of that version ``gather.pythons.find`` finds (on
+    PATH, in /opt/python, pyenv's and uv's dirs). Never the provenance's ``python.path``: it is not run."""
+    import sysconfig
+
+    from tritonbuild.gather import pythons
+
+    if given:
+        return given
+    m = re.match(r"^cp3(\d{1,2})(t?)$", claim.abi)
+    if m is None:
+        raise UserError(f"The provenance's interpreter ABI {show(claim.abi)} is not a CPython one (cp311, cp313t): "
+                        "nothing was built; pass --python with an interpreter of the wheel's Python.")
+    free = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    if sys.version_info[:2] == (3, int(m.group(1))) and free == bool(m.group(2)):
+        return sys.executable
+    try:
+        return pythons.find(f"3.{m.group(1)}{m.group(2)}", env)
+    except UserError as exc:
+        raise UserError(f"The provenance's wheel is for {claim.abi}, and rebuild never runs the provenance's "
+                        f"interpreter ({show(claim.python, 300)}): {exc} Nothing was built; or pass --python."
+                        ) from None
+
+
+def check_plans(claim: attestation.Claim, keep: list[Path], plans: list[Plan]) -> None:
+    """What the rebuild's plans must be before any work (besides the output dir's own check): of the claimed source
+    commit and Python ABI, publishing into a dir that does not hold the subject (``keep``)."""
+    p = plans[0]
+    if p.source.commit != claim.commit:
+        raise UserError(f"The source {p.source.checkout or p.source.root} is at commit {p.source.commit}, but "
+                        f"the provenance's wheel was built from {claim.commit}. Nothing was built; check out "
+                        f"{claim.commit} there, or pass --source with a checkout at that commit.")
+    if p.wheel.python_abi != claim.abi:
+        raise UserError(f"The interpreter {p.python} is {p.wheel.python_abi}, but the provenance's wheel is for "
+                        f"{claim.abi}. Nothing was built; pass --python with a {claim.abi} interpreter.")
+    out = Path(p.wheel.out_dir).resolve()
+    if any(out == k.resolve() for k in keep):
+        raise UserError(f"The output dir {out} holds the provenance and the wheel being checked: the rebuilt "
+                        "wheel would replace it. Nothing was built; pass --out with another directory.")
