@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from tritonbuild import paths, safegit
 from tritonbuild.errors import EnvironmentProblem, UserError
-from tritonbuild.fileutil import TEXT_LIMIT, name_problem, read_checked
+from tritonbuild.fileutil import TEXT_LIMIT, name_problem, read_checked, walk
 from tritonbuild.plan import PatchInfo
 
 FIX = "Fix the patch (paths are read with -p1: a/PATH and b/PATH relative to the top of the source), or drop it."
@@ -364,11 +364,12 @@ def source_files(root: Path) -> list[str]:
 
 
 def _walk(root: Path, top: Path) -> list[str]:
+    """The entries under ``top`` a copy carries, bounded as every walk of a tree the user named (``fileutil.walk``:
+    links listed, never followed; no other file system; a cap on entries and depth)."""
     found: list[str] = []
-    for here, dirs, files in os.walk(top):  # links to dirs are listed in dirs, never walked into
-        linked = [d for d in dirs if Path(here, d).is_symlink()]
-        dirs[:] = [d for d in dirs if d != ".git" and d not in linked]
-        found += [Path(here, f).relative_to(root).as_posix() for f in (*files, *linked) if f != ".git"]
+    for here, dirs, files in walk(top, "The source to patch"):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        found += [Path(here, f).relative_to(root).as_posix() for f in files if f != ".git"]
     return found
 
 
