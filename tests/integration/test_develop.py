@@ -140,6 +140,18 @@ def test_noop_develop_does_not_configure_or_rewrite(developed: dict) -> None:
     assert "no reconfigure" in proc.stdout and "unchanged" in proc.stdout
 
 
+def test_a_bare_develop_in_the_checkout_uses_its_last_request(developed: dict) -> None:
+    dev = developed
+    cache = ["--cache-dir", str(dev["base"] / "cache")]
+    proc = run_cli("develop", *cache, cwd=dev["tree"], env=dev["env"])  # no --backends, no --plugin-dir
+    said = [ln for ln in proc.stdout.splitlines() if "last request" in ln]
+    assert said == [f"develop: using the last request of this checkout: --backends 'nvidia;amd' --plugin-dir "
+                    f"{dev['plugin']}"], proc.stdout
+    assert "no reconfigure" in proc.stdout and build_dir(dev).parent.name in proc.stdout  # the same build dir
+    ran = run_cli("test", "python", *cache, "--", "-q", "-p", "no:cacheprovider", cwd=dev["tree"], env=dev["env"])
+    assert "test: using the last request of this checkout" in ran.stdout and "1 passed" in ran.stdout
+
+
 def test_changed_cached_setting_gives_a_clean_reconfigure(developed: dict) -> None:
     dev = developed
     stamp = build_dir(dev) / ".tritonbuild-configure.json"

@@ -11,6 +11,7 @@ import click
 from tritonbuild.cli.options import plan_options, request_of
 
 if TYPE_CHECKING:
+    from tritonbuild.execute.lastrequest import Recall
     from tritonbuild.request import Request
 
 
@@ -78,19 +79,26 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
 
 @click.command()
 @plan_options
-def develop(**kw: Any) -> None:
+@click.option("--forget", is_flag=True, help="Ignore this checkout's last develop request: use only the options "
+              "given now (and remember them instead).")
+def develop(forget: bool, **kw: Any) -> None:
     """Build incrementally and install editable into the active environment.
 
     The environment is $VIRTUAL_ENV, else $CONDA_PREFIX, else this interpreter (--python picks another).
     Python files of the source and plugins are live; a rebuilt libtriton is used on the next import.
+    A checkout's last develop request is remembered: options not given now (nor by the environment) are taken
+    from it, and it says so in one line.
     """
     from tritonbuild.execute import develop as dev
+    from tritonbuild.execute import lastrequest
     from tritonbuild.report import render
     from tritonbuild.request import provisioned_plan
 
     console = render.console()
-    req = request_of(kw, editable=True)
+    recalled = _recalled("develop", request_of(kw, editable=True), console, forget=forget)
+    req = recalled.request
     p = provisioned_plan(req, console)
+    lastrequest.remember(req, recalled, Path(p.cmake.build_dir))
     for w in p.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     r = dev.develop(p, console, env=req.env)
@@ -116,9 +124,25 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
 
-    p = make_plan(request_of(kw))
-    rc = source_tests.run(p, suite, list(extra), render.console())
+    console = render.console()
+    p = make_plan(_recalled("test", request_of(kw), console).request)
+    rc = source_tests.run(p, suite, list(extra), console)
     sys.exit(rc)
+
+
+def _recalled(command: str, req: Request, console: Any, *, forget: bool = False) -> Recall:
+    """The request over its checkout's last develop request, said in one line when any part of it is used."""
+    from rich.markup import escape
+
+    from tritonbuild.execute import lastrequest
+
+    recalled = lastrequest.recall(req, forget=forget)
+    if recalled.note:
+        console.print(f"[yellow]note:[/yellow] {escape(recalled.note)}", soft_wrap=True)
+    if recalled.used:
+        console.print(f"{command}: using the last request of this checkout: {escape(recalled.used)}",
+                      soft_wrap=True, highlight=False)
+    return recalled
 
 
 @click.command()
