@@ -224,10 +224,11 @@ def test_status_and_clean(developed: dict) -> None:
     cache = ["--cache-dir", str(dev["base"] / "cache")]
     rows = json.loads(run_cli("status", *cache, "--json", cwd=dev["base"]).stdout)
     assert [r["backends"] for r in rows] == [["nvidia", "amd", "triton_shared"]]
-    assert rows[0]["size"] > 0 and rows[0]["last_build"]
+    assert rows[0]["size"] > 0 and rows[0]["last_build"] and rows[0]["develop"]
+    assert rows[0]["develop_request"] == f"--backends 'nvidia;amd' --plugin-dir {dev['plugin']}"
     out = run_cli("clean", *dev["args"], "--dry-run", cwd=dev["base"], env=dev["env"]).stdout
     assert "would free" in out and build_dir(dev).exists()
-    out = run_cli("clean", *dev["args"], cwd=dev["base"], env=dev["env"]).stdout
+    out = run_cli("clean", "--develop", *cache, cwd=dev["tree"], env=dev["env"]).stdout  # by source: the cwd
     assert "1 build dir(s), freed" in out
     assert not build_dir(dev).exists()
     assert not (dev["tree"] / "compile_commands.json").exists()

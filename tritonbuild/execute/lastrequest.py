@@ -22,15 +22,15 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tritonbuild import paths
 from tritonbuild.errors import UserError
 from tritonbuild.gather.git import is_git_url
-from tritonbuild.gather.source import looks_like_triton
-from tritonbuild.request import Request, flag_settings
-from tritonbuild.resolve.llvm import STRATEGIES
-from tritonbuild.settings.model import SPEC_BY_NAME, text_problem
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, text_problem
+
+if TYPE_CHECKING:  # status reads records: it needs neither the request nor the resolver
+    from tritonbuild.request import Request
 
 VERSION = 1
 RECORD_LIMIT = 1 << 20  # bytes: a record tritonbuild writes is a few hundred
@@ -64,6 +64,8 @@ class Recall:
 def checkout_of(request: Request) -> Path | None:
     """The checkout a develop request builds, as a real path: ``--source`` (a path), else the working directory
     when it is a Triton tree; None for a source URL or when there is none."""
+    from tritonbuild.gather.source import looks_like_triton
+
     given = request.flags.get("source")
     if given is None:
         return request.cwd.resolve() if looks_like_triton(request.cwd) else None
@@ -82,6 +84,8 @@ def record_path(request: Request, checkout: Path) -> Path:
 
 def _absolute(name: str, value: Any, cwd: Path) -> Any:
     """A path setting's value made absolute against the cwd it was typed in (URLs and LLVM strategies as typed)."""
+    from tritonbuild.resolve.llvm import STRATEGIES
+
     def one(text: str) -> str:
         if text.startswith("git+") or is_git_url(text) or (name == "llvm" and text in STRATEGIES):
             return text
@@ -231,7 +235,7 @@ def _parse(data: Any, checkout: Path | None) -> Remembered:
     recipe = data["recipe"]
     if recipe is not None and (not isinstance(recipe, str) or text_problem(recipe) or len(recipe) > 1024):
         raise ValueError("its recipe is no name or path")
-    allowed = set(flag_settings()) - set(NOT_REMEMBERED)
+    allowed = {spec.name for spec in SPECS if spec.flag} - set(NOT_REMEMBERED)
     flags: dict[str, Any] = {}
     for name, value in data["flags"].items():
         if name not in allowed:
