@@ -140,6 +140,18 @@ def test_noop_develop_does_not_configure_or_rewrite(developed: dict) -> None:
     assert "no reconfigure" in proc.stdout and "unchanged" in proc.stdout
 
 
+def test_a_bare_develop_in_the_checkout_uses_its_last_request(developed: dict) -> None:
+    dev = developed
+    cache = ["--cache-dir", str(dev["base"] / "cache")]
+    proc = run_cli("develop", *cache, cwd=dev["tree"], env=dev["env"])  # no --backends, no --plugin-dir
+    said = [ln for ln in proc.stdout.splitlines() if "last request" in ln]
+    assert said == [f"develop: using the last request of this checkout: --backends 'nvidia;amd' --plugin-dir "
+                    f"{dev['plugin']}"], proc.stdout
+    assert "no reconfigure" in proc.stdout and build_dir(dev).parent.name in proc.stdout  # the same build dir
+    ran = run_cli("test", "python", *cache, "--", "-q", "-p", "no:cacheprovider", cwd=dev["tree"], env=dev["env"])
+    assert "test: using the last request of this checkout" in ran.stdout and "1 passed" in ran.stdout
+
+
 def test_changed_cached_setting_gives_a_clean_reconfigure(developed: dict) -> None:
     dev = developed
     stamp = build_dir(dev) / ".tritonbuild-configure.json"
@@ -212,10 +224,11 @@ def test_status_and_clean(developed: dict) -> None:
     cache = ["--cache-dir", str(dev["base"] / "cache")]
     rows = json.loads(run_cli("status", *cache, "--json", cwd=dev["base"]).stdout)
     assert [r["backends"] for r in rows] == [["nvidia", "amd", "triton_shared"]]
-    assert rows[0]["size"] > 0 and rows[0]["last_build"]
+    assert rows[0]["size"] > 0 and rows[0]["last_build"] and rows[0]["develop"]
+    assert rows[0]["develop_request"] == f"--backends 'nvidia;amd' --plugin-dir {dev['plugin']}"
     out = run_cli("clean", *dev["args"], "--dry-run", cwd=dev["base"], env=dev["env"]).stdout
     assert "would free" in out and build_dir(dev).exists()
-    out = run_cli("clean", *dev["args"], cwd=dev["base"], env=dev["env"]).stdout
+    out = run_cli("clean", "--develop", *cache, cwd=dev["tree"], env=dev["env"]).stdout  # by source: the cwd
     assert "1 build dir(s), freed" in out
     assert not build_dir(dev).exists()
     assert not (dev["tree"] / "compile_commands.json").exists()

@@ -11,6 +11,7 @@ import click
 from tritonbuild.cli.options import plan_command, plan_options, request_of
 
 if TYPE_CHECKING:
+    from tritonbuild.execute.lastrequest import Recall
     from tritonbuild.request import Request
 
 
@@ -78,19 +79,26 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
 
 @plan_command()
 @plan_options
-def develop(**kw: Any) -> None:
+@click.option("--forget", is_flag=True, help="Ignore this checkout's last develop request: use only the options "
+              "given now (and remember them instead).")
+def develop(forget: bool, **kw: Any) -> None:
     """Build incrementally and install editable into the active environment.
 
     The environment is $VIRTUAL_ENV, else $CONDA_PREFIX, else this interpreter (--python picks another).
     Python files of the source and plugins are live; a rebuilt libtriton is used on the next import.
+    A checkout's last develop request is remembered: options not given now (nor by the environment) are taken
+    from it, and it says so in one line.
     """
     from tritonbuild.execute import develop as dev
+    from tritonbuild.execute import lastrequest
     from tritonbuild.report import render
     from tritonbuild.request import provisioned_plan
 
     console = render.console()
-    req = request_of(kw, editable=True)
+    recalled = _recalled("develop", request_of(kw, editable=True), console, forget=forget)
+    req = recalled.request
     p = provisioned_plan(req, console)
+    lastrequest.remember(req, recalled, Path(p.cmake.build_dir))
     for w in p.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     r = dev.develop(p, console, env=req.env)
@@ -116,41 +124,72 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
 
-    p = make_plan(request_of(kw))
-    rc = source_tests.run(p, suite, list(extra), render.console())
+    console = render.console()
+    p = make_plan(_recalled("test", request_of(kw), console).request)
+    rc = source_tests.run(p, suite, list(extra), console)
     sys.exit(rc)
+
+
+def _recalled(command: str, req: Request, console: Any, *, forget: bool = False) -> Recall:
+    """The request over its checkout's last develop request, said in one line when any part of it is used."""
+    from rich.markup import escape
+
+    from tritonbuild.execute import lastrequest
+
+    recalled = lastrequest.recall(req, forget=forget)
+    if recalled.note:
+        console.print(f"[yellow]note:[/yellow] {escape(recalled.note)}", soft_wrap=True)
+    if recalled.used:
+        console.print(f"{command}: using the last request of this checkout: {escape(recalled.used)}",
+                      soft_wrap=True, highlight=False)
+    return recalled
 
 
 @plan_command()
 @click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root, and the patched "
-              "copies (--patch) and llvm compat's exported trees.")
+              "copies (--patch) and llvm compat's exported trees (with --develop: every develop dir, nothing else).")
+@click.option("--develop", "develop_only", is_flag=True, help="Only build dirs `develop` used, with the links it "
+              "made in the checkout: this checkout's, or with --all every checkout's.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
 @plan_options
-def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
-    """Remove the build dir of the plan these options make (the options `build` takes), or all of them.
+def clean(all_: bool, develop_only: bool, dry_run: bool, **kw: Any) -> None:
+    """Remove build dirs: with no setting given, every one made from this checkout (--source, else the current
+    directory); with settings (the options `build` takes), the build dir of their plan; with --all, every one.
 
     Only dirs tritonbuild made are removed, each under its lock: one a running build or develop holds is left
-    alone and named, and so is anything else under the cache root (a link is never followed).
+    alone and named, and so is anything else under the cache root (a link is never followed). The links build and
+    develop made in the checkout (compile_commands.json, python/triton/_C's libraries) go with their build dir.
     """
     from tritonbuild import paths
     from tritonbuild.cli.host import cache_root_to_read
-    from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute import builddirs as st
-    from tritonbuild.report import render
 
     req = request_of(kw)
     root = (cache_root_to_read(req.cache_dir, req.env) if all_ else paths.cache_root(req.env, req.cache_dir)) / "build"
-    targets = _all_under(root) if all_ else _of_plan(req)
+    targets = _all_under(root) if all_ else _of_request(req, root)
+    if develop_only:
+        targets = [d for d in targets if not st.is_build_dir(d) or st.has_develop(d)]
     done = st.remove_build_dirs(targets, dry_run=dry_run)
-    copies = st.remove_cache_copies(root.parent, dry_run=dry_run) if all_ else st.Cleaned()
+    copies = st.remove_cache_copies(root.parent, dry_run=dry_run) if all_ and not develop_only else st.Cleaned()
+    _say_cleaned(root, done, copies, dry_run)
+
+
+def _say_cleaned(root: Path, done: Any, copies: Any, dry_run: bool) -> None:
+    from rich.markup import escape
+
+    from tritonbuild.errors import EnvironmentProblem
+    from tritonbuild.report import render
+
     out = render.console()
     for note in done.notes:
-        out.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        out.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+    for d in done.removed:
+        out.print(escape(f"{'would remove' if dry_run else 'removed'} {d}"), soft_wrap=True, highlight=False)
     verb = "would free" if dry_run else "freed"
     out.print(f"{len(done.removed)} build dir(s), {verb} {done.freed / 2**20:.1f} MiB"
               + (f"; {len(done.notes)} left alone" if done.notes else ""))
     for note in copies.notes:
-        out.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        out.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     if copies.removed or copies.notes or copies.failed:
         out.print(f"{len(copies.removed)} patched copy or llvm compat dir(s), {verb} {copies.freed / 2**20:.1f} MiB"
                   + (f"; {len(copies.notes)} left alone" if copies.notes else ""))
@@ -160,6 +199,18 @@ def clean(all_: bool, dry_run: bool, **kw: Any) -> None:
             f"Could not remove {len(done.failed)} build dir(s) under {root}: {'; '.join(done.failed)}. The cache "
             "root is not writable by this user (or the disk is read-only): fix its permissions, or remove them as "
             "their owner; what could not be removed is left as it was.")
+
+
+def _of_request(req: Request, root: Path) -> list[Path]:
+    """The build dirs a ``clean`` without --all names: with no setting but --source given (no recipe, no --python),
+    every one made from the checkout; otherwise the one of the plan."""
+    from tritonbuild.execute import builddirs as st
+    from tritonbuild.execute.lastrequest import checkout_of
+
+    by_source = not req.recipe and not req.pythons and all(
+        v in (None, (), []) for n, v in req.flags.items() if n != "source")
+    checkout = checkout_of(req) if by_source else None
+    return st.of_source(root, checkout) if checkout is not None else _of_plan(req)
 
 
 def _all_under(root: Path) -> list[Path]:

@@ -77,7 +77,39 @@ def _row(d: Path) -> dict[str, Any]:
         source, backends = None, []
     return {"key": d.name, "path": str(d), "source": source, "backends": backends, "size": dir_size(d),
             "last_build": time.strftime("%Y-%m-%d %H:%M", time.localtime(last)) if last else None,
-            "wheels": wheels}
+            "wheels": wheels, "develop": has_develop(d), "develop_request": develop_request(d)}
+
+
+def has_develop(d: Path) -> bool:
+    """Whether ``develop`` used build dir ``d`` (its ``dev`` dir, a real one)."""
+    dev = d / "dev"
+    return dev.is_dir() and not dev.is_symlink()
+
+
+def develop_request(d: Path) -> str | None:
+    """The last develop request of build dir ``d`` as options (its record checked as ``develop`` checks it), else
+    None."""
+    from tritonbuild.execute import lastrequest
+
+    found, _note = lastrequest.read(d / lastrequest.IN_BUILD_DIR, None)
+    return lastrequest.command_line(found.flags, found.recipe) if found else None
+
+
+def sources_of(d: Path) -> list[Path]:
+    """The checkouts build dir ``d``'s plan builds: its source root, and with ``--patch`` the user's checkout."""
+    source = plan_of(d).get("source", {})
+    roots = [source.get(k) for k in ("root", "checkout")] if isinstance(source, dict) else []
+    found = []
+    for r in roots:
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
+            if isinstance(r, str) and r:
+                found.append(Path(r).resolve())
+    return found
+
+
+def of_source(root: Path, checkout: Path) -> list[Path]:
+    """The build dirs under ``root`` made from ``checkout`` (a real path)."""
+    return [d for d in _entries(root) if is_build_dir(d) and checkout in sources_of(d)]
 
 
 def build_dirs(root: Path) -> list[dict[str, Any]]:
@@ -121,12 +153,37 @@ def _links_into(d: Path) -> list[Path]:
     return links
 
 
+def _backend_links(d: Path) -> list[Path]:
+    """A 2024 tree's ``python/triton/backends/<name>`` links that develop made for build dir ``d``'s backends (to
+    their ``backend`` dirs, as setup.py's develop links them): they point into the source, not the build dir."""
+    from tritonbuild import paths
+
+    plan = plan_of(d)
+    try:
+        root = Path(str(plan["source"]["root"]))
+        wanted = {Path(str(b["path"]), "backend").resolve() for b in plan["backends"]}
+        listed = sorted((root / "python" / "triton" / "backends").iterdir())
+    except (KeyError, TypeError, OSError, RuntimeError):
+        return []
+    found = []
+    for link in listed:
+        with contextlib.suppress(OSError, RuntimeError):
+            if paths.made_link(link, root) and link.resolve() in wanted:
+                found.append(link)
+    return found
+
+
 def _remove(d: Path) -> None:
-    """Remove build dir ``d`` (its lock held by the caller: the lock file goes last) and the links into it."""
+    """Remove build dir ``d`` (its lock held by the caller: the lock file goes last) and the links into it; for a
+    develop dir also a 2024 tree's backend links."""
     real = d.resolve()
     for link in _links_into(d):
         with contextlib.suppress(OSError):
             if link.is_symlink() and Path(os.path.join(link.parent, os.readlink(link))).resolve().is_relative_to(real):
+                link.unlink()
+    if has_develop(d):
+        for link in _backend_links(d):
+            with contextlib.suppress(OSError):
                 link.unlink()
     for entry in d.iterdir():
         if entry.name == LOCK:

@@ -224,15 +224,19 @@ def _cache_words(tc: Any) -> str:
 
 
 def print_build_dirs(rows: list[dict[str, Any]], console: Console) -> None:
-    """``tritonbuild status``: one row per build dir."""
+    """``tritonbuild status``: one row per build dir; a develop dir says so, with its last develop request's options
+    (``clean --develop`` removes them)."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="build dirs", title_justify="left")
-    for col in ("key", "source", "backends", "size", "last build", "wheels"):
+    for col in ("key", "source", "backends", "size", "last build", "wheels", "develop"):
         table.add_column(col)
     for r in rows:
+        dev = ("yes" + (f": {shown(r['develop_request'])}" if r.get("develop_request") else "")) \
+            if r.get("develop") else "-"
         table.add_row(r["key"], shown(r["source"] or "?"), ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
-                      r["last_build"] or "-", "\n".join(shown(w) for w in r["wheels"]) or "-")
+                      r["last_build"] or "-", "\n".join(shown(w) for w in r["wheels"]) or "-", Text(dev))
     console.print(table)
 
 

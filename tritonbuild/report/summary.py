@@ -31,6 +31,8 @@ def check_line(plan: Plan, report: Mapping[str, Any]) -> str:
     if not report.get("enabled"):
         return f"off ({report.get('why', 'not run')})"
     line = compilecheck.counts_line(report["counts"], report["seconds"])
+    if report.get("skipped"):  # nothing it judges changed since it passed in this build dir: that run's counts
+        line += " (the last run's: skipped, unchanged since)"
     if plan.llvm.is_pinned is not True:
         line += (f"; LLVM {plan.llvm.version} is not the source's pin {plan.llvm.pinned_hash[:12]}: these kernels "
                  "compile with it, others may not")

@@ -8,6 +8,7 @@ likewise after a case that kills the interpreter (an assertion in libtriton).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -20,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tritonbuild.plan import Case, CompileCheckPlan
+from tritonbuild.plan import Case, CompileCheckPlan, Plan
 from tritonbuild.resolve.compilecheck import judge
 
 SCRIPT = Path(__file__).resolve().parent / "corpus_kernels.py"
@@ -213,3 +214,88 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
                 todo = []
             # else a hang was killed or the interpreter died (an assertion in libtriton): a new one goes on
     return [judge(results[c.id], c.id.partition("@")[2]) for c in plan.cases if c.id in results]
+
+
+# --- a passing compile check is not run again while nothing it judges changed ---------------------------------------
+
+PASSED = "compile-check-passed.json"  # in the build dir: what the last passing check judged, and its report
+_RECORD_LIMIT = 4 << 20  # bytes: a record holds one report (a few KB per case)
+
+
+def _file_digest(path: Path, whole: bool) -> str:
+    st = path.lstat()
+    if not whole:
+        return f"size {st.st_size}"
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def wheel_digest(root: Path, extra_paths: Sequence[Path] = ()) -> str | None:
+    """What of the wheel's ``triton/`` (and ``extra_paths``: a quick rebuild's dist-info) the compile check runs:
+    the sha256 of every library, Python file and executable (libtriton, the compiler's and backends' code, ptxas), the
+    size of every other file; None when it cannot be read."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        for top in (root / "triton", *extra_paths):
+            for here, dirs, files in os.walk(top):
+                dirs.sort()
+                for name in sorted(files):
+                    p = Path(here, name)
+                    mode = p.lstat().st_mode
+                    whole = name.endswith((".py", ".so")) or ".so." in name or bool(mode & 0o111) \
+                        or top != root / "triton"
+                    h.update(f"{p.relative_to(top)}\0{_file_digest(p, whole)}\n".encode())
+    except (OSError, ValueError):
+        return None
+    return h.hexdigest()
+
+
+def judged(plan: Plan, root: Path, extra_paths: Sequence[Path] = ()) -> dict[str, Any] | None:
+    """What a passing check's record must match to be used again: the build dir (the plan's key), the interpreter,
+    the LLVM, the corpus (its cases, their time limit, the runner's code) and the wheel (``wheel_digest``)."""
+    import hashlib
+
+    check = plan.compile_check
+    digest = wheel_digest(root, extra_paths)
+    if check is None or digest is None:
+        return None
+    corpus = hashlib.sha256(json.dumps([[c.to_json() for c in check.cases], check.timeout], sort_keys=True).encode())
+    for code in (SCRIPT, Path(__file__)):
+        with contextlib.suppress(OSError):
+            corpus.update(code.read_bytes())
+    return {"key": plan.key, "python": plan.python, "llvm": [plan.llvm.prefix, plan.llvm.version, plan.llvm.revision],
+            "corpus": corpus.hexdigest(), "wheel": digest}
+
+
+def passed_before(plan: Plan, now: dict[str, Any] | None) -> tuple[dict[str, Any], str] | None:
+    """The report of the last passing check in this build dir and the line that says why it is not run again, when
+    everything it judged is as it was (``now``, from ``judged``); None: run it."""
+    path = Path(plan.cmake.build_dir) / PASSED
+    if now is None or not path.is_file() or path.stat().st_size > _RECORD_LIMIT:
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or record.get("judged") != now or not isinstance(record.get("report"), dict):
+        return None
+    cases = len(plan.compile_check.cases) if plan.compile_check else 0
+    return record["report"], (f"compile check skipped: it passed in this build dir ({cases} kernels) with the same "
+                              "interpreter, LLVM and corpus, and the wheel's libraries and Python files are unchanged")
+
+
+def remember(plan: Plan, now: dict[str, Any] | None, report: dict[str, Any] | None) -> None:
+    """Keep a passing check's report with what it judged; a failing one (``report`` None) leaves no record."""
+    path = Path(plan.cmake.build_dir) / PASSED
+    with contextlib.suppress(OSError):
+        if now is None or report is None:
+            path.unlink(missing_ok=True)
+        elif path.parent.is_dir():
+            path.write_text(json.dumps({"judged": now, "report": report}) + "\n")

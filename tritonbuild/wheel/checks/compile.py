@@ -28,6 +28,13 @@ def _at_build(build: BuildSide) -> Finding:
     if check is None or not check.enabled:
         why = check.why_off if check else "not planned"
         return Finding("compile", "skip", f"off: {why}", report={"enabled": False, "why": why})
+    now = compilecheck_run.judged(plan, build.root, build.extra_paths)
+    kept = compilecheck_run.passed_before(plan, now)
+    if kept is not None:  # nothing it judges changed since it passed in this build dir
+        build.log.write(kept[1] + "\n")
+        if build.reporter is not None:
+            build.reporter.note(kept[1], topic="compile check")
+        return Finding("compile", "ok", "skipped: passed before, unchanged", report={**kept[0], "skipped": kept[1]})
     if build.reporter is not None:
         build.reporter.note(check.describe(), topic="compile check")
     start = time.monotonic()
@@ -41,10 +48,13 @@ def _at_build(build: BuildSide) -> Finding:
     counts = compilecheck.counts_line(compilecheck.summarize(results))
     bad = compilecheck.failures(results)
     if bad:
+        compilecheck_run.remember(plan, now, None)
         note = compilecheck.llvm_note(plan.llvm.pinned_hash, plan.llvm.is_pinned, plan.llvm.version)
         return Finding("compile", "fail", counts, message=compilecheck.failure_message(results, llvm_note=note),
                        tail="\n".join(compilecheck.describe_result(r) for r in bad))
-    return Finding("compile", "ok", counts, report=report(plan, results, time.monotonic() - start))
+    done = report(plan, results, time.monotonic() - start)
+    compilecheck_run.remember(plan, now, done)
+    return Finding("compile", "ok", counts, report=done)
 
 
 def _in_venv(ctx: Context, timeout: int) -> Finding:

@@ -1,0 +1,108 @@
+"""``status`` lists develop dirs and ``clean --develop`` / ``clean`` by source remove them with the links develop made
+in the checkout, so the checkout is left as it was before develop (#45). Build dirs are made by hand here (what
+develop leaves: the marker, plan.json, ``dev/``, the links); the CLI runs in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from tritonbuild import paths
+from tritonbuild.cli.main import cli
+from tritonbuild.execute import lastrequest
+
+
+def _listing(root: Path) -> set[tuple[str, bool]]:
+    out = set()
+    for here, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = Path(here, name)
+            out.add((str(p.relative_to(root)), p.is_symlink()))
+    return out
+
+
+def _checkout(base: Path, name: str) -> Path:
+    co = base / name
+    for d in ("python/triton/_C", "python/triton/backends", "third_party/nvidia/backend"):
+        (co / d).mkdir(parents=True)
+    (co / "python" / "triton" / "_C" / ".keep").write_text("")
+    (co / "CMakeLists.txt").write_text("project(triton)\n")
+    return co
+
+
+def _build_dir(cache: Path, key: str, co: Path, *, develop: bool) -> Path:
+    d = cache / "build" / key
+    d.mkdir(parents=True)
+    (d / paths.BUILD_DIR_MARKER).write_text("")
+    plan = {"key": key, "source": {"root": str(co)},
+            "backends": [{"name": "nvidia", "origin": "in-tree", "path": str(co / "third_party" / "nvidia")}]}
+    (d / "plan.json").write_text(json.dumps(plan))
+    if develop:
+        lib = d / "dev" / "tritonbuild-stage" / "triton" / "_C"
+        lib.mkdir(parents=True)
+        (lib / "libtriton.so").write_text("elf")
+        (d / "dev" / "compile_commands.json").write_text("[]")
+        (co / "compile_commands.json").symlink_to(d / "dev" / "compile_commands.json")
+        (co / "python" / "triton" / "_C" / "libtriton.so").symlink_to(lib / "libtriton.so")
+        (co / "python" / "triton" / "backends" / "nvidia").symlink_to(co / "third_party" / "nvidia" / "backend")
+        (d / lastrequest.IN_BUILD_DIR).write_text(json.dumps(
+            {"version": 1, "checkout": str(co), "recipe": None, "flags": {"backends": "nvidia", "jobs": 2}}))
+        (d / lastrequest.IN_BUILD_DIR).chmod(0o600)
+    return d
+
+
+def _run(*args: str, cwd: Path, home: Path) -> Any:
+    env = {"HOME": str(home), "NO_COLOR": "1", "COLUMNS": "250", "TRITONBUILD_CACHE_DIR": "", "XDG_CACHE_HOME": "",
+           "TRITON_HOME": "", "VIRTUAL_ENV": "", "CONDA_PREFIX": ""}
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return result
+
+
+def test_status_lists_develop_dirs_and_clean_develop_leaves_the_checkout_as_it_was(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    co, other = _checkout(tmp_path, "triton"), _checkout(tmp_path, "other")
+    before = _listing(co)
+    user_link = co / "python" / "triton" / "_C" / "libmine.so"
+    dev_a = _build_dir(cache, "a" * 16, co, develop=True)
+    wheel_b = _build_dir(cache, "b" * 16, co, develop=False)
+    dev_c = _build_dir(cache, "c" * 16, other, develop=True)
+    user_link.symlink_to(tmp_path / "mine.so")  # the user's own link: not tritonbuild's
+    before.add((str(user_link.relative_to(co)), True))
+    status = _run("status", "--json", "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
+    rows = {r["key"]: r for r in json.loads(status.output)}
+    assert [rows[d.name]["develop"] for d in (dev_a, wheel_b, dev_c)] == [True, False, True]
+    assert rows[dev_a.name]["develop_request"] == "--backends nvidia --jobs 2"
+    table = _run("status", "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path).output
+    assert "yes: --backends nvidia --jobs 2" in table
+
+    out = _run("clean", "--develop", "--source", str(co), "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
+    assert out.exit_code == 0, out.output
+    assert f"removed {dev_a}" in out.output and "1 build dir(s), freed" in out.output
+    assert not dev_a.exists() and wheel_b.is_dir() and dev_c.is_dir()
+    assert _listing(co) == before  # develop's links gone, the user's files and link kept
+    assert (other / "compile_commands.json").is_symlink()  # another checkout's develop is not touched
+
+
+def test_clean_in_the_checkout_removes_its_build_dirs_and_all_develop_every_develop_dir(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    co, other = _checkout(tmp_path, "triton"), _checkout(tmp_path, "other")
+    dev_a = _build_dir(cache, "a" * 16, co, develop=True)
+    wheel_b = _build_dir(cache, "b" * 16, co, develop=False)
+    dev_c = _build_dir(cache, "c" * 16, other, develop=True)
+    dry = _run("clean", "--dry-run", "--source", str(co), "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
+    assert "2 build dir(s), would free" in dry.output and dev_a.is_dir() and wheel_b.is_dir()
+    out = _run("clean", "--develop", "--all", "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
+    assert "2 build dir(s), freed" in out.output
+    assert not dev_a.exists() and not dev_c.exists() and wheel_b.is_dir()
+    assert not (other / "compile_commands.json").is_symlink()
+    out = _run("clean", "--source", str(co), "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
+    assert "1 build dir(s), freed" in out.output and not wheel_b.exists()

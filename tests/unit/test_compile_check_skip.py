@@ -1,0 +1,73 @@
+"""A passing compile check is not run again while nothing it judges changed (#45): the same build dir, interpreter,
+LLVM and corpus, and the wheel's libraries, Python files and executables byte for byte (other files by size). The
+skip is said in one line and the manifest keeps the last report; a failing check leaves no record."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from tests.helpers import plan_for
+from tritonbuild.plan import Plan
+from tritonbuild.wheel import compilecheck_run as run
+from tritonbuild.wheel.checks.base import BuildSide
+from tritonbuild.wheel.checks.compile import _at_build
+
+
+def _setup(tree, tmp_path: Path) -> tuple[Plan, Path]:  # type: ignore[no-untyped-def]
+    plan = plan_for(tree())
+    assert plan.compile_check is not None and plan.compile_check.enabled
+    build = tmp_path / "build" / plan.key
+    build.mkdir(parents=True)
+    plan = replace(plan, cmake=replace(plan.cmake, build_dir=str(build)))
+    wheel = tmp_path / "wheel"
+    for rel, data in (("triton/_C/libtriton.so", b"\x7fELF one"), ("triton/compiler.py", b"x = 1\n"),
+                      ("triton/backends/nvidia/bin/ptxas", b"ptxas 1"), ("triton/data/big.bin", b"a" * 100)):
+        (wheel / rel).parent.mkdir(parents=True, exist_ok=True)
+        (wheel / rel).write_bytes(data)
+    (wheel / "triton/backends/nvidia/bin/ptxas").chmod(0o755)
+    return plan, wheel
+
+
+REPORT = {"enabled": True, "seconds": 3.0, "counts": {"ok": 2}, "cases": []}
+
+
+def test_a_passing_check_is_skipped_until_the_wheel_or_what_it_judges_changes(tree, tmp_path: Path) -> None:
+    plan, wheel = _setup(tree, tmp_path)
+    now = run.judged(plan, wheel)
+    assert run.passed_before(plan, now) is None  # never ran here
+    run.remember(plan, now, REPORT)
+    log = io.StringIO()
+    found = _at_build(BuildSide(plan, wheel, log))  # would start the child if the record were not used
+    assert found.status == "ok" and found.report["counts"] == {"ok": 2}
+    assert found.report["skipped"].startswith("compile check skipped:") and "\n" not in found.report["skipped"]
+    assert log.getvalue().startswith("compile check skipped:")
+    (wheel / "triton/data/big.bin").write_bytes(b"b" * 100)  # data of the same size: not what the check runs
+    assert run.passed_before(plan, run.judged(plan, wheel)) is not None
+    for rel, data in (("triton/_C/libtriton.so", b"\x7fELF two"), ("triton/compiler.py", b"x = 2\n"),
+                      ("triton/backends/nvidia/bin/ptxas", b"ptxas 2")):
+        before = (wheel / rel).read_bytes()
+        (wheel / rel).write_bytes(data)  # the same size, other bytes
+        assert run.passed_before(plan, run.judged(plan, wheel)) is None, rel
+        (wheel / rel).write_bytes(before)
+    assert run.passed_before(plan, run.judged(plan, wheel)) is not None
+
+
+def test_another_llvm_interpreter_corpus_or_build_dir_runs_it_and_a_failure_forgets(tree, tmp_path: Path) -> None:
+    plan, wheel = _setup(tree, tmp_path)
+    run.remember(plan, run.judged(plan, wheel), REPORT)
+    check = plan.compile_check
+    assert check is not None
+    others = [replace(plan, llvm=replace(plan.llvm, version="99.0.0")), replace(plan, python="/other/python"),
+              replace(plan, compile_check=replace(check, timeout=check.timeout + 1)),
+              replace(plan, compile_check=replace(check, cases=check.cases[1:])), replace(plan, key="0" * 16)]
+    for other in others:
+        assert run.passed_before(other, run.judged(other, wheel)) is None
+    record = Path(plan.cmake.build_dir) / run.PASSED
+    record.write_text(json.dumps({"judged": "not a record", "report": REPORT}))
+    assert run.passed_before(plan, run.judged(plan, wheel)) is None
+    run.remember(plan, run.judged(plan, wheel), REPORT)
+    run.remember(plan, run.judged(plan, wheel), None)  # the check failed
+    assert not record.exists() and run.passed_before(plan, run.judged(plan, wheel)) is None

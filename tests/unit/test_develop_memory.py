@@ -1,0 +1,144 @@
+"""``develop`` remembers per checkout (#45): the last request's flags are used by a bare ``develop``/``test`` of the
+same checkout and said in one line; a flag typed (or set in the environment) now overrides that part; a record that
+is not exactly what tritonbuild writes, with values the settings accept, is ignored with a note."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tritonbuild.execute import lastrequest as lr
+from tritonbuild.request import Request, flag_settings
+from tritonbuild.settings.model import SPEC_BY_NAME
+
+
+def _request(tmp_path: Path, cwd: Path | None = None, env: dict[str, str] | None = None, **flags: Any) -> Request:
+    return Request(flags, {"HOME": str(tmp_path), **(env or {})}, cwd or tmp_path,
+                   cache_dir=str(tmp_path / "cache"), editable=True)
+
+
+def _develop(req: Request, build: Path, *, forget: bool = False) -> lr.Recall:
+    recalled = lr.recall(req, forget=forget)
+    lr.remember(recalled.request, recalled, build)
+    return recalled
+
+
+def test_a_bare_develop_reuses_the_last_request_and_says_so(tmp_path: Path) -> None:
+    tree, plug, build = tmp_path / "triton", tmp_path / "plug", tmp_path / "b1"
+    tree.mkdir()
+    plug.mkdir()
+    first = _develop(_request(tmp_path, source=str(tree), backends="nvidia;amd", plugin_dirs=("plug",),
+                              proton=False), build)
+    assert first.used == "" and first.note is None  # nothing remembered yet
+    again = lr.recall(_request(tmp_path, cwd=tree, source="."))
+    assert again.request.flags["backends"] == "nvidia;amd"
+    assert again.request.flags["plugin_dirs"] == (str(plug),)  # typed relative to the first cwd: kept absolute
+    assert again.request.flags["proton"] is False
+    assert again.used == f"--backends 'nvidia;amd' --plugin-dir {plug} --no-proton"
+    assert json.loads((build / lr.IN_BUILD_DIR).read_text())["checkout"] == str(tree.resolve())
+
+
+def test_a_flag_given_overrides_that_part_and_is_remembered(tmp_path: Path) -> None:
+    tree = tmp_path / "triton"
+    tree.mkdir()
+    _develop(_request(tmp_path, source=str(tree), backends="nvidia", jobs=3), tmp_path / "b")
+    over = _develop(_request(tmp_path, source=str(tree), backends="amd"), tmp_path / "b")
+    assert over.request.flags["backends"] == "amd" and over.request.flags["jobs"] == 3
+    assert over.used == "--jobs 3"
+    later = lr.recall(_request(tmp_path, source=str(tree)))
+    assert later.request.flags["backends"] == "amd" and later.used == "--backends amd --jobs 3"
+
+
+def test_the_environment_overrides_a_remembered_flag(tmp_path: Path) -> None:
+    tree = tmp_path / "triton"
+    tree.mkdir()
+    _develop(_request(tmp_path, source=str(tree), backends="nvidia", jobs=3), tmp_path / "b")
+    got = lr.recall(_request(tmp_path, env={"TRITON_CODEGEN_BACKENDS": "amd"}, source=str(tree)))
+    assert got.request.flags["backends"] is None and got.used == "--jobs 3"
+
+
+def test_forget_and_another_checkout_start_afresh(tmp_path: Path) -> None:
+    tree, other = tmp_path / "triton", tmp_path / "other"
+    tree.mkdir()
+    other.mkdir()
+    _develop(_request(tmp_path, source=str(tree), backends="nvidia"), tmp_path / "b")
+    assert lr.recall(_request(tmp_path, source=str(other))).used == ""
+    fresh = _develop(_request(tmp_path, source=str(tree), jobs=2), tmp_path / "b", forget=True)
+    assert fresh.used == "" and fresh.request.flags["backends"] is None
+    assert lr.recall(_request(tmp_path, source=str(tree))).used == "--jobs 2"  # only what was typed with --forget
+
+
+def _record(tmp_path: Path, tree: Path) -> Path:
+    _develop(_request(tmp_path, source=str(tree), backends="nvidia"), tmp_path / "b")
+    return lr.record_path(_request(tmp_path), tree.resolve())
+
+
+def test_a_record_others_may_write_or_a_link_is_ignored_with_a_note(tmp_path: Path) -> None:
+    tree = tmp_path / "triton"
+    tree.mkdir()
+    path = _record(tmp_path, tree)
+    assert path.stat().st_mode & 0o077 == 0
+    path.chmod(0o664)
+    got = lr.recall(_request(tmp_path, source=str(tree)))
+    assert got.used == "" and got.note and "others may write it" in got.note
+    real = tmp_path / "elsewhere.json"
+    path.chmod(0o600)
+    os.replace(path, real)
+    path.symlink_to(real)
+    got = lr.recall(_request(tmp_path, source=str(tree)))
+    assert got.used == "" and got.note and "cannot be opened" in got.note
+    path.unlink()
+    os.mkfifo(path)  # a FIFO must not hang develop
+    assert "not a regular file" in (lr.recall(_request(tmp_path, source=str(tree))).note or "")
+
+
+def test_a_record_naming_another_checkout_or_a_value_the_settings_refuse_is_ignored(tmp_path: Path) -> None:
+    tree = tmp_path / "triton"
+    tree.mkdir()
+    path = _record(tmp_path, tree)
+    record = json.loads(path.read_text())
+    for bad, why in (({"checkout": "/elsewhere"}, "another checkout"),
+                     ({"flags": {"jobs": 0}}, "settings refuse"),
+                     ({"flags": {"cmake_args": ["-DX=1\n"]}}, "control character"),
+                     ({"flags": {"plugin_dirs": ["-evil"]}}, "starts with '-'"),
+                     ({"flags": {"source": "/x"}}, "not a setting with a flag"),
+                     ({"flags": {"proton": "yes"}}, "not yes or no"),
+                     ({"extra": 1}, "not a record")):
+        path.write_text(json.dumps({**record, **bad}))
+        got = lr.recall(_request(tmp_path, source=str(tree)))
+        assert got.used == "" and got.note and why in got.note, (bad, got.note)
+        assert got.request.flags["backends"] is None
+
+
+REMEMBERED = sorted(set(flag_settings()) - set(lr.NOT_REMEMBERED))
+_text = st.text(st.characters(codec="utf-8"), max_size=12)
+_value = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True), _text,
+                   st.lists(_text, max_size=3), st.dictionaries(_text, st.integers(), max_size=2))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flags=st.dictionaries(st.one_of(st.sampled_from([*REMEMBERED, "source", "ref"]), _text), _value, max_size=4),
+       recipe=st.one_of(st.none(), _text, st.integers()), raw=st.one_of(st.none(), st.binary(max_size=64)))
+def test_any_record_is_either_ignored_or_holds_only_values_the_settings_accept(
+        tmp_path: Path, flags: dict[str, Any], recipe: Any, raw: bytes | None) -> None:
+    checkout = tmp_path / "co"
+    path = tmp_path / "rec.json"
+    data = raw if raw is not None else json.dumps(
+        {"version": 1, "checkout": str(checkout), "recipe": recipe, "flags": flags}).encode()
+    path.write_bytes(data)
+    path.chmod(0o600)
+    found, note = lr.read(path, checkout)
+    if found is None:
+        assert note and "is ignored" in note and "\n" not in note.strip()
+        return
+    assert note is None and found.checkout == str(checkout)
+    for name, value in found.flags.items():
+        assert name in REMEMBERED
+        SPEC_BY_NAME[name].check(list(value) if isinstance(value, tuple) else value, "test")  # raises if refused
+    line = lr.command_line(found.flags, found.recipe)
+    assert "\n" not in line
