@@ -5,7 +5,6 @@ wheels and their provenance files (edge: files)."""
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shutil
@@ -13,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tritonbuild.diskspace import is_disk_problem, write_failed
 from tritonbuild.errors import DiskProblem
 from tritonbuild.fileutil import sha256_of, write_if_changed
 from tritonbuild.nvidia.choose import missing_tools
@@ -121,14 +121,11 @@ def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
 
 
 def _disk_problem(exc: OSError, out_dir: Path) -> OSError | DiskProblem:
-    """A full or read-only disk under the output dir as one paragraph naming it; any other OSError as it was."""
-    if exc.errno not in (errno.ENOSPC, errno.EROFS, errno.EDQUOT):
+    """A full or read-only disk under the output dir as one paragraph naming the file written, its file system
+    and free space (``tritonbuild.diskspace``); any other OSError as it was."""
+    if not is_disk_problem(exc):
         return exc
-    try:
-        free = f"{shutil.disk_usage(out_dir).free / 2**20:.0f} MiB free now"
-    except OSError:
-        free = "free space unknown"
-    return DiskProblem(f"Publishing the wheel into the output dir {out_dir} failed: {os.strerror(exc.errno)} "
-                       f"({free}). The build itself finished and is kept: free space there (or pass another --out) "
+    return DiskProblem(f"Publishing the wheel into the output dir {out_dir} failed. {write_failed(exc, out_dir)} "
+                       "The build itself finished and is kept: free space there (or pass another --out) "
                        "and run the same command again: the build dir is kept, so it resumes; nothing half-written "
                        "was left in the output dir.")
