@@ -371,7 +371,8 @@ def test_a_full_output_disk_at_publish_time_names_the_output_dir(tmp_path: Path)
         with pytest.raises(DiskProblem) as err:
             publish(wheel, out)
         assert sorted(p.name for p in out.iterdir()) == ["old-1.0-py3-none-any.whl"]  # no half-written wheel
-    assert f"the output dir {out} failed: No space left on device" in str(err.value)
+    assert f"the output dir {out} failed. Writing {out}/.{wheel.name}.{os.getpid()}.partial failed: No space left " \
+        f"on device (on the file system mounted at {out}, with " in str(err.value)
     assert "build dir" not in str(err.value).split(".")[0]
     assert err.value.exit_code == 3
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild import paths, proc
+from tritonbuild.diskspace import destination, is_disk_problem, mount_point, write_failed
 from tritonbuild.errors import DiskProblem, EnvironmentProblem
 from tritonbuild.execute import orphans
 from tritonbuild.execute.diagnose import disk_hint
@@ -81,9 +82,18 @@ def free_gib(path: Path) -> float | None:
 
 
 def disk_problem(plan: Plan, exc: OSError, root: Path) -> OSError | DiskProblem:
-    """A full or read-only disk as one paragraph; any other OSError as it was."""
-    if exc.errno not in (errno.ENOSPC, errno.EROFS):
+    """A full or read-only disk as one paragraph: the destination written, its file system and free space
+    (``tritonbuild.diskspace``), then what the build dir needs when it is on that file system; any other OSError
+    as it was."""
+    if not is_disk_problem(exc):
         return exc
-    where = exc.filename or root
-    hint = disk_hint(plan, os.strerror(exc.errno), free_gib(Path(str(where))))
-    return DiskProblem(f"Writing {where} failed: {exc.strerror}. {hint}")
+    build_dir = Path(plan.cmake.build_dir)
+    hint = None
+    if mount_point(destination(exc, root)) == mount_point(build_dir):
+        hint = disk_hint(plan, os.strerror(exc.errno or 0), free_gib(build_dir))
+    if hint is None and exc.errno == errno.EROFS:
+        hint = "Point --cache-dir (or TRITONBUILD_CACHE_DIR) at a writable place; nothing was written to the output " \
+               "dir."
+    hint = hint or ("Free space there (or point --cache-dir at a larger disk); what was built so far is kept, the "
+                    "next run resumes, and the output dir is untouched.")
+    return DiskProblem(f"{write_failed(exc, root)} {hint}")

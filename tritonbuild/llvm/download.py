@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path, PurePosixPath
 
 from tritonbuild import http
+from tritonbuild.diskspace import write_failed
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.fileutil import confined, sha256_of
 from tritonbuild.llvm import cache
@@ -163,7 +164,7 @@ def provide(req: LLVMRequest, *, reporter: Reporter | None = None, timeout: floa
         if exc.errno not in (errno.ENOSPC, errno.EROFS):
             raise
         raise EnvironmentProblem(
-            f"Writing {exc.filename or entry.parent} failed: {exc.strerror}. A prebuilt LLVM needs about "
+            f"{write_failed(exc, entry.parent)} A prebuilt LLVM needs about "
             f"{LLVM_GIB} GiB in {entry.parent} (the archive and its extracted prefix). Free space there or point "
             "--cache-dir at a larger disk; nothing was added to the cache, other entries are untouched, and the "
             "next run fetches again.") from None

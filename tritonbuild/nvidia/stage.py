@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tritonbuild import http
+from tritonbuild.diskspace import is_disk_problem
 from tritonbuild.nvidia import pypi
 from tritonbuild.nvidia.choose import refuse_inputs
 from tritonbuild.nvidia.discover import closure, lib_files
@@ -51,7 +52,12 @@ def _sync(root: Path, wanted: dict[str, Path]) -> None:
         if dest.is_file() and dest.stat().st_size == st.st_size and dest.stat().st_mtime_ns == st.st_mtime_ns:
             continue
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest)
+        try:
+            shutil.copy2(src, dest)
+        except OSError as exc:
+            if is_disk_problem(exc):  # named by the file written, not the toolkit's file read
+                raise OSError(exc.errno, exc.strerror, str(dest)) from None
+            raise
     for path in sorted(root.rglob("*"), reverse=True):
         rel = path.relative_to(root).as_posix()
         if path.is_file() and rel not in wanted:

@@ -5,7 +5,6 @@ wheels and their provenance files (edge: files)."""
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shutil
@@ -13,12 +12,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tritonbuild.diskspace import is_disk_problem, write_failed
 from tritonbuild.errors import DiskProblem
 from tritonbuild.fileutil import sha256_of, write_if_changed
 from tritonbuild.nvidia.choose import missing_tools
 from tritonbuild.plan import Plan, redact
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel import attestation
+from tritonbuild.wheel import sums as sum_lines
 from tritonbuild.wheel.provenance import bundled_tools, provenance
 
 
@@ -82,10 +83,13 @@ def _wheel_sums(out: Path, sums: Path, known: Mapping[str, str]) -> list[tuple[P
     SHA256SUMS from it (a file is renamed into place whole, so one not replaced since the file was written still
     has that hash)."""
     try:
-        listed = dict(line.split("  ", 1)[::-1] for line in sums.read_text().splitlines() if "  " in line)
+        with sums.open("rb") as f:
+            data = f.read(sum_lines.MAX_BYTES + 1)
+        lines = sum_lines.read(data) if len(data) <= sum_lines.MAX_BYTES else []
         written = sums.stat().st_mtime_ns
     except OSError:
-        listed, written = {}, -1
+        lines, written = [], -1
+    listed = {} if isinstance(lines, str) else {os.fsdecode(line.name): line.digest for line in lines}
     found = []
     wheels = list(out.glob("*.whl"))
     for wheel in sorted(wheels + [p for w in wheels if (p := w.with_name(attestation.file_name(w.name))).is_file()]):
@@ -106,7 +110,7 @@ def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
     try:
         write_if_changed(attest, attestation_text(plan, result))
         write_if_changed(path, json.dumps(manifest(plan, result), indent=2, sort_keys=True) + "\n")
-        lines = [f"{h}  {w.name}\n" for w, h in _wheel_sums(out, sums, {result.wheel.name: result.sha256})]
+        lines = [sum_lines.line(w.name, h) for w, h in _wheel_sums(out, sums, {result.wheel.name: result.sha256})]
         write_if_changed(sums, "".join(lines))
     except OSError as exc:
         for p in (attest, path, sums):  # write_if_changed's temp file
@@ -117,14 +121,11 @@ def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
 
 
 def _disk_problem(exc: OSError, out_dir: Path) -> OSError | DiskProblem:
-    """A full or read-only disk under the output dir as one paragraph naming it; any other OSError as it was."""
-    if exc.errno not in (errno.ENOSPC, errno.EROFS, errno.EDQUOT):
+    """A full or read-only disk under the output dir as one paragraph naming the file written, its file system
+    and free space (``tritonbuild.diskspace``); any other OSError as it was."""
+    if not is_disk_problem(exc):
         return exc
-    try:
-        free = f"{shutil.disk_usage(out_dir).free / 2**20:.0f} MiB free now"
-    except OSError:
-        free = "free space unknown"
-    return DiskProblem(f"Publishing the wheel into the output dir {out_dir} failed: {os.strerror(exc.errno)} "
-                       f"({free}). The build itself finished and is kept: free space there (or pass another --out) "
+    return DiskProblem(f"Publishing the wheel into the output dir {out_dir} failed. {write_failed(exc, out_dir)} "
+                       "The build itself finished and is kept: free space there (or pass another --out) "
                        "and run the same command again: the build dir is kept, so it resumes; nothing half-written "
                        "was left in the output dir.")

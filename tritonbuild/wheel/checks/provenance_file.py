@@ -3,8 +3,9 @@ hostile input (a regular file of at most ``attestation.MAX_BYTES``, strict UTF-8
 tritonbuild's SLSA Provenance v1 predicate and one subject: ``tritonbuild.wheel.attestation``'s own reading) and its
 subject is this wheel: the same file name and sha256. Without one the finding is a note.
 
-``SHA256SUMS`` beside the wheel, when there, must give the wheel's sha256 (and the provenance file's) on the lines
-that name them; a dir without one is fine, and a SHA256SUMS that does not name the wheel is a note."""
+``SHA256SUMS`` beside the wheel, when there, must give the wheel's sha256 (and the provenance file's) on every line
+that names them as ``sha256sum -c`` run in that dir reads it (``tritonbuild.wheel.sums``); a dir without one is
+fine, and a SHA256SUMS that does not name the wheel is a note."""
 
 from __future__ import annotations
 
@@ -15,11 +16,10 @@ from pathlib import Path
 
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.printable import printable
-from tritonbuild.wheel import attestation
+from tritonbuild.wheel import attestation, sums
 from tritonbuild.wheel.checks.base import Context, Finding
 
 SUMS = "SHA256SUMS"
-SUMS_MAX = 4 << 20  # one line per wheel and provenance file of an output dir
 
 
 def _read(path: Path, cap: int) -> bytes | str:
@@ -71,25 +71,44 @@ def _provenance(ctx: Context, path: Path, data: bytes | str, sha: str) -> Findin
     return Finding("provenance-file", "ok", f"{printable(path.name)}: its subject is this wheel (name and sha256)")
 
 
-def _sums(ctx: Context, sums: Path, want: dict[str, str]) -> Finding:
-    """SHA256SUMS's lines for the wheel and its provenance file against their sha256 (``want``: name -> sha)."""
-    data = _read(sums, SUMS_MAX)
+def matching(directory: Path, lines: list[sums.Line], want: dict[str, str]) -> list[tuple[sums.Line, str]]:
+    """Each line of ``lines`` that names a file of ``want`` (name -> sha256, files in ``directory``) as
+    ``sha256sum -c`` run there opens it (its own name, or another name of its inode), with that file's name."""
+    names = {os.fsencode(name): name for name in want}
+    inodes = {key: name for name in want if (key := sums.inode(directory / name)) is not None}
+    found = []
+    for line in lines:
+        path = sums.resolve(directory, line.name)
+        if path is None:
+            continue
+        if len(path) == 1 and path[0] in names:
+            found.append((line, names[path[0]]))
+        elif (key := sums.inode(os.path.join(os.fsencode(directory), *path))) in inodes:
+            found.append((line, inodes[key]))
+    return found
+
+
+def _wrong(line: sums.Line, name: str, sha: str) -> str:
+    written = os.fsdecode(line.name)
+    shown = printable(name) if written == name else f"{printable(written)[:200]} (that is {printable(name)})"
+    return f"{SUMS} gives {shown} the sha256 {line.digest}, but it is {sha} (line {line.number})"
+
+
+def _sums(ctx: Context, sums_path: Path, want: dict[str, str]) -> Finding:
+    """SHA256SUMS's lines for the wheel and its provenance file against their sha256 (``want``: name -> sha), read
+    as ``sha256sum -c`` run in the wheel's dir reads them: every line naming one of them counts."""
+    data = _read(sums_path, sums.MAX_BYTES)
     if isinstance(data, str):
         return Finding(SUMS, "fail", data)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return Finding(SUMS, "fail", f"{printable(str(sums))} is not UTF-8 text")
-    listed: dict[str, set[str]] = {}
-    for line in text.splitlines():
-        digest, sep, name = line.partition(" ")
-        if sep and name[:1] in (" ", "*"):
-            listed.setdefault(name[1:], set()).add(digest.lower())
-    bad = [f"{SUMS} gives {printable(n)} the sha256 {printable(', '.join(sorted(listed[n])))[:140]}, but it is {sha}"
-           for n, sha in want.items() if n in listed and listed[n] != {sha}]
+    lines = sums.read(data)
+    if isinstance(lines, str):
+        return Finding(SUMS, "fail", f"{printable(str(sums_path))}: {lines}")
+    found = matching(sums_path.parent, lines, want)
+    bad = [_wrong(line, name, want[name]) for line, name in found if line.digest != want[name]]
     if bad:
-        return Finding(SUMS, "fail", "; ".join(bad))
-    named = [n for n in want if n in listed]
+        more = f"; and {len(bad) - 5} more lines" if len(bad) > 5 else ""
+        return Finding(SUMS, "fail", "; ".join(bad[:5]) + more)
+    named = [n for n in want if any(name == n for _, name in found)]
     if ctx.wheel.name not in named:
         return Finding(SUMS, "note", f"{SUMS} beside the wheel does not list {printable(ctx.wheel.name)}")
     return Finding(SUMS, "ok", f"{SUMS} gives the sha256 of {' and '.join(printable(n) for n in named)}")
@@ -103,7 +122,7 @@ class ProvenanceFile:
 
     def run(self, ctx: Context) -> list[Finding]:
         path = ctx.wheel.with_name(attestation.file_name(ctx.wheel.name))
-        sums = ctx.wheel.with_name(SUMS)
+        sums_path = ctx.wheel.with_name(SUMS)
         sha = sha256_of(ctx.wheel)
         data: bytes | str | None = _read(path, attestation.MAX_BYTES) if os.path.lexists(path) else None
         if data is not None:
@@ -111,9 +130,9 @@ class ProvenanceFile:
         else:
             out = [Finding(self.name, "note", "no provenance file beside the wheel "
                            f"({printable(path.name)})")]
-        if os.path.lexists(sums):
+        if os.path.lexists(sums_path):
             want = {ctx.wheel.name: sha}
             if isinstance(data, bytes):
                 want[path.name] = hashlib.sha256(data).hexdigest()
-            out.append(_sums(ctx, sums, want))
+            out.append(_sums(ctx, sums_path, want))
         return out
