@@ -521,6 +521,9 @@ class _Writer:
         """Refuse a link that, with all links made, resolves outside ``root`` (one through a later link)."""
         base = Path(os.path.realpath(self.root))
         for name in self.links:
-            if not Path(os.path.realpath(self.root / name)).is_relative_to(base):
-                raise Refused(name, f"is a symlink to {os.readlink(self.root / name)!r}, which leads outside the "
-                                    "archive through another link of it")
+            link = self.root / name
+            if not Path(os.path.realpath(link)).is_relative_to(base):
+                target = os.readlink(link)
+                link.unlink()  # what the refusal leaves behind holds no link out
+                raise Refused(name, f"is a symlink to {target!r}, which leads outside the archive through another "
+                                    "link of it")
