@@ -6,17 +6,18 @@ costs little memory (peak RSS of a child, from wait4)."""
 from __future__ import annotations
 
 import io
+import os
 import platform
 import stat
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import claims, deflated, deflated_zeros, hand_zip, many_empty_members, sound
 from tests.integration.llvm_fixtures import Server, prefix_files
-from tests.integration.test_hostile_wheels import rss_of
-from tests.unit.test_archive import claims, deflated, deflated_zeros, hand_zip, many_empty_members, sound
 from tritonbuild.errors import UserError
 from tritonbuild.llvm import download
 from tritonbuild.nvidia import pypi
@@ -26,6 +27,27 @@ from tritonbuild.resolve.llvm_requirement import LLVMRequest
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"
 TOP = "llvm-2eb709b9-ubuntu-x64-1"
 ARCHIVE = f"{TOP}.tar.gz"
+
+
+# A child started by a small launcher, its peak RSS from wait4 (as test_hostile_wheels measures it: a child forked
+# from a grown pytest worker would report the worker's peak)
+_LAUNCHER = """import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+out = child.stdout.read()
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss * 1024))
+sys.stdout.buffer.write(out)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def rss_of(argv: list[str], cwd: Path) -> tuple[int, str, int]:
+    """Exit code, output and peak RSS (bytes) of ``argv``."""
+    report = cwd / "rss.txt"
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    proc = subprocess.run([sys.executable, "-c", _LAUNCHER, str(report), *argv], cwd=cwd, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    return proc.returncode, proc.stdout.decode(errors="replace"), int(report.read_text())
 
 
 def llvm_tar(entries: list[tuple[str, bytes, int, int, bytes]]) -> bytes:
