@@ -17,12 +17,16 @@ import functools
 import hashlib
 import http.server
 import json
+import os
 import platform
 import posixpath
 import stat
+import struct
 import subprocess
+import tarfile
 import threading
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -321,3 +325,78 @@ def patch_headers(draw: st.DrawFn, hostile: bool = True) -> tuple[str, set[str],
     paths_ok = all(fine(n) and not n.startswith("/") for n in {old, new})
     regular = all(modes[n] in patches.REGULAR_MODES and spells[n] not in ("{o}x", "x{o}", "") for n in used)
     return "\n".join(lines) + "\n", {old, new}, paths_ok and regular and kind != "binary"
+
+
+# --- hostile archives for the one extractor's tests (issue 44) ------------------------------------------------
+
+def sound(root: Path) -> list[str]:
+    """What in ``root`` breaks the extractor's promises: a special mode bit, group or world write, another owner,
+    an entry that is no file, dir or link, a link that resolves outside."""
+    bad = []
+    base = Path(os.path.realpath(root))
+    for path in [root, *root.rglob("*")]:
+        st_ = path.lstat()
+        if stat.S_ISLNK(st_.st_mode):
+            if not Path(os.path.realpath(path)).is_relative_to(base):
+                bad.append(f"{path} leads outside")
+            continue
+        if not (stat.S_ISREG(st_.st_mode) or stat.S_ISDIR(st_.st_mode)):
+            bad.append(f"{path} is special")
+        if st_.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX | 0o022):
+            bad.append(f"{path} has mode {oct(st_.st_mode)}")
+        if st_.st_uid != os.geteuid() or st_.st_gid != os.getegid():
+            bad.append(f"{path} is owned by {st_.st_uid}:{st_.st_gid}")
+    return bad
+
+
+def many_empty_members(n: int) -> bytes:
+    """A plain tar of ``n`` empty members, written header by header (fast: no tarfile per member)."""
+    template = bytearray(tarfile.TarInfo("m0000000").tobuf(tarfile.USTAR_FORMAT))
+    blocks = []
+    for k in range(n):
+        block = bytearray(template)
+        block[0:8] = b"m%07d" % k
+        block[148:156] = b" " * 8
+        block[148:156] = b"%06o\0 " % sum(block)
+        blocks.append(bytes(block))
+    return b"".join(blocks) + b"\0" * 1024
+
+
+def claims(members: int, cd_size: int = 46) -> bytes:
+    """A tiny file whose zip64 end record claims ``members`` members in a ``cd_size``-byte central directory."""
+    eocd64 = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, members, members, cd_size, 0)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, cd_size, 1)
+    eocd = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    return b"\0" * cd_size + eocd64 + locator + eocd
+
+
+def deflated_zeros(n_mib: int) -> tuple[bytes, int]:
+    """A raw deflate stream of ``n_mib`` MiB of zeros (each MiB flushed whole, so one MiB's bytes repeat: a GiB is
+    made in milliseconds) and its CRC-32."""
+    mib = bytes(1 << 20)
+    first = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = first.compress(mib) + first.flush(zlib.Z_FULL_FLUSH)
+    again = first.compress(mib) + first.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(n_mib):
+        crc = zlib.crc32(mib, crc)
+    return head + again * (n_mib - 1) + first.flush(zlib.Z_FINISH), crc
+
+
+def hand_zip(path: Path, members: list[tuple[str, bytes, int, int, int]]) -> Path:
+    """A zip written by hand: each member ``(name, its raw deflate stream, CRC-32, uncompressed size, mode)``."""
+    files, cd = b"", b""
+    for name, data, crc, size, mode in members:
+        raw = name.encode()
+        cd += struct.pack("<4s4B4HL2L5H2L", b"PK\x01\x02", 20, 3, 20, 0, 0, 8, 0, 0, crc, len(data), size,
+                          len(raw), 0, 0, 0, 0, (stat.S_IFREG | mode) << 16, len(files)) + raw
+        files += struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 8, 0, 0, crc, len(data), size, len(raw), 0) + raw
+        files += data
+    eocd = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members), len(cd), len(files), 0)
+    path.write_bytes(files + cd + eocd)
+    return path
+
+
+def deflated(data: bytes) -> tuple[bytes, int, int]:
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return c.compress(data) + c.flush(), zlib.crc32(data), len(data)

@@ -7,7 +7,6 @@ import errno
 import hashlib
 import os
 import stat
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -315,46 +314,3 @@ def _leads_back(link: Path, real: Path, budget: int = 2000) -> bool:
             continue
         todo += [(Path(os.path.realpath(d)), chain | {here}) for d in subs]
     return False
-
-
-def zip_member_problem(info: zipfile.ZipInfo) -> str | None:
-    """Why a zip member must not be extracted (an absolute name, ``..``, a symlink, a device or fifo), or None."""
-    name = info.orig_filename.replace("\\", "/")
-    if "\0" in name:
-        return "holds a NUL byte"
-    mode = info.external_attr >> 16
-    kind = stat.S_IFMT(mode)
-    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        return "is an absolute path"
-    if ".." in name.split("/"):
-        return "contains '..'"
-    if kind == stat.S_IFLNK:
-        return "is a symlink"
-    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-        return "is a device, fifo or socket"
-    return None
-
-
-def check_zip(zf: zipfile.ZipFile, what: str) -> None:
-    """Refuse (UserError) an archive any of whose members would be written outside the target dir or is no file."""
-    for info in zf.infolist():
-        problem = zip_member_problem(info)
-        if problem:
-            raise UserError(f"Refusing to unpack {what}: its entry {info.filename!r} {problem}. The archive is "
-                            "hostile or corrupt; nothing was unpacked from it.")
-
-
-def unpack_wheel(wheel: Path, dest: Path, only: str | None = None) -> Path:
-    """Unzip ``wheel`` into ``dest`` keeping each member's permission bits, as pip does (zipfile drops them: a
-    bundled ptxas would not be executable). ``only``: just the members whose path contains it. A member that
-    would leave ``dest`` (or is a link or device) refuses the whole wheel before anything is written."""
-    with zipfile.ZipFile(wheel) as zf:
-        check_zip(zf, str(wheel))
-        for info in zf.infolist():
-            if only and only not in info.filename:
-                continue
-            path = Path(zf.extract(info, dest))
-            mode = (info.external_attr >> 16) & 0o777
-            if mode and not info.is_dir():
-                path.chmod(mode)
-    return dest

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild.fileutil import unpack_wheel
+from tritonbuild.archive import extract_zip
 from tritonbuild.plan import Case, CompileCheckPlan
 from tritonbuild.resolve import compilecheck
 from tritonbuild.wheel import compilecheck_run
@@ -42,7 +42,7 @@ def official_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"no official triton 3.6.0 {TAG} wheel cached here (looked in {', '.join(PLACES)} and "
                     "TRITONBUILD_OFFICIAL_WHEEL); `pip download --no-deps triton==3.6.0 -d /tmp/off312 "
                     "--only-binary :all:` makes one")
-    return unpack_wheel(wheel, tmp_path_factory.mktemp("official"))
+    return extract_zip(wheel, tmp_path_factory.mktemp("official"), f"the official wheel {wheel}")
 
 
 def _case(kernel: str, label: str) -> Case:

@@ -157,7 +157,7 @@ def test_a_member_that_inflates_past_its_header_is_a_finding_not_a_memory_blowup
 
 
 @pytest.mark.parametrize(("bad_name", "why"), [
-    ("../evil.py", "it has an empty, '.' or '..' component"),
+    ("../evil.py", "it contains '..'"),
     ("/etc/evil.py", "it is an absolute path"),
     ("triton\\..\\..\\evil.py", "it holds a backslash"),
     ("C:/evil.py", "it starts with a drive letter"),
@@ -200,7 +200,7 @@ def test_record_paths_outside_the_wheel_never_pass_the_record_check(tmp_path: Pa
     proc = verify("--no-import", str(wheel), cwd=tmp_path)
     out = flat(proc.stdout)
     assert proc.returncode == 1 and "FAIL RECORD:" in out
-    assert "names '../../etc/passwd': it has an empty, '.' or '..' component" in out, out
+    assert "names '../../etc/passwd': it contains '..'" in out, out
     assert "names '/etc/shadow': it is an absolute path" in out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild import fileutil
+from tritonbuild import archive, fileutil
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.facts import HostFacts
 from tritonbuild.resolve.llvm_requirement import check_suffix, host_suffix
@@ -109,26 +109,27 @@ def test_escaping_links_lists_only_links_a_copy_of_the_dir_cannot_keep(tmp_path:
 
 @pytest.mark.parametrize("name,problem", [
     ("nvidia/ok.h", None), ("../x", "contains '..'"), ("nvidia/../../x", "contains '..'"),
-    ("/etc/passwd", "is an absolute path"), ("C:/x", "is an absolute path"),
+    ("/etc/passwd", "is an absolute path"), ("C:/x", "starts with a drive letter"), ("a\\b", "holds a backslash"),
+    ("a\x00b", "holds a NUL byte"),
 ])
 def test_zip_member_names(name: str, problem: str | None) -> None:
-    assert fileutil.zip_member_problem(zipfile.ZipInfo(name)) == problem
+    assert archive.zip_member_problem(zipfile.ZipInfo(name)) == problem
 
 
 def test_zip_member_links_and_devices() -> None:
     link, dev = zipfile.ZipInfo("nvidia/l"), zipfile.ZipInfo("nvidia/d")
     link.external_attr, dev.external_attr = 0o120777 << 16, 0o020666 << 16
-    assert fileutil.zip_member_problem(link) == "is a symlink"
-    assert fileutil.zip_member_problem(dev) == "is a device, fifo or socket"
+    assert archive.zip_member_problem(link) == "is a symlink"
+    assert archive.zip_member_problem(dev) == "is a device, fifo or socket"
 
 
-def test_unpack_wheel_refuses_a_member_leaving_the_target_before_writing_anything(tmp_path: Path) -> None:
+def test_extract_zip_refuses_a_member_leaving_the_target_before_writing_anything(tmp_path: Path) -> None:
     wheel = tmp_path / "w.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("pkg/a.py", "a")
         zf.writestr("pkg/../../escaped.txt", "x")
     with pytest.raises(UserError, match=r"'pkg/../../escaped.txt' contains '..'"):
-        fileutil.unpack_wheel(wheel, tmp_path / "dest")
+        archive.extract_zip(wheel, tmp_path / "dest", "the wheel w.whl")
     assert not (tmp_path / "dest").exists() and not (tmp_path / "escaped.txt").exists()
 
 

@@ -6,7 +6,7 @@ An export is the tree exactly as a checkout of the commit has it, whatever its `
 archive`` (which applies ``export-ignore`` and ``export-subst``), but ``git ls-tree -r -z`` and each blob's raw
 bytes from ``git cat-file --batch`` (no filter, no eol conversion), streamed to disk. The listing is hostile input:
 every entry is checked before any file is written (no absolute path, ``..``, ``.git``, name that is not printable
-UTF-8, link leaving the tree, below a link or through one: the rules and words of ``llvm.download.check_members``);
+UTF-8, link leaving the tree, below a link or through one);
 submodules are left out, as git archive left them. An export is written into a staging dir beside its place, whose
 own marker (``STAGING_MARK``, with the pid) is its first file; the export's marker is written last, then it is
 renamed into place, replacing what was there: an export is made afresh at each run, never reused unchecked.

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
-import tarfile
-import zlib
+import stat
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from tritonbuild import http
+from tritonbuild.archive import Caps, extract_tar
 from tritonbuild.diskspace import write_failed
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.fileutil import confined, sha256_of
 from tritonbuild.llvm import cache
+from tritonbuild.printable import printable
+from tritonbuild.proc import run
 from tritonbuild.reporter import NoBar, ProgressBar, Reporter
 from tritonbuild.resolve.llvm_requirement import LLVMRequest, check_suffix, download_entry, llvm_dir
 
@@ -70,78 +73,57 @@ def verify(req: LLVMRequest, archive: Path, log: Callable[[str], None]) -> str:
     return actual
 
 
-# tarfile's extraction filters (PEP 706) came in 3.11.4; Debian 12's 3.11.2 has neither them nor their error
-_FILTER_ERRORS: tuple[type[Exception], ...] = (tarfile.FilterError,) if hasattr(tarfile, "FilterError") else ()
-
-
-def check_members(tar: tarfile.TarFile, target: Path, what: str = "the LLVM archive",
-                  outcome: str = "nothing was installed") -> list[tarfile.TarInfo]:
-    """Refuse absolute paths, '..', links that escape ``target``, and device/fifo entries (``what``: the archive,
-    ``outcome``: what the refusal leaves, as the message says them)."""
-    base = target.resolve()
-    members = tar.getmembers()
-    # links of the archive: the lexical checks below cannot see through them (Python before 3.11.4 has no "data"
-    # filter to check each member as it is written), so a member below one, or a link through one, is refused
-    links = {PurePosixPath(m.name) for m in members if m.issym() or m.islnk()}
-    for m in members:
-        name = PurePosixPath(m.name)
-        problem = None
-        if any(parent in links for parent in name.parents):
-            problem = "lies below a link of the archive"
-        elif m.issym() and _through_link(name.parent, m.linkname, links):
-            problem = f"is a symlink through another link of the archive ({m.linkname})"
-        elif name.is_absolute() or m.name.startswith("/"):
-            problem = "is an absolute path"
-        elif ".." in name.parts:
-            problem = "contains '..'"
-        elif m.ischr() or m.isblk() or m.isfifo() or m.isdev():
-            problem = "is a device or fifo"
-        elif m.issym():
-            dest = (base / name.parent / m.linkname).resolve()
-            if PurePosixPath(m.linkname).is_absolute() or not dest.is_relative_to(base):
-                problem = f"is a symlink escaping the archive ({m.linkname})"
-        elif m.islnk():
-            dest = (base / m.linkname).resolve()
-            if PurePosixPath(m.linkname).is_absolute() or ".." in PurePosixPath(m.linkname).parts \
-                    or not dest.is_relative_to(base):
-                problem = f"is a hardlink escaping the archive ({m.linkname})"
-        if problem:
-            raise UserError(f"Refusing to extract {what}: its entry {m.name!r} {problem}. The archive is "
-                            f"not trustworthy; {outcome}.")
-    return members
-
-
-def _through_link(start: PurePosixPath, target: str, links: set[PurePosixPath]) -> bool:
-    """Whether following ``target`` from ``start`` step by step passes a link of the archive."""
-    cur = start
-    for part in PurePosixPath(target).parts:
-        cur = cur.parent if part == ".." else cur / part
-        if cur in links:
-            return True
-    return False
+LLVM_CAPS = Caps(total=16 << 30)  # an LLVM prefix is ~2 GiB in ~10,000 files
+CONFIG_TIMEOUT = 60  # seconds llvm-config --version may take (it answers at once)
+_VERSION = re.compile(r"\d+\.\d+(\.\d+)?(git|rc\d*)?")
 
 
 def extract(archive: Path, staging: Path) -> Path:
-    """Extract into ``staging``; return the prefix (the single top-level dir holding bin/, or staging). Every
-    member is checked first, and tarfile's "data" filter checks each again as it is written (a link made by an
-    earlier member cannot carry a later one outside); a refusal is a UserError and the caller drops staging."""
-    try:
-        with tarfile.open(archive, "r:*") as tar:
-            members = check_members(tar, staging)
-            if hasattr(tarfile, "data_filter"):
-                tar.extractall(staging, members=members, filter="data")
-            else:  # pragma: no cover - Python without PEP 706 filters
-                tar.extractall(staging, members=members)
-    except _FILTER_ERRORS as exc:
-        raise UserError(f"Refusing to extract the LLVM archive {archive.name}: {exc}. The archive is not "
-                        "trustworthy; nothing was installed.") from None
-    except (tarfile.TarError, EOFError, zlib.error) as exc:
-        raise UserError(f"The LLVM archive {archive.name} is corrupt ({exc}); nothing was installed. Check the "
-                        "mirror.") from None
+    """Extract into ``staging`` through the one extractor (``tritonbuild.archive``: its own member filter and
+    caps, the same on every Python); return the prefix (the single top-level dir holding bin/, or staging). A
+    refusal is a UserError and the caller drops staging."""
+    extract_tar(archive, staging, f"the LLVM archive {archive.name}", caps=LLVM_CAPS,
+                outcome="nothing was installed", fix="Check the mirror.")
     tops = list(staging.iterdir())
     if len(tops) == 1 and tops[0].is_dir() and not tops[0].is_symlink() and not (staging / "bin").exists():
         return tops[0]
     return staging
+
+
+def check_prefix(prefix: Path, name: str) -> str:
+    """An archive is an LLVM only when it has one: ``bin/llvm-config``, a regular executable file of the prefix
+    that runs and reports a version, and MLIR's CMake config. Returns the version; a UserError naming what is
+    missing otherwise (the caller then caches nothing)."""
+    config, mlir = prefix / "bin" / "llvm-config", prefix / "lib" / "cmake" / "mlir" / "MLIRConfig.cmake"
+    problem = _regular(config, executable=True) or _regular(mlir, executable=False)
+    version = ""
+    if problem is None:
+        proc = run([str(config), "--version"], timeout=CONFIG_TIMEOUT)
+        version = proc.stdout.strip()
+        if not proc.ok:
+            tail = proc.output.splitlines()[-1] if proc.output else f"exit code {proc.returncode}"
+            problem = f"its bin/llvm-config does not run ({printable(tail[:200])})"
+        elif not _VERSION.fullmatch(version):
+            said = printable(version[:200] or "(nothing)")
+            problem = f"its bin/llvm-config --version says {said}, not an LLVM version"
+    if problem:
+        raise UserError(f"The archive {name} is no LLVM: {problem}. An LLVM prefix has bin/llvm-config (which "
+                        "runs and reports its version) and lib/cmake/mlir/MLIRConfig.cmake. Nothing was installed "
+                        "or cached; check the mirror, or use --llvm system / PREFIX.")
+    return version
+
+
+def _regular(path: Path, *, executable: bool) -> str | None:
+    rel = "/".join(path.parts[-2:]) if path.name == "llvm-config" else "lib/cmake/mlir/MLIRConfig.cmake"
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return f"it has no {rel}"
+    if not stat.S_ISREG(mode):
+        return f"its {rel} is no regular file (a link, a directory or a special file)"
+    if executable and not mode & 0o100:
+        return f"its {rel} is not executable"
+    return None
 
 
 def provide(req: LLVMRequest, *, reporter: Reporter | None = None, timeout: float = http.TIMEOUT,
@@ -202,6 +184,7 @@ def _fetch_into(req: LLVMRequest, entry: Path, reporter: Reporter | None, timeou
             staging = cache.staging_dir(entry)
             try:
                 prefix = extract(archive, staging)
+                check_prefix(prefix, req.archive or archive.name)
                 cache.commit(prefix, entry, {"llvm_hash": req.llvm_hash, "suffix": req.suffix,
                                              "build_number": req.build_number, "sha256": digest,
                                              "url": url_for(req), "provider": "download"}, replace=bool(stale))

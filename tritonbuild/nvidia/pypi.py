@@ -14,14 +14,14 @@ import os
 import re
 import shutil
 import zipfile
-import zlib
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 
 from tritonbuild import http
+from tritonbuild.archive import extract_zip, open_zip
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import check_zip, confined, sha256_of
+from tritonbuild.fileutil import confined, sha256_of
 from tritonbuild.nvidia.parts import TOOL_PROJECTS, WheelRef, tool_wheel, wheel_file_version
 from tritonbuild.settings.model import show
 from tritonbuild.urls import join_url, split_url
@@ -67,23 +67,10 @@ def unpacked_dir(cache_root: Path, ref: WheelRef) -> Path:
 
 
 def _extract(wheel: Path, staging: Path, name: str) -> None:
-    """Unpack the wheel's ``nvidia/`` tree into ``staging``. The whole archive is checked before anything is
-    written: a member with an absolute name or ``..``, a symlink or a device refuses it (UserError)."""
-    try:
-        with zipfile.ZipFile(wheel) as zf:
-            check_zip(zf, f"the wheel {name}")
-            for info in zf.infolist():
-                if not info.filename.startswith("nvidia/") or info.is_dir():
-                    continue
-                target = confined(staging, info.filename, what=f"the member of {name}")
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
-                if info.external_attr >> 16 & 0o111:
-                    target.chmod(0o755)
-    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        raise UserError(f"The wheel {name} is corrupt ({exc}); nothing was unpacked. Check the index or mirror.") \
-            from None
+    """Unpack the wheel's ``nvidia/`` tree into ``staging`` through the one extractor (``tritonbuild.archive``):
+    the whole archive is checked, its count and sizes from its central directory, before anything is written."""
+    extract_zip(wheel, staging, f"the wheel {name}", keep=lambda member: member.startswith("nvidia/"),
+                outcome="nothing was unpacked", fix="Check the index or mirror.")
 
 
 INDEX_TIMEOUT = 10.0  # seconds the plan waits for an index page (one attempt: a plan stays quick)
@@ -134,17 +121,17 @@ def wheelhouse_wheels(wheelhouse: Path, project: str, machine: str) -> tuple[tup
 def check_wheel(path: Path, name: str, project: str | None = None, version: str | None = None) -> None:
     """Refuse (UserError) a wheel file that is not a zip, holds a member no unpack may write, or (given
     ``project`` and ``version``) whose METADATA claims another project or version than its file name."""
+    fix = (f"Replace it (pip download --no-deps the same {name.split('-', 1)[0]} version), or remove it from the "
+           "wheelhouse.")
     try:
-        with zipfile.ZipFile(path) as zf:
-            check_zip(zf, f"the wheel {path}")
+        with open_zip(path, f"the wheel {path}", fix=fix) as zf:
             if project and version:
                 check_claims(zf, project, version, f"{name} (from the wheelhouse {path})",
                              "Remove it from the wheelhouse, or replace it with the real one (pip download --no-deps "
                              f"{project}=={version})")
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
-        raise UserError(f"The wheel {path} is corrupt or unreadable ({exc}); nothing was unpacked from it. "
-                        f"Replace it (pip download --no-deps the same {name.split('-', 1)[0]} version), or remove "
-                        "it from the wheelhouse.") from None
+    except OSError as exc:
+        raise UserError(f"The wheel {path} is unreadable ({exc.strerror or exc}); nothing was unpacked from it. "
+                        f"{fix}") from None
 
 
 _METADATA = re.compile(r"[^/]+\.dist-info/METADATA")
@@ -314,12 +301,9 @@ def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable
         if sha and actual != sha:
             raise UserError(f"The download of {name} (from {url}) does not match the index's sha256 ({sha}, got "
                             f"{actual}); it was deleted. Check the index or mirror.")
-        try:
-            with zipfile.ZipFile(part) as zf:
-                check_claims(zf, ref.project, ref.version, f"{name} (from {url})", "Check the index or mirror")
-        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise UserError(f"The wheel {name} (from {url}) is corrupt ({exc}); nothing was unpacked. Check the "
-                            "index or mirror.") from None
+        with open_zip(part, f"the wheel {name} (from {url})", outcome="nothing was unpacked",
+                      fix="Check the index or mirror.") as zf:
+            check_claims(zf, ref.project, ref.version, f"{name} (from {url})", "Check the index or mirror")
         _publish(dest, part, ref, f"{name} (from {url})", _marker(ref, part, url, url=url))
     finally:
         part.unlink(missing_ok=True)

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from tritonbuild.archive import extract_zip
 from tritonbuild.errors import BuildFailed
-from tritonbuild.fileutil import unpack_wheel
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
 from tritonbuild.wheel import zipguard
@@ -31,9 +31,10 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, prefix: Path | None = N
     shutil.rmtree(work, ignore_errors=True)
     extra: tuple[Path, ...] = ()
     if prefix is not None:  # the prefix has the files; the backends' entry points are in the new wheel's dist-info
-        root, extra = prefix, (unpack_wheel(wheel, work / "dist-info", only=".dist-info/"),)
+        root, extra = prefix, (extract_zip(wheel, work / "dist-info", f"the built wheel {wheel}",
+                                           keep=lambda name: ".dist-info/" in name),)
     else:
-        root = unpack_wheel(wheel, work / "wheel")
+        root = extract_zip(wheel, work / "wheel", f"the built wheel {wheel}")
     (work / "tmp").mkdir(parents=True)
     try:
         with zipguard.open_wheel(wheel) as zf:

@@ -1,10 +1,12 @@
 """Reading a wheel someone else made without trusting it (edge): ``verify`` and ``compare`` open wheels here.
 
 A wheel is a zip archive whose headers can lie. Opening one checks, before anything is read, that it is a zip
-at all, that every member name is a relative path inside the archive (no ``..``, no absolute path, no
-backslash, NUL or drive letter, no link, no name twice) and that the sizes its headers declare stay under the
-caps below; reading then streams in blocks and counts, so a member that inflates past what its header said (or
-past a cap) stops there. Members are extracted only into a given directory, one regular file at a time.
+at all, that its member count and the sizes its central directory declares stay under the one extractor's caps
+(``tritonbuild.archive.zip_census``: read before ``zipfile`` parses the directory, so a zip claiming millions of
+members costs a few reads), and that every member name is a relative path inside the archive (no ``..``, no
+absolute path, no backslash, NUL or drive letter, no link, no name twice); reading then streams in blocks and
+counts, so a member that inflates past what its header said (or past a cap) stops there. Members are extracted
+only into a given directory, one regular file at a time.
 Anything wrong is a ``BadWheel``: a finding about the wheel (exit code 1), never a traceback.
 """
 
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 import zipfile
 import zlib
@@ -20,19 +21,19 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from tritonbuild import archive
+from tritonbuild.archive import Caps
+from tritonbuild.archive import mib as mib
 from tritonbuild.errors import TritonBuildError, UserError
 
-MAX_MEMBERS = 200_000  # the official 3.6.0 wheel has 410
-MAX_MEMBER = 8 << 30  # uncompressed bytes of one member (the official libtriton.so: 396 MiB; debug builds: more)
-MAX_TOTAL = 16 << 30  # uncompressed bytes of all members together
+CAPS = Caps()  # the one extractor's: 200,000 members (the official 3.6.0 wheel has 410), 16 GiB in all, 8 GiB a
+# member (the official libtriton.so: 396 MiB; debug builds: more), 100 times a member over 1 MiB (official: 14)
+MAX_MEMBER = CAPS.member
 MAX_TEXT = 16 << 20  # a member read into memory (RECORD, METADATA, entry_points.txt, _build_info.json)
-MAX_RATIO = 100  # uncompressed / compressed for a member over RATIO_FROM bytes (official wheel: 14 at most)
-RATIO_FROM = 1 << 20
 BLOCK = 1 << 20
 # what a broken or hostile archive raises from zipfile, zlib and the decompressors
 READ_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError,
                NotImplementedError, RuntimeError, IndexError, KeyError)
-_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 class BadWheel(TritonBuildError):
@@ -41,33 +42,16 @@ class BadWheel(TritonBuildError):
     exit_code = 1
 
 
-def mib(n: int) -> str:
-    return f"{n / 2**20:.1f} MiB"
-
-
 def name_problem(name: str) -> str | None:
     """Why ``name`` (a member or a RECORD path) could land outside the directory a wheel is unpacked into or is
-    unsafe to print (a control character), or None when it is a plain relative path."""
-    if "\0" in name:
-        return "it holds a NUL byte"
-    if "\\" in name:
-        return "it holds a backslash"
-    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in name):
-        return "it holds a control character (an escape, a newline: no wheel needs one)"
-    if name.startswith("/"):
-        return "it is an absolute path"
-    if _DRIVE.match(name):
-        return "it starts with a drive letter"
-    parts = name.removesuffix("/").split("/")
-    if any(p in ("", ".", "..") for p in parts):
-        return "it has an empty, '.' or '..' component"
-    return None
+    unsafe to print (a control character), or None when it is a plain relative path: the one extractor's rule."""
+    why = archive.name_problem(name)
+    return f"it {why}" if why else None
 
 
 def _header_problems(zf: zipfile.ZipFile) -> list[str]:
+    """What is wrong with the members' names and kinds (the count and sizes passed ``archive.zip_census``)."""
     infos = zf.infolist()
-    if len(infos) > MAX_MEMBERS:
-        return [f"it has {len(infos)} members (at most {MAX_MEMBERS} are read)"]
     out: list[str] = []
     for info in infos:
         why = name_problem(info.orig_filename)
@@ -75,16 +59,8 @@ def _header_problems(zf: zipfile.ZipFile) -> list[str]:
             out.append(f"member {info.orig_filename!r} is unsafe: {why}")
         elif stat.S_ISLNK(info.external_attr >> 16):
             out.append(f"member {info.filename!r} is a symbolic link (a wheel holds regular files)")
-        elif info.file_size > MAX_MEMBER:
-            out.append(f"member {info.filename!r} inflates to {mib(info.file_size)} (cap {mib(MAX_MEMBER)})")
-        elif info.file_size > RATIO_FROM and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            out.append(f"member {info.filename!r} inflates {info.file_size // max(info.compress_size, 1)} times "
-                       f"to {mib(info.file_size)} (a zip bomb? at most {MAX_RATIO} times is read)")
     out += [f"member {n!r} is in the archive {k} times" for n, k in Counter(i.filename for i in infos).items()
             if k > 1]
-    total = sum(i.file_size for i in infos)
-    if total > MAX_TOTAL:
-        out.append(f"its members inflate to {mib(total)} together (cap {mib(MAX_TOTAL)})")
     return out
 
 
@@ -95,8 +71,11 @@ def open_wheel(path: Path) -> zipfile.ZipFile:
         raise UserError(f"{path} does not exist. Give the path of a .whl file.")
     if not path.is_file():
         raise UserError(f"{path} is not a regular file (a directory or a device?). Give the path of a .whl file.")
-    try:
+    try:  # the count and sizes from the end record and central directory, before zipfile parses and lists them
+        archive.zip_census(path, CAPS)
         zf = zipfile.ZipFile(path)
+    except archive.Refused as exc:
+        raise BadWheel(str(exc)) from None
     except READ_ERRORS as exc:
         raise BadWheel(f"not a zip archive, or a truncated one ({_one_line(exc)})") from None
     problems = _header_problems(zf)
