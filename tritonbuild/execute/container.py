@@ -236,13 +236,20 @@ def bootstrap(c: Container, wheelhouse: Path | None, env: Mapping[str, str], con
         d.mkdir(parents=True, exist_ok=True)  # made by the user: the engine would make them root's
     if not (venv / "pyvenv.cfg").is_file():
         _step(c, [c.python, "-m", "venv", c.venv], f"make a venv of {c.python}", env, console)
+        if not (venv / "pyvenv.cfg").is_file():
+            raise EnvironmentProblem(f"--container made no venv at {venv} ({c.python} -m venv in {c.image} ended "
+                                     "well, but nothing is there): the image may not see the cache mounted as "
+                                     "this user's (rootless docker maps ids differently; try podman).")
     wanted = "\n".join(sorted(dependencies())) + "\n"
     marker = venv / "tritonbuild-dependencies.txt"
     if not marker.is_file() or marker.read_text() != wanted:
         index = ["--no-index", *(["--find-links", str(wheelhouse)] if wheelhouse else [])] if c.offline else []
         _step(c, [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *index, *sorted(dependencies())],
               "install tritonbuild's dependencies", env, console)
-        marker.write_text(wanted)
+        try:
+            marker.write_text(wanted)
+        except OSError as exc:  # the next run installs again: slower, not wrong
+            console.warn(f"could not record the installed dependencies in {marker}: {exc.strerror or exc}")
     return str(venv / "bin" / "python")
 
 
