@@ -139,3 +139,13 @@ def test_a_missing_engine_is_refused_before_anything_runs(tmp_path: Path) -> Non
     fake.chmod(0o755)
     assert ct.find_engine("auto", {"PATH": str(tmp_path)}) == str(fake)
     assert os.access(fake, os.X_OK)
+
+
+@pytest.mark.parametrize("command", ["develop", "clean", "test"])
+def test_commands_that_run_on_this_host_refuse_the_container_flag(command: str) -> None:
+    from click.testing import CliRunner
+
+    from tritonbuild.cli.main import cli
+
+    result = CliRunner().invoke(cli, [command, "--container", "debian:bookworm"])
+    assert isinstance(result.exception, UserError) and "--container runs `build`" in str(result.exception)

@@ -125,6 +125,15 @@ class PlanCommand(click.Command):
     """A command taking the plan options, whose ``--help`` shows them by section (``SECTIONS``), the common ones
     first, instead of one list of some sixty."""
 
+    def invoke(self, ctx: click.Context) -> Any:
+        if ctx.params.get("container") and self.name not in ("build", "plan"):
+            from tritonbuild.errors import UserError
+
+            raise UserError(f"--container runs `build` in an image; `{self.name}` runs on this host (its build dir "
+                            "and editable install are this machine's). Leave --container out, or use `build "
+                            "--container IMAGE`.")
+        return super().invoke(ctx)
+
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows: dict[str, list[tuple[str, str]]] = {}
         placed = {name: title for title, names in SECTIONS for name in names}
