@@ -1,7 +1,8 @@
 """``build --container`` run for real: through a fake engine here (a script first on PATH named docker that records
 its argv and runs the command after the image on the host, with only the variables its ``--env`` options name, in its
-``--workdir``: no isolation, but the same command line and environment a container gets), and through a real
-runtime where one works (skipped with the reason otherwise). Each test's marker or skip says which ran.
+``--workdir``: no isolation, but the same command line and environment a container gets, and a path in the command,
+the workdir or PYTHONPATH that is neither mounted nor a parent of a mount fails it as in a container), and through a
+real runtime where one works (skipped with the reason otherwise). Each test's marker or skip says which ran.
 
 No test builds the example tree: the inner ``build`` is refused by the inner tritonbuild (exit 2, its own message)
 or stopped by the fake engine with a chosen code, which is enough to show the command, the variables and the exit
@@ -39,6 +40,11 @@ while argv[i].startswith("-"):
     else:
         i += 1
 cmd = argv[i + 1:]
+mounted = [v.split(":")[0] for a, v in zip(argv, argv[1:]) if a == "--volume"]
+unseen = [p for p in [workdir, *cmd[1:], env.get("PYTHONPATH", "/")] if p.startswith("/")
+          and not any(p == m or p.startswith(m + "/") or m.startswith(p + "/") for m in mounted)]
+if unseen:  # a real container would not see it: fail as an engine would
+    sys.exit(f"fake engine: not mounted in the container: {{unseen}}")
 with open(os.environ["FAKE_ENGINE_LOG"], "a") as f:
     f.write(json.dumps({{"argv": sys.argv, "env": env}}) + "\\n")
 if os.environ.get("FAKE_ENGINE_EXIT") and cmd[1:3] == ["-m", "venv"]:  # as the image's venv would
@@ -104,6 +110,8 @@ def test_the_build_runs_inside_with_its_variables_and_its_exit_code(tmp_path: Pa
     cache, out, src = tmp_path / "cache", tmp_path / "out", tmp_path / "src"
     assert f"{src}:{src}:ro" in vols and f"{cache}:{cache}:rw" in vols and f"{out}:{out}:rw" in vols
     assert f"{ROOT / 'tritonbuild'}:{ROOT / 'tritonbuild'}:ro" in vols and "--network=none" in argv
+    assert f"{ROOT / 'cmake'}:{ROOT / 'cmake'}:ro" in vols  # a checkout's data sits beside its package
+    assert f"{ROOT / 'llvm-hash.txt'}:{ROOT / 'llvm-hash.txt'}:ro" in vols
     named = [argv[i + 1] for i, a in enumerate(argv) if a == "--env" and "=" not in argv[i + 1]]
     assert named == ["MAX_JOBS", "NO_COLOR", "TRITONBUILD_ZIP_LEVEL"]
     inner_env = run["env"]

@@ -195,6 +195,14 @@ def dependencies() -> list[str]:
     return [r for r in found if "extra ==" not in r.replace("extra==", "extra ==")]
 
 
+def own_files(package: Path) -> list[str]:
+    """What tritonbuild itself needs in the image: its package, and its data (``cmake/``, ``recipes/``,
+    ``llvm-hash.txt``), which sit at the top of a checkout rather than in the package."""
+    data = paths.data_dir()
+    found = [package, paths.cmake_dir(), paths.recipes_dir(), data / "llvm-hash.txt"]
+    return [str(p) for p in found if p.exists()]
+
+
 def prepare(s: Settings, env: Mapping[str, str], cwd: Path, cache_root: Path, out: Path,
             recipe_file: Path | None) -> Container:
     """The container of a request's settings, every check done (nothing is created or run here)."""
@@ -202,9 +210,7 @@ def prepare(s: Settings, env: Mapping[str, str], cwd: Path, cache_root: Path, ou
     engine = find_engine(s.container_engine, env)
     python = image_python(s.container, s.container_python)
     package = Path(__file__).resolve().parents[1]
-    read = [*_mount_paths(s, cwd), str(package)]
-    if recipe_file is not None and not recipe_file.is_relative_to(package):
-        read.append(str(recipe_file))
+    read = [*_mount_paths(s, cwd), *own_files(package), *([str(recipe_file)] if recipe_file else [])]
     key = hashlib.sha256(f"{s.container}\0{python}".encode()).hexdigest()[:16]
     home = cache_root / "container" / key
     mounted = mounts(read, [str(cache_root), str(out)])
