@@ -68,6 +68,10 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
 
     console = render.console(stderr=as_json)
     req = request_of(kw, out=out, smoke_test=not no_smoke_test)
+    from tritonbuild.cli.container import build_in_container
+
+    if (code := build_in_container(req, click.get_current_context(), console)) is not None:
+        sys.exit(code)  # --container: the build ran inside the image, its exit code is ours
     # the output dir is checked before the LLVM is provisioned or a lock taken
     plans = provisioned_plans(req, console, check=outdir.check)
     results = run_builds(plans, console, env=req.env, smoke=req.smoke_test, compile_commands=compile_commands)

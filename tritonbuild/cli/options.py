@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from tritonbuild.settings.model import SPECS, Spec
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from tritonbuild.request import Request
 
 F = TypeVar("F", bound=Callable[..., Any])
+COMMANDLINE = ParameterSource.COMMANDLINE
 
 
 def _help(spec: Spec) -> str:
@@ -115,12 +117,22 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("The wheel", ("wheel_name", "version_scheme", "version_suffix", "proton", "stable_abi", "ext_headers",
                    "reproducible", "strip", "zip_level", "repair", "plat", "repair_exclude", "bundle_libs",
                    "bundle_nvidia_tools", "cuda_tools_from", "wheelhouse")),
+    ("Container", ("container", "container_engine", "container_python")),
 )
 
 
 class PlanCommand(click.Command):
     """A command taking the plan options, whose ``--help`` shows them by section (``SECTIONS``), the common ones
     first, instead of one list of some sixty."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if ctx.params.get("container") and self.name not in ("build", "plan"):
+            from tritonbuild.errors import UserError
+
+            raise UserError(f"--container runs `build` in an image; `{self.name}` runs on this host (its build dir "
+                            "and editable install are this machine's). Leave --container out, or use `build "
+                            "--container IMAGE`.")
+        return super().invoke(ctx)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows: dict[str, list[tuple[str, str]]] = {}
@@ -139,6 +151,26 @@ def plan_command(name: str | None = None, group: click.Group | None = None) -> C
     """``click.command`` (or ``group.command``) for a command that takes ``plan_options``."""
     make = group.command if group is not None else click.command
     return make(name, cls=PlanCommand)
+
+
+def given_options(ctx: click.Context) -> list[tuple[str, str, str | None]]:
+    """The options typed on the command line of ``ctx``'s command, as ``(name, option, value)`` in the command's
+    order (``value`` None for a flag; one item per value of a repeatable option): what ``build --container`` runs
+    again inside the image. Nothing from the environment or a default is in it (the environment goes its own way)."""
+    items: list[tuple[str, str, str | None]] = []
+    for param in ctx.command.params:
+        name = param.name or ""
+        if not isinstance(param, click.Option) or ctx.get_parameter_source(name) != COMMANDLINE:
+            continue
+        value, long = ctx.params.get(name), max(param.opts, key=len)
+        if param.is_flag and param.secondary_opts:
+            items.append((name, long if value else max(param.secondary_opts, key=len), None))
+        elif param.is_flag:
+            if value:
+                items.append((name, long, None))
+        else:
+            items += [(name, long, str(v)) for v in (value or () if param.multiple else (value,))]
+    return items
 
 
 def environment() -> dict[str, str]:

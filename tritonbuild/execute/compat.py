@@ -42,7 +42,8 @@ IRRELEVANT = frozenset({"source", "ref", "llvm", "jobs", "link_jobs", "compile_c
                         "ccache_remote", "compiler_cache", "distcc", "wheelhouse", "wheel_name", "version_suffix",
                         "version_scheme", "zip_level", "reproducible", "strip", "repair", "repair_exclude",
                         "http_retries", "http_timeout", "http_deadline", "http_min_rate", "http_max_bytes",
-                        "llvm_mirror", "pypi_index", "require_pinned_llvm"})
+                        "llvm_mirror", "pypi_index", "require_pinned_llvm", "container",
+                        "container_engine", "container_python"})
 _FINGERPRINT_FILES = 50_000
 
 

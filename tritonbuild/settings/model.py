@@ -368,6 +368,35 @@ def _specifier(value: str) -> str | None:
     return None
 
 
+# A container image reference as docker and podman take it: [registry[:port]/]path[:tag][@digest], the path's parts
+# lowercase (the distribution reference grammar; no IPv6 registry), at most 255 characters before the tag.
+_LABEL = r"(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])"
+_DOMAIN = rf"{_LABEL}(?:\.{_LABEL})*"
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE = re.compile(rf"(?P<name>(?:{_DOMAIN}(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*)"
+                    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*"
+                    r":[0-9A-Fa-f]{32,})?")
+
+
+def image_problem(value: str) -> str | None:
+    """Whether ``value`` is a container image reference (``quay.io/pypa/manylinux_2_28_x86_64:latest``); the empty
+    value means no container (the build runs on this host)."""
+    if value == "":
+        return None
+    match = _IMAGE.fullmatch(value)
+    if match and len(match["name"]) <= 255:
+        return None
+    return ("is not a container image reference such as quay.io/pypa/manylinux_2_28_x86_64 or "
+            "debian:bookworm (REGISTRY/PATH:TAG or @sha256:DIGEST; the path in lowercase letters, digits and "
+            "'.', '_', '-' between them)")
+
+
+def _container_python(value: str) -> str | None:
+    if value.startswith("/") or (re.fullmatch(r"[A-Za-z0-9_.+-]+", value) and not value.startswith("-")):
+        return None
+    return "must be an absolute path inside the image or a command name on its PATH (python3.12)"
+
+
 def _positive_seconds(value: float) -> str | None:
     return None if value > 0 else "must be more than 0 seconds"
 
@@ -383,6 +412,7 @@ Canary = Literal["auto", "on", "off"]
 VersionScheme = Literal["setup", "git", "date", "date+git", "none"]
 LLVMLink = Literal["auto", "static", "shared"]
 CudaToolsFrom = Literal["auto", "host", "pypi"]
+ContainerEngine = Literal["auto", "docker", "podman"]
 Auto = Literal["auto"]  # the word a recipe may give a yes/no setting besides true/false (clang)
 BUILD_TYPES: tuple[str, ...] = get_args(BuildType)
 
@@ -601,7 +631,20 @@ SPECS: tuple[Spec, ...] = (
           "bytes one download may have: a larger Content-Length is refused before the body is read, and a body that "
           "grows past it is stopped (not retried); a prebuilt LLVM archive is about 0.5-1 GiB", minimum=1,
           maximum=1 << 40),
-)
+
+    _spec("container", None, "--container", {"TRITONBUILD_CONTAINER": _str},
+          "run the build inside this container image (docker or podman), as cibuildwheel does: the source, "
+          "plugins, patches and wheelhouse mounted read-only, the cache and the out dir read-write, at the same "
+          "paths; tritonbuild from this installation, run as your user; an empty value builds on this host",
+          validate=image_problem, trust="runs"),
+    _spec("container_engine", "auto", "--container-engine", {"TRITONBUILD_CONTAINER_ENGINE": _str},
+          "the engine of --container: docker, podman, or auto (the first of them found on PATH)",
+          choices=get_args(ContainerEngine), trust="runs"),
+    _spec("container_python", None, "--container-python", {"TRITONBUILD_CONTAINER_PYTHON": _str},
+          "the image's Python 3.11+ that runs tritonbuild in --container (a path inside the image or a command "
+          "name; default: /opt/python/cp312-cp312/bin/python in pypa's manylinux and musllinux images, else "
+          "python3); the wheel is for it unless --python names another",
+          validate=_container_python, trust="runs"),)
 SPEC_BY_NAME = {s.name: s for s in SPECS}
 
 
@@ -681,6 +724,9 @@ class Settings:
     http_deadline: float  # seconds for all the attempts of one download
     http_min_rate: int  # bytes/s over a sliding window; 0: no minimum
     http_max_bytes: int
+    container: str | None  # an image reference; "" or None: this host
+    container_engine: ContainerEngine
+    container_python: str | None  # inside the image
 
     @classmethod
     def of(cls, resolved: Mapping[str, Resolved]) -> Settings:

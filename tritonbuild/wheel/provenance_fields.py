@@ -38,9 +38,11 @@ BD = "predicate.buildDefinition"
 SETTINGS = f"{BD}.externalParameters.settings"
 DEPS = f"{BD}.resolvedDependencies"
 # Settings whose value says how this machine builds, not what (parallelism, compiler caches and launchers, the
-# network): a rebuild takes them from its own machine (``attestation.LOCAL`` is the same set).
+# network, the container the build ran in): a rebuild takes them from its own machine (``attestation.LOCAL`` is the
+# same set).
 MACHINE = frozenset({"jobs", "link_jobs", "ccache", "compiler_cache", "distcc", "ccache_remote", "wheelhouse",
-                     "offline", "http_retries", "http_timeout", "http_deadline", "http_min_rate", "http_max_bytes"})
+                     "offline", "http_retries", "http_timeout", "http_deadline", "http_min_rate", "http_max_bytes",
+                     "container", "container_engine", "container_python"})
 # The rebuild's own flags that replace a provenance's field (besides --trust-provenance, which takes them all).
 REBUILD_FLAGS = {"source": "--source", "plugin_dirs": "--plugin-dir", "llvm": "--llvm"}
 MAX_PATHS = 20000  # key paths walked in one provenance (a plan's has a few hundred)

@@ -1,0 +1,151 @@
+"""``build --container``'s pure parts: the image reference's rule, the variables passed by name (only those
+tritonbuild reads, never a secret it does not), the engine's argument list (no shell, the user's ids, read-only
+inputs), the inner command line. The runs themselves (a fake engine that runs the command on the host, and a real
+runtime where one works) are in tests/integration/test_container.py."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tritonbuild.errors import UserError
+from tritonbuild.execute import container as ct
+from tritonbuild.settings.model import SPECS, image_problem, resolve_settings
+
+GOOD = ["quay.io/pypa/manylinux_2_28_x86_64", "quay.io/pypa/manylinux_2_28_x86_64:2025.01.01-1", "debian:bookworm",
+        "python:3.12-slim", "localhost:5000/my/img", "ghcr.io/o-r/x__y.z:v1",
+        "quay.io/pypa/musllinux_1_2_aarch64@sha256:" + "a" * 64, "busybox", ""]
+BAD = ["Debian", "-v/:/host", "debian bookworm", "a:b:c", "img:", "/img", "img/", "img@sha256:abc", "a..b",
+       "a/-b", "$(touch x)", "a;b", "x\ny", "img:" + "t" * 129, "a" * 256, "quay.io:port/x", "https://quay.io/x"]
+
+
+@pytest.mark.parametrize("ref", GOOD)
+def test_image_references_docker_takes_are_accepted(ref: str) -> None:
+    assert image_problem(ref) is None
+
+
+@pytest.mark.parametrize("ref", BAD)
+def test_other_text_is_refused_as_an_image_with_exit_2(ref: str) -> None:
+    assert image_problem(ref)
+    with pytest.raises(UserError, match=r"container image reference|control character|characters long"):
+        resolve_settings({"container": ref}, {})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300) | st.from_regex(r"[a-z0-9.:/@_-]{1,80}", fullmatch=True))
+def test_an_accepted_image_is_never_an_option_a_path_or_a_shell_word(text: str) -> None:
+    started = time.monotonic()
+    ok = image_problem(text) is None
+    assert time.monotonic() - started < 0.5  # no backtracking blow-up on hostile text
+    if ok and text:
+        assert not text.startswith(("-", "/", ".")) and not any(c.isspace() or ord(c) < 32 for c in text)
+        assert set(text) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:/@")
+
+
+READ = {n for spec in SPECS for n in spec.env_names} | set(ct.EXTRA_ENV)
+
+
+def test_only_variables_tritonbuild_reads_and_that_are_set_go_in() -> None:
+    env = {"MAX_JOBS": "3", "TRITON_PLUGIN_DIRS": "/p", "PIP_INDEX_URL": "https://i/simple", "SOURCE_DATE_EPOCH": "1",
+           "SECRET_TOKEN": "s", "TRITONBUILD_TOKEN": "s", "TRITON_API_KEY": "s", "AWS_SECRET_ACCESS_KEY": "s",
+           "GITHUB_TOKEN": "s", "TRITONBUILD_CONTAINER": "debian", "TRITONBUILD_CONTAINER_ENGINE": "docker",
+           "VIRTUAL_ENV": "/host/venv", "PYTHONPATH": "/host", "HOME": "/root", "PATH": "/usr/bin"}
+    assert ct.passed_env(env) == ("MAX_JOBS", "PIP_INDEX_URL", "SOURCE_DATE_EPOCH", "TRITON_PLUGIN_DIRS")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(sorted(READ)) | st.from_regex(r"[A-Z_]{1,20}", fullmatch=True),
+                       st.text(max_size=10), max_size=30))
+def test_passed_variables_are_always_read_ones_that_are_set(env: dict[str, str]) -> None:
+    passed = set(ct.passed_env(env))
+    assert passed <= READ & set(env)
+    assert not passed & {"TRITONBUILD_CONTAINER", "TRITONBUILD_CONTAINER_ENGINE", "TRITONBUILD_CONTAINER_PYTHON"}
+    assert passed == (READ & set(env)) - {"TRITONBUILD_CONTAINER", "TRITONBUILD_CONTAINER_ENGINE",
+                                          "TRITONBUILD_CONTAINER_PYTHON"}
+
+
+def test_every_setting_that_names_a_local_path_of_code_is_mounted() -> None:
+    paths = {s.name for s in SPECS if s.trust == "runs" and s.kind in ("str", "list") and s.name not in ct.OWN}
+    assert paths - {"cmake_args", "deps"} == set(ct.PATH_SETTINGS)  # arguments and NAME=PATH pairs: not paths
+
+
+def _container(engine: str = "/usr/bin/docker", **kw: object) -> ct.Container:
+    base: dict[str, object] = {
+        "engine": engine, "image": "quay.io/pypa/manylinux_2_28_x86_64", "python": ct.PYPA_PYTHON,
+        "mounts": ct.mounts(["/src", "/src/sub", "/plug"], ["/cache", "/out"]), "passed": ("MAX_JOBS",),
+        "values": (("HOME", "/cache/container/k/home"),), "workdir": "/src", "user": (1000, 1000),
+        "offline": False, "venv": "/cache/container/k/venv", "cache": "/cache", "out": "/out"}
+    return ct.Container(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_the_engine_runs_an_argument_list_as_the_user_with_inputs_read_only() -> None:
+    argv = ct.run_argv(_container(), ["/v/bin/python", "-m", "tritonbuild", "build", "--source", "/src; rm -rf ~"])
+    assert argv[:6] == ["/usr/bin/docker", "run", "--rm", "--init", "--user", "1000:1000"]
+    vols = [argv[i + 1] for i, a in enumerate(argv) if a == "--volume"]
+    assert vols == ["/cache:/cache:rw", "/out:/out:rw", "/plug:/plug:ro", "/src:/src:ro"]
+    assert "/src/sub:/src/sub:ro" not in vols  # under a read-only mount already
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--env"] == ["MAX_JOBS", "HOME=/cache/container/k/home"]
+    image = argv.index("quay.io/pypa/manylinux_2_28_x86_64")
+    assert argv[image + 1:] == ["/v/bin/python", "-m", "tritonbuild", "build", "--source", "/src; rm -rf ~"]
+    assert not {"sh", "bash", "/bin/sh", "-c"} & set(argv) and "--network=none" not in argv
+    assert "--userns=keep-id" not in argv and "--privileged" not in argv
+
+
+def test_podman_keeps_the_users_id_and_offline_has_no_network() -> None:
+    argv = ct.run_argv(_container("/usr/bin/podman", offline=True), ["python3"])
+    assert "--userns=keep-id" in argv and "--network=none" in argv
+
+
+def test_a_path_the_volume_syntax_would_split_is_refused() -> None:
+    for bad in ("/a:b", "/a,b", "/a\nb"):
+        with pytest.raises(UserError, match="cannot mount"):
+            ct.mounts([bad], ["/cache"])
+    assert ct.mounts(["/c/x"], ["/c"]) == (ct.Mount("/c", True), ct.Mount("/c/x", False))
+
+
+def test_the_inner_command_line_drops_the_container_and_gives_host_paths_absolute(tmp_path: Path) -> None:
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "fix.diff").write_text("")
+    given = [("source", "--source", "."), ("container", "--container", "debian"),
+             ("container_engine", "--container-engine", "podman"), ("plugin_dirs", "--plugin-dir", "plug"),
+             ("plugin_dirs", "--plugin-dir", "git+https://h/x@main"), ("patches", "--patch", "fix.diff"),
+             ("llvm", "--llvm", "download"), ("offline", "--offline", None), ("out", "--out", "dist"),
+             ("cache_dir", "--cache-dir", "c"), ("jobs", "--jobs", "4"), ("proton", "--no-proton", None)]
+    args = ct.inner_args(given, _container(), tmp_path)
+    assert args == ["--source", str(tmp_path), "--plugin-dir", str(tmp_path / "plug"), "--plugin-dir",
+                    "git+https://h/x@main", "--patch", str(tmp_path / "fix.diff"), "--llvm", "download", "--offline",
+                    "--jobs", "4", "--no-proton", "--cache-dir", "/cache", "--out", "/out", "--container", ""]
+
+
+def test_the_image_python_defaults_to_pypas_in_manylinux_and_python3_elsewhere() -> None:
+    assert ct.image_python("quay.io/pypa/manylinux_2_28_x86_64:latest", None) == ct.PYPA_PYTHON
+    assert ct.image_python("quay.io/pypa/musllinux_1_2_x86_64@sha256:" + "0" * 64, None) == ct.PYPA_PYTHON
+    assert ct.image_python("debian:bookworm", None) == "python3"
+    assert ct.image_python("debian:bookworm", "/usr/bin/python3.11") == "/usr/bin/python3.11"
+
+
+def test_a_missing_engine_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="neither is"):
+        ct.find_engine("auto", {"PATH": str(tmp_path)})
+    with pytest.raises(UserError, match=r"podman.*it is not"):
+        ct.find_engine("podman", {"PATH": str(tmp_path)})
+    fake = tmp_path / "podman"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert ct.find_engine("auto", {"PATH": str(tmp_path)}) == str(fake)
+    assert os.access(fake, os.X_OK)
+
+
+@pytest.mark.parametrize("command", ["develop", "clean", "test"])
+def test_commands_that_run_on_this_host_refuse_the_container_flag(command: str) -> None:
+    from click.testing import CliRunner
+
+    from tritonbuild.cli.main import cli
+
+    result = CliRunner().invoke(cli, [command, "--container", "debian:bookworm"])
+    assert isinstance(result.exception, UserError) and "--container runs `build`" in str(result.exception)
