@@ -10,6 +10,7 @@ import errno
 import os
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -17,7 +18,8 @@ import click
 
 from tritonbuild import __version__
 from tritonbuild.cli import backends, build, checkllvm, host, llvm, rebuild, recipes, wheels
-from tritonbuild.errors import BuildFailed, StdoutClosed, TritonBuildError
+from tritonbuild.diskspace import is_disk_problem, write_failed
+from tritonbuild.errors import BuildFailed, DiskProblem, StdoutClosed, TritonBuildError
 from tritonbuild.proc import Terminated
 
 STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a program a closed pipe stopped
@@ -71,6 +73,21 @@ for command in (build.plan, build.build, build.develop, build.test, build.clean,
     cli.add_command(command)
 
 
+def _run(argv: list[str] | None) -> None:
+    """The command, with a write that a full, over-quota or read-only disk stopped anywhere no stage caught it
+    said as such (exit 3: the host's problem), naming the destination and its file system, never a traceback."""
+    try:
+        cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
+    except OSError as exc:
+        if not is_disk_problem(exc):
+            raise
+        said = write_failed(exc, Path.cwd()) if exc.filename or exc.filename2 else (
+            f"A write failed: {os.strerror(exc.errno or 0)} (a write to an open file names none, so which disk is "
+            "not known here).")
+        raise DiskProblem(f"{said} Free space there, or point --cache-dir or --out at another disk, and run "
+                          "again: what was written before is kept.") from None
+
+
 def _terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated
 
@@ -82,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in (args[:args.index("--")] if "--" in args else args)  # after --: the test runner's
     signal.signal(signal.SIGTERM, _terminated)
     try:
-        cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
+        _run(argv)
         sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
     except (StdoutClosed, BrokenPipeError):
         _stdout_closed()
