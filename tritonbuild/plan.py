@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+from tritonbuild.jsonout import SCHEMA as SCHEMA_VERSION  # the plan's schema is every --json's
 
 # Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
 # The packaging defines only change the link of libtriton and the install step, never an object file.
