@@ -147,7 +147,7 @@ def json_command(args: list[str]) -> str | None:
     if not any(p.name == "as_json" for p in command.params):
         return None
     try:
-        ctx = command.make_context(" ".join(names), list(rest), resilient_parsing=True)
+        ctx = command.make_context(" ".join(names), list(rest), resilient_parsing=True, ignore_unknown_options=True)
     except (click.ClickException, click.exceptions.Exit, ValueError, TypeError):
         return None
     return " ".join(names) if ctx.params.get("as_json") else None
