@@ -20,7 +20,7 @@ from tritonbuild import __version__
 SCHEMA = 2  # 1: plan --json alone carried a schema; 2: every --json is this envelope (#46)
 ENVELOPE_KEYS = ("schema", "tritonbuild_version", "command", "exit")
 # what went wrong, for a script: the kinds of error ``cli.main`` maps to exit codes
-ErrorKind = Literal["bad input", "host", "build failed", "failed", "interrupted", "terminated"]
+ErrorKind = Literal["bad input", "host", "build failed", "bad wheel", "failed", "interrupted", "terminated"]
 # every command with --json, and the file name of its schema (``schemas/<name>.schema.json``)
 COMMANDS = {"plan": "plan", "build": "build", "status": "status", "compare": "compare", "backends": "backends",
             "verify": "verify", "doctor": "doctor", "llvm status": "llvm-status", "llvm compat": "llvm-compat",

@@ -121,8 +121,12 @@ def main(argv: list[str] | None = None) -> None:
 
 def _kind(exc: TritonBuildError) -> jsonout.ErrorKind:
     """The error's kind in the JSON envelope: what a script branches on (the exit code says as much, in a number)."""
+    from tritonbuild.wheel.zipguard import BadWheel  # only when a run failed: startup stays light
+
     if isinstance(exc, UserError):
         return "bad input"
+    if isinstance(exc, BadWheel):
+        return "bad wheel"
     if isinstance(exc, (EnvironmentProblem, DiskProblem)):
         return "host"
     return "build failed" if isinstance(exc, BuildFailed) else "failed"
