@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import best_of, example_workspace, table, tritonbuild
+from bench.common import best_of, example_workspace, one, table, tritonbuild
 from tritonbuild.execute.staging import make_program
 
 
@@ -26,10 +26,12 @@ def main() -> None:
         args = ["build", "--json", "--source", str(tree), "--backends", "nvidia;amd;spirv", "--plugin-dir",
                 str(plugin), "--out", str(base / "dist"), *deps]
         cold, first = tritonbuild(*args, "--cache-dir", str(base / "a"), cwd=base, env=env)
+        first = one(first, "wheels")
         noop, _ = tritonbuild(*args, "--cache-dir", str(base / "a"), cwd=base, env=env)
         ninja = make_program(Path(first["build_dir"]) / "cmake") or "ninja"  # the build dir's own ninja
         floor = best_of(3, [ninja, "-C", f"{first['build_dir']}/cmake", "triton"], cwd=base)
         warm, fresh = tritonbuild(*args, "--cache-dir", str(base / "b"), cwd=base, env=env)
+        fresh = one(fresh, "wheels")
         hits, misses = fresh["ccache"].get("hits", 0), fresh["ccache"].get("misses", 0)
         table([
             ("cold build (empty ccache)", f"{cold:7.2f} s"),

@@ -36,7 +36,8 @@ def build(source: Path, cache: Path, out: Path, extra: list[str], env: dict[str,
     seconds = time.monotonic() - start
     if res.returncode != 0:
         raise SystemExit(f"build failed ({res.returncode}): {' '.join(argv)}\n{res.stderr[-3000:]}")
-    return seconds, json.loads(res.stdout)
+    [result] = json.loads(res.stdout)["wheels"]  # one --python: a list of one (schema 2)
+    return seconds, result
 
 
 def counts(result: dict, kind: str) -> tuple[int, int]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import example_workspace, table, timed, tritonbuild
+from bench.common import example_workspace, one, table, timed, tritonbuild
 from tritonbuild.execute.staging import make_program
 
 
@@ -32,7 +32,7 @@ def real_tree(source: str, rest: list[str], base: Path) -> None:
     args = ["--source", source, *rest]
     cold, _ = tritonbuild("develop", *args, cwd=base, env=env)
     _, plan = tritonbuild("plan", "--json", *args, cwd=base, env=env)
-    build = Path(plan["cmake"]["build_dir"]) / "dev"
+    build = Path(one(plan, "plans")["cmake"]["build_dir"]) / "dev"
     ninja = [make_program(build) or "ninja", "-C", str(build), "triton"]
     noop = min(tritonbuild("develop", *args, cwd=base, env=env)[0] for _ in range(5))
     ninja_noop = min(timed(ninja, cwd=base)[0] for _ in range(5))
@@ -61,7 +61,7 @@ def main() -> None:
                 "--cache-dir", str(base / "cache")]
         cold, _ = tritonbuild("develop", *args, cwd=base, env=env)
         _, plan = tritonbuild("plan", "--json", *args, cwd=base, env=env)
-        build = Path(plan["cmake"]["build_dir"]) / "dev"
+        build = Path(one(plan, "plans")["cmake"]["build_dir"]) / "dev"
         ninja = [make_program(build) or "ninja", "-C", str(build), "triton"]  # the build dir's own ninja
         noop = min(tritonbuild("develop", *args, cwd=base, env=env)[0] for _ in range(5))
         ninja_noop = min(timed(ninja, cwd=base)[0] for _ in range(5))

@@ -67,7 +67,7 @@ def main() -> None:
     if res.returncode != 0:
         raise SystemExit(f"build failed ({res.returncode}):\n{res.stderr[-3000:]}")
     data = json.loads(res.stdout)
-    wheels = data.get("wheels", [data])
+    wheels = data["wheels"]  # a list for one --python or several (schema 2)
     rows = [("command", " ".join(argv)), ("total", f"{total:8.1f} s")]
     for i, w in enumerate(wheels):
         py, units = python_units(Path(w["build_dir"]))

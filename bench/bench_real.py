@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import table, timed, tritonbuild
+from bench.common import one, table, timed, tritonbuild
 from tritonbuild.execute.staging import make_program
 
 
@@ -107,6 +107,7 @@ def clean_builds(source: Path, args: list[str], env: dict[str, str], pip_python:
         cold = {**env, "CCACHE_DIR": str(base / "ccache-tb")}
         tb, result = tritonbuild("build", "--json", "--source", str(source), *args, "--cache-dir", str(base / "cache"),
                                  "--out", str(base / "dist"), cwd=base, env=cold)
+        result = one(result, "wheels")
         tb_work = ninja_work(Path(result["build_dir"]))
     finally:
         if not keep:
@@ -121,10 +122,12 @@ def rebuilds(source: Path, ns: argparse.Namespace, extra: list[str], env: dict[s
     """No-op and one-edit builds of tritonbuild against raw Ninja on a current build dir."""
     cwd = Path.cwd()
     build = ["build", "--json", "--source", str(source), *extra]
-    _, first = tritonbuild(*build, cwd=cwd, env=env)  # a current build dir and wheel (not timed)
+    first = one(tritonbuild(*build, cwd=cwd, env=env)[1], "wheels")  # a current build dir and wheel (not timed)
     noop, again = tritonbuild(*build, cwd=cwd, env=env)
+    again = one(again, "wheels")
     if not again.get("republished"):  # the first run above had to package (an older build dir): once more
         noop, again = tritonbuild(*build, cwd=cwd, env=env)
+        again = one(again, "wheels")
     ninja_noop = min(ninja_time(first["build_dir"], cwd) for _ in range(3))
     target = source / ns.edit
     original = target.read_bytes()

@@ -29,6 +29,12 @@ def tritonbuild(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tup
         return elapsed, out
 
 
+def one(data: Any, key: str) -> Any:
+    """The one element of the list ``key`` (``plans``, ``wheels``) of a ``--json`` run's object (schema 2)."""
+    [item] = data[key]
+    return item
+
+
 def best_of(n: int, argv: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> float:
     return min(timed(argv, cwd=cwd, env=env)[0] for _ in range(n))
 

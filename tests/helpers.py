@@ -4,6 +4,7 @@
   host, and the plan resolved from them (pure: nothing is probed).
 - ``wheel``, ``WHEEL_FILES``: a small well-formed wheel for ``compare``.
 - ``serve``: a real HTTP server on 127.0.0.1 serving a directory.
+- ``json_out``, ``one_of``: a ``--json`` run's one object, checked against its command's shipped JSON Schema.
 - ``patch_headers``, ``lands_inside``, ``fine``: generated patch headers (modes in the spellings git reads, every
   kind of header, quoted and hostile names) and what tritonbuild must make of them, for the reader's property
   test and its comparison with git apply.
@@ -400,3 +401,27 @@ def hand_zip(path: Path, members: list[tuple[str, bytes, int, int, int]]) -> Pat
 def deflated(data: bytes) -> tuple[bytes, int, int]:
     c = zlib.compressobj(9, zlib.DEFLATED, -15)
     return c.compress(data) + c.flush(), zlib.crc32(data), len(data)
+
+
+def json_out(stdout: str, returncode: int | None = None) -> dict:
+    """The one object a ``--json`` run printed, valid against the shipped schema of its command (or the error
+    envelope's when it failed), its ``exit`` the process's exit code when given."""
+    import jsonschema
+
+    from tritonbuild import jsonout
+
+    data = json.loads(stdout)
+    assert isinstance(data, dict) and data.get("schema") == jsonout.SCHEMA, stdout[:500]
+    path = jsonout.schema_path(None if "error" in data else data["command"])
+    schema = json.loads(path.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(data)
+    if returncode is not None:
+        assert data["exit"] == returncode, (data["exit"], returncode)
+    return data
+
+
+def one_of(stdout: str, key: str) -> dict:
+    """The one element of the list ``key`` of a ``--json`` run's object (``plans``, ``wheels``, ``pairs``)."""
+    [item] = json_out(stdout)[key]
+    return item

@@ -1,6 +1,6 @@
 """The Plan: an immutable, serialisable value that says exactly what ``build`` will do.
 
-``tritonbuild plan --json`` prints ``Plan.to_json()``; ``build`` executes the same value. ``Plan.key`` (a
+``tritonbuild plan --json`` lists ``Plan.to_dict()``; ``build`` executes the same value. ``Plan.key`` (a
 hash of what makes a build directory reusable) keys the persistent build directory; ``identity`` (a hash of what
 the wheel is made from) decides whether a kept wheel is this plan's. Neither depends on what the cache holds: a
 part provided when the build runs (a downloaded LLVM, NVIDIA's wheels) is the same part found in the cache later.
@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+from tritonbuild.jsonout import SCHEMA as SCHEMA_VERSION  # the plan's schema is every --json's
 
 # Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
 # The packaging defines only change the link of libtriton and the install step, never an object file.

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import shutil
 import socket
@@ -14,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import json_out, one_of
 
 LLVM = Path("/usr/lib/llvm-22")
 
@@ -42,6 +43,8 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, check: boo
                           capture_output=True, text=True, timeout=timeout, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(f"tritonbuild {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    if "--json" in (args[:args.index("--")] if "--" in args else args) and proc.stdout.strip():
+        json_out(proc.stdout, proc.returncode)  # every --json a test runs is held to its shipped schema
     return proc
 
 
@@ -75,7 +78,8 @@ def git_commit(root: Path, message: str = "fixture", env: dict[str, str] | None 
 
 
 def plan_json(*args: str, cwd: Path, env: dict[str, str] | None = None) -> dict:
-    return json.loads(run_cli("plan", "--json", *args, cwd=cwd, env=env).stdout)
+    """The one plan ``plan --json ARGS`` prints (``plans[0]``; a test of several --python reads ``plans`` itself)."""
+    return one_of(run_cli("plan", "--json", *args, cwd=cwd, env=env).stdout, "plans")
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.helpers import one_of
 from tests.integration.conftest import LLVM, flat, git_commit, run_cli
 from tritonbuild import example
 from tritonbuild.execute.lock import MARKER
@@ -64,7 +65,7 @@ def test_status_lists_and_clean_all_removes_patched_copies_and_compat_trees(tmp_
     cache = tmp_path / "cache"
     plan = run_cli("plan", "--json", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir", str(cache),
                    "--offline", "--patch", "a.diff", cwd=tmp_path)
-    copy = Path(json.loads(plan.stdout)["source"]["root"]).parent
+    copy = Path(one_of(plan.stdout, "plans")["source"]["root"]).parent
     free, busy = _export(cache, "a" * 40), _export(cache, "b" * 40)
     canary = cache / "build" / "0123456789abcdef"  # a build dir llvm compat's canary made from the busy tree
     canary.mkdir(parents=True)

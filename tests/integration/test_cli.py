@@ -22,7 +22,7 @@ def test_plan_json_on_each_generation(tree, plugin, tmp_path: Path, gen: str) ->
                      "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path,
                      env={"TRITON_LLVM_SYSTEM_SUFFIX": "ubuntu-x64"})
     assert snapshot(tmp_path) == before, "plan must not change anything on disk"
-    assert data["schema"] == 1
+    assert data["schema"] == 2 and data["tritonbuild_version"]
     assert data["source"]["generation"] == {"G4": "G3"}.get(gen, gen)  # the layout is G3's; nanobind etc. on top
     assert data["source"]["tuple_limit"] == (4 if gen == "G1" else 5)
     names = [b["name"] for b in data["backends"]]

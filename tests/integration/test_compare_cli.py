@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import zipfile
 from pathlib import Path
 
 from tests.helpers import WHEEL_FILES as BASE
-from tests.helpers import wheel
+from tests.helpers import json_out, one_of, wheel
 from tests.integration.conftest import run_cli
 
 
@@ -28,7 +27,7 @@ def test_compare_reports_elf_needs_and_exits_by_the_allow_list(tmp_path: Path) -
     b = wheel(tmp_path / "b.whl", {**BASE, "triton/_C/libtriton.so": plain})
     proc = run_cli("compare", str(a), str(b), "--json", cwd=tmp_path, check=False)
     assert proc.returncode == 1
-    report = json.loads(proc.stdout)
+    report = one_of(proc.stdout, "pairs")
     assert [(d["kind"], d["key"]) for d in report["differences"]] == [("needed", "triton/_C/libtriton.so:libdep.so")]
     assert "libdep.so" in report["elf"]["triton/_C/libtriton.so"]["a"]["needed"]
     allow = tmp_path / "allow"
@@ -47,7 +46,7 @@ def test_several_pairs_are_compared_in_order_and_an_odd_count_is_refused(tmp_pat
     b = wheel(tmp_path / "b.whl", {**BASE, "triton/_C/libtriton.so": plain})
     c = wheel(tmp_path / "c.whl", {**BASE, "triton/_C/libtriton.so": plain, "triton/extra.py": b"x = 1\n"})
     proc = run_cli("compare", str(a), str(b), str(a), str(c), "--json", cwd=tmp_path, check=False)
-    first, second = json.loads(proc.stdout)
+    first, second = json_out(proc.stdout)["pairs"]
     assert proc.returncode == 1 and not first["unaccepted"] and second["unaccepted"]
     odd = run_cli("compare", str(a), str(b), str(c), cwd=tmp_path, check=False)
     assert odd.returncode == 2 and "in pairs" in odd.stderr
@@ -65,18 +64,18 @@ def test_an_nvidia_tool_in_one_wheel_only_is_its_own_kind_that_only_its_own_rule
                                       "triton/backends/nvidia/bin/ptxas": tool})
     proc = run_cli("compare", str(official), str(ours), "--json", cwd=tmp_path, check=False)
     assert proc.returncode == 1
-    diffs = [(d["kind"], d["key"], d["a"], d["b"]) for d in json.loads(proc.stdout)["differences"]]
+    diffs = [(d["kind"], d["key"], d["a"], d["b"]) for d in one_of(proc.stdout, "pairs")["differences"]]
     assert diffs == [("only-a", "triton/backends/nvidia/bin/README", "", ""),
                      ("nvidia-tool", "cuobjdump", "yes", ""), ("nvidia-tool", "nvdisasm", "yes", "")]
     globs = tmp_path / "globs"  # what accepted a missing tool before: a file glob no longer does
     globs.write_text("only-a triton/backends/nvidia/bin/*  # tools and docs\nonly-a *\n")
-    still = json.loads(run_cli("compare", str(official), str(ours), "--allow", str(globs), "--json", cwd=tmp_path,
-                               check=False).stdout)
+    still = one_of(run_cli("compare", str(official), str(ours), "--allow", str(globs), "--json", cwd=tmp_path,
+                           check=False).stdout, "pairs")
     assert [d["key"] for d in still["differences"] if d["allowed_by"] is None] == ["cuobjdump", "nvdisasm"]
     rules = tmp_path / "rules"
     rules.write_text("only-a triton/backends/nvidia/bin/README\nnvidia-tool cuobjdump  # no SASS dumps here\n")
     one = run_cli("compare", str(official), str(ours), "--allow", str(rules), "--json", cwd=tmp_path, check=False)
-    assert one.returncode == 1 and json.loads(one.stdout)["unaccepted"] == 1
+    assert one.returncode == 1 and one_of(one.stdout, "pairs")["unaccepted"] == 1
     rules.write_text(rules.read_text() + "nvidia-tool nvdisasm  # no SASS dumps here\n")
     ok = run_cli("compare", str(official), str(ours), "--allow", str(rules), cwd=tmp_path)
     assert "no unaccepted differences" in ok.stdout and "no SASS dumps here" in ok.stdout

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import one_of
 from tests.integration.conftest import flat, run_cli
 from tritonbuild import example
 
@@ -45,7 +46,7 @@ def test_a_hang_keeps_the_wheel_out_and_names_kernel_target_and_stage(stuck: dic
 def test_no_compile_check_publishes_and_verify_compile_finds_the_hang(stuck: dict) -> None:
     proc = run_cli("build", "--json", *stuck["args"], "--out", str(stuck["base"] / "dist"), "--no-compile-check",
                    cwd=stuck["base"], env=stuck["env"])
-    result = json.loads(proc.stdout)
+    result = one_of(proc.stdout, "wheels")
     assert result["compile_check"] == {"enabled": False, "why": "cli --compile-check/--no-compile-check"}
     wheel = Path(result["wheel"])
     assert wheel.is_file()
@@ -58,7 +59,7 @@ def test_no_compile_check_publishes_and_verify_compile_finds_the_hang(stuck: dic
 
 
 def test_plan_lists_the_corpus(stuck: dict) -> None:
-    plan = json.loads(run_cli("plan", "--json", *stuck["args"], cwd=stuck["base"], env=stuck["env"]).stdout)
+    plan = one_of(run_cli("plan", "--json", *stuck["args"], cwd=stuck["base"], env=stuck["env"]).stdout, "plans")
     ids = [c["id"] for c in plan["compile_check"]["cases"]]
     assert plan["compile_check"]["timeout"] == 3 and len(ids) == 72
     assert "ws_persistent_fp8_128x256x64_s3@sm_100a" in ids and not [i for i in ids if "ws_" in i and "sm_80" in i]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import json_out, one_of
 from tests.integration.conftest import flat, run_cli
 from tritonbuild import example
 
@@ -45,7 +46,7 @@ def py(dev: dict, code: str) -> str:
 
 
 def build_dir(dev: dict) -> Path:
-    plan = json.loads(run_cli("plan", "--json", *dev["args"], cwd=dev["base"], env=dev["env"]).stdout)
+    plan = one_of(run_cli("plan", "--json", *dev["args"], cwd=dev["base"], env=dev["env"]).stdout, "plans")
     return Path(plan["cmake"]["build_dir"]) / "dev"
 
 
@@ -222,9 +223,9 @@ def test_second_develop_refuses_the_lock_quickly(developed: dict) -> None:
 def test_status_and_clean(developed: dict) -> None:
     dev = developed
     cache = ["--cache-dir", str(dev["base"] / "cache")]
-    rows = json.loads(run_cli("status", *cache, "--json", cwd=dev["base"]).stdout)
+    rows = json_out(run_cli("status", *cache, "--json", cwd=dev["base"]).stdout)["build_dirs"]
     assert [r["backends"] for r in rows] == [["nvidia", "amd", "triton_shared"]]
-    assert rows[0]["size"] > 0 and rows[0]["last_build"] and rows[0]["develop"]
+    assert rows[0]["size"] > 0 and rows[0]["last_build"].endswith("+00:00") and rows[0]["develop"]  # UTC, zoned
     assert rows[0]["develop_request"] == f"--backends 'nvidia;amd' --plugin-dir {dev['plugin']}"
     out = run_cli("clean", *dev["args"], "--dry-run", cwd=dev["base"], env=dev["env"]).stdout
     assert "would free" in out and build_dir(dev).exists()

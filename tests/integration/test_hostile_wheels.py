@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DIST, EPS, digest, make_wheel
+from tests.helpers import DIST, EPS, digest, json_out, make_wheel
 from tests.integration.conftest import cuda_stub, flat, one_paragraph, run_cli, subdir, verify
 
 NAME = "triton-3.6.0-py3-none-any.whl"
@@ -315,8 +315,10 @@ def test_compare_refuses_a_malformed_wheel_on_either_side_with_one_paragraph(tmp
     for a, b in ((good, bad), (bad, good)):
         proc = run_cli("compare", str(a), str(b), "--json", cwd=tmp_path, check=False)
         assert "Traceback" not in proc.stderr
-        assert proc.returncode == 1 and not proc.stdout, proc.stderr
+        assert proc.returncode == 1, proc.stderr
         assert f"{bad} is not a readable wheel:" in one_paragraph(proc.stderr)
+        error = json_out(proc.stdout, 1)["error"]  # stdout: the same finding, as the error envelope
+        assert error["kind"] == "bad wheel" and f"{bad} is not a readable wheel:" in error["message"]
 
 
 DEEP = b"[" * 100_000 + b"]" * 100_000

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import one_of
 from tests.integration.conftest import cuda_stub, flat, run_cli, small_tmpfs
 from tritonbuild import example
 from tritonbuild.execute.lock import MARKER
@@ -325,8 +326,8 @@ def build_args(tree: Path, cache: Path, out: Path) -> list[str]:
 
 def test_an_output_dir_that_cannot_take_the_wheel_is_refused_before_any_work(tmp_path: Path, tree: Path) -> None:
     cache = tmp_path / "cache"
-    key = json.loads(run_cli("plan", "--json", "--source", str(tree), "--cache-dir", str(cache), "--llvm", LLVM,
-                             cwd=tmp_path).stdout)["key"]
+    key = one_of(run_cli("plan", "--json", "--source", str(tree), "--cache-dir", str(cache), "--llvm", LLVM,
+                         cwd=tmp_path).stdout, "plans")["key"]
     a_file = tmp_path / "a-file"
     a_file.write_text("not a dir\n")
     cases = {
@@ -502,8 +503,8 @@ def test_a_recipe_that_is_a_directory_is_named_so(tmp_path: Path, tree: Path) ->
 def test_a_build_leaves_nothing_in_tmpdir_and_removes_what_a_killed_build_left(tmp_path: Path, tree: Path) -> None:
     cache, out, user_tmp = tmp_path / "cache", tmp_path / "dist", tmp_path / "user-tmp"
     user_tmp.mkdir()
-    key = json.loads(run_cli("plan", "--json", "--source", str(tree), "--cache-dir", str(cache), "--llvm", LLVM,
-                             cwd=tmp_path).stdout)["key"]
+    key = one_of(run_cli("plan", "--json", "--source", str(tree), "--cache-dir", str(cache), "--llvm", LLVM,
+                         cwd=tmp_path).stdout, "plans")["key"]
     build_tmp = cache / "build" / key / "tmp"
     left = build_tmp / "tmpk1lled" / "wheel" / "platlib"  # scikit-build-core's staging dir of a killed build
     left.mkdir(parents=True)

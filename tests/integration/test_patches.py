@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.helpers import patch_headers
+from tests.helpers import one_of, patch_headers
 from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
 from tritonbuild import example, paths
 from tritonbuild.errors import UserError
@@ -88,7 +88,7 @@ def test_a_patch_fixes_the_moved_include_and_the_checkout_is_untouched(old_tree:
     fix = fix_includes(old_tree, tmp_path / "fix.diff")
     refused(plan(old_tree, tmp_path), f"include {OLD}: moved to {NEW}")
     before = snapshot(old_tree)
-    data = json.loads(plan(old_tree, tmp_path, "--json", "--patch", "fix.diff", check=True).stdout)
+    data = one_of(plan(old_tree, tmp_path, "--json", "--patch", "fix.diff", check=True).stdout, "plans")
     assert snapshot(old_tree) == before and before[1] == ""
     src = data["source"]
     assert src["checkout"] == str(old_tree) and Path(src["root"]).is_relative_to(tmp_path / "cache" / "patched")
@@ -109,7 +109,7 @@ def test_the_key_and_the_version_follow_the_patches(tree: Path, tmp_path: Path) 
     (tmp_path / "b.diff").write_text(_comment_patch(tree, "python/src/main.cc", "B"))
 
     def key(*args: str) -> tuple[str, str]:
-        data = json.loads(plan(tree, tmp_path, "--json", *args, check=True).stdout)
+        data = one_of(plan(tree, tmp_path, "--json", *args, check=True).stdout, "plans")
         return data["key"], data["wheel"]["version"]
 
     plain, a, b, ab = key(), key("--patch", "a.diff"), key("--patch", "b.diff"), key("--patch", "a.diff",
@@ -121,9 +121,9 @@ def test_the_key_and_the_version_follow_the_patches(tree: Path, tmp_path: Path) 
     subprocess.run(["git", "checkout", "-q", "-b", "release/3.6.x"], cwd=tree, check=True)
     assert key("--patch", "a.diff")[1] == "3.6.0+p" + a[1].rsplit(".p", 1)[1]
     # with the env variable (';' separated, relative to the current dir), the same patches
-    env_key = json.loads(run_cli("plan", "--json", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir",
-                                 str(tmp_path / "cache"), "--offline", cwd=tmp_path,
-                                 env={"TRITONBUILD_PATCHES": "a.diff;b.diff"}).stdout)
+    env_key = one_of(run_cli("plan", "--json", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir",
+                             str(tmp_path / "cache"), "--offline", cwd=tmp_path,
+                             env={"TRITONBUILD_PATCHES": "a.diff;b.diff"}).stdout, "plans")
     assert env_key["source"]["patches"][1]["path"] == "b.diff"
 
 
@@ -191,7 +191,8 @@ def test_the_copy_follows_the_checkout_and_keeps_what_did_not_change(tree: Path,
     (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
     (tree / ".gitignore").write_text("ignored/\n")
     git_commit(tree, init=False)
-    root = Path(json.loads(plan(tree, tmp_path, "--json", "--patch", "a.diff", check=True).stdout)["source"]["root"])
+    planned = one_of(plan(tree, tmp_path, "--json", "--patch", "a.diff", check=True).stdout, "plans")
+    root = Path(planned["source"]["root"])
     mtimes = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
     assert (root / "python/src/ir.cc").read_text().startswith("// patched A\n")
     (tree / "lib/Core.cpp").write_text((tree / "lib/Core.cpp").read_text() + "// edited in the checkout\n")
@@ -221,7 +222,7 @@ def test_a_recipes_patches_are_relative_to_the_recipe(old_tree: Path, tmp_path: 
     elsewhere.mkdir()
     proc = run_cli("plan", "--json", "--recipe", str(recipes / "fixed.toml"), "--llvm", str(LLVM), "--cache-dir",
                    str(tmp_path / "cache"), "--offline", cwd=elsewhere)
-    assert json.loads(proc.stdout)["source"]["patches"][0]["path"] == str(recipes / "fix.diff")
+    assert one_of(proc.stdout, "plans")["source"]["patches"][0]["path"] == str(recipes / "fix.diff")
 
 
 def test_the_sync_writes_only_what_differs(tmp_path: Path) -> None:
@@ -373,7 +374,8 @@ def test_the_links_develop_leaves_in_the_checkout_do_not_refuse_the_patch(tree: 
     (tree / "python/triton/backends/nvidia").symlink_to(tree / "third_party/nvidia/backend")
     proc = plan(tree, tmp_path, "--patch", "a.diff")
     assert proc.returncode == 0, proc.stderr
-    root = Path(json.loads(plan(tree, tmp_path, "--patch", "a.diff", "--json", check=True).stdout)["source"]["root"])
+    planned = one_of(plan(tree, tmp_path, "--patch", "a.diff", "--json", check=True).stdout, "plans")
+    root = Path(planned["source"]["root"])
     assert not (root / "python/triton/_C/libtriton.so").exists()  # the copy's own develop links its own
     assert not (root / "python/triton/backends/nvidia").is_symlink()
     (build_dir / paths.BUILD_DIR_MARKER).unlink()  # the same link into a dir that is no build dir is the user's
@@ -392,7 +394,7 @@ def test_a_patched_build_names_its_patches_in_the_wheel_the_manifest_and_verify(
     proc = run_cli("build", "--json", "--source", str(old_tree), "--llvm", str(LLVM), "--offline", "--backends",
                    "nvidia", "--no-proton", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist"),
                    "--patch", str(fix), cwd=tmp_path, env=env)
-    result = json.loads(proc.stdout)
+    result = one_of(proc.stdout, "wheels")
     assert snapshot(old_tree) == before  # not even compile_commands.json: it goes into the copy
     digest = sha256(fix.read_bytes())
     named = {"path": str(fix), "sha256": digest, "files": sorted(example.OLD_INCLUDE_FILES)}
@@ -488,7 +490,8 @@ def test_a_killed_patch_run_leaves_nothing_in_tmp_and_the_next_run_removes_its_s
 
 def test_a_scratch_dir_left_behind_is_removed_under_the_lock(tree: Path, tmp_path: Path) -> None:
     (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
-    root = Path(json.loads(plan(tree, tmp_path, "--json", "--patch", "a.diff", check=True).stdout)["source"]["root"])
+    planned = one_of(plan(tree, tmp_path, "--json", "--patch", "a.diff", check=True).stdout, "plans")
+    root = Path(planned["source"]["root"])
     scratch = root.parent.with_name(root.parent.name + ".scratch")
     assert not scratch.exists()  # removed when done
     (scratch / "tree/python/src").mkdir(parents=True)

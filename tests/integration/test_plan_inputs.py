@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import one_of
 from tests.integration.conftest import flat, run_cli
 
 LLVM = "/usr/lib/llvm-22"
@@ -92,12 +93,11 @@ def test_http_settings_are_read_through_the_model(refused) -> None:
 def test_download_limits_are_settings_the_plan_carries_and_refuses_when_bad(refused, tree, tmp_path: Path) -> None:
     """#44: the deadline, minimum rate and size cap of downloads travel in the plan (the LLVM download and the NVIDIA
     wheels read them from there); a bad value is refused before any work, ASCII digits only."""
-    import json
 
     env = {"TRITONBUILD_HTTP_DEADLINE": "90", "TRITONBUILD_HTTP_MIN_RATE": "0", "TRITONBUILD_HTTP_MAX_BYTES": "4096"}
     proc = run_cli("plan", "--json", "--source", str(tree()), "--llvm", LLVM, "--offline", "--cache-dir",
                    str(tmp_path / "cache"), cwd=tmp_path, env=env, check=True)
-    settings = json.loads(proc.stdout)["settings"]
+    settings = one_of(proc.stdout, "plans")["settings"]
     assert settings["http_deadline"] == {"value": 90.0, "origin": "env TRITONBUILD_HTTP_DEADLINE"}
     assert settings["http_min_rate"] == {"value": 0, "origin": "env TRITONBUILD_HTTP_MIN_RATE"}
     assert settings["http_max_bytes"] == {"value": 4096, "origin": "env TRITONBUILD_HTTP_MAX_BYTES"}
@@ -171,13 +171,12 @@ def test_a_plugin_whose_compiler_has_a_syntax_error_will_fail(tree, plugin, tmp_
 
 def test_an_in_tree_backend_of_a_kind_tritonbuild_does_not_know_is_planned_with_a_warning(tree, tmp_path: Path) -> None:
     """A fork's new backend kind: its LLVM targets come from one table; one it lacks is said, not assumed silently."""
-    import json
     import shutil
 
     root = tree()
     shutil.copytree(root / "third_party" / "cpu", root / "third_party" / "metal")
-    plan = json.loads(run_cli("plan", "--json", "--source", str(root), "--backends", "nvidia;metal", "--llvm", LLVM,
-                              "--offline", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path).stdout)
+    plan = one_of(run_cli("plan", "--json", "--source", str(root), "--backends", "nvidia;metal", "--llvm", LLVM,
+                          "--offline", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path).stdout, "plans")
     assert {b["name"]: b["llvm_targets"] for b in plan["backends"]}["metal"] == []
     [warning] = [w for w in plan["warnings"] if "'metal'" in w]
     assert "add it to BACKEND_LLVM_TARGETS in tritonbuild/resolve/backends.py" in warning

@@ -10,7 +10,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from tests.helpers import NVIDIA_TOOL_PROJECTS, fake_ptxas, tool_wheel
+from tests.helpers import NVIDIA_TOOL_PROJECTS, fake_ptxas, one_of, tool_wheel
 from tests.integration.conftest import git_commit, run_cli
 from tritonbuild import example
 from tritonbuild.wheel import attestation
@@ -33,7 +33,7 @@ def test_the_tool_wheels_and_bundled_tools_are_resolved_dependencies(tmp_path: P
     proc = run_cli("build", "--json", "--source", str(tree), "--backends", "nvidia;amd", "--offline", "--wheelhouse",
                    str(house), "--cuda-tools-from", "pypi", "--jobs", "2", "--cache-dir", str(tmp_path / "cache"),
                    "--out", str(tmp_path / "dist"), cwd=tmp_path, env=env)
-    wheel = Path(json.loads(proc.stdout)["wheel"])
+    wheel = Path(one_of(proc.stdout, "wheels")["wheel"])
     data = json.loads(wheel.with_name(attestation.file_name(wheel.name)).read_text())
     attestation.check_predicate(data["predicate"])  # still SLSA Provenance v1
     deps = {d["name"]: d for d in data["predicate"]["buildDefinition"]["resolvedDependencies"]}

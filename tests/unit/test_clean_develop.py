@@ -78,7 +78,7 @@ def test_status_lists_develop_dirs_and_clean_develop_leaves_the_checkout_as_it_w
     user_link.symlink_to(tmp_path / "mine.so")  # the user's own link: not tritonbuild's
     before.add((str(user_link.relative_to(co)), True))
     status = _run("status", "--json", "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
-    rows = {r["key"]: r for r in json.loads(status.output)}
+    rows = {r["key"]: r for r in json.loads(status.output)["build_dirs"]}
     assert [rows[d.name]["develop"] for d in (dev_a, wheel_b, dev_c)] == [True, False, True]
     assert rows[dev_a.name]["develop_request"] == "--backends nvidia --jobs 2"
     table = _run("status", "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path).output

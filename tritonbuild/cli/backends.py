@@ -18,8 +18,7 @@ import click
 def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], cache_dir: str | None,
              as_json: bool, check: bool) -> None:
     """List the backends that can be built from a source (and plugins); --check: will they work with it?"""
-    import json
-
+    from tritonbuild import jsonout
     from tritonbuild.cli.options import request_of
     from tritonbuild.printable import printable
     from tritonbuild.report import render
@@ -30,12 +29,15 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
     info, api, warnings = survey.source, survey.api, survey.warnings
     rows = render.backends_rows(info, survey.plugins)
     if as_json:
-        click.echo(json.dumps({
+        failing = 1 if any(a.verdict == "will fail" for a in api.values()) else 0
+        click.echo(jsonout.dumps("backends", {
             "source": info.root, "generation": info.generation, "tuple_limit": info.tuple_limit,
-            "proton": info.has_proton, "proton_in_tuple": info.proton_in_tuple,
+            "proton": info.has_proton, "proton_in_tuple": info.proton_in_tuple, "warnings": list(warnings),
             "backends": [{"name": n, "origin": o, "path": p, "flags": f,
-                          **({"api": api[p].to_dict()} if p in api else {})} for n, o, p, f in rows]}, indent=2))
-        sys.exit(1 if any(a.verdict == "will fail" for a in api.values()) else 0)
+                          **({"api": api[p].to_dict()} if p in api else {})} for n, o, p, f in rows]}, failing))
+        if failing:
+            sys.exit(1)
+        return
     from rich.table import Table
 
     out = render.console()

@@ -17,12 +17,11 @@ if TYPE_CHECKING:
 
 @plan_command()
 @plan_options
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the schema is in the README).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plans as JSON: one object (see the README).")
 @click.option("--settings", "show_settings", is_flag=True, help="Also show where each setting came from.")
 def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     """Resolve the build and print what `build` will do (a plan per --python). Changes nothing on disk."""
-    import json
-
+    from tritonbuild import jsonout
     from tritonbuild.execute.buildenv import build_python_note
     from tritonbuild.report import render
     from tritonbuild.request import make_plans
@@ -30,8 +29,7 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     plans = make_plans(request_of(kw))
     notes = [build_python_note(p) for p in plans]
     if as_json:
-        click.echo(plans[0].to_json() if len(plans) == 1 else
-                   json.dumps({"plans": [p.to_dict() for p in plans]}, indent=2, sort_keys=True))
+        click.echo(jsonout.dumps("plan", {"plans": [p.to_dict() for p in plans]}))
         return
     out = render.console()
     for p, note in zip(plans, notes, strict=True):
@@ -49,7 +47,8 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 @click.option("--out", "-o", help="Output directory for the wheel (default: ./dist, or the recipe's out_dir).")
 @click.option("--no-smoke-test", is_flag=True, help="Skip the wheel's build-time checks before publishing it: the "
               "import, and with it the compile check (and the RECORD and library checks).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout, one object with a list of "
+              "wheels (progress goes to stderr).")
 @click.option("--compile-commands", is_flag=True, help="Also link compile_commands.json at the source root for "
               "editors, as `develop` does (by default `build` writes nothing into the checkout).")
 def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands: bool, **kw: Any) -> None:
@@ -58,8 +57,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
     Several interpreters build one after the other in build dirs of the same depth, so the compiler cache serves
     every translation unit that does not include Python's headers from the first build.
     """
-    import json
-
+    from tritonbuild import jsonout
     from tritonbuild.execute import outdir
     from tritonbuild.execute.runs import run_builds
     from tritonbuild.report import render
@@ -77,8 +75,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
     results = run_builds(plans, console, env=req.env, smoke=req.smoke_test, compile_commands=compile_commands)
     if as_json:
         manifests = [publish.manifest(p, r) for p, r in zip(plans, results, strict=True)]
-        click.echo(json.dumps(manifests[0] if len(manifests) == 1 else {"wheels": manifests}, indent=2,
-                              sort_keys=True))
+        click.echo(jsonout.dumps("build", {"wheels": manifests}))
 
 
 @plan_command()

@@ -24,10 +24,9 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
     are reported with the canary's causes, not instead of them. Exit code 0: everything compiles and the preflight
     found nothing; 1: problems or errors (the build would fail); 2: bad input.
     """
-    import json
-
     from rich.markup import escape
 
+    from tritonbuild import jsonout
     from tritonbuild.errors import BuildFailed, UserError
     from tritonbuild.execute import canary
     from tritonbuild.report import render
@@ -53,9 +52,10 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
                              "develop."), soft_wrap=True, highlight=False)
     result = canary.check(p, console, req.env)
     if as_json:
-        click.echo(json.dumps({**result.to_json(), "preflight": list(p.preflight),
-                               "ok": result.ok and not p.preflight}, indent=2, sort_keys=True))
-        if not result.ok or p.preflight:
+        failing = 1 if not result.ok or p.preflight else 0
+        click.echo(jsonout.dumps("check-llvm", {**result.to_json(), "preflight": list(p.preflight),
+                                                "ok": not failing}, failing))
+        if failing:
             sys.exit(1)
         return
     for line in canary.summary(result):

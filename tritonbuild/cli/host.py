@@ -14,8 +14,10 @@ from tritonbuild.cli.options import environment
 
 @click.command()
 @click.option("--python", "python", help="Python interpreter to check (default: this one).")
-def doctor(python: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON: one object, a list of rows.")
+def doctor(python: str | None, as_json: bool) -> None:
     """What this host has: cmake, ninja, ccache, compilers, lld, LLVMs, Python headers, RAM/cores/disk."""
+    from tritonbuild import jsonout
     from tritonbuild.gather import host
     from tritonbuild.llvm.probe import probe, system_prefixes
     from tritonbuild.report import doctor as doc
@@ -30,7 +32,11 @@ def doctor(python: str | None) -> None:
     if given not in STRATEGIES:  # a prefix: LLVM_SYSPATH, the setting's one variable
         llvms.append(probe(Path(given), f"env {SPEC_BY_NAME['llvm'].env_names[0]}"))
     llvms += [probe(Path(p), how) for p, how in system_prefixes()]
-    render.print_doctor(doc.rows(h, llvms, expand_targets(CORE_LLVM_TARGETS, h.machine)), render.console())
+    rows = doc.rows(h, llvms, expand_targets(CORE_LLVM_TARGETS, h.machine))
+    if as_json:
+        click.echo(jsonout.dumps("doctor", {"rows": [{"name": n, "status": s, "detail": d} for n, s, d in rows]}))
+        return
+    render.print_doctor(rows, render.console())
 
 
 @click.command()
@@ -118,8 +124,7 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(cache_dir: str | None, as_json: bool) -> None:
     """Build dirs under the cache root: their plans, sizes, last build time and wheel outputs."""
-    import json
-
+    from tritonbuild import jsonout
     from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
@@ -131,7 +136,7 @@ def status(cache_dir: str | None, as_json: bool) -> None:
         raise EnvironmentProblem(f"Cannot read the build dirs in {builds}: {exc.strerror or exc}. Fix its "
                                  "permissions (or pass --cache-dir).") from None
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(jsonout.dumps("status", {"build_dirs": rows, "cache_copies": st.cache_copies(builds.parent)}))
         return
     render.print_build_dirs(rows, render.console())
     render.print_cache_copies(st.cache_copies(builds.parent), render.console())

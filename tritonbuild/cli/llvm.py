@@ -25,8 +25,7 @@ def llvm() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool, **kw: Any) -> None:
     """The pin, the candidates found, which one `build` would use and why."""
-    import json
-
+    from tritonbuild import jsonout
     from tritonbuild.llvm import cache
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
@@ -41,7 +40,7 @@ def status(as_json: bool, **kw: Any) -> None:
             "not_chosen": [{"candidate": c, "why": w} for c, w in p.llvm.rejected], "cache": entries,
             "problem": p.llvm.problem}
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(jsonout.dumps("llvm status", data))
         return
     ready = p.llvm.strategy not in ("download", "source") or cache.current(Path(p.llvm.prefix or "/"), p.llvm.sha256)
     render.print_llvm_status(p.llvm, entries, ready, render.console())
@@ -115,10 +114,9 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
     and LLVM; only the two boundary commits' exported trees are kept. Takes the options `build` takes (--llvm: a
     prefix or system). Exit code 0: a passing commit was found; 1: none; 2: bad input.
     """
-    import json
-
     from rich.markup import escape
 
+    from tritonbuild import jsonout
     from tritonbuild.execute import compat as finder
     from tritonbuild.report import render
 
@@ -137,7 +135,7 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
     found = finder.find(req, console, given_range, canary_on=canary_on, say=say, on_start=lambda text: console.print(
         escape(text), soft_wrap=True, highlight=False))
     if as_json:
-        click.echo(json.dumps(found.to_json(), indent=2, sort_keys=True))
+        click.echo(jsonout.dumps("llvm compat", found.to_json(), 0 if found.answer.found else 1))
         if not found.answer.found:
             sys.exit(1)
         return

@@ -6,6 +6,7 @@ Errors are typed (``tritonbuild.errors``) and mapped to exit codes only here, in
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -16,10 +17,10 @@ from typing import Any, NoReturn
 
 import click
 
-from tritonbuild import __version__
+from tritonbuild import __version__, jsonout
 from tritonbuild.cli import backends, build, checkllvm, host, llvm, rebuild, recipes, wheels
 from tritonbuild.diskspace import is_disk_problem, write_failed
-from tritonbuild.errors import BuildFailed, DiskProblem, StdoutClosed, TritonBuildError
+from tritonbuild.errors import BuildFailed, DiskProblem, EnvironmentProblem, StdoutClosed, TritonBuildError, UserError
 from tritonbuild.proc import Terminated
 
 STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a program a closed pipe stopped
@@ -94,7 +95,8 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command line. Ctrl-C (click turns it into Abort) prints "Interrupted." and exits 130; SIGTERM
-    unwinds the same way (children stopped, locks released), prints "Terminated." and exits 143."""
+    unwinds the same way (children stopped, locks released), prints "Terminated." and exits 143. A run that asked
+    for ``--json`` and fails prints the error envelope on stdout too (``_json_failure``), with the same exit code."""
     args = argv if argv is not None else sys.argv[1:]
     debug = "--debug" in (args[:args.index("--")] if "--" in args else args)  # after --: the test runner's
     signal.signal(signal.SIGTERM, _terminated)
@@ -104,15 +106,19 @@ def main(argv: list[str] | None = None) -> None:
     except (StdoutClosed, BrokenPipeError):
         _stdout_closed()
     except (click.exceptions.Abort, KeyboardInterrupt):
+        _json_failure(args, "Interrupted.", "interrupted", 130)
         click.echo("Interrupted.", err=True)
         sys.exit(130)
     except Terminated:
+        _json_failure(args, "Terminated.", "terminated", 143)
         click.echo("Terminated.", err=True)
         sys.exit(143)
     except click.ClickException as exc:
+        _json_failure(args, exc.format_message(), "bad input", 2)
         exc.show()
         sys.exit(2)
     except TritonBuildError as exc:
+        _json_failure(args, str(exc), _kind(exc), exc.exit_code, exc.log_path if isinstance(exc, BuildFailed) else None)
         if debug:
             raise
         from rich.markup import escape  # a message quotes input: its [brackets] are text, never markup
@@ -128,3 +134,52 @@ def main(argv: list[str] | None = None) -> None:
                 err.print(f"full log: {escape(exc.log_path)}")
         sys.exit(exc.exit_code)
     sys.exit(0)
+
+
+def _kind(exc: TritonBuildError) -> jsonout.ErrorKind:
+    """The error's kind in the JSON envelope: what a script branches on (the exit code says as much, in a number)."""
+    from tritonbuild.wheel.zipguard import BadWheel  # only when a run failed: startup stays light
+
+    if isinstance(exc, UserError):
+        return "bad input"
+    if isinstance(exc, BadWheel):
+        return "bad wheel"
+    if isinstance(exc, (EnvironmentProblem, DiskProblem)):
+        return "host"
+    return "build failed" if isinstance(exc, BuildFailed) else "failed"
+
+
+def json_command(args: list[str]) -> str | None:
+    """The command a run invokes (``plan``, ``llvm status``) when it asks for ``--json``, else None: read from the
+    arguments as click reads them, without running anything (resilient parsing runs no callback and raises no
+    usage error), so that a run refused before its command ran still answers in JSON. The root group's options
+    are flags only: the first word that is no option names the command (and in a group, the next one)."""
+    words = args[:args.index("--")] if "--" in args else args
+    command: click.Command = cli
+    names: list[str] = []
+    rest = list(words)
+    while isinstance(command, click.Group):
+        at = next((i for i, w in enumerate(rest) if not w.startswith("-")), None)
+        found = command.get_command(click.Context(command), rest[at]) if at is not None else None
+        if at is None or found is None:
+            return None
+        names.append(rest[at])
+        command, rest = found, rest[at + 1:]
+    if not any(p.name == "as_json" for p in command.params):
+        return None
+    try:
+        ctx = command.make_context(" ".join(names), list(rest), resilient_parsing=True, ignore_unknown_options=True)
+    except (click.ClickException, click.exceptions.Exit, ValueError, TypeError):
+        return None
+    return " ".join(names) if ctx.params.get("as_json") else None
+
+
+def _json_failure(args: list[str], message: str, kind: jsonout.ErrorKind, exit_code: int,
+                  log: str | None = None) -> None:
+    """Print the error envelope on stdout when the run asked for ``--json`` (stderr still gets the paragraph)."""
+    command = json_command(args)
+    if command is None:
+        return
+    with contextlib.suppress(OSError, ValueError):  # a closed stdout: the exit code still says it
+        click.echo(jsonout.error(command, message, kind, exit_code, log))
+        sys.stdout.flush()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from tritonbuild.wheel.checks.base import Finding
 
 LABELS = {"ok": "[green]ok[/green]  ", "fail": "[red]FAIL[/red]", "skip": "[yellow]skip[/yellow]",
           "note": "[cyan]note[/cyan]"}
@@ -34,47 +37,60 @@ def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
               help="Also compile the kernel corpus (matmul, reduction, softmax, ...) for the wheel's backends.")
 @click.option("--compile-timeout", type=click.IntRange(min=1), default=120, show_default=True,
               help="Seconds one kernel may take before it counts as a hang.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON: one object, a list of wheels, each "
+              "with its checks.")
 def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], compile_check: bool,
-           compile_timeout: int) -> None:
+           compile_timeout: int, as_json: bool) -> None:
     """Check wheels: RECORD hashes, backends against its provenance, an import in a fresh venv, and with
     --compile real kernels compiled through it (any wheel: yours or the official one). Several wheels (a
     matrix) are each checked with the interpreter of their tag. Each check is ok, FAIL, skip (it could not run
     here: the reason) or note; exit 1 on any FAIL, a malformed or hostile wheel included."""
     from rich.markup import escape
 
+    from tritonbuild import jsonout
     from tritonbuild.cli.options import environment
     from tritonbuild.printable import printable
     from tritonbuild.report import render
-    from tritonbuild.wheel import verify as ver
-    from tritonbuild.wheel import zipguard
-    from tritonbuild.wheel.checks.base import Finding
 
     if compile_check and no_import:
         raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
-    out, failed, env = render.console(), False, environment()
+    out, env, done = render.console(stderr=as_json), environment(), []
     for given, wheel in zip(wheels, _existing(wheels, "wheel"), strict=True):
-        python = None
-        try:
-            python = ver.interpreter_for(wheel, pythons, env) if not no_import else None
-        except zipguard.BadWheel as exc:  # a file name that does not parse
-            checks = [Finding("wheel", "fail", f"not a readable wheel: {exc}")]
-        else:
-            checks = ver.verify(wheel, python=python, import_test=not no_import,
-                                compile_timeout=compile_timeout if compile_check else None)
+        python, checks = _verify_one(wheel, pythons, env, not no_import, compile_timeout if compile_check else None)
+        done.append({"wheel": given, "python": python, "ok": all(f.status != "fail" for f in checks),
+                     "findings": [{"check": f.check, "status": f.status, "text": f.text} for f in checks]})
+        if as_json:
+            continue
         if len(wheels) > 1:
             out.print(f"[bold]{escape(printable(given))}[/bold]" + (f" (with {escape(python)})" if python else ""))
         for found in checks:
             out.print(f"{LABELS[found.status]} {found.check}: {escape(found.text)}")
-        failed = failed or any(found.status == "fail" for found in checks)
+    failed = not all(row["ok"] for row in done)
+    if as_json:
+        click.echo(jsonout.dumps("verify", {"wheels": done}, 1 if failed else 0))
     if failed:
         sys.exit(1)
+
+
+def _verify_one(wheel: Path, pythons: tuple[str, ...], env: dict[str, str], import_test: bool,
+                compile_timeout: int | None) -> tuple[str | None, list[Finding]]:
+    """The interpreter that imports ``wheel`` (None without the import test) and the wheel's findings."""
+    from tritonbuild.wheel import verify as ver
+    from tritonbuild.wheel import zipguard
+    from tritonbuild.wheel.checks.base import Finding
+
+    try:
+        python = ver.interpreter_for(wheel, pythons, env) if import_test else None
+    except zipguard.BadWheel as exc:  # a file name that does not parse
+        return None, [Finding("wheel", "fail", f"not a readable wheel: {exc}")]
+    return python, list(ver.verify(wheel, python=python, import_test=import_test, compile_timeout=compile_timeout))
 
 
 @click.command()
 @click.argument("wheels", nargs=-1, required=True, type=click.Path())
 @click.option("--allow", "allow", type=click.Path(),
               help="Accepted differences: lines of '<kind> <glob>  # reason'.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (a list for several pairs).")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON: one object, a list of pairs.")
 def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> None:
     """Compare wheels in pairs, A B [A2 B2 ...] (yours and the official one, per Python of a matrix): files,
     metadata, entry points, backends, ELF needs.
@@ -82,6 +98,7 @@ def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> None:
     Exit code 1 when a difference is not accepted by --allow, or a wheel is malformed or hostile (one paragraph
     naming it); 2 for a missing file or a bad allow-list.
     """
+    from tritonbuild import jsonout
     from tritonbuild.wheel import compare as cmp
 
     if len(wheels) % 2:
@@ -90,7 +107,7 @@ def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> None:
     rules = cmp.read_allow(Path(allow)) if allow else []  # a bad allow-list fails before any wheel is read
     results = [cmp.compare(a, b, rules=rules) for a, b in zip(paths[::2], paths[1::2], strict=True)]
     if as_json:
-        click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=2, sort_keys=True))
+        click.echo(jsonout.dumps("compare", {"pairs": results}, 1 if any(r["unaccepted"] for r in results) else 0))
     else:
         from tritonbuild.report import compare as report_compare
 

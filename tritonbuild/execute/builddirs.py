@@ -27,6 +27,7 @@ from typing import Any
 from tritonbuild.errors import UserError
 from tritonbuild.execute.lock import LOCK, MARKER, file_lock
 from tritonbuild.fileutil import read_checked
+from tritonbuild.jsonout import iso_time
 
 
 def dir_size(path: Path) -> int:
@@ -76,7 +77,7 @@ def _row(d: Path) -> dict[str, Any]:
     except (KeyError, TypeError, AttributeError, OSError):  # a plan.json that is not tritonbuild's
         source, backends = None, []
     return {"key": d.name, "path": str(d), "source": source, "backends": backends, "size": dir_size(d),
-            "last_build": time.strftime("%Y-%m-%d %H:%M", time.localtime(last)) if last else None,
+            "last_build": iso_time(last) if last else None,
             "wheels": wheels, "develop": has_develop(d), "develop_request": develop_request(d)}
 
 

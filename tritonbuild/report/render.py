@@ -236,8 +236,15 @@ def print_build_dirs(rows: list[dict[str, Any]], console: Console) -> None:
         dev = ("yes" + (f": {shown(r['develop_request'])}" if r.get("develop_request") else "")) \
             if r.get("develop") else "-"
         table.add_row(r["key"], shown(r["source"] or "?"), ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
-                      r["last_build"] or "-", "\n".join(shown(w) for w in r["wheels"]) or "-", Text(dev))
+                      _local_minute(r["last_build"]), "\n".join(shown(w) for w in r["wheels"]) or "-", Text(dev))
     console.print(table)
+
+
+def _local_minute(when: str | None) -> str:
+    """A row's ISO 8601 time (UTC, as ``status --json`` gives it) as this host's local time to the minute."""
+    import datetime
+
+    return datetime.datetime.fromisoformat(when).astimezone().strftime("%Y-%m-%d %H:%M") if when else "-"
 
 
 def print_cache_copies(rows: list[dict[str, Any]], console: Console) -> None:
