@@ -227,3 +227,23 @@ def test_digits_of_other_scripts_are_no_number(digits: str, name: str) -> None:
     command = click.command()(setting_option(spec)(lambda **kw: None))
     result = CliRunner().invoke(command, [spec.flag.split("/")[0], digits])
     assert result.exit_code == 2 and "ASCII digits" in result.output, result.output
+
+
+@pytest.mark.parametrize("written", ["1_6", "+4", " 4", "4 ", "0x10", "1e3", "4.0", "--4", "٤"])
+def test_a_whole_number_is_ascii_digits_and_nothing_else(written: str) -> None:
+    """``int()`` also takes ``1_6`` (16), ``+4`` and spaces: a reviewer of a CI file reads ``MAX_JOBS=1_6`` as
+    something else than the 16 jobs it was; only ASCII digits (and a leading minus) make a whole number."""
+    assert "is not a whole number" in refusal(resolve_settings, {}, {"MAX_JOBS": written})
+    spec = SPEC_BY_NAME["jobs"]
+    assert spec.flag is not None
+    command = click.command()(setting_option(spec)(lambda **kw: None))
+    result = CliRunner().invoke(command, ["-j", written])
+    assert result.exit_code == 2 and "ASCII digits" in result.output, result.output
+
+
+def test_numbers_as_people_write_them_still_read() -> None:
+    assert resolve_settings({}, {"MAX_JOBS": "16"})["jobs"].value == 16
+    assert resolve_settings({}, {"TRITONBUILD_HTTP_TIMEOUT": "2.5"})["http_timeout"].value == 2.5
+    assert resolve_settings({}, {"TRITONBUILD_HTTP_DEADLINE": "1e3"})["http_deadline"].value == 1000.0
+    for bad in ("inf", "nan", "1_0.5", " 2"):
+        assert "is not a number" in refusal(resolve_settings, {}, {"TRITONBUILD_HTTP_TIMEOUT": bad})

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from tritonbuild.settings.model import SPECS, Spec
+from tritonbuild.settings.model import SPECS, Spec, ascii_float, ascii_int
 
 if TYPE_CHECKING:
     from tritonbuild.request import Request
@@ -42,8 +42,11 @@ class _Int(click.IntRange):
         self.spec = spec
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value.isascii():  # int() reads other scripts' digits (fullwidth)
-            self.fail(f"{value!r} is not a whole number written in ASCII digits", param, ctx)
+        if isinstance(value, str):  # int() reads other scripts' digits (fullwidth), 1_6, +4 and spaces
+            try:
+                value = ascii_int(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a whole number written in ASCII digits", param, ctx)
         return _checked(self.spec, click.INT.convert(value, param, ctx))
 
 
@@ -53,8 +56,11 @@ class _Float(click.FloatRange):
         self.spec = spec
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value.isascii():
-            self.fail(f"{value!r} is not a number written in ASCII digits", param, ctx)
+        if isinstance(value, str):
+            try:
+                value = ascii_float(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a number written in ASCII digits", param, ctx)
         return _checked(self.spec, click.FLOAT.convert(value, param, ctx))
 
 

@@ -54,18 +54,24 @@ def env_bool(env: Mapping[str, str], name: str) -> bool | None:
     )
 
 
+_WHOLE = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
 def ascii_int(text: str) -> int:
-    """``int(text)`` for ASCII text only: ``int`` also reads other scripts' digits (``MAX_JOBS=\\uff14``, a
-    fullwidth 4), which no one types on purpose and a reviewer reads as something else. ValueError otherwise."""
-    if not text.isascii():
-        raise ValueError(f"not ASCII: {text!r}")
+    """A whole number written as people write one: ASCII digits, an optional minus, nothing else. ``int`` also
+    reads other scripts' digits (``MAX_JOBS=\uff14``, a fullwidth 4), ``1_6``, ``+4`` and spaces around it, which a
+    reviewer of a CI file reads as something else. ValueError otherwise."""
+    if not _WHOLE.fullmatch(text):
+        raise ValueError(f"not a whole number in ASCII digits: {text!r}")
     return int(text)
 
 
 def ascii_float(text: str) -> float:
-    """``float(text)`` for ASCII text only (as ``ascii_int``). ValueError otherwise."""
-    if not text.isascii():
-        raise ValueError(f"not ASCII: {text!r}")
+    """A number in ASCII decimal notation (``12``, ``0.5``, ``1e3``; no ``_``, ``inf``, ``nan`` or spaces).
+    ValueError otherwise."""
+    if not _NUMBER.fullmatch(text):
+        raise ValueError(f"not a number in ASCII digits: {text!r}")
     return float(text)
 
 
