@@ -41,6 +41,7 @@ def _build_dir(cache: Path, key: str, co: Path, *, develop: bool) -> Path:
     plan = {"key": key, "source": {"root": str(co)},
             "backends": [{"name": "nvidia", "origin": "in-tree", "path": str(co / "third_party" / "nvidia")}]}
     (d / "plan.json").write_text(json.dumps(plan))
+    (d / "dev" / "canary").mkdir(parents=True)  # build's canary configures <build dir>/dev too: no sign of develop
     if develop:
         lib = d / "dev" / "tritonbuild-stage" / "triton" / "_C"
         lib.mkdir(parents=True)

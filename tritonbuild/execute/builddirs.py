@@ -82,9 +82,12 @@ def _row(d: Path) -> dict[str, Any]:
 
 
 def has_develop(d: Path) -> bool:
-    """Whether ``develop`` used build dir ``d`` (its ``dev`` dir, a real one)."""
-    dev = d / "dev"
-    return dev.is_dir() and not dev.is_symlink()
+    """Whether ``develop`` used build dir ``d``: the record of its last request that ``develop`` keeps there (a
+    ``dev`` dir alone says nothing: build's canary configures one too)."""
+    from tritonbuild.execute import lastrequest
+
+    dev, record = d / "dev", d / lastrequest.IN_BUILD_DIR
+    return dev.is_dir() and not dev.is_symlink() and record.is_file() and not record.is_symlink()
 
 
 def develop_request(d: Path) -> str | None:
