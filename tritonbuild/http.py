@@ -14,6 +14,7 @@ import errno
 import http.client
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import deque
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from typing import Any
 
 from tritonbuild.errors import EnvironmentProblem
 from tritonbuild.plan import redact_text
+from tritonbuild.printable import printable
 from tritonbuild.settings.model import SPEC_BY_NAME, Settings
 
 Progress = Callable[[int, int | None], None]
@@ -91,9 +93,39 @@ class NotFound(Exception):
         self.url, self.code = url, code
 
 
+MAX_REDIRECTS = 5
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Redirects a mirror or an index may give, and no others: to http or https only (urllib's own handler also
+    follows ftp://, which reaches any port as another protocol), never from https down to http, at most
+    ``MAX_REDIRECTS`` in a row. A refused one is a ``Stopped`` that names it and is not retried."""
+
+    max_redirections = MAX_REDIRECTS
+
+    def http_error_302(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                       headers: Any) -> Any:
+        # checked before urllib's own handler, which refuses file:// only with a bare "HTTP 302" (retried)
+        given = headers.get("location") or headers.get("uri") or ""
+        newurl = urllib.parse.urljoin(req.full_url, given)
+        old, new = urllib.parse.urlsplit(req.full_url).scheme, urllib.parse.urlsplit(newurl).scheme.lower()
+        if new not in ("http", "https") or (old == "https" and new == "http"):
+            fp.close()
+            raise Stopped(f"Stopped the download of {redact_text(req.full_url)}: the server redirected it (HTTP "
+                          f"{code}) to {redact_text(printable(newurl))}, and tritonbuild follows redirects to "
+                          "http:// and https:// only, never from https:// down to http://. Check the mirror or "
+                          "index URL, or give the final URL itself.", retry=False)
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+
+_OPENER = urllib.request.build_opener(_Redirects)
+
+
 def _open(url: str, timeout: float):  # type: ignore[no-untyped-def]
     request = urllib.request.Request(url, headers={"User-Agent": "tritonbuild"})
-    return urllib.request.urlopen(request, timeout=timeout)
+    return _OPENER.open(request, timeout=timeout)
 
 
 def _too_large(url: str, limits: Limits, what: str) -> Stopped:

@@ -33,6 +33,7 @@ class Script:
     delay: float = 0.0  # after each chunk
     head_delay: float = 0.0  # after the headers, before the body
     garbage: bool = False  # a status line that is no HTTP
+    location: str | None = None  # a redirect (302) of the first path to this URL; other paths get the body
 
     @property
     def body(self) -> bytes:
@@ -54,6 +55,12 @@ class Scripted:
                 s = outer.script
                 if s.garbage:
                     self.wfile.write(b"NOT HTTP AT ALL\r\n\r\n")
+                    return
+                if s.location and self.path == "/file.bin":
+                    self.send_response(302)
+                    self.send_header("Location", s.location)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
                     return
                 if s.status != 200:
                     self.send_error(s.status)
@@ -259,3 +266,18 @@ def test_any_server_behaviour_gives_the_exact_bytes_or_a_typed_failure_and_no_pa
         assert type(failure) is NetworkError and "truncated" in str(failure)  # the server closed early
     elif served:
         assert got is not None
+
+
+@pytest.mark.parametrize("target", ["ftp://127.0.0.1:1/llvm.tar.gz", "file:///etc/passwd", "gopher://127.0.0.1:1/x"])
+def test_a_redirect_leaves_http_never(server: Scripted, tmp_path: Path, target: str) -> None:
+    """urllib follows a mirror's redirect to ftp:// (any port, as another protocol); only http and https are
+    followed, and a refused redirect is said and not retried (#44, review)."""
+    server.run(Script(chunks=[b"x" * 10], location=target))
+    with pytest.raises(Stopped, match=r"redirected it \(HTTP 302\) to .*http:// and https:// only") as stopped:
+        tb_http.fetch(server.url, tmp_path / "f", limits=Limits(retries=3), **QUIET)
+    assert not stopped.value.retry and server.hits == 1 and leftovers(tmp_path) == []
+
+
+def test_a_redirect_to_http_is_followed(server: Scripted, tmp_path: Path) -> None:
+    server.run(Script(chunks=[b"the file"], location=server.url.replace("/file.bin", "/moved.bin")))
+    assert tb_http.fetch(server.url, tmp_path / "f", limits=Limits(retries=1), **QUIET).read_bytes() == b"the file"
