@@ -127,6 +127,28 @@ def test_a_closed_stdout_exits_quietly_with_141(tree, tmp_path: Path, args: tupl
     assert proc.stderr == b"", proc.stderr
 
 
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_full_disk_under_stdout_is_exit_3_in_one_paragraph(tree, tmp_path: Path, json_out: bool) -> None:
+    """``tritonbuild plan > /dev/full``: a write to stdout that the disk refuses was a traceback, exit 1 (#44,
+    review); it is the host's problem, said in one paragraph, exit 3, and nothing more at the interpreter's exit."""
+    import subprocess
+    import sys
+
+    from tests.integration.conftest import cuda_stub
+
+    root = tree()
+    env = {**os.environ, "NO_COLOR": "1", "CUDA_HOME": cuda_stub()}
+    argv = [sys.executable, "-m", "tritonbuild", "plan", "--source", str(root), "--llvm", LLVM, "--offline",
+            "--cache-dir", str(tmp_path / "cache"), *(["--json"] if json_out else [])]
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, cwd=tmp_path, env=env, timeout=300,
+                              check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode == 3, (proc.returncode, err)
+    assert "Traceback" not in err and "Exception ignored" not in err and "No space left on device" in err
+    assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1, err
+
+
 def test_a_fullwidth_job_count_is_refused_by_plan(tree, tmp_path: Path) -> None:
     root = tree()
     refused(plan(root, tmp_path, env={"MAX_JOBS": "\uff14"}), "MAX_JOBS='\uff14' is not a whole number")

@@ -47,15 +47,19 @@ class _Root(click.Group):
             raise StdoutClosed from None
 
 
-def _stdout_closed() -> NoReturn:
-    """Exit quietly with 141, stdout pointed at /dev/null first so the interpreter's last flush of what is still
-    buffered cannot fail again ("Exception ignored ... BrokenPipeError"), as Python's documentation of SIGPIPE
-    recommends."""
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush of what is still buffered cannot fail again
+    ("Exception ignored ... BrokenPipeError"), as Python's documentation of SIGPIPE recommends."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # no stdout to point anywhere: nothing is left to flush into it either
         pass
+
+
+def _stdout_closed() -> NoReturn:
+    """Exit quietly with 141, stdout dropped first."""
+    _drop_stdout()
     sys.exit(STDOUT_CLOSED)
 
 
@@ -79,9 +83,11 @@ def _run(argv: list[str] | None) -> None:
     said as such (exit 3: the host's problem), naming the destination and its file system, never a traceback."""
     try:
         cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe or a full disk under stdout shows here, not at the interpreter's exit
     except OSError as exc:
         if not is_disk_problem(exc):
             raise
+        _drop_stdout()  # it may be stdout that failed (> /dev/full): what is still buffered is dropped, quietly
         said = write_failed(exc, Path.cwd()) if exc.filename or exc.filename2 else (
             f"A write failed: {os.strerror(exc.errno or 0)} (a write to an open file names none, so which disk is "
             "not known here).")
@@ -102,7 +108,6 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _terminated)
     try:
         _run(argv)
-        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
     except (StdoutClosed, BrokenPipeError):
         _stdout_closed()
     except (click.exceptions.Abort, KeyboardInterrupt):
