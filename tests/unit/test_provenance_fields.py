@@ -169,6 +169,18 @@ def test_a_recorded_relative_plugin_dir_resolves_to_the_recorded_absolute_path(r
         rebuild_rules.plugin_dirs(attestation.parse(json.dumps(data).encode(), "p.json"))
 
 
+def test_plugin_dirs_given_replace_the_recorded_ones_one_for_one(real: dict[str, Any]) -> None:
+    """A provenance with two plugin dirs rebuilt with one --plugin-dir dropped the second without a word (review):
+    another count is refused before any work."""
+    data = copy.deepcopy(real)
+    data["predicate"]["buildDefinition"]["externalParameters"]["settings"]["plugin_dirs"]["value"] = ["/a", "/b"]
+    claim = attestation.parse(json.dumps(data).encode(), "p.json")
+    with pytest.raises(UserError, match=r"had 2 plugin dir\(s\) \('/a', '/b'\) and --plugin-dir gave 1"):
+        rebuild_rules.check_plugin_count(claim, ("/mine",))
+    rebuild_rules.check_plugin_count(claim, ("/x", "/y"))
+    rebuild_rules.check_plugin_count(claim, ())  # none given: the trusted path or the refusal decides
+
+
 def test_a_wheel_built_without_reproducible_is_said_to_promise_no_byte_identity(real: dict[str, Any],
                                                                                   tmp_path: Path) -> None:
     """#46: the note comes first, names what can differ, and only for a wheel built without --reproducible."""

@@ -63,6 +63,7 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     given = {k: v for k, v in (("plugin_dirs", plugin_dirs), ("llvm", llvm)) if v}
     typed = frozenset(f for f, v in (("--source", source), ("--plugin-dir", plugin_dirs), ("--llvm", llvm)) if v)
     rebuild_rules.refuse_untrusted(read, str(path), typed, trust_provenance)
+    rebuild_rules.check_plugin_count(read.claim, plugin_dirs)
     console = render.console()
     promise = rebuild_rules.not_promised(claim)
     if promise:

@@ -116,6 +116,17 @@ def plugin_dirs(claim: attestation.Claim) -> tuple[str, ...]:
     return tuple(out)
 
 
+def check_plugin_count(claim: attestation.Claim, given: tuple[str, ...]) -> None:
+    """``--plugin-dir`` replaces the provenance's plugin dirs one for one: another count would rebuild another
+    wheel (a plugin left out without a word), so it is refused (exit 2) before any work."""
+    recorded = claim.settings.get("plugin_dirs") or []
+    if given and isinstance(recorded, list) and len(given) != len(recorded):
+        names = ", ".join(show(str(r), 120) for r in recorded) or "none"
+        raise UserError(f"The provenance's build had {len(recorded)} plugin dir(s) ({names}) and --plugin-dir gave "
+                        f"{len(given)}. Nothing was built; pass one --plugin-dir for each, in the provenance's "
+                        "order (a checkout of that plugin at the commit the provenance names).")
+
+
 def not_promised(claim: attestation.Claim) -> str | None:
     """What to say first about a wheel built without ``--reproducible``: byte identity was never promised."""
     if claim.settings.get("reproducible") is True:
