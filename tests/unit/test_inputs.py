@@ -247,3 +247,11 @@ def test_numbers_as_people_write_them_still_read() -> None:
     assert resolve_settings({}, {"TRITONBUILD_HTTP_DEADLINE": "1e3"})["http_deadline"].value == 1000.0
     for bad in ("inf", "nan", "1_0.5", " 2"):
         assert "is not a number" in refusal(resolve_settings, {}, {"TRITONBUILD_HTTP_TIMEOUT": bad})
+
+
+def test_an_empty_plugin_dir_is_refused_not_taken_as_the_current_directory() -> None:
+    spec = SPEC_BY_NAME["plugin_dirs"]
+    assert spec.flag is not None
+    command = click.command()(setting_option(spec)(lambda **kw: None))
+    result = CliRunner().invoke(command, ["--plugin-dir", ""])
+    assert isinstance(result.exception, UserError) and "lists an empty path" in str(result.exception)

@@ -328,6 +328,8 @@ def _git_ref(value: str) -> str | None:
 
 
 def _paths(value: list[str]) -> str | None:
+    if any(not item.strip() for item in value):
+        return "lists an empty path, which would mean the current directory (name the directory, '.' if you mean it)"
     return next((problem for item in value if (problem := _path(item))), None)
 
 
