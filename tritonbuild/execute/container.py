@@ -2,14 +2,15 @@
 
 As cibuildwheel runs its builds in a manylinux image, tritonbuild runs itself there: the build's inputs are bind
 mounted at the same paths inside as outside (the source, plugin dirs, patches, recipe, wheelhouse and local tool
-paths read-only; the cache root and the out dir read-write), so every path of the plan means the same file on both
-sides. tritonbuild is this installation's own package, mounted read-only and put on ``PYTHONPATH``; its dependencies
-go into a venv of the image's Python kept in the cache (``<cache>/container/<key>/venv``, made once per image and
-interpreter, refreshed when the dependencies change). The command line is given again as an argument list (never a
-shell string), less the container options, with ``--container ''`` so the inner run builds where it is. Only the
-variables tritonbuild reads as settings go in (``-e NAME`` for each one set; never the whole environment), the run is
-the user's uid and gid (podman rootless: ``--userns=keep-id``), an offline build gets ``--network=none``, and the
-container's exit code is tritonbuild's.
+paths read-only; the image's own dir of the cache and the out dir read-write), so every path of the plan means the
+same file on both sides (the image never writes the host's LLVM cache or build dirs). tritonbuild is this
+installation's own package, mounted read-only and put on ``PYTHONPATH``; its dependencies go into a venv of the
+image's Python kept in the image's own dir of the cache (``<cache>/container/<key>/venv``, beside its ``cache`` root
+and ``home``, made once per image and interpreter, refreshed when the dependencies change). The command line is
+given again as an argument list (never a shell string), less the container options, with ``--container ''`` so the
+inner run builds where it is. Only the variables tritonbuild reads as settings go in (``-e NAME`` for each one set;
+never the whole environment), the run is the user's uid and gid (podman rootless: ``--userns=keep-id``), an offline
+build gets ``--network=none``, and the container's exit code is tritonbuild's.
 
 Everything is checked before the engine runs: the image reference (by its setting), the engine on PATH, each path to
 mount (it exists, and holds no ':' the engine's volume syntax would split on).
@@ -212,14 +213,16 @@ def prepare(s: Settings, env: Mapping[str, str], cwd: Path, cache_root: Path, ou
     package = Path(__file__).resolve().parents[1]
     read = [*_mount_paths(s, cwd), *own_files(package), *([str(recipe_file)] if recipe_file else [])]
     key = hashlib.sha256(f"{s.container}\0{python}".encode()).hexdigest()[:16]
+    # the image writes only its own dir of the cache (its venv, home and cache root) and the out dir: never the
+    # host's LLVM cache, build dirs or clones, whose programs (llvm-config, a build dir's tools) the host runs
     home = cache_root / "container" / key
-    mounted = mounts(read, [str(cache_root), str(out)])
+    mounted = mounts(read, [str(home), str(out)])
     inside = any(str(cwd) == m.path or str(cwd).startswith(m.path.rstrip("/") + "/") for m in mounted)
     values = (("HOME", str(home / "home")), ("PYTHONPATH", str(package.parent)),
               ("PIP_DISABLE_PIP_VERSION_CHECK", "1"))
     return Container(engine, s.container, python, mounted, passed_env(env), values,
-                     str(cwd) if inside else str(cache_root), (os.getuid(), os.getgid()), s.offline,
-                     str(home / "venv"), str(cache_root), str(out))
+                     str(cwd) if inside else str(home), (os.getuid(), os.getgid()), s.offline,
+                     str(home / "venv"), str(home / "cache"), str(out))
 
 
 def _step(c: Container, command: list[str], what: str, env: Mapping[str, str], console: Reporter) -> None:
