@@ -347,8 +347,9 @@ def test_another_checkout_at_another_path_compiles_nothing(own: dict, first: dic
     copy = own["base"] / "elsewhere" / "much" / "deeper" / "triton-copy"
     shutil.copytree(own["tree"], copy, symlinks=True)
     args = [a if a != str(own["tree"]) else str(copy) for a in own["args"]]
-    proc = run_cli("build", "--json", *args, "--cache-dir", str(own["base"] / "other" / "cache-copy"), "--out",
-                   str(own["base"] / "dist-copy"), cwd=own["base"], env=own["env"])
+    proc = run_cli("build", "--json", "--compile-commands", *args, "--cache-dir",
+                   str(own["base"] / "other" / "cache-copy"), "--out", str(own["base"] / "dist-copy"), cwd=own["base"],
+                   env=own["env"])
     result = one_of(proc.stdout, "wheels")
     hits, misses = result["ccache"]["hits"], result["ccache"]["misses"]
     assert misses == 0 and hits >= first["ccache"]["misses"] > 0, (result["ccache"], first["ccache"])
