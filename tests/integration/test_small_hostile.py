@@ -149,6 +149,17 @@ def test_a_full_disk_under_stdout_is_exit_3_in_one_paragraph(tree, tmp_path: Pat
     assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1, err
 
 
+def test_a_run_started_with_stdout_closed_is_no_traceback(tmp_path: Path) -> None:
+    """``tritonbuild doctor >&-``: Python starts with sys.stdout None, and the first word was an AttributeError
+    (review); what it says goes nowhere, as the shell's closed descriptor means."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "tritonbuild", "recipes", "list"], stderr=subprocess.PIPE,
+                          cwd=tmp_path, timeout=120, check=False, preexec_fn=lambda: os.close(1))
+    assert b"Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr
+
+
 def test_a_fullwidth_job_count_is_refused_by_plan(tree, tmp_path: Path) -> None:
     root = tree()
     refused(plan(root, tmp_path, env={"MAX_JOBS": "\uff14"}), "MAX_JOBS='\uff14' is not a whole number")

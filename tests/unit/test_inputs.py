@@ -255,3 +255,11 @@ def test_an_empty_plugin_dir_is_refused_not_taken_as_the_current_directory() -> 
     command = click.command()(setting_option(spec)(lambda **kw: None))
     result = CliRunner().invoke(command, ["--plugin-dir", ""])
     assert isinstance(result.exception, UserError) and "lists an empty path" in str(result.exception)
+
+
+@pytest.mark.parametrize("written", ["1_6", "+4", "\uff14"])
+def test_verify_compile_timeout_reads_numbers_as_the_settings_do(written: str) -> None:
+    from tritonbuild.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["verify", "--no-import", "--compile-timeout", written, "x.whl"])
+    assert result.exit_code == 2 and "ASCII digits" in result.output, result.output

@@ -57,6 +57,14 @@ def _drop_stdout() -> None:
         pass
 
 
+def _closed_streams_to_devnull() -> None:
+    """A run started with stdout or stderr closed (``tritonbuild doctor >&-``) has None there: what it says goes to
+    /dev/null, as a shell's closed descriptor means, rather than a traceback at the first word."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - it lives as long as the process
+
+
 def _stdout_closed() -> NoReturn:
     """Exit quietly with 141, stdout dropped first."""
     _drop_stdout()
@@ -89,8 +97,8 @@ def _run(argv: list[str] | None) -> None:
             raise
         _drop_stdout()  # it may be stdout that failed (> /dev/full): what is still buffered is dropped, quietly
         said = write_failed(exc, Path.cwd()) if exc.filename or exc.filename2 else (
-            f"A write failed: {os.strerror(exc.errno or 0)} (a write to an open file names none, so which disk is "
-            "not known here).")
+            f"A write failed: {os.strerror(exc.errno or 0)} (a write to an open file, stdout among them, names no "
+            "file, so which disk is not known here: check where stdout goes too).")
         raise DiskProblem(f"{said} Free space there, or point --cache-dir or --out at another disk, and run "
                           "again: what was written before is kept.") from None
 
@@ -106,6 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     args = argv if argv is not None else sys.argv[1:]
     debug = "--debug" in (args[:args.index("--")] if "--" in args else args)  # after --: the test runner's
     signal.signal(signal.SIGTERM, _terminated)
+    _closed_streams_to_devnull()
     try:
         _run(argv)
     except (StdoutClosed, BrokenPipeError):

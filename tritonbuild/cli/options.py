@@ -64,6 +64,22 @@ class _Float(click.FloatRange):
         return _checked(self.spec, click.FLOAT.convert(value, param, ctx))
 
 
+class AsciiInt(click.IntRange):
+    """A whole number option that is not a setting, read as the settings read theirs (``ascii_int``: no ``1_6``,
+    ``+4``, fullwidth digits)."""
+
+    def __init__(self, minimum: int | None = None, maximum: int | None = None) -> None:
+        super().__init__(minimum, maximum)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                value = ascii_int(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a whole number written in ASCII digits", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class _Word(click.Choice[str]):
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec.choices)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tritonbuild.cli.options import AsciiInt
+
 if TYPE_CHECKING:
     from tritonbuild.wheel.checks.base import Finding
 
@@ -35,7 +37,7 @@ def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
                    "(default: this one when its tag fits, else one of that version found as --python 3.12 would).")
 @click.option("--compile", "compile_check", is_flag=True,
               help="Also compile the kernel corpus (matmul, reduction, softmax, ...) for the wheel's backends.")
-@click.option("--compile-timeout", type=click.IntRange(min=1), default=120, show_default=True,
+@click.option("--compile-timeout", type=AsciiInt(1), default=120, show_default=True,
               help="Seconds one kernel may take before it counts as a hang.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON: one object, a list of wheels, each "
               "with its checks.")
