@@ -20,8 +20,8 @@ def plan_args(root: Path, tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["plan", "--json", "--jobs", "abc"], "'abc' is not a valid integer"),  # click's usage error
-    (["plan", "--jobs", "abc", "--json"], "'abc' is not a valid integer"),  # --json after the bad value
+    (["plan", "--json", "--jobs", "abc"], "'abc' is not a whole number written in ASCII"),  # click's usage error
+    (["plan", "--jobs", "abc", "--json"], "'abc' is not a whole number written in ASCII"),  # --json after the bad value
     (["plan", "--json", "--no-such-flag"], "No such option"),
     (["plan", "--json", "--source", "{tmp}/missing"], "does not exist"),  # tritonbuild's own refusal
     (["llvm", "status", "--json", "--source", "{tmp}/missing"], "does not exist"),

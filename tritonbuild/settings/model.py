@@ -55,7 +55,8 @@ def env_bool(env: Mapping[str, str], name: str) -> bool | None:
 
 
 _WHOLE = re.compile(r"-?[0-9]+")
-_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+# inf and nan are read, so that the setting's range refuses them as it refuses any number outside it
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?(?i:inf|infinity|nan)")
 
 
 def ascii_int(text: str) -> int:
@@ -68,8 +69,8 @@ def ascii_int(text: str) -> int:
 
 
 def ascii_float(text: str) -> float:
-    """A number in ASCII decimal notation (``12``, ``0.5``, ``1e3``; no ``_``, ``inf``, ``nan`` or spaces).
-    ValueError otherwise."""
+    """A number in ASCII decimal notation (``12``, ``0.5``, ``1e3``; ``inf`` and ``nan`` for the setting's range to
+    refuse; no ``_``, ``+`` or spaces). ValueError otherwise."""
     if not _NUMBER.fullmatch(text):
         raise ValueError(f"not a number in ASCII digits: {text!r}")
     return float(text)
