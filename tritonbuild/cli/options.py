@@ -36,17 +36,25 @@ def _checked(spec: Spec, value: Any) -> Any:
     return value
 
 
+def _ascii(kind: click.ParamType[Any], value: Any, parse: Callable[[str], Any], what: str,
+           param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    """A flag's text read as the settings read numbers (``ascii_int``/``ascii_float``: int() would also take other
+    scripts' digits, ``1_6``, ``+4`` and spaces); a value click already converted passes as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse(value)
+    except ValueError:
+        kind.fail(f"{value!r} is not {what} written in ASCII digits", param, ctx)
+
+
 class _Int(click.IntRange):
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec.minimum, spec.maximum)
         self.spec = spec
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str):  # int() reads other scripts' digits (fullwidth), 1_6, +4 and spaces
-            try:
-                value = ascii_int(value)
-            except ValueError:
-                self.fail(f"{value!r} is not a whole number written in ASCII digits", param, ctx)
+        value = _ascii(self, value, ascii_int, "a whole number", param, ctx)
         return _checked(self.spec, click.INT.convert(value, param, ctx))
 
 
@@ -56,28 +64,16 @@ class _Float(click.FloatRange):
         self.spec = spec
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str):
-            try:
-                value = ascii_float(value)
-            except ValueError:
-                self.fail(f"{value!r} is not a number written in ASCII digits", param, ctx)
+        value = _ascii(self, value, ascii_float, "a number", param, ctx)
         return _checked(self.spec, click.FLOAT.convert(value, param, ctx))
 
 
 class AsciiInt(click.IntRange):
-    """A whole number option that is not a setting, read as the settings read theirs (``ascii_int``: no ``1_6``,
-    ``+4``, fullwidth digits)."""
-
-    def __init__(self, minimum: int | None = None, maximum: int | None = None) -> None:
-        super().__init__(minimum, maximum)
+    """A whole number option that is not a setting, read as the settings read theirs (``ascii_int``), in click's
+    range."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str):
-            try:
-                value = ascii_int(value)
-            except ValueError:
-                self.fail(f"{value!r} is not a whole number written in ASCII digits", param, ctx)
-        return super().convert(value, param, ctx)
+        return super().convert(_ascii(self, value, ascii_int, "a whole number", param, ctx), param, ctx)
 
 
 class _Word(click.Choice[str]):
