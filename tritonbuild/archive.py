@@ -333,8 +333,12 @@ def extract_tar(path: Path, dest: Path, what: str, *, keep: Callable[[str], bool
             mode = _tar_mode(raw)
             with tarfile.open(fileobj=raw, mode=mode, tarinfo=_guarded_info(caps)) as tar:
                 out = _Writer(dest, caps)
-                _read_tar(tar, raw, out, keep, symlinks)
-                out.finish()
+                try:
+                    _read_tar(tar, raw, out, keep, symlinks)
+                    out.finish()
+                except BaseException:
+                    out.drop_links()  # what a refusal leaves in the staging dir holds no link at all
+                    raise
     except Refused as exc:
         raise _paragraph("extract", what, exc, outcome) from None
     except TAR_READ_ERRORS as exc:
@@ -518,12 +522,24 @@ class _Writer:
         self.links.append(name)
 
     def finish(self) -> None:
-        """Refuse a link that, with all links made, resolves outside ``root`` (one through a later link)."""
+        """Refuse a link that, with all links made, resolves outside ``root`` (one through a later link), or
+        that cannot be resolved at all (a loop of links, a name too long); one to a missing member is left."""
         base = Path(os.path.realpath(self.root))
         for name in self.links:
             link = self.root / name
+            try:
+                os.stat(link)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:  # ELOOP, ENAMETOOLONG, ENOTDIR: where it leads is no path
+                raise Refused(name, f"is a symlink to {os.readlink(link)!r}, which cannot be resolved "
+                                    f"({exc.strerror.lower()})") from None
             if not Path(os.path.realpath(link)).is_relative_to(base):
-                target = os.readlink(link)
-                link.unlink()  # what the refusal leaves behind holds no link out
-                raise Refused(name, f"is a symlink to {target!r}, which leads outside the archive through another "
-                                    "link of it")
+                raise Refused(name, f"is a symlink to {os.readlink(link)!r}, which leads outside the archive "
+                                    "through another link of it")
+
+    def drop_links(self) -> None:
+        """Remove every link made (a refusal's leftovers are dropped by the caller; none may lead out meanwhile)."""
+        for name in self.links:
+            with contextlib.suppress(OSError):
+                (self.root / name).unlink()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import claims, deflated, deflated_zeros, hand_zip, many_empty_members, sound
@@ -38,6 +38,17 @@ def member(name: str, kind: bytes = tarfile.REGTYPE, *, mode: int = 0o644, link:
     info = tarfile.TarInfo(name)
     info.type, info.mode, info.linkname, info.uid, info.gid = kind, mode, link, uid, gid
     return info
+
+
+@pytest.mark.parametrize("target", ["a//", "b", "x" * 300 + "/..", "c/.."])
+def test_a_link_that_cannot_be_resolved_is_refused_and_no_link_is_left(tmp_path: Path, target: str) -> None:
+    # a loop (a -> a, a -> b -> a), a component longer than a name may be, a path through a file
+    data = tar_gz([(member("b", tarfile.SYMTYPE, link="a"), b""), (member("c"), b"x"),
+                   (member("a", tarfile.SYMTYPE, link=target), b"")])
+    (tmp_path / "a.tar.gz").write_bytes(data)
+    with pytest.raises(UserError, match="cannot be resolved"):
+        archive.extract_tar(tmp_path / "a.tar.gz", tmp_path / "out", "the archive")
+    assert not any(p.is_symlink() for p in (tmp_path / "out").iterdir())
 
 
 def test_modes_and_owners_are_never_the_archives(tmp_path: Path) -> None:
@@ -223,6 +234,9 @@ def check_outcome(tmp_path: Path, extract: Callable[[], object]) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(members=TAR_MEMBERS)
+# CI found these two: a link to itself left behind by a later refusal, and a link through a 300-byte component
+@example(members=[("a", tarfile.SYMTYPE, 0, "a//", 0, b""), ("a", tarfile.REGTYPE, 0, "a", 0, b"")])
+@example(members=[("a", tarfile.SYMTYPE, 0, "x" * 300 + "/..", 0, b"")])
 def test_any_tar_is_refused_cleanly_or_extracted_soundly(tmp_path: Path, members: list[tuple]) -> None:
     import shutil
 
