@@ -528,12 +528,12 @@ class _Writer:
         for name in self.links:
             link = self.root / name
             try:
-                os.stat(link)
+                link.stat()
             except FileNotFoundError:
                 pass
             except OSError as exc:  # ELOOP, ENAMETOOLONG, ENOTDIR: where it leads is no path
                 raise Refused(name, f"is a symlink to {os.readlink(link)!r}, which cannot be resolved "
-                                    f"({exc.strerror.lower()})") from None
+                                    f"({(exc.strerror or str(exc)).lower()})") from None
             if not Path(os.path.realpath(link)).is_relative_to(base):
                 raise Refused(name, f"is a symlink to {os.readlink(link)!r}, which leads outside the archive "
                                     "through another link of it")

@@ -5,13 +5,17 @@ nothing, hostile wheelhouse wheels. A real HTTP index on 127.0.0.1 serves wheels
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import http.server
 import io
 import json
 import os
 import platform
+import shutil
 import stat
 import subprocess
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -432,3 +436,36 @@ def test_a_renamed_wheel_on_the_index_is_refused_naming_its_url(tmp_path: Path) 
     assert f"{bad.name} (from {url.rsplit('/simple', 1)[0]}/files/{bad.name})" in text and "'13.3.29'" in text
     assert not (cache / "nvidia" / "nvidia-cuda-cuobjdump-13.2.51").exists()
     assert not any((cache / "nvidia" / ".downloads").iterdir())
+
+
+def test_a_plan_with_the_pinned_wheels_in_the_cache_asks_no_index(tmp_path: Path) -> None:
+    # issue 45: every plan made two index lookups; with the tree's pin unpacked the choice is made without them
+    asked: list[str] = []
+
+    class Counting(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            asked.append(self.path)
+
+    root = tmp_path / "index"
+    make_index(root, {"cuobjdump": ("13.1.80", "13.2.51"), "nvdisasm": ("13.1.80", "13.2.51")})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Counting, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+        args, env = setup(tmp_path, url)
+        plan_json(*args, cwd=tmp_path, env=env)
+        assert len([p for p in asked if "/simple/" in p]) == 2  # a cold cache: both tools' pages
+        for tool in ("cuobjdump", "nvdisasm"):
+            pypi.provide(WheelRef(PROJECTS[tool], "13.1.80", ""), tmp_path / "cache", index=url, machine=ARCH,
+                         offline=False, log=lambda m: None)
+        asked.clear()
+        plan = plan_json(*args, cwd=tmp_path, env=env)
+        assert asked == []
+        assert {t: tools_of(plan)[t] for t in ("cuobjdump", "nvdisasm")} == \
+            {t: entry(tmp_path, t, "13.1.80") for t in ("cuobjdump", "nvdisasm")}
+        shutil.rmtree(tmp_path / "cache" / "nvidia" / f"{PROJECTS['nvdisasm']}-13.1.80")  # the pin not at hand
+        plan_json(*args, cwd=tmp_path, env=env)
+        assert [p for p in asked if "/simple/" in p] == [f"/simple/{PROJECTS['nvdisasm']}/"]
+    finally:
+        server.shutdown()
+        server.server_close()

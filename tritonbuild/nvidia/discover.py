@@ -111,9 +111,11 @@ def ptxas_version(ptxas: str | None, machine: int | None) -> str | None:
     return m.group(1) if m and numeric(m.group(1)) else None
 
 
-def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[str], None]) -> ToolOffer:
+def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[str], None],
+               pin: str | None = None) -> ToolOffer:
     """The versions of ``tool``'s wheel to be had: unpacked in the cache, in the wheelhouse (each checked: a
-    hostile one is refused), on the index page (online only)."""
+    hostile one is refused), on the index page (online only, and not asked when ``pin``, the version the choice
+    takes whatever else is offered, is already at hand: a plan of a warm cache reaches no host)."""
     from tritonbuild.nvidia import pypi
 
     project, entries = TOOL_PROJECTS[tool], cache_root / "nvidia"
@@ -125,7 +127,7 @@ def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[s
     looked = [f"the cache ({entries})", *([f"the wheelhouse {lookup.wheelhouse}"] if lookup.wheelhouse else [])]
     index: tuple[str, ...] = ()
     problem = None
-    if not lookup.offline:
+    if not lookup.offline and not (pin and (pin in cached or pin in dict(house))):
         index, problem = pypi.index_versions(lookup.index, project, lookup.machine, log)
         looked.append(f"the index {lookup.index}")
     bad = "; ".join(f"the cache entry {e} is not sound ({why}) and is not taken: a build that can fetch or "
@@ -289,7 +291,7 @@ def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[s
     blackwell = ptxas_blackwell(settings, roots, ptxas) if blackwell_wanted else None
     if blackwell:
         tools = (*tools, ("ptxas-blackwell", *blackwell))
-    offers, version = wheel_offers(tools, versions.get("ptxas"), cache_root, lookup, log) if lookup else ({}, None)
+    offers, version = wheel_offers(tools, versions, cache_root, lookup, log) if lookup else ({}, None)
     headers_of = closure(headers, header_dirs) if unpacked else None
     cupti_of = closure(["cupti.h"], header_dirs) if unpacked and "cupti" in sources else None
     libs = lib_files(sources["cupti-lib"].dirs) if "cupti-lib" in sources and sources["cupti-lib"].cached else None
@@ -311,19 +313,22 @@ def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[s
     )
 
 
-def wheel_offers(tools: Sequence[tuple[str, str, str]], ptxas_pin: str | None, cache_root: Path, lookup: ToolLookup,
-                 log: Callable[[str], None]) -> tuple[dict[str, ToolOffer], str | None]:
+def wheel_offers(tools: Sequence[tuple[str, str, str]], pins: Mapping[str, str], cache_root: Path,
+                 lookup: ToolLookup, log: Callable[[str], None]) -> tuple[dict[str, ToolOffer], str | None]:
     """The offers of the tools wanted from NVIDIA's wheels, and the bundled ptxas's version (read only when one is
-    wanted). Its CUDA major (else the tree's ptxas pin's) below the wheels' first one: nothing is looked up."""
+    wanted). Its CUDA major (else the tree's ptxas pin's) below the wheels' first one: nothing is looked up.
+    ``pins``: the tree's versions by tool (a tool's pin of ptxas's CUDA major is what the choice takes)."""
     offers = wanted_from_wheels(tools, cache_root, lookup)
     ptxas = next((p for n, p, _ in tools if n == "ptxas"), None)
     version = ptxas_version(ptxas, host_machine()) if offers else None
-    basis = version or ptxas_pin
+    basis = version or pins.get("ptxas")
     major = version_key(basis)[0] if basis and numeric(basis) else None
     if major is not None and major < TOOL_WHEEL_MAJOR:
         return {t: ToolOffer(t, str(cache_root / "nvidia"), problem=f"NVIDIA publishes these wheels from CUDA "
                              f"{TOOL_WHEEL_MAJOR} on") for t in offers}, version
-    return {t: tool_offer(t, cache_root, lookup, log) for t in offers}, version
+    taken = {t: p for t in offers if numeric(p := pins.get(t, "")) and
+             (major is None or version_key(p)[0] == major)}  # what pick_tool_version takes when at hand
+    return {t: tool_offer(t, cache_root, lookup, log, taken.get(t)) for t in offers}, version
 
 
 def wanted_from_wheels(tools: Sequence[tuple[str, str, str]], cache_root: Path, lookup: ToolLookup
