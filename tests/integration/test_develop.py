@@ -229,12 +229,34 @@ def test_status_and_clean(developed: dict) -> None:
     assert rows[0]["develop_request"] == f"--backends 'nvidia;amd' --plugin-dir {dev['plugin']}"
     out = run_cli("clean", *dev["args"], "--dry-run", cwd=dev["base"], env=dev["env"]).stdout
     assert "would free" in out and build_dir(dev).exists()
+    assert len(list((dev["base"] / "cache" / "develop").glob("*.json"))) == 1
     out = run_cli("clean", "--develop", *cache, cwd=dev["tree"], env=dev["env"]).stdout  # by source: the cwd
-    assert "1 build dir(s), freed" in out
+    assert "1 build dir(s), freed" in out and "forgot 1 develop request(s)" in out
+    assert not list((dev["base"] / "cache" / "develop").glob("*.json"))  # its memory goes with it
     assert not build_dir(dev).exists()
     assert not (dev["tree"] / "compile_commands.json").exists()
     assert sorted(p.name for p in (dev["tree"] / "python" / "triton" / "_C").iterdir()) == [".keep"]
     assert (dev["tree"] / "CMakeLists.txt").exists()  # the user's files stay
+
+
+def test_clean_all_forgets_every_develop_request_and_nothing_else(tmp_path: Path) -> None:
+    # issue 45 review: `clean --all` left <cache>/develop/ behind, so a later develop still used old flags
+    records = tmp_path / "cache" / "develop"
+    records.mkdir(parents=True)
+    mine = [records / f"{'a' * 32}.json", records / f".{'b' * 32}.json.123.tmp"]
+    for p in mine:
+        p.write_text("{}")
+    (tmp_path / "keep.json").write_text("{}")
+    others = [records / "notes.txt", records / f"{'c' * 32}.json"]
+    others[0].write_text("mine")
+    others[1].symlink_to(tmp_path / "keep.json")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    out = run_cli("clean", "--all", "--dry-run", *cache, cwd=tmp_path).stdout
+    assert "would forget 2 develop request(s)" in out and all(p.exists() for p in mine)
+    out = run_cli("clean", "--all", *cache, cwd=tmp_path).stdout
+    assert "forgot 2 develop request(s)" in out
+    assert not any(p.exists() for p in mine) and all(p.is_symlink() or p.exists() for p in others)
+    assert (tmp_path / "keep.json").read_text() == "{}"
 
 
 def test_ctrl_c_leaves_the_build_dir_usable(tmp_path: Path) -> None:

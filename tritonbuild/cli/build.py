@@ -164,6 +164,7 @@ def clean(all_: bool, develop_only: bool, dry_run: bool, **kw: Any) -> None:
     from tritonbuild import paths
     from tritonbuild.cli.host import cache_root_to_read
     from tritonbuild.execute import builddirs as st
+    from tritonbuild.execute.lastrequest import checkout_of
 
     req = request_of(kw)
     root = (cache_root_to_read(req.cache_dir, req.env) if all_ else paths.cache_root(req.env, req.cache_dir)) / "build"
@@ -173,6 +174,31 @@ def clean(all_: bool, develop_only: bool, dry_run: bool, **kw: Any) -> None:
     done = st.remove_build_dirs(targets, dry_run=dry_run)
     copies = st.remove_cache_copies(root.parent, dry_run=dry_run) if all_ and not develop_only else st.Cleaned()
     _say_cleaned(root, done, copies, dry_run)
+    if all_ or develop_only:  # develop's memory of a checkout goes with what it built
+        _forget(root.parent, None if all_ else checkout_of(req), dry_run)
+
+
+def _forget(cache_root: Path, checkout: Path | None, dry_run: bool) -> None:
+    """Remove the develop records of every checkout (``checkout`` None) or of one; say how many."""
+    from tritonbuild.execute.lastrequest import records
+    from tritonbuild.printable import printable
+    from tritonbuild.report import render
+
+    found = records(cache_root, checkout)
+    gone = 0
+    for path in found:
+        try:
+            if not dry_run:
+                path.unlink()
+            gone += 1
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            render.console().print(f"note: {printable(str(path))} could not be removed ({exc.strerror or exc}): the next develop "
+                                   "of its checkout still reads it", soft_wrap=True, highlight=False, markup=False)
+    if gone:
+        render.console().print(f"{'would forget' if dry_run else 'forgot'} {gone} develop request(s) "
+                               f"(under {printable(str(cache_root / 'develop'))})", soft_wrap=True, highlight=False, markup=False)
 
 
 def _say_cleaned(root: Path, done: Any, copies: Any, dry_run: bool) -> None:

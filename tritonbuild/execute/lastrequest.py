@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 import stat
 from collections.abc import Mapping
@@ -78,8 +79,11 @@ def checkout_of(request: Request) -> Path | None:
 
 
 def record_path(request: Request, checkout: Path) -> Path:
-    digest = hashlib.sha256(os.fsencode(checkout)).hexdigest()[:32]
-    return paths.cache_root(request.env, request.cache_dir) / "develop" / f"{digest}.json"
+    return paths.cache_root(request.env, request.cache_dir) / "develop" / _record_name(checkout)
+
+
+def _record_name(checkout: Path) -> str:
+    return f"{hashlib.sha256(os.fsencode(checkout)).hexdigest()[:32]}.json"
 
 
 def _absolute(name: str, value: Any, cwd: Path) -> Any:
@@ -165,6 +169,23 @@ def remember(request: Request, recalled: Recall, build_dir: Path) -> None:
     for path in (record_path(request, recalled.checkout), build_dir / IN_BUILD_DIR):
         with contextlib.suppress(OSError):
             _write(path, text)
+
+
+RECORD_NAME = re.compile(r"\.?[0-9a-f]{32}\.json(\.[0-9]+\.tmp)?")  # a record, or one a killed write left
+
+
+def records(cache_root: Path, checkout: Path | None = None) -> list[Path]:
+    """The develop records under ``cache_root`` (``clean``'s to remove): every one, or ``checkout``'s. Only
+    regular files named as tritonbuild names them (a link or anything else there is never taken)."""
+    folder = cache_root / "develop"
+    if checkout is not None:
+        found = [folder / _record_name(checkout)]
+    else:
+        try:
+            found = sorted(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []
+        except OSError:
+            return []
+    return [p for p in found if RECORD_NAME.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
 
 
 def _write(path: Path, text: str) -> None:
