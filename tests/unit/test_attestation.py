@@ -11,7 +11,7 @@ import pytest
 from google.protobuf import json_format
 from in_toto_attestation.v1 import statement
 
-from tests.helpers import plan_for
+from tests.helpers import plan_for, provenance_of_example
 from tritonbuild.errors import UserError
 from tritonbuild.request import flag_settings
 from tritonbuild.resolve.source import GitState
@@ -215,3 +215,28 @@ def test_a_source_without_git_is_a_file_uri_not_git(tree) -> None:
     assert deps["source"].uri == f"file://{plan.source.root}" and not deps["source"].digest
     assert "not a git checkout" in deps["source"].annotations["rebuild"]  # said in the provenance itself
     assert deps["llvm"].annotations["noDigest"] == attestation.NO_LLVM_DIGEST  # an installed prefix: no digest
+
+
+def test_build_type_and_builder_are_the_ones_docs_build_type_md_defines(tmp_path: Path) -> None:
+    """The build type's URI is defined in this repository (docs/build-type.md), and the doc names every parameter
+    the writer emits: a key added to externalParameters or internalParameters without its meaning fails here."""
+    from tritonbuild import __version__
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "build-type.md").read_text()
+    assert doc.startswith(f"# tritonbuild's build type: `{attestation.BUILD_TYPE}`")
+    assert attestation.BUILD_TYPE.endswith("/v1") and f"| `{attestation.BUILD_TYPE}` |" in doc
+    builder = f"pkg:pypi/tritonbuild@{__version__}"
+    assert builder == attestation.BUILDER_ID and "`pkg:pypi/tritonbuild@VERSION`" in doc
+    pred = provenance_of_example(tmp_path)["predicate"]  # every dependency kind the writer makes
+    assert pred["buildDefinition"]["buildType"] == attestation.BUILD_TYPE
+    assert pred["runDetails"]["builder"]["id"] == attestation.BUILDER_ID
+    bd = pred["buildDefinition"]
+    for part in ("externalParameters", "internalParameters"):
+        assert f"## {part}" in doc
+        missing = [k for k in bd[part] if f"| `{k}` |" not in doc]
+        assert not missing, f"docs/build-type.md does not say what {part}.{missing} means"
+    assert all(f"`{k}`" in doc for k in bd["externalParameters"]["python"])
+    assert {e["origin"].split()[0] for e in bd["externalParameters"]["settings"].values()} <= {"default", "cli"}
+    assert all(f"`{w}" in doc for w in ("default`", "cli --flag`", "env NAME`", "recipe NAME`"))
+    names = {d["name"].split(":")[0] for d in bd["resolvedDependencies"]}
+    assert all(f"`{n}" in doc for n in names), names

@@ -33,8 +33,10 @@ from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, show
 from tritonbuild.wheel import provenance_fields as fields
 
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
-BUILD_TYPE = "https://github.com/tritonbuild/tritonbuild/buildtypes/wheel/v1"
-BUILDER_ID = "https://github.com/tritonbuild/tritonbuild"
+# What the build type and the builder are, and what every parameter means: docs/build-type.md. Package URLs that
+# name the tritonbuild distribution (it has no web home: an https:// URL would name a host nobody runs for it).
+BUILD_TYPE = "pkg:pypi/tritonbuild#build-type/wheel/v1"
+BUILDER_ID = f"pkg:pypi/tritonbuild@{__version__}"
 SUFFIX = ".provenance.json"  # <wheel file name>.provenance.json: the wheel's own name, then what the file is
 MAX_BYTES = 4 << 20  # a provenance file read back: a plan's is some tens of KiB
 # Settings that say how this machine builds, not what: a rebuild takes them from its own machine, and they are
