@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -332,6 +333,7 @@ def run_logged(argv: list[str], *, cwd: Path, env: Mapping[str, str], log: IO[st
     KeyboardInterrupt."""
     log.write(f"$ cd {cwd} && {' '.join(argv)}\n")
     log.flush()
+    reporter.detail(f"$ cd {shlex.quote(str(cwd))} && {shlex.join(str(a) for a in argv)}")  # -v
     child = start(argv, cwd=cwd, env=env)
     try:
         rc, tail = _follow(child, log, tracker, reporter, label)
@@ -365,6 +367,7 @@ def _follow(child: subprocess.Popen[str], log: IO[str], tracker: LineTracker, re
             log.flush()  # the log is what people tail -f during an hour-long build
             tail = [*tail[-19:], line]
             tracker.feed(line)
+            reporter.detail(line.rstrip("\n"), "output")  # -vv: the whole output, as the log has it
             bar.update(tracker.done, tracker.total or None, f"{label}: {tracker.phase}")
         rc = child.wait()
     child.stdout.close()

@@ -1,7 +1,8 @@
-"""What the edge says to the person running it, by meaning, not by markup: a note, a warning, a step, plain text
-and a progress bar. ``Reporter`` is the protocol every stage talks to; the rich implementation (colours, escaping
-of text from others) lives in ``tritonbuild.report.console``; ``PlainReporter`` writes unstyled lines to a stream
-(tests, pipes)."""
+"""What the edge says to the person running it, by meaning, not by markup: a note, a warning, a step, plain text,
+a result, a detail (a command line, a compiler's output) and a progress bar, each shown or not by the reporter's
+``verbosity`` (``-v``/``-q`` counted as pip counts them: ``shows``). ``Reporter`` is the protocol every stage
+talks to; the rich implementation (colours, escaping of text from others) lives in ``tritonbuild.report.console``;
+``PlainReporter`` writes unstyled lines to a stream (tests, pipes)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import IO, Protocol, runtime_checkable
+from typing import IO, Literal, Protocol, runtime_checkable
 
 
 class ProgressBar(Protocol):
@@ -18,13 +19,43 @@ class ProgressBar(Protocol):
     def update(self, done: int, total: int | None = None, description: str | None = None) -> None: ...
 
 
+# Verbosity: the count of -v less the count of -q (pip's way: ``-v -q`` is 0). Each kind of message has the least
+# verbosity it is shown at: -q keeps warnings and the final result lines, -qq nothing of these (an error is never the
+# Reporter's: ``cli.main`` prints it whatever the verbosity); -v adds the command lines each stage runs (and the
+# log's tail on a failure), -vv every line of the compilers' output.
+Kind = Literal["warn", "result", "note", "step", "plain", "progress", "command", "output"]
+LEAST: dict[Kind, int] = {"warn": -1, "result": -1, "note": 0, "step": 0, "plain": 0, "progress": 0, "command": 1,
+                          "output": 2}
+MIN_VERBOSITY, MAX_VERBOSITY = -2, 2  # -qqq says no less than -qq, -vvv no more than -vv
+
+
+def shows(kind: Kind, verbosity: int) -> bool:
+    """Whether a message of ``kind`` is shown at ``verbosity``."""
+    return verbosity >= LEAST[kind]
+
+
+def clamp(verbosity: int) -> int:
+    return max(MIN_VERBOSITY, min(MAX_VERBOSITY, verbosity))
+
+
 @runtime_checkable
 class Reporter(Protocol):
     """Where the edge's messages go. Every text given is plain text from anywhere (a path, a commit subject, a
-    compiler's line): an implementation shows it as written, never interprets it as markup."""
+    compiler's line): an implementation shows it as written, never interprets it as markup, and only when its
+    ``verbosity`` ``shows`` that kind of message."""
 
     @property
     def is_terminal(self) -> bool: ...
+
+    @property
+    def verbosity(self) -> int:
+        """-2 (``-qq``) to 2 (``-vv``); 0 by default."""
+
+    def result(self, text: str) -> None:
+        """A line of the final result (what was built, whether it is identical): shown down to ``-q``."""
+
+    def detail(self, text: str, kind: Literal["command", "output"] = "command") -> None:
+        """A command line a stage runs (shown from ``-v``) or a line of its output (``output``: from ``-vv``)."""
 
     def note(self, text: str, topic: str = "note") -> None:
         """Something worth knowing, under ``topic`` ("note", "nvidia", "llvm", "compile check")."""
@@ -103,28 +134,40 @@ class PlainReporter:
     """A ``Reporter`` writing ``topic: text`` lines to a stream, no colours and no bars (progress as log lines):
     for tests and pipes."""
 
-    def __init__(self, stream: IO[str] | None = None) -> None:
+    def __init__(self, stream: IO[str] | None = None, verbosity: int = 0) -> None:
         self.stream = stream if stream is not None else sys.stdout
+        self._verbosity = clamp(verbosity)
 
     @property
     def is_terminal(self) -> bool:
         return False
 
-    def _write(self, text: str) -> None:
-        self.stream.write(text + "\n")
-        self.stream.flush()
+    @property
+    def verbosity(self) -> int:
+        return self._verbosity
+
+    def _write(self, text: str, kind: Kind = "plain") -> None:
+        if shows(kind, self._verbosity):
+            self.stream.write(text + "\n")
+            self.stream.flush()
 
     def note(self, text: str, topic: str = "note") -> None:
-        self._write(f"{topic}: {text}")
+        self._write(f"{topic}: {text}", "note")
 
     def warn(self, text: str, topic: str = "warning") -> None:
-        self._write(f"{topic}: {text}")
+        self._write(f"{topic}: {text}", "warn")
 
     def step(self, text: str) -> None:
-        self._write(text)
+        self._write(text, "step")
 
     def plain(self, text: str) -> None:
         self._write(text)
 
+    def result(self, text: str) -> None:
+        self._write(text, "result")
+
+    def detail(self, text: str, kind: Literal["command", "output"] = "command") -> None:
+        self._write(text, kind)
+
     def progress(self, label: str, *, transfer: bool = False) -> AbstractContextManager[ProgressBar]:
-        return log_progress(self._write, label, transfer=transfer)
+        return log_progress(lambda line: self._write(line, "progress"), label, transfer=transfer)

@@ -9,7 +9,8 @@ from tritonbuild.cli.main import cli
 from tritonbuild.cli.options import SECTIONS
 from tritonbuild.settings.model import SPECS
 
-COMMAND_OWN = {"recipe", "python", "out", "as_json", "no_smoke_test"}  # options written by the commands themselves
+# options written by the commands themselves
+COMMAND_OWN = {"recipe", "python", "out", "as_json", "no_smoke_test", "verbose", "quiet"}
 
 
 def test_every_setting_with_a_flag_is_in_exactly_one_section() -> None:

@@ -129,3 +129,51 @@ def test_a_long_message_at_a_narrow_terminal_is_one_line_without_padding() -> No
     lines = buf.getvalue().splitlines()
     assert lines == [f"warning: LLVM 22.1.8 is not the pin; for the pinned LLVM, `{command}` builds it.",
                      f"ok   sbom: {WHEEL} listed with its SHA-256"]
+
+
+def _say_all(rep: Reporter) -> None:
+    rep.warn("w")
+    rep.result("r")
+    rep.note("n")
+    rep.step("s")
+    rep.plain("p")
+    rep.detail("$ cmd")
+    rep.detail("compiler line", "output")
+
+
+# What each verbosity shows, as pip counts -v and -q: -qq nothing of these (errors are cli.main's), -q warnings and
+# results, the default every message but the details, -v the command lines, -vv the compilers' output too.
+LEVELS = {-2: [], -1: ["warning: w", "r"], 0: ["warning: w", "r", "note: n", "s", "p"],
+          1: ["warning: w", "r", "note: n", "s", "p", "$ cmd"],
+          2: ["warning: w", "r", "note: n", "s", "p", "$ cmd", "compiler line"]}
+
+
+@pytest.mark.parametrize("verbosity", sorted(LEVELS))
+def test_each_verbosity_shows_its_messages(verbosity: int, capsys: pytest.CaptureFixture[str]) -> None:
+    buf = io.StringIO()
+    _say_all(PlainReporter(buf, verbosity=verbosity))
+    assert buf.getvalue().splitlines() == LEVELS[verbosity]
+    made = render.console(verbosity=verbosity)  # the CLI's console (stdout is captured: piped)
+    assert made.verbosity == verbosity and made.quiet == (verbosity == -2)
+    _say_all(made)
+    made.print("summary table")  # what a command prints directly: shown unless -qq
+    assert capsys.readouterr().out.splitlines() == LEVELS[verbosity] + (["summary table"] if verbosity > -2 else [])
+
+
+def test_verbosity_beyond_the_levels_is_the_last_level_and_quiet_drops_progress_lines() -> None:
+    buf = io.StringIO()
+    assert PlainReporter(buf, verbosity=-5).verbosity == -2 and PlainReporter(buf, verbosity=7).verbosity == 2
+    quiet = PlainReporter(buf, verbosity=-1)
+    with quiet.progress("compile") as bar:
+        bar.update(1, 2)
+    assert buf.getvalue() == ""
+    assert render.console(verbosity=-1).progress("compile").__enter__().__class__.__name__ == "NoBar"
+
+
+def test_v_and_q_are_counted_as_pip_counts_them() -> None:
+    from tritonbuild.cli.main import json_command, verbosity_of
+
+    assert verbosity_of(["build", "-vv"]) == 2 and verbosity_of(["build", "-v", "-q"]) == 0
+    assert verbosity_of(["develop", "-qq", "--quiet"]) == -3 and verbosity_of(["rebuild", "p.json", "-v"]) == 1
+    assert verbosity_of(["plan", "-q"]) == 0  # plan takes neither: nothing read
+    assert json_command(["build", "-q", "--json"]) == "build"

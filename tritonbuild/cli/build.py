@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import plan_command, plan_options, request_of
+from tritonbuild.cli.options import plan_command, plan_options, request_of, verbosity, verbosity_options
 
 if TYPE_CHECKING:
     from tritonbuild.execute.lastrequest import Recall
@@ -51,6 +51,7 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
               "wheels (progress goes to stderr).")
 @click.option("--compile-commands", is_flag=True, help="Also link compile_commands.json at the source root for "
               "editors, as `develop` does (by default `build` writes nothing into the checkout).")
+@verbosity_options
 def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands: bool, **kw: Any) -> None:
     """Build a wheel with the selected backends into ./dist (or --out); one per --python.
 
@@ -64,7 +65,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
     from tritonbuild.request import provisioned_plans
     from tritonbuild.wheel import publish
 
-    console = render.console(stderr=as_json)
+    console = render.console(stderr=as_json, verbosity=verbosity(kw))
     req = request_of(kw, out=out, smoke_test=not no_smoke_test)
     from tritonbuild.cli.container import build_in_container
 
@@ -82,6 +83,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
 @plan_options
 @click.option("--forget", is_flag=True, help="Ignore this checkout's last develop request: use only the options "
               "given now (and remember them instead).")
+@verbosity_options
 def develop(forget: bool, **kw: Any) -> None:
     """Build incrementally and install editable into the active environment.
 
@@ -95,13 +97,13 @@ def develop(forget: bool, **kw: Any) -> None:
     from tritonbuild.report import render
     from tritonbuild.request import provisioned_plan
 
-    console = render.console()
+    console = render.console(verbosity=verbosity(kw))
     recalled = _recalled("develop", request_of(kw, editable=True), console, forget=forget)
     req = recalled.request
     p = provisioned_plan(req, console)
     lastrequest.remember(req, recalled, Path(p.cmake.build_dir))
     for w in p.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.warn(w)
     r = dev.develop(p, console, env=req.env)
     what = {"no": "no reconfigure", "yes": "configured", "clean": "clean reconfigure"}[r.configured]
     ninja = "ninja: no work" if r.ninja_no_work else "rebuilt"
@@ -133,16 +135,13 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
 
 def _recalled(command: str, req: Request, console: Any, *, forget: bool = False) -> Recall:
     """The request over its checkout's last develop request, said in one line when any part of it is used."""
-    from rich.markup import escape
-
     from tritonbuild.execute import lastrequest
 
     recalled = lastrequest.recall(req, forget=forget)
     if recalled.note:
-        console.print(f"[yellow]note:[/yellow] {escape(recalled.note)}", soft_wrap=True)
+        console.warn(recalled.note, topic="note")
     if recalled.used:
-        console.print(f"{command}: using the last request of this checkout: {escape(recalled.used)}",
-                      soft_wrap=True, highlight=False)
+        console.plain(f"{command}: using the last request of this checkout: {recalled.used}")
     return recalled
 
 
@@ -194,11 +193,13 @@ def _forget(cache_root: Path, checkout: Path | None, dry_run: bool) -> None:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            render.console().print(f"note: {printable(str(path))} could not be removed ({exc.strerror or exc}): the next develop "
-                                   "of its checkout still reads it", soft_wrap=True, highlight=False, markup=False)
+            render.console().print(f"note: {printable(str(path))} could not be removed ({exc.strerror or exc}): the "
+                                   "next develop of its checkout still reads it", soft_wrap=True, highlight=False,
+                                   markup=False)
     if gone:
         render.console().print(f"{'would forget' if dry_run else 'forgot'} {gone} develop request(s) "
-                               f"(under {printable(str(cache_root / 'develop'))})", soft_wrap=True, highlight=False, markup=False)
+                               f"(under {printable(str(cache_root / 'develop'))})", soft_wrap=True, highlight=False,
+                               markup=False)
 
 
 def _say_cleaned(root: Path, done: Any, copies: Any, dry_run: bool) -> None:

@@ -142,12 +142,37 @@ def main(argv: list[str] | None = None) -> None:
         err = render.console(stderr=True)
         err.print(f"[red bold]error:[/red bold] {escape(str(exc))}", soft_wrap=False)
         if isinstance(exc, BuildFailed):
-            if exc.tail:
-                err.print(exc.tail, markup=False, highlight=False)
-            if exc.log_path:
-                err.print(f"full log: {escape(exc.log_path)}")
+            _say_failure(exc, err, verbosity_of(args))
         sys.exit(exc.exit_code)
     sys.exit(0)
+
+
+LOG_TAIL_LINES = 200  # -v on a failure: the log's last lines after the error's own
+LOG_TAIL_BYTES = 256 << 10  # read from the log's end for them: a compiler's line may be long, a log is huge
+
+
+def _say_failure(exc: BuildFailed, err: Any, verbosity: int) -> None:
+    """A failed build's error tail and its log's path, whatever the verbosity; with -v the log's last lines too."""
+    from rich.markup import escape
+
+    if exc.tail:
+        err.print(exc.tail, markup=False, highlight=False)
+    if exc.log_path and verbosity >= 1 and (tail := _log_tail(Path(exc.log_path))):
+        err.print(f"the log's last {len(tail)} lines:", markup=False, highlight=False)
+        err.print("\n".join(tail), markup=False, highlight=False)
+    if exc.log_path:
+        err.print(f"full log: {escape(exc.log_path)}")
+
+
+def _log_tail(path: Path) -> list[str]:
+    """The last ``LOG_TAIL_LINES`` lines of a build log (none when it cannot be read: the error says the rest)."""
+    try:
+        with path.open("rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+            data = log.read(LOG_TAIL_BYTES)
+    except OSError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:]
 
 
 def _kind(exc: TritonBuildError) -> jsonout.ErrorKind:
@@ -168,6 +193,20 @@ def json_command(args: list[str]) -> str | None:
     arguments as click reads them, without running anything (resilient parsing runs no callback and raises no
     usage error), so that a run refused before its command ran still answers in JSON. The root group's options
     are flags only: the first word that is no option names the command (and in a group, the next one)."""
+    found = _given(args, "as_json")
+    return found[0] if found is not None and found[1].get("as_json") else None
+
+
+def verbosity_of(args: list[str]) -> int:
+    """The run's -v count less its -q count (``cli.options.verbosity_options``), read as ``json_command`` reads
+    --json: 0 for a command without them."""
+    found = _given(args, "verbose")
+    return int(found[1].get("verbose") or 0) - int(found[1].get("quiet") or 0) if found is not None else 0
+
+
+def _given(args: list[str], param: str) -> tuple[str, dict[str, Any]] | None:
+    """The command ``args`` invoke (``plan``, ``llvm status``) and the values of its options, when it has the option
+    ``param``; None otherwise or when its arguments cannot be read."""
     words = args[:args.index("--")] if "--" in args else args
     command: click.Command = cli
     names: list[str] = []
@@ -179,13 +218,13 @@ def json_command(args: list[str]) -> str | None:
             return None
         names.append(rest[at])
         command, rest = found, rest[at + 1:]
-    if not any(p.name == "as_json" for p in command.params):
+    if not any(p.name == param for p in command.params):
         return None
     try:
         ctx = command.make_context(" ".join(names), list(rest), resilient_parsing=True, ignore_unknown_options=True)
     except (click.ClickException, click.exceptions.Exit, ValueError, TypeError):
         return None
-    return " ".join(names) if ctx.params.get("as_json") else None
+    return " ".join(names), ctx.params
 
 
 def _json_failure(args: list[str], message: str, kind: jsonout.ErrorKind, exit_code: int,

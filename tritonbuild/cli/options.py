@@ -112,6 +112,21 @@ REQUEST = (
 )
 
 
+def verbosity_options(func: F) -> F:
+    """``-v``/``-q`` as pip has them, for the commands that build: each repeatable, counted together (``-v -q`` is
+    the default), ``verbosity(kw)`` their sum. Output only: no setting, so the plan and the provenance are the same
+    whatever they are, and ``--json``'s object does not change."""
+    func = click.option("-q", "--quiet", count=True, help="Less output, repeatable: -q only warnings, errors and the "
+                        "result; -qq only errors (errors are never silenced).")(func)
+    return click.option("-v", "--verbose", count=True, help="More output, repeatable: -v also each command a stage "
+                        "runs and the build log's tail on a failure; -vv also every line the compilers print.")(func)
+
+
+def verbosity(kw: dict[str, Any]) -> int:
+    """The count of -v less the count of -q (``verbosity_options``), taken out of the command's keywords."""
+    return int(kw.pop("verbose", 0) or 0) - int(kw.pop("quiet", 0) or 0)
+
+
 def plan_options(func: F) -> F:
     """Every setting's option and the request options: what each command that resolves a plan takes."""
     for opt in reversed((*(setting_option(spec) for spec in SPECS if spec.flag), *REQUEST)):
@@ -124,7 +139,7 @@ def plan_options(func: F) -> F:
 # command's own options (--out, --json, ...) go under "Common" when named there, else under "Other".
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Common", ("source", "ref", "backends", "plugin_dirs", "llvm", "recipe", "python", "out", "jobs", "patches",
-                "offline", "as_json")),
+                "offline", "as_json", "verbose", "quiet")),
     ("LLVM", ("llvm_mirror", "allow_unpinned", "llvm_src", "llvm_assertions", "llvm_link", "require_pinned_llvm")),
     ("Checks before and after the build", ("strict", "api_check", "canary", "canary_budget", "compile_check",
                                           "compile_check_timeout", "no_smoke_test")),
@@ -181,7 +196,9 @@ def given_options(ctx: click.Context) -> list[tuple[str, str, str | None]]:
         if not isinstance(param, click.Option) or ctx.get_parameter_source(name) != COMMANDLINE:
             continue
         value, long = ctx.params.get(name), max(param.opts, key=len)
-        if param.is_flag and param.secondary_opts:
+        if param.count:
+            items += [(name, long, None)] * int(value or 0)
+        elif param.is_flag and param.secondary_opts:
             items.append((name, long if value else max(param.secondary_opts, key=len), None))
         elif param.is_flag:
             if value:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from tritonbuild.cli.options import verbosity_options
 from tritonbuild.errors import UserError
 
 if TYPE_CHECKING:
@@ -43,9 +44,10 @@ if TYPE_CHECKING:
                    "work.")
 @click.option("--no-smoke-test", is_flag=True, help="Skip the wheel's build-time checks before publishing it: the "
               "import, and with it the compile check (and the RECORD and library checks).")
+@verbosity_options
 def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None, plugin_dirs: tuple[str, ...],
             llvm: str | None, python: str | None, subject: str | None, trust_provenance: bool,
-            no_smoke_test: bool) -> None:
+            no_smoke_test: bool, verbose: int, quiet: int) -> None:
     """Rebuild a wheel from its provenance (same source commit, plugins, LLVM and settings) and check that the
     result is byte-identical to it: exit 0 when it is, 1 when not (naming the sha256s, the settings and
     dependencies that differ and the wheel members that differ), 2 for a malformed or untrusted provenance. A
@@ -64,7 +66,7 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     typed = frozenset(f for f, v in (("--source", source), ("--plugin-dir", plugin_dirs), ("--llvm", llvm)) if v)
     rebuild_rules.refuse_untrusted(read, str(path), typed, trust_provenance)
     rebuild_rules.check_plugin_count(read.claim, plugin_dirs)
-    console = render.console()
+    console = render.console(verbosity=verbose - quiet)
     promise = rebuild_rules.not_promised(claim)
     if promise:
         console.warn(promise, topic="note")
@@ -83,7 +85,8 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     if len(plans) != 1:
         raise UserError(f"The provenance's settings make {len(plans)} plans; a rebuild makes one wheel.")
     plan = plans[0]
-    render.print_plan(plan, console)
+    if console.verbosity >= 0:
+        render.print_plan(plan, console)
     _print_machine(claim, plan.settings, flags, console)
     if not req.smoke_test:
         console.note(UNCHECKED)
@@ -151,10 +154,10 @@ def _report(claim: Any, plan: Any, result: Any, wheel: Path, promise: str | None
     from tritonbuild.wheel import attestation
 
     same = result.sha256 == claim.sha256
-    console.plain(f"subject: {claim.wheel} sha256 {claim.sha256}")
-    console.plain(f"rebuilt: {result.wheel} sha256 {result.sha256}")
+    console.result(f"subject: {claim.wheel} sha256 {claim.sha256}")
+    console.result(f"rebuilt: {result.wheel} sha256 {result.sha256}")
     if same:
-        console.plain("identical: yes, the rebuild is byte for byte the provenance's wheel")
+        console.result("identical: yes, the rebuild is byte for byte the provenance's wheel")
         return
     ours = _rebuilt_claim(result.wheel)
     found = {"settings": attestation.setting_differences(claim, plan.settings),
@@ -162,12 +165,12 @@ def _report(claim: Any, plan: Any, result: Any, wheel: Path, promise: str | None
              "new since the provenance": attestation.new_settings(claim, plan.settings)}
     found.update(_wheel_differences(wheel, claim.sha256, result.wheel))
     why = " (built without --reproducible: byte identity was never promised, see the note above)" if promise else ""
-    console.plain(f"identical: no, sha256 {claim.sha256} in the provenance, {result.sha256} rebuilt{why}")
+    console.result(f"identical: no, sha256 {claim.sha256} in the provenance, {result.sha256} rebuilt{why}")
     if result.wheel.name != claim.wheel:
-        console.plain(f"  the wheel's name differs: {claim.wheel} in the provenance, {result.wheel.name} rebuilt")
+        console.result(f"  the wheel's name differs: {claim.wheel} in the provenance, {result.wheel.name} rebuilt")
     for what, lines in found.items():
         for line in lines:
-            console.plain(f"  {what}: {line}")
+            console.result(f"  {what}: {line}")
     sys.exit(1)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from tritonbuild.plan import Plan
+from tritonbuild.plan import Plan, redact_text
 from tritonbuild.result import BuildResult
 
 if TYPE_CHECKING:
@@ -36,7 +36,11 @@ def run_builds(plans: Sequence[Plan], reporter: SafeConsole, *, env: Mapping[str
         reporter.note(UNCHECKED)
     results: list[BuildResult] = []
     for plan in plans:
-        render.print_plan(plan, reporter)
+        if reporter.verbosity >= 0:
+            render.print_plan(plan, reporter)
+        else:  # -q: of the plan, only its warnings
+            for warning in plan.warnings:
+                reporter.warn(redact_text(warning))
         result = build_wheel(plan, reporter, env=env, smoke=smoke, compile_commands=compile_commands)
         summary.print_summary(plan, result, reporter)
         results.append(result)

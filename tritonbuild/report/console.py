@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
@@ -15,7 +15,7 @@ from rich.table import Table
 
 from tritonbuild.errors import StdoutClosed
 from tritonbuild.printable import printable_text
-from tritonbuild.reporter import ProgressBar, Reporter, log_progress
+from tritonbuild.reporter import NoBar, ProgressBar, Reporter, log_progress, shows
 
 # The colour of each topic's label; a topic not named here is cyan.
 TOPIC_STYLE = {"warning": "yellow", "error": "red"}
@@ -33,7 +33,10 @@ class _Bar:
 class SafeConsole(Console):
     """A rich Console that escapes control characters in every text it renders (a message, a table cell, a row)
     and, piped, lays a table out as its columns (no box, no stretching, each row's last cell unpadded); it is also
-    the ``Reporter`` the CLI hands the stages."""
+    the ``Reporter`` the CLI hands the stages. ``verbosity`` (``render.console`` sets it) says which messages it
+    shows (``reporter.shows``); what is printed directly (a plan, a summary table) is the command's to choose."""
+
+    verbosity = 0
 
     def on_broken_pipe(self) -> None:
         """A closed stdout (``plan | head -1``) ends the run quietly with 141 (``cli.main``), not rich's exit 1."""
@@ -66,19 +69,34 @@ class SafeConsole(Console):
         super().print(*objects, **kwargs)
 
     def note(self, text: str, topic: str = "note") -> None:
-        say(self, topic, text, TOPIC_STYLE.get(topic, "cyan"))
+        if shows("note", self.verbosity):
+            say(self, topic, text, TOPIC_STYLE.get(topic, "cyan"))
 
     def warn(self, text: str, topic: str = "warning") -> None:
-        say(self, topic, text, "yellow")
+        if shows("warn", self.verbosity):
+            say(self, topic, text, "yellow")
 
     def step(self, text: str) -> None:
-        self.print(escape(text), highlight=False)
+        if shows("step", self.verbosity):
+            self.print(escape(text), highlight=False)
 
     def plain(self, text: str) -> None:
-        self.print(escape(text), soft_wrap=True, highlight=False)
+        if shows("plain", self.verbosity):
+            self.print(escape(text), soft_wrap=True, highlight=False)
+
+    def result(self, text: str) -> None:
+        if shows("result", self.verbosity):
+            self.print(escape(text), soft_wrap=True, highlight=False)
+
+    def detail(self, text: str, kind: Literal["command", "output"] = "command") -> None:
+        if shows(kind, self.verbosity):
+            self.print(escape(text), soft_wrap=True, highlight=False)
 
     @contextmanager
     def progress(self, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
+        if not shows("progress", self.verbosity):
+            yield NoBar()
+            return
         with progress_on(self, label, transfer=transfer) as bar:
             yield bar
 
@@ -166,6 +184,16 @@ class RichReporter:
     @property
     def is_terminal(self) -> bool:
         return self.console.is_terminal
+
+    @property
+    def verbosity(self) -> int:
+        return 0
+
+    def result(self, text: str) -> None:
+        self.plain(text)
+
+    def detail(self, text: str, kind: Literal["command", "output"] = "command") -> None:
+        pass  # shown from -v: a console not made by ``render.console`` is at the default verbosity
 
     def note(self, text: str, topic: str = "note") -> None:
         say(self.console, topic, printable_text(text), TOPIC_STYLE.get(topic, "cyan"))

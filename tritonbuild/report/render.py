@@ -46,20 +46,25 @@ class _Unpadded:
         return self.stream.fileno()
 
 
-def console(stderr: bool = False) -> SafeConsole:
+def console(stderr: bool = False, verbosity: int = 0) -> SafeConsole:
     """The one console of every message (``tritonbuild.report.console.SafeConsole``, also the stages'
     ``Reporter``): each piece of text it renders (a message, a table cell, a row) has its control characters
     escaped first, so a hostile name quoted anywhere cannot send the terminal escape sequences; rich's own colours
     come after, from markup. Piped, lines are as wide as their content (no path or sha256 is folded mid-word, no
-    table stretched to a width) and carry no trailing spaces: a log reader copies them whole."""
+    table stretched to a width) and carry no trailing spaces: a log reader copies them whole. ``verbosity`` (-v
+    less -q, ``tritonbuild.reporter``) says which messages it shows; at -qq it prints nothing (errors are printed
+    by ``cli.main`` on a console of their own)."""
     from tritonbuild.report.console import SafeConsole
+    from tritonbuild.reporter import MIN_VERBOSITY, clamp
 
     made = SafeConsole(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
-    if made.is_terminal:
-        return made
-    stream = sys.stderr if stderr else sys.stdout
-    return SafeConsole(file=cast("IO[str]", _Unpadded(stream)), width=PIPE_WIDTH,
-                       no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+    if not made.is_terminal:
+        stream = sys.stderr if stderr else sys.stdout
+        made = SafeConsole(file=cast("IO[str]", _Unpadded(stream)), width=PIPE_WIDTH,
+                           no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+    made.verbosity = clamp(verbosity)
+    made.quiet = made.verbosity <= MIN_VERBOSITY
+    return made
 
 
 def _yn(value: bool | None) -> str:
