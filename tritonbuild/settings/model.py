@@ -321,6 +321,14 @@ def _path(value: str) -> str | None:
     return None if long is None else f"has a path component of {len(long)} characters (at most {MAX_NAME_BYTES})"
 
 
+def _source(value: str) -> str | None:
+    """The source: a path or a URL. An empty one would be the current directory, as an empty --plugin-dir or
+    --patch would, which nobody types on purpose (a CI's unset variable: ``--source "$TRITON_SRC"``)."""
+    if not value.strip():
+        return "is empty, which would mean the current directory (name the directory, '.' if you mean it)"
+    return _path(value)
+
+
 def _git_ref(value: str) -> str | None:
     """A branch, tag or commit: git would read a leading '-' as an option, and no ref holds a space."""
     if not value.strip() or value.startswith("-") or any(c.isspace() for c in value):
@@ -428,7 +436,7 @@ BUILD_TYPES: tuple[str, ...] = get_args(BuildType)
 
 SPECS: tuple[Spec, ...] = (
     _spec("source", None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
-          validate=_path),
+          validate=_source),
     _spec("ref", None, "--ref", None, "git ref to check out when --source is a URL", validate=_git_ref),
     _spec("patches", [], "--patch", {"TRITONBUILD_PATCHES": _list_semicolon},
           "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "

@@ -1,0 +1,22 @@
+"""Hostile review (#44, #46): small inputs that were taken, silently, as something nobody meant: an empty --source,
+a TRITON_PLUGIN_DIRS of only separators, URLs with spaces or fragments, ``-0`` as a number, click's own usage
+errors, ``verify --python`` of no interpreter. Each is one paragraph and exit 2, before any work. In-process: no
+subprocess, no file outside tmp_path."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.test_inputs import RECIPE, flag_refusal, refusal
+from tritonbuild.settings import recipes
+from tritonbuild.settings.model import resolve_settings
+
+
+@pytest.mark.parametrize("empty", ["", " "])
+def test_an_empty_source_is_refused_not_taken_as_the_current_directory(empty: str) -> None:
+    """``--source "$UNSET"`` built the current directory; an empty --plugin-dir or --patch was already refused."""
+    for message in (flag_refusal("source", empty), refusal(recipes.parse, {"source": empty}, RECIPE),
+                    refusal(resolve_settings, {"source": empty}, {})):
+        assert message.startswith("The setting source = ") and "is empty" in message, message
+        assert "current directory" in message and "\n" not in message
+    assert resolve_settings({"source": "."}, {})["source"].value == "."
