@@ -112,9 +112,15 @@ def _str(env: Mapping[str, str], name: str) -> str | None:
 
 
 def _list_semicolon(env: Mapping[str, str], name: str) -> list[str] | None:
+    """A ';' separated list; an empty entry beside others (a trailing ';') is dropped, but a value of separators
+    only (``TRITON_PLUGIN_DIRS=";;"``) is refused: it was set to name something and names nothing."""
     if name not in env or not env[name].strip():
         return None
-    return [p.strip() for p in env[name].strip().split(";") if p.strip()]
+    items = [p.strip() for p in env[name].strip().split(";") if p.strip()]
+    if not items:
+        raise UserError(f"The environment variable {name}={show(env[name])} names nothing: its ';' separated "
+                        "entries are all empty. Name at least one (a path), or unset it.")
+    return items
 
 
 def _shlex(env: Mapping[str, str], name: str) -> list[str] | None:
