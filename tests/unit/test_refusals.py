@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_inputs import RECIPE, flag_refusal, refusal
+from tests.unit.test_inputs import RECIPE, flag_refusal, origins, refusal, same_paragraph
 from tritonbuild.settings import recipes
-from tritonbuild.settings.model import resolve_settings
+from tritonbuild.settings.model import SPEC_BY_NAME, resolve_settings
 
 
 @pytest.mark.parametrize("empty", ["", " "])
@@ -33,3 +33,31 @@ def test_a_list_variable_of_separators_only_is_refused_by_name(variable: str, va
     setting = {"TRITON_PLUGIN_DIRS": "plugin_dirs", "TRITONBUILD_PATCHES": "patches", "TRITONBUILD_DEPS": "deps"}
     assert resolve_settings({}, {variable: "a;"})[setting[variable]].value == ["a"]
     assert resolve_settings({}, {variable: ""})[setting[variable]].origin == "default"
+
+
+_BAD_URLS = ["https://mirror.example/llvm builds", "https://mirror.example/llvm#frag", "https://mirror.example/#",
+             "https://mirror.example/llvm\u00a0x", "https://mirror.example/\u3000", "https://h/a\u2028b",
+             "https:// mirror.example/llvm", "file:///srv/simple#x", "file:///srv/my simple"]
+
+
+@pytest.mark.parametrize("url", _BAD_URLS)
+def test_a_mirror_or_index_url_with_whitespace_or_a_fragment_is_refused(url: str) -> None:
+    """urlsplit keeps a space, a no-break space or a fragment where a URL can hold none a server is sent: the
+    download then asks for another file than the one the setting seems to name."""
+    if not url.startswith("file:"):
+        messages = origins("llvm_mirror", url)
+        same_paragraph(messages)
+        assert all("http:// or https:// URL with a host" in m and "#fragment" in m for m in messages.values())
+    index = refusal(resolve_settings, {}, {"PIP_INDEX_URL": url})
+    assert "URL of a package index" in index and "#fragment" in index and "\n" not in index, index
+
+
+def test_url_checks_refuse_control_characters_themselves() -> None:
+    """The settings refuse a control character in any text first; the URL rule holds without that check too."""
+    for name in ("llvm_mirror", "pypi_index"):
+        check = SPEC_BY_NAME[name].validate
+        assert check is not None
+        for bad in ("https://h/a\tb", "https://h/a\x00", "https://h/a\x9b", "https://h/a\x7f"):
+            assert check(bad), (name, bad)
+        assert check("https://h:8080/llvm-builds") is None
+    assert resolve_settings({}, {"PIP_INDEX_URL": "file:///srv/simple"})["pypi_index"].value == "file:///srv/simple"

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
+from urllib.parse import SplitResult
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -302,19 +303,32 @@ def _version_suffix(value: str) -> str | None:
     return plain if plain and local else None
 
 
+_URL_RULE = "no spaces, control characters or #fragment"
+
+
+def _url_parts(value: str) -> SplitResult | None:
+    """A URL's parts, or None where it is none a mirror or index may be: urlsplit strips or keeps whitespace and
+    control characters (``https://h/llvm builds``, a tab), and a ``#fragment`` is never sent, so a base URL with
+    one would have the archive's name appended to the fragment, not the path."""
+    if "#" in value or any(c.isspace() or ord(c) < 32 or 127 <= ord(c) < 160 for c in value):
+        return None
+    return split_url(value)
+
+
 def _http_url(value: str) -> str | None:
-    parts = split_url(value)
+    parts = _url_parts(value)
     if parts is not None and parts.scheme in ("http", "https") and parts.netloc:
         return None
-    return "must be an http:// or https:// URL with a host (a mirror or an index)"
+    return f"must be an http:// or https:// URL with a host (a mirror or an index), {_URL_RULE}"
 
 
 def _index_url(value: str) -> str | None:
     """A package index: http(s), or a file:// index as pip itself takes in PIP_INDEX_URL (a user's pip setting)."""
-    parts = split_url(value)
+    parts = _url_parts(value)
     if parts is not None and parts.scheme == "file" and parts.path:
         return None
-    return None if _http_url(value) is None else "must be an http://, https:// or file:// URL of a package index"
+    return None if _http_url(value) is None else \
+        f"must be an http://, https:// or file:// URL of a package index, {_URL_RULE}"
 
 
 def _path(value: str) -> str | None:
