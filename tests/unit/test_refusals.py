@@ -5,11 +5,47 @@ subprocess, no file outside tmp_path."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
+from typing import Any
 
-from tests.unit.test_inputs import RECIPE, flag_refusal, origins, refusal, same_paragraph
+import click
+import pytest
+from click.testing import CliRunner
+
+from tritonbuild.cli.main import USAGE_VALUE_CAP, main
+from tritonbuild.cli.options import setting_option
+from tritonbuild.errors import UserError
 from tritonbuild.settings import recipes
 from tritonbuild.settings.model import SPEC_BY_NAME, resolve_settings
+
+RECIPE = Path("/nowhere/r.toml")  # recipes.parse reads nothing: the path only names the recipe in messages
+
+
+def refusal(fn: Any, *args: Any) -> str:
+    with pytest.raises(UserError) as info:
+        fn(*args)
+    return str(info.value)
+
+
+def flag_refusal(name: str, text: str) -> str:
+    """The refusal of ``--flag text`` as click parses it with the setting's own option."""
+    flag = SPEC_BY_NAME[name].flag
+    assert flag is not None
+    result = CliRunner().invoke(click.command()(setting_option(SPEC_BY_NAME[name])(lambda **kw: None)),
+                                [flag.split("/")[-1], text])
+    assert isinstance(result.exception, UserError), result.output
+    return str(result.exception)
+
+
+def origins(name: str, value: str) -> dict[str, str]:
+    """The refusal of one value from the flag, each environment variable and a recipe, all one paragraph with the
+    same words but the origin."""
+    spec = SPEC_BY_NAME[name]
+    out = {"cli": flag_refusal(name, value), "recipe": refusal(recipes.parse, {name: value}, RECIPE)}
+    out |= {env: refusal(resolve_settings, {}, {env: value}) for env in spec.env_names}
+    assert len({m.split(") ", 1)[1] for m in out.values()}) == 1, out
+    assert all("\n" not in m and m.startswith("The setting ") for m in out.values()), out
+    return out
 
 
 @pytest.mark.parametrize("empty", ["", " "])
@@ -46,7 +82,6 @@ def test_a_mirror_or_index_url_with_whitespace_or_a_fragment_is_refused(url: str
     download then asks for another file than the one the setting seems to name."""
     if not url.startswith("file:"):
         messages = origins("llvm_mirror", url)
-        same_paragraph(messages)
         assert all("http:// or https:// URL with a host" in m and "#fragment" in m for m in messages.values())
     index = refusal(resolve_settings, {}, {"PIP_INDEX_URL": url})
     assert "URL of a package index" in index and "#fragment" in index and "\n" not in index, index
@@ -61,3 +96,36 @@ def test_url_checks_refuse_control_characters_themselves() -> None:
             assert check(bad), (name, bad)
         assert check("https://h:8080/llvm-builds") is None
     assert resolve_settings({}, {"PIP_INDEX_URL": "file:///srv/simple"})["pypi_index"].value == "file:///srv/simple"
+
+
+def cli_exit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``tritonbuild ARGS`` run in this process by ``main`` (click parses, nothing is built): exit code, out, err."""
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("plan", "--jobs", "abc"), "'abc' is not a whole number"),
+    (("plan", "--bakends", "nvidia"), "No such option '--bakends'. Did you mean '--backends'?"),
+    (("verify",), "Missing argument 'WHEELS...'"),
+    (("bogus",), "No such command 'bogus'"),
+    (("plan", "--jobs", "a\nb\x1b[31m"), "'a\\nb\\x1b[31m' is not a whole number"),
+])
+def test_a_usage_error_is_one_paragraph_with_exit_2(capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
+                                                      said: str) -> None:
+    """click printed its usage line, a hint, a blank line and the error: four lines where tritonbuild says one."""
+    code, out, err = cli_exit(capsys, *args)
+    assert code == 2 and out == "" and said in err, err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Usage:" not in err and "--help` lists" in err
+
+
+@pytest.mark.parametrize("value", ["x" * 100_000, "a b " * 25_000, "--jobs=" + "9" * 5_000 + "x"])
+def test_a_usage_error_echoes_a_huge_value_cut_short(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    """click echoes the whole value back: a 100 kB argument made a 100 kB message (a CI log's line limit)."""
+    args = ("plan", value) if value.startswith("--") else ("plan", "--jobs", value)
+    code, _, err = cli_exit(capsys, *args)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 2 * USAGE_VALUE_CAP + 200, err
+    assert "characters)" in err and "whole number" in err
+
