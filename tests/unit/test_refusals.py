@@ -129,3 +129,10 @@ def test_a_usage_error_echoes_a_huge_value_cut_short(capsys: pytest.CaptureFixtu
     assert code == 2 and err.count("\n") == 1 and len(err) < 2 * USAGE_VALUE_CAP + 200, err
     assert "characters)" in err and "whole number" in err
 
+
+
+def test_a_flag_given_a_value_is_one_paragraph_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """``plan --json=yes``: --json is a flag; click refuses the value, and tritonbuild says so in one paragraph (no
+    JSON on stdout: what the run asked for cannot be read from a flag it refused)."""
+    code, out, err = cli_exit(capsys, "plan", "--json=yes")
+    assert code == 2 and out == "" and err == "error: Option '--json' does not take a value.\n", err
