@@ -16,7 +16,7 @@ from tritonbuild.cli.main import USAGE_VALUE_CAP, main
 from tritonbuild.cli.options import setting_option
 from tritonbuild.errors import UserError
 from tritonbuild.settings import recipes
-from tritonbuild.settings.model import SPEC_BY_NAME, resolve_settings
+from tritonbuild.settings.model import SPEC_BY_NAME, ascii_int, resolve_settings
 
 RECIPE = Path("/nowhere/r.toml")  # recipes.parse reads nothing: the path only names the recipe in messages
 
@@ -136,3 +136,21 @@ def test_a_flag_given_a_value_is_one_paragraph_with_exit_2(capsys: pytest.Captur
     JSON on stdout: what the run asked for cannot be read from a flag it refused)."""
     code, out, err = cli_exit(capsys, "plan", "--json=yes")
     assert code == 2 and out == "" and err == "error: Option '--json' does not take a value.\n", err
+
+
+@pytest.mark.parametrize("text", ["-0", "-00", "-007", "-0x1", "--1"])
+def test_a_negative_zero_or_a_signed_leading_zero_is_no_whole_number(capsys: pytest.CaptureFixture[str],
+                                                                       text: str) -> None:
+    """``-0`` was read as 0: a sign on a zero (or before a leading zero) is a typo, not a number anyone writes."""
+    with pytest.raises(ValueError, match="not a whole number"):
+        ascii_int(text)
+    assert "MAX_JOBS" in refusal(resolve_settings, {}, {"MAX_JOBS": text})
+    code, _, err = cli_exit(capsys, "plan", f"--unity-build={text}")
+    assert code == 2 and "is not a whole number written in ASCII digits" in err, err
+    code, _, err = cli_exit(capsys, "verify", "--compile-timeout", text, "x.whl")
+    assert code == 2 and "is not a whole number written in ASCII digits" in err, err
+
+
+def test_zero_and_negative_numbers_are_still_whole_numbers() -> None:
+    assert [ascii_int(t) for t in ("0", "00", "7", "-1", "-10", "4096")] == [0, 0, 7, -1, -10, 4096]
+    assert resolve_settings({}, {"TRITONBUILD_UNITY_BUILD": "0"})["unity_build"].value == 0

@@ -55,7 +55,7 @@ def env_bool(env: Mapping[str, str], name: str) -> bool | None:
     )
 
 
-_WHOLE = re.compile(r"-?[0-9]+")
+_WHOLE = re.compile(r"[0-9]+|-[1-9][0-9]*")  # no -0, -00 or -007: a sign on a zero or a leading zero is a typo
 # inf and nan are read, so that the setting's range refuses them as it refuses any number outside it
 _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?(?i:inf|infinity|nan)")
 
@@ -63,7 +63,8 @@ _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?
 def ascii_int(text: str) -> int:
     """A whole number written as people write one: ASCII digits, an optional minus, nothing else. ``int`` also
     reads other scripts' digits (``MAX_JOBS=\uff14``, a fullwidth 4), ``1_6``, ``+4`` and spaces around it, which a
-    reviewer of a CI file reads as something else. ValueError otherwise."""
+    reviewer of a CI file reads as something else; nor ``-0`` or ``-07`` (a negative number with no leading zero).
+    ValueError otherwise."""
     if not _WHOLE.fullmatch(text):
         raise ValueError(f"not a whole number in ASCII digits: {text!r}")
     return int(text)
