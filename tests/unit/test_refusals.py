@@ -5,6 +5,7 @@ subprocess, no file outside tmp_path."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from tests.helpers import wheel
 from tritonbuild.cli.main import USAGE_VALUE_CAP, main
 from tritonbuild.cli.options import setting_option
 from tritonbuild.errors import UserError
@@ -154,3 +156,17 @@ def test_a_negative_zero_or_a_signed_leading_zero_is_no_whole_number(capsys: pyt
 def test_zero_and_negative_numbers_are_still_whole_numbers() -> None:
     assert [ascii_int(t) for t in ("0", "00", "7", "-1", "-10", "4096")] == [0, 0, 7, -1, -10, 4096]
     assert resolve_settings({}, {"TRITONBUILD_UNITY_BUILD": "0"})["unity_build"].value == 0
+
+
+def test_verify_refuses_a_given_python_that_is_no_interpreter_even_without_the_import(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """``verify --python /nonexistent --no-import`` said ok: the flag was read only by the import it skipped."""
+    good = wheel(tmp_path / "w.whl", {"triton/__init__.py": b""})
+    text = tmp_path / "python-text"
+    text.write_text("not a program")
+    for bad in ("/nonexistent/python3", str(text), str(tmp_path)):
+        code, out, err = cli_exit(capsys, "verify", "--python", bad, "--no-import", str(good))
+        assert code == 2 and out == "" and "(--python) is not an executable file" in err, err
+        assert err.startswith("error: ") and err.count("\n") == 1
+    code, _, err = cli_exit(capsys, "verify", "--python", sys.executable, "--no-import", str(good))
+    assert "--python" not in err and code in (0, 1), err
