@@ -101,13 +101,21 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
     follows ftp://, which reaches any port as another protocol), never from https down to http, at most
     ``MAX_REDIRECTS`` in a row. A refused one is a ``Stopped`` that names it and is not retried."""
 
-    max_redirections = MAX_REDIRECTS
+    # urllib's own limits (4 visits of one URL, 5 distinct URLs) end a loop with a bare "HTTP 302", which is retried:
+    # set past ours, which counts every redirect of the chain and says it
+    max_redirections = max_repeats = MAX_REDIRECTS + 1
 
     def http_error_302(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
                        headers: Any) -> Any:
         # checked before urllib's own handler, which refuses file:// only with a bare "HTTP 302" (retried)
         given = headers.get("location") or headers.get("uri") or ""
         newurl = urllib.parse.urljoin(req.full_url, given)
+        if sum(getattr(req, "redirect_dict", {}).values()) >= MAX_REDIRECTS:  # a loop, or a chain too long
+            fp.close()
+            raise Stopped(f"Stopped the download of {redact_text(req.full_url)}: too many redirects (more than "
+                          f"{MAX_REDIRECTS}; the last to {redact_text(printable(newurl))}). The server redirects in a "
+                          "loop or through a long chain: check the mirror or index URL, or give the final URL "
+                          "itself.", retry=False)
         old, new = urllib.parse.urlsplit(req.full_url).scheme, urllib.parse.urlsplit(newurl).scheme.lower()
         if new not in ("http", "https") or (old == "https" and new == "http"):
             fp.close()

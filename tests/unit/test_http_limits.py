@@ -281,3 +281,15 @@ def test_a_redirect_leaves_http_never(server: Scripted, tmp_path: Path, target: 
 def test_a_redirect_to_http_is_followed(server: Scripted, tmp_path: Path) -> None:
     server.run(Script(chunks=[b"the file"], location=server.url.replace("/file.bin", "/moved.bin")))
     assert tb_http.fetch(server.url, tmp_path / "f", limits=Limits(retries=1), **QUIET).read_bytes() == b"the file"
+
+
+def test_a_redirect_loop_is_said_and_not_retried(server: Scripted, tmp_path: Path) -> None:
+    """A server that 302s to itself was reported as a bare "HTTP 302" (urllib's own loop check) and retried: the
+    chain is cut after MAX_REDIRECTS, named, and not tried again (#44, review)."""
+    server.run(Script(chunks=[b"never"], location=server.url))
+    with pytest.raises(Stopped, match=r"too many redirects \(more than 5; the last to http://127\.0\.0\.1") as got:
+        tb_http.fetch(server.url, tmp_path / "f", limits=Limits(retries=3), **QUIET)
+    assert not got.value.retry and "HINT." in str(got.value) and server.url in str(got.value)
+    assert server.hits == tb_http.MAX_REDIRECTS + 1 and leftovers(tmp_path) == []
+    with pytest.raises(Stopped, match="too many redirects"):
+        tb_http.get_text(server.url, limits=Limits(retries=2), **QUIET)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -127,9 +128,13 @@ def main(argv: list[str] | None = None) -> None:
         _json_failure(args, "Terminated.", "terminated", 143)
         click.echo("Terminated.", err=True)
         sys.exit(143)
-    except click.ClickException as exc:
-        _json_failure(args, exc.format_message(), "bad input", 2)
+    except click.exceptions.NoArgsIsHelpError as exc:  # a group run without a command: its help, as click prints it
         exc.show()
+        sys.exit(2)
+    except click.ClickException as exc:
+        said = usage_paragraph(exc, args)
+        _json_failure(args, said, "bad input", 2)
+        click.echo(f"error: {said}", err=True)
         sys.exit(2)
     except TritonBuildError as exc:
         _json_failure(args, str(exc), _kind(exc), exc.exit_code, exc.log_path if isinstance(exc, BuildFailed) else None)
@@ -173,6 +178,33 @@ def _log_tail(path: Path) -> list[str]:
     except OSError:
         return []
     return data.decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:]
+
+
+USAGE_VALUE_CAP = 200  # characters of one argument that click's message echoes back
+_LONG_WORD = re.compile(rf"\S{{{USAGE_VALUE_CAP + 24},}}")  # what no argument spelled out (room for quotes, ...)
+
+
+def _cut(text: str) -> str:
+    return f"{text[:USAGE_VALUE_CAP]}... ({len(text)} characters)"
+
+
+def usage_paragraph(exc: click.ClickException, args: list[str]) -> str:
+    """click's own refusal (a bad value, an unknown option, a missing argument) as one paragraph, as tritonbuild's
+    are: its message, where help is, an argument it echoes cut to ``USAGE_VALUE_CAP`` characters (click echoes any
+    length back), every control character escaped; not click's usage line, hint and message in three."""
+    message = exc.format_message()
+    forms = {form for arg in args if len(arg) > USAGE_VALUE_CAP
+             for form in (arg, arg.partition("=")[2], repr(arg)[1:-1]) if len(form) > USAGE_VALUE_CAP}
+    for form in sorted(forms, key=len, reverse=True):  # the longest first: a value inside --flag=value
+        message = message.replace(form, _cut(form))
+    message = _LONG_WORD.sub(lambda m: _cut(m[0]), message)
+    message = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message).strip()
+    if len(message) > 8 * USAGE_VALUE_CAP:  # a value with spaces that no argument spelled out
+        message = _cut(message)
+    ctx = exc.ctx if isinstance(exc, click.UsageError) else None
+    lists = "commands" if ctx is not None and isinstance(ctx.command, click.Group) else "options"
+    where = f" (`{ctx.command_path} --help` lists the {lists})" if ctx is not None else ""
+    return f"{message.rstrip('.')}{where}."
 
 
 def _kind(exc: TritonBuildError) -> jsonout.ErrorKind:

@@ -57,6 +57,7 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     if compile_check and no_import:
         raise click.UsageError("--compile needs the fresh-venv import (drop --no-import).")
     out, env, done = render.console(stderr=as_json), environment(), []
+    _given_pythons(pythons, env)
     for given, wheel in zip(wheels, _existing(wheels, "wheel"), strict=True):
         python, checks = _verify_one(wheel, pythons, env, not no_import, compile_timeout if compile_check else None)
         done.append({"wheel": given, "python": python, "ok": all(f.status != "fail" for f in checks),
@@ -72,6 +73,15 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
         click.echo(jsonout.dumps("verify", {"wheels": done}, 1 if failed else 0))
     if failed:
         sys.exit(1)
+
+
+def _given_pythons(pythons: tuple[str, ...], env: dict[str, str]) -> None:
+    """Each ``--python`` found (a path that is an executable file, a command on PATH, an installed version) before
+    any wheel is read, with --no-import too: a mistyped interpreter is refused (exit 2), not passed over with "ok"."""
+    from tritonbuild.gather import pythons as interpreters
+
+    for given in pythons:
+        interpreters.find(given, env)
 
 
 def _verify_one(wheel: Path, pythons: tuple[str, ...], env: dict[str, str], import_test: bool,

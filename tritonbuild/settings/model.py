@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
+from urllib.parse import SplitResult
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -54,7 +55,7 @@ def env_bool(env: Mapping[str, str], name: str) -> bool | None:
     )
 
 
-_WHOLE = re.compile(r"-?[0-9]+")
+_WHOLE = re.compile(r"[0-9]+|-[1-9][0-9]*")  # no -0, -00 or -007: a sign on a zero or a leading zero is a typo
 # inf and nan are read, so that the setting's range refuses them as it refuses any number outside it
 _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?(?i:inf|infinity|nan)")
 
@@ -62,7 +63,8 @@ _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|-?
 def ascii_int(text: str) -> int:
     """A whole number written as people write one: ASCII digits, an optional minus, nothing else. ``int`` also
     reads other scripts' digits (``MAX_JOBS=\uff14``, a fullwidth 4), ``1_6``, ``+4`` and spaces around it, which a
-    reviewer of a CI file reads as something else. ValueError otherwise."""
+    reviewer of a CI file reads as something else; nor ``-0`` or ``-07`` (a negative number with no leading zero).
+    ValueError otherwise."""
     if not _WHOLE.fullmatch(text):
         raise ValueError(f"not a whole number in ASCII digits: {text!r}")
     return int(text)
@@ -112,9 +114,15 @@ def _str(env: Mapping[str, str], name: str) -> str | None:
 
 
 def _list_semicolon(env: Mapping[str, str], name: str) -> list[str] | None:
+    """A ';' separated list; an empty entry beside others (a trailing ';') is dropped, but a value of separators
+    only (``TRITON_PLUGIN_DIRS=";;"``) is refused: it was set to name something and names nothing."""
     if name not in env or not env[name].strip():
         return None
-    return [p.strip() for p in env[name].strip().split(";") if p.strip()]
+    items = [p.strip() for p in env[name].strip().split(";") if p.strip()]
+    if not items:
+        raise UserError(f"The environment variable {name}={show(env[name])} names nothing: its ';' separated "
+                        "entries are all empty. Name at least one (a path), or unset it.")
+    return items
 
 
 def _shlex(env: Mapping[str, str], name: str) -> list[str] | None:
@@ -296,19 +304,32 @@ def _version_suffix(value: str) -> str | None:
     return plain if plain and local else None
 
 
+_URL_RULE = "no spaces, control characters or #fragment"
+
+
+def _url_parts(value: str) -> SplitResult | None:
+    """A URL's parts, or None where it is none a mirror or index may be: urlsplit strips or keeps whitespace and
+    control characters (``https://h/llvm builds``, a tab), and a ``#fragment`` is never sent, so a base URL with
+    one would have the archive's name appended to the fragment, not the path."""
+    if "#" in value or any(c.isspace() or ord(c) < 32 or 127 <= ord(c) < 160 for c in value):
+        return None
+    return split_url(value)
+
+
 def _http_url(value: str) -> str | None:
-    parts = split_url(value)
+    parts = _url_parts(value)
     if parts is not None and parts.scheme in ("http", "https") and parts.netloc:
         return None
-    return "must be an http:// or https:// URL with a host (a mirror or an index)"
+    return f"must be an http:// or https:// URL with a host (a mirror or an index), {_URL_RULE}"
 
 
 def _index_url(value: str) -> str | None:
     """A package index: http(s), or a file:// index as pip itself takes in PIP_INDEX_URL (a user's pip setting)."""
-    parts = split_url(value)
+    parts = _url_parts(value)
     if parts is not None and parts.scheme == "file" and parts.path:
         return None
-    return None if _http_url(value) is None else "must be an http://, https:// or file:// URL of a package index"
+    return None if _http_url(value) is None else \
+        f"must be an http://, https:// or file:// URL of a package index, {_URL_RULE}"
 
 
 def _path(value: str) -> str | None:
@@ -319,6 +340,14 @@ def _path(value: str) -> str | None:
     long = next((part for part in value.split("/") if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES),
                 None)
     return None if long is None else f"has a path component of {len(long)} characters (at most {MAX_NAME_BYTES})"
+
+
+def _source(value: str) -> str | None:
+    """The source: a path or a URL. An empty one would be the current directory, as an empty --plugin-dir or
+    --patch would, which nobody types on purpose (a CI's unset variable: ``--source "$TRITON_SRC"``)."""
+    if not value.strip():
+        return "is empty, which would mean the current directory (name the directory, '.' if you mean it)"
+    return _path(value)
 
 
 def _git_ref(value: str) -> str | None:
@@ -428,7 +457,7 @@ BUILD_TYPES: tuple[str, ...] = get_args(BuildType)
 
 SPECS: tuple[Spec, ...] = (
     _spec("source", None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
-          validate=_path),
+          validate=_source),
     _spec("ref", None, "--ref", None, "git ref to check out when --source is a URL", validate=_git_ref),
     _spec("patches", [], "--patch", {"TRITONBUILD_PATCHES": _list_semicolon},
           "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
