@@ -425,3 +425,12 @@ def one_of(stdout: str, key: str) -> dict:
     """The one element of the list ``key`` of a ``--json`` run's object (``plans``, ``wheels``, ``pairs``)."""
     [item] = json_out(stdout)[key]
     return item
+
+
+def shared_ccache() -> str:
+    """One ccache for the tests that only need a wheel (not a cold or counted compiler cache): the example tree
+    compiles once per set of flags in a run instead of once per test. It lives under the run's TMPDIR (CI makes a
+    fresh one), or where TRITONBUILD_TEST_CCACHE says; tests that count hits and misses keep their own."""
+    import tempfile
+
+    return os.environ.get("TRITONBUILD_TEST_CCACHE") or os.path.join(tempfile.gettempdir(), "tritonbuild-test-ccache")

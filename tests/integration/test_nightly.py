@@ -29,13 +29,14 @@ def git_tree(path: Path) -> Path:
 SIDES = ("A", "second-checkout/work/B")
 
 
-def build_twice(base: Path, *args: str) -> list[dict]:
+def build_twice(base: Path, *args: str, ccache: Path | None = None) -> list[dict]:
+    """Each side with its own cold compiler cache (two CI runners), or both with ``ccache``."""
     results = []
     for side in SIDES:
         root = base / side
         tree = git_tree(root / "triton")
         proc = run_cli("build", *args, "--source", str(tree), "--json", "--cache-dir", str(root / "cache"),
-                       "--out", str(root / "dist"), cwd=root, env={"CCACHE_DIR": str(root / "ccache")})
+                       "--out", str(root / "dist"), cwd=root, env={"CCACHE_DIR": str(ccache or root / "ccache")})
         results.append(one_of(proc.stdout, "wheels"))
     return results
 
@@ -48,8 +49,11 @@ def nightly(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_reproducible_with_default_settings_from_two_directories(tmp_path: Path) -> None:
-    """--reproducible alone: line-table debug info (-g1) stays in libtriton, so every path must be mapped."""
-    one, two = (Path(r["wheel"]) for r in build_twice(tmp_path, "--reproducible", "--backends", "nvidia"))
+    """--reproducible alone: line-table debug info (-g1) stays in libtriton, so every path must be mapped. The two
+    sides share one compiler cache (the nightly pair below compiles cold on both): the second side links the
+    first side's objects, so a path of either checkout left in one would be in both wheels, and is looked for."""
+    one, two = (Path(r["wheel"]) for r in build_twice(tmp_path, "--reproducible", "--backends", "nvidia",
+                                                      ccache=tmp_path / "ccache"))
     assert one.read_bytes() == two.read_bytes()
     with zipfile.ZipFile(one) as zf:
         lib = next(n for n in zf.namelist() if n.startswith("triton/_C/libtriton"))
