@@ -115,9 +115,11 @@ def provenance_of_example(base: Path, commit: str = "0123456789abcdef0123456789a
     stmt = attestation.make(plan, "triton-3.6.0-cp311-cp311-linux_x86_64.whl", sha, info, finished=1769723100.0,
                             seconds=60.0)
     data: dict = _json.loads(attestation.to_json(stmt))
-    data["predicate"]["buildDefinition"]["resolvedDependencies"].append(  # as dependencies() writes a patch
+    data["predicate"]["buildDefinition"]["resolvedDependencies"] += [  # as dependencies() writes a patch
         {"name": "patch:1:fix.patch", "uri": "file:///p/fix.patch", "digest": {"sha256": sha},
-         "annotations": {"files": ["a.py"]}})
+         "annotations": {"files": ["a.py"]}},
+        {"name": "patch:2:plugin.patch", "uri": "file:///p/plugin.patch", "digest": {"sha256": sha},  # NAME=FILE
+         "annotations": {"files": ["backend/compiler.py"], "plugin": "shared"}}]
     return data
 
 

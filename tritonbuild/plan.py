@@ -167,6 +167,8 @@ class BackendPlan:
     triton_pin_from: str | None = None  # plugins: "triton-hash.txt" or "its triton submodule"
     pin_matches_source: bool | None = None
     api: dict[str, Any] | None = None  # the compatibility check: verdict, findings, C++ drift (resolve.backend_api)
+    checkout: str | None = None  # plugins with patches: the plugin dir given (path is tritonbuild's patched copy)
+    patches: tuple[PatchInfo, ...] = ()  # plugins: --patch NAME=FILE, applied to the copy at path, in order
 
 
 @dataclass(frozen=True)

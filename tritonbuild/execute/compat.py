@@ -33,7 +33,7 @@ from tritonbuild.reporter import Reporter
 from tritonbuild.request import Request
 from tritonbuild.resolve import bisect
 from tritonbuild.resolve.facts import LLVMInstall
-from tritonbuild.settings.model import Resolved, Settings
+from tritonbuild.settings.model import Resolved, Settings, split_patch
 
 SCHEMA = 1
 # Settings that cannot change whether a commit builds (where, how fast, how the wheel is named or packed): left out
@@ -309,7 +309,8 @@ def answer_key(llvm: LLVMInstall, s: Mapping[str, Resolved], request: Request, c
     data = {"schema": SCHEMA, "tritonbuild": __version__, "canary": canary_on,
             "llvm": [llvm.prefix, llvm.version, llvm.revision], "settings": settings,
             "python": list(request.pythons) or active_python(request.env),
-            "patches": [_file_hash(request.cwd / p) for p in typed.patches],
+            "patches": [_file_hash(request.cwd / file) if target is None else [target, _file_hash(request.cwd / file)]
+                        for target, file in map(split_patch, typed.patches)],
             "plugins": [_dir_print(request.cwd / p) for p in typed.plugin_dirs if not p.startswith("git+")]}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from tritonbuild import paths, proc
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.reporter import Reporter
-from tritonbuild.settings.model import SPECS, Settings, show
+from tritonbuild.settings.model import SPECS, Settings, join_patch, show, split_patch
 
 ENGINES = ("docker", "podman")
 OWN = ("container", "container_engine", "container_python")  # never passed on: the inner run builds where it is
@@ -125,7 +125,7 @@ def _mount_paths(s: Settings, cwd: Path) -> list[str]:
                 continue
             if name == "llvm_src" and not os.path.lexists(cwd / item):
                 continue  # a URL of another form: cloned in the image
-            found.append(item)
+            found.append(split_patch(item)[1] if name == "patches" else item)  # NAME=FILE: the file is mounted
     out = []
     for item in found:
         path = absolute(cwd, item)
@@ -174,9 +174,10 @@ def inner_args(given: Sequence[tuple[str, str, str | None]], c: Container, cwd: 
     for name, opt, value in given:
         if name in (*OWN, "cache_dir", "out"):
             continue
-        if value is not None and name in PATH_OPTIONS and _local(value) and os.path.lexists(cwd / value) \
-                and not (name == "llvm" and value in LLVM_WORDS):
-            value = absolute(cwd, value)
+        target, file = split_patch(value) if name == "patches" and value is not None else (None, value)
+        if file is not None and name in PATH_OPTIONS and _local(file) and os.path.lexists(cwd / file) \
+                and not (name == "llvm" and file in LLVM_WORDS):
+            value = join_patch(target, absolute(cwd, file))
         args += [opt] if value is None else [opt, value]
     return [*args, "--cache-dir", c.cache, "--out", c.out, "--container", ""]
 

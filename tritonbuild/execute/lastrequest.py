@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from tritonbuild import paths
 from tritonbuild.errors import UserError
 from tritonbuild.gather.git import is_git_url
-from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, text_problem
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, join_patch, split_patch, text_problem
 
 if TYPE_CHECKING:  # status reads records: it needs neither the request nor the resolver
     from tritonbuild.request import Request
@@ -97,6 +97,8 @@ def _absolute(name: str, value: Any, cwd: Path) -> Any:
 
     if name not in PATH_SETTINGS or value is None:
         return value
+    if name == "patches":  # NAME=FILE: the FILE made absolute, the plugin NAME kept
+        return tuple(join_patch(target, one(file)) for target, file in map(split_patch, value))
     return tuple(one(v) for v in value) if isinstance(value, list | tuple) else one(value)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -10,7 +11,7 @@ from tritonbuild import paths, safegit
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import read_text
 from tritonbuild.gather import compat, deps, git, host, includes, patches
-from tritonbuild.gather.plugins import absolute, has_backend, read_all, read_plugin
+from tritonbuild.gather.plugins import absolute, has_backend, read_files, read_plugin
 from tritonbuild.gather.source import inspect_source, looks_like_triton
 from tritonbuild.llvm import cache as llvm_cache
 from tritonbuild.llvm.probe import probe, system_prefixes
@@ -22,7 +23,7 @@ from tritonbuild.resolve.facts import Facts, LLVMInstall
 from tritonbuild.resolve.llvm import STRATEGIES
 from tritonbuild.resolve.plugins import submodule_pin
 from tritonbuild.resolve.source import GitState, SourceInfo
-from tritonbuild.settings.model import Resolved, Settings
+from tritonbuild.settings.model import Resolved, Settings, show, split_patch
 
 
 def nvidia_settings(s: Settings) -> dict[str, str | None]:
@@ -129,7 +130,9 @@ def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     checkout = source_root(o, cwd, cache)
     if not checkout.exists():
         raise UserError(f"The source {checkout} (from {o['source'].origin}) does not exist. Check --source.")
-    root, applied = patched_source(o, checkout, cwd, cache)
+    source_given, plugin_given = split_patches(o, cwd)
+    root, applied = patched_source(o, source_given, checkout, cwd, cache)
+    copies = patched_plugins(o, plugin_given, cwd, cache)
     source = inspect_source(root, git.git_state(checkout))
     explicit = None
     if s.llvm not in STRATEGIES:
@@ -140,8 +143,9 @@ def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
     stale = tuple((str(e), why) for e in at_pin if (why := llvm_cache.pin_conflict(e, dict(pin.sha256))))
     cached = tuple(probe(e, found_by="tritonbuild cache") for e in at_pin
                    if str(e) not in dict(stale)) if not explicit else ()
-    plugin_git = plugin_git_states(s.plugin_dirs, cwd)
-    plugin_paths = [p for p in (absolute(p, cwd) for p in s.plugin_dirs) if has_backend(p)]  # the others are
+    plugin_git = plugin_git_states(s.plugin_dirs, cwd, copies)
+    plugin_paths = [p for p in (copies[raw][0] if raw in copies else absolute(raw, cwd) for raw in s.plugin_dirs)
+                    if has_backend(p)]  # the others are
     # refused by the plan's check of plugin_files; none of them is walked (--plugin-dir / would walk the disk)
     api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
     decls, supplied = deps.gather(root, plugin_paths, s.deps, cwd, cache, s.offline)
@@ -171,18 +175,75 @@ def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         deps_supplied=supplied,
         known_source=known_source,
         known_llvm=known_llvm,
-        plugin_files=read_all(s.plugin_dirs, cwd),
+        plugin_files={raw: read_files(str(copies[raw][0]) if raw in copies else raw, cwd) for raw in s.plugin_dirs},
         llvm_src_kind=_path_kind(s.llvm_src, cwd),
         includes=includes.gather(root, plugin_paths, [i.prefix for i in llvms if i.runs], cache / "apicheck"),
         patches=applied, checkout=str(checkout.resolve()) if applied else None,
+        plugin_patches={str(copy): (str(given), infos) for copy, given, infos in copies.values()},
     )
 
 
-def patched_source(o: Mapping[str, Resolved], checkout: Path, cwd: Path, cache: Path
+def split_patches(o: Mapping[str, Resolved], cwd: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """The patch files for the Triton source, and by plugin name those for a plugin's dir (``NAME=FILE``,
+    ``settings.model.split_patch``), in the order given. An entry spelled ``NAME=FILE`` that is also the name of an
+    existing file (relative to the current directory) is refused as ambiguous."""
+    source: list[str] = []
+    plugin: dict[str, list[str]] = {}
+    for entry in Settings.of(o).patches:
+        target, file = split_patch(entry)
+        if target is None:
+            source.append(file)
+            continue
+        try:
+            exists = os.path.lexists(cwd / entry)
+        except (OSError, ValueError):
+            exists = False
+        if exists:
+            raise UserError(f"The patch {show(entry)} (from {o['patches'].origin}) is ambiguous: it reads as a "
+                            f"patch for the plugin {target!r} (NAME=FILE), and a file of that whole name exists in "
+                            f"{cwd}. Write ./{show(entry)[1:-1]} for that file as a patch for the Triton source, or "
+                            "rename it; nothing was changed.")
+        plugin.setdefault(target, []).append(file)
+    return source, plugin
+
+
+def patched_plugins(o: Mapping[str, Resolved], given: Mapping[str, list[str]], cwd: Path, cache: Path
+                    ) -> dict[str, tuple[Path, Path, tuple[PatchInfo, ...]]]:
+    """By plugin dir as given, the patched copy of each plugin a ``NAME=FILE`` patch targets, the dir it was made
+    from and its patches (``gather.patches``, as the source's). A NAME no selected plugin has is refused, naming
+    the plugins there are; a plugin dir that is no plugin is refused as the plan's own check would refuse it."""
+    if not given:
+        return {}
+    origin = o["patches"].origin
+    dirs = Settings.of(o).plugin_dirs
+    found = {read_plugin(absolute(raw, cwd), _plugin_origin(o)).name: raw for raw in dirs}
+    unknown = [name for name in given if name not in found]
+    if unknown:
+        have = ", ".join(f"{n!r} ({absolute(r, cwd)})" for n, r in found.items()) or "none (no --plugin-dir given)"
+        raise UserError(f"The patch {show(unknown[0] + '=' + given[unknown[0]][0])} (from {origin}) is for the "
+                        f"plugin {unknown[0]!r}, but no selected plugin has that name; the plugins are: {have}. "
+                        "NAME=FILE patches the plugin whose backend name (its backend/name.conf, else its dir's "
+                        "name) is NAME; give that plugin with --plugin-dir, fix the NAME, or write FILE alone for "
+                        "a patch to the Triton source. Nothing was changed.")
+    out: dict[str, tuple[Path, Path, tuple[PatchInfo, ...]]] = {}
+    for name, files in given.items():
+        raw = found[name]
+        plugin_dir = absolute(raw, cwd)
+        copy, infos = patches.prepare(plugin_dir, files, f"{origin}, for the plugin {name}", cwd, cache,
+                                      what=f"the plugin {name}")
+        out[raw] = (copy, plugin_dir, infos)
+    return out
+
+
+def _plugin_origin(o: Mapping[str, Resolved]) -> str:
+    return o["plugin_dirs"].origin.replace("cli ", "")
+
+
+def patched_source(o: Mapping[str, Resolved], given: list[str], checkout: Path, cwd: Path, cache: Path
                    ) -> tuple[Path, tuple[PatchInfo, ...]]:
     """The tree every later fact is read from: the checkout itself, or with ``--patch`` tritonbuild's patched copy
-    of it (``gather.patches``; a checkout that is no Triton tree is refused first, as itself)."""
-    given = Settings.of(o).patches
+    of it (``gather.patches``; a checkout that is no Triton tree is refused first, as itself). ``given``: the
+    patch files for the source (``split_patches``)."""
     if not given:
         return checkout, ()
     if not looks_like_triton(checkout):
@@ -216,7 +277,13 @@ def compat_facts(root: Path, source: SourceInfo, plugin_dirs: list[Path],
     return compat.gather(root, commit, [(b.name, Path(b.path)) for b in source.backends], plugins, cache)
 
 
-def plugin_git_states(dirs: Sequence[str], cwd: Path) -> dict[str, GitState | None]:
-    """Git facts of each plugin dir (its commit, and the ``triton`` submodule that older plugins pin)."""
-    return {str(path): git.git_state(path) if path.is_dir() else None
-            for path in (absolute(raw, cwd) for raw in dirs)}
+def plugin_git_states(dirs: Sequence[str], cwd: Path, copies: Mapping[str, tuple[Path, Path, object]] | None = None
+                      ) -> dict[str, GitState | None]:
+    """Git facts of each plugin dir (its commit, and the ``triton`` submodule that older plugins pin), by its path
+    in the plan; a patched plugin's (``copies``, by the dir as given) are its own dir's, under its copy's path."""
+    copies = copies or {}
+    out: dict[str, GitState | None] = {}
+    for raw in dirs:
+        path = absolute(raw, cwd)
+        out[str(copies[raw][0]) if raw in copies else str(path)] = git.git_state(path) if path.is_dir() else None
+    return out

@@ -679,10 +679,11 @@ def _clear(dst: Path, have: os.stat_result | None) -> None:
 
 
 def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path,
-            cache: Path) -> tuple[Path, tuple[PatchInfo, ...]]:
+            cache: Path, what: str = "the source") -> tuple[Path, tuple[PatchInfo, ...]]:
     """The patched copy of ``root`` and the patches' facts: every patch read and checked, every file of the source
     checked, then under the copy's lock the patches applied in its scratch dir and only then the copy brought up to
-    date."""
+    date. ``root`` is the Triton source, or a plugin dir (``what``: "the plugin NAME"): the same checks, the same
+    copy under ``<cache>/patched``, keyed by the dir's real path and the patches' sha256."""
     patches = read_all(given, origin, cwd)
     files = source_files(root)
     check_entries(root, files)
@@ -696,7 +697,7 @@ def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path,
             (where / COPY_MARK).write_text(f"tritonbuild's patched copy of {os.path.realpath(root)}\n")
             sync(root, files, patched, where / "tree")
     except OSError as exc:
-        raise EnvironmentProblem(f"The patched copy of the source cannot be written under {where}: "
+        raise EnvironmentProblem(f"The patched copy of {what} cannot be written under {where}: "
                         f"{exc.strerror or exc}. Check that the cache dir is writable and has room.") from None
     return where / "tree", infos
 

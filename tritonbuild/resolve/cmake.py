@@ -40,7 +40,7 @@ def cmake_plan(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: 
     shims = tuple((shim_dir(facts.cache_root, p.name, p.path), p.path) for p in plugins
                   if p.name_from != "name.conf")
     extra_args = s.cmake_args
-    patched = patches_hash(facts.patches)
+    patched = patches_hash(facts.every_patch())
     key = compute_key(source_root=src.root, python=facts.host.python, defines=defines, extra_args=extra_args,
                       build_type=toolchain.build_type, targets=("triton",), patches=patched)
     fingerprint = compute_key(

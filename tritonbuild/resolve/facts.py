@@ -103,3 +103,10 @@ class Facts:
     llvm_src_kind: str | None = None  # --llvm-src as a local path: "dir", "other" (not a dir), None: no such path
     patches: tuple[PatchInfo, ...] = ()  # --patch: applied to tritonbuild's copy of the source (source.root)
     checkout: str | None = None  # with patches: the user's checkout the copy was made from
+    # --patch NAME=FILE: by the plugin's patched copy (its path in plugin_files), the plugin dir it was made from
+    # and the patches applied to it, in order
+    plugin_patches: Mapping[str, tuple[str, tuple[PatchInfo, ...]]] = field(default_factory=dict)
+
+    def every_patch(self) -> tuple[PatchInfo, ...]:
+        """The source's patches, then each patched plugin's: what the build dir key and the version label hash."""
+        return (*self.patches, *(p for _, applied in self.plugin_patches.values() for p in applied))

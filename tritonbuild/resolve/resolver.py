@@ -126,8 +126,8 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     warnings.extend(path_warnings)
     deps, dep_defines = _deps_step(s, facts, sel.names, toolchain, all_defines, warnings)
     cmake, key, fingerprint = cmake_plan(s, o, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines}, env)
-    backends = backend_api.attach(s.api_check, facts.api,
-                                  _backend_plans(src, sel.names, plugins, facts.host.machine), warnings)
+    planned = _backend_plans(src, sel.names, plugins, facts.host.machine, facts.plugin_patches)
+    backends = backend_api.attach(s.api_check, facts.api, planned, warnings)
     return Plan(
         tritonbuild_version=__version__, source=_source_plan(src, facts), backends=backends, backends_tuple=tup,
         llvm=llvm, toolchain=toolchain,
@@ -194,6 +194,9 @@ def _source_remarks(src: SourceInfo, facts: Facts, notes: list[str], warnings: l
     if facts.patches:
         notes.append(f"{len(facts.patches)} patch{'es' if len(facts.patches) > 1 else ''} applied to tritonbuild's "
                      f"copy of {facts.checkout} at {src.root}; the checkout is not edited")
+    for copy, (given, applied) in facts.plugin_patches.items():
+        notes.append(f"{len(applied)} patch{'es' if len(applied) > 1 else ''} applied to tritonbuild's copy of the "
+                     f"plugin dir {given} at {copy}; the plugin dir is not edited")
     if facts.patches and editable:
         warnings.append(f"the editable install points at tritonbuild's patched copy {src.root}, not at the checkout "
                         f"{facts.checkout}: an edit in the checkout reaches it at the next `tritonbuild develop`, "
@@ -248,7 +251,7 @@ def _wheel_plan(s: Settings, o: Mapping[str, Resolved], src: SourceInfo, facts: 
         scripts = (("proton", "triton.profiler.proton:main"), ("proton-viewer", "triton.profiler.viewer:main"))
     return WheelPlan(
         name=s.wheel_name,
-        version=_checked_version(wheel_version(src, s.version_suffix, s.version_scheme, epoch, facts.patches),
+        version=_checked_version(wheel_version(src, s.version_suffix, s.version_scheme, epoch, facts.every_patch()),
                                  s, o, src),
         requires_python=s.requires_python,
         entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
@@ -354,8 +357,9 @@ def _source_plan(src: SourceInfo, facts: Facts) -> SourcePlan:
 
 
 def _backend_plans(src: SourceInfo, names: tuple[str, ...], plugins: tuple[Plugin, ...],
-                   machine: str) -> tuple[BackendPlan, ...]:
-    """The selected in-tree backends, then the plugins, as the plan and the wheel's entry points list them."""
+                   machine: str, patched: Mapping[str, tuple[str, tuple[PatchInfo, ...]]]) -> tuple[BackendPlan, ...]:
+    """The selected in-tree backends, then the plugins (``patched``: a patched plugin's dir given and patches, by
+    its copy's path), as the plan and the wheel's entry points list them."""
     return tuple(
         [BackendPlan(name=n, origin="in-tree", path=src.backend(n).path, language=src.backend(n).language,
                      tools=src.backend(n).tools,
@@ -366,7 +370,8 @@ def _backend_plans(src: SourceInfo, names: tuple[str, ...], plugins: tuple[Plugi
                        llvm_targets=expand_targets(p.llvm_targets, machine),
                        commit=p.git.commit if p.git else None, dirty=p.git.dirty if p.git else None,
                        name_from=p.name_from, given_as=p.given_as, triton_pin=p.triton_pin,
-                       triton_pin_from=p.triton_pin_from, pin_matches_source=p.pin_matches_source)
+                       triton_pin_from=p.triton_pin_from, pin_matches_source=p.pin_matches_source,
+                       checkout=patched.get(p.path, (None, ()))[0], patches=patched.get(p.path, (None, ()))[1])
            for p in plugins]
     )
 

@@ -363,6 +363,33 @@ def _paths(value: list[str]) -> str | None:
     return next((problem for item in value if (problem := _path(item))), None)
 
 
+PATCH_TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)  # NAME=FILE: a patch for the plugin NAME
+
+
+def split_patch(entry: str) -> tuple[str | None, str]:
+    """A ``--patch`` entry (a recipe's ``patches``, ``TRITONBUILD_PATCHES``) as (the plugin it targets, the patch
+    file): ``NAME=FILE``, NAME an identifier (a plugin's backend name, as its backend/name.conf gives it), targets
+    that plugin's dir; anything else (``FILE``, ``./x=y.patch``, ``a-b=c``) is a patch file for the Triton source
+    (None). A file whose own name looks like ``NAME=FILE`` is written ``./NAME=FILE`` to mean the source; the plain
+    spelling of one that exists is refused as ambiguous (``gather.collect``)."""
+    match = PATCH_TARGET.fullmatch(entry)
+    return (match.group(1), match.group(2)) if match else (None, entry)
+
+
+def join_patch(target: str | None, file: str) -> str:
+    """The entry ``split_patch`` reads back as (``target``, ``file``)."""
+    return file if target is None else f"{target}={file}"
+
+
+def _patch_entries(value: list[str]) -> str | None:
+    """Every patch entry's file is a path (its NAME= part, when there is one, is checked against the plugins)."""
+    files = [split_patch(item)[1] for item in value]
+    if any(not f.strip() for f in files):
+        return ("lists an empty patch file (a NAME= with nothing after it, or an empty entry): name the patch "
+                "file, NAME=FILE for a plugin's dir, FILE for the Triton source")
+    return _paths(files)
+
+
 def _names(what: str) -> Validator:
     def problem(value: list[str]) -> str | None:
         bad = [v for v in value if not _TARGET.fullmatch(v)]
@@ -463,7 +490,8 @@ SPECS: tuple[Spec, ...] = (
           "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
           "checkout is never edited; one that does not apply stops the plan (repeatable; env ';' separated; "
           "a recipe's paths are relative to the recipe and must stay in its directory); their sha256 go into the "
-          "build dir key and the version (+...pHASH8)", validate=_paths, trust="runs"),
+          "build dir key and the version (+...pHASH8); NAME=FILE patches the plugin named NAME (its backend "
+          "name) in a copy of its dir instead", validate=_patch_entries, trust="runs"),
     _spec("backends", None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
           "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)"),
     _spec("plugin_dirs", [], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},

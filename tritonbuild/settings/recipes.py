@@ -24,7 +24,7 @@ from typing import Any
 
 from tritonbuild.errors import UserError
 from tritonbuild.paths import recipes_dir
-from tritonbuild.settings.model import SPECS, Spec, show, text_problem
+from tritonbuild.settings.model import SPECS, Spec, join_patch, show, split_patch, text_problem
 
 REQUEST_KEYS = ("description", "plugins", "pythons", "out_dir", "cache_dir")  # not settings: the request
 SETTING_KEYS: dict[str, Spec] = {spec.name: spec for spec in SPECS if spec.recipe}
@@ -160,15 +160,22 @@ def _table(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def _patch(item: str, path: Path) -> str:
     """A recipe's patch, joined to the recipe's directory and refused when it lies outside it (links resolved):
-    a recipe is input the user did not write, and may name only its own files."""
+    a recipe is input the user did not write, and may name only its own files. ``NAME=FILE`` (a patch for the
+    plugin NAME) keeps its NAME= and has its FILE joined."""
+    target, file = split_patch(item)
+    if target is not None and os.path.lexists(path.parent / item):
+        raise UserError(f"The recipe {path} has patches = [..., {show(item)}, ...], which is ambiguous: it reads as "
+                        f"a patch for the plugin {target!r} (NAME=FILE), and a file of that whole name is in the "
+                        f"recipe's directory. Write it {show('./' + item)} for that file as a patch for the Triton "
+                        "source, or rename the file.")
     base = os.path.realpath(path.parent)
-    full = path.parent / item
+    full = path.parent / file
     real = os.path.realpath(full)
     if not real.startswith(base + os.sep):
         raise UserError(f"The recipe {path} has patches = [..., {show(item)}, ...], which lies outside the recipe's "
                         f"directory {base} (it is {real}): a recipe's patches must be files beside it or under its "
                         "directory. Move the patch there, or give it with --patch (or TRITONBUILD_PATCHES).")
-    return str(full)
+    return join_patch(target, str(full))
 
 
 def _plugin(item: Any, path: Path) -> str:

@@ -72,8 +72,8 @@ def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
                {"gitCommit": src.commit or ""},
                {"path": src.checkout or src.root, "dirty": src.dirty, "version": src.version,
                 "generation": src.generation, "rebuild": None if src.commit else NOT_GIT})]
-    out += [_rd(f"plugin:{b.name}", _git_uri(b.path, b.commit), {"gitCommit": b.commit or ""},
-                {"path": b.path, "dirty": b.dirty}) for b in plan.backends if b.origin != "in-tree"]
+    out += [_rd(f"plugin:{b.name}", _git_uri(b.checkout or b.path, b.commit), {"gitCommit": b.commit or ""},
+                {"path": b.checkout or b.path, "dirty": b.dirty}) for b in plan.backends if b.origin != "in-tree"]
     llvm = plan.llvm
     archive_sha = llvm.sha256.get(llvm.host_suffix or "", "") if llvm.archive else ""
     out.append(_rd("llvm", f"file://{llvm.prefix}" if llvm.prefix else (llvm.archive or ""),
@@ -81,8 +81,10 @@ def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
                    {"version": llvm.version, "strategy": llvm.strategy, "archive": llvm.archive,
                     "pinnedHash": llvm.pinned_hash, "isPinned": llvm.is_pinned, "link": llvm.link,
                     "noDigest": None if llvm.revision or archive_sha else NO_LLVM_DIGEST}))
+    patched = [(p, None) for p in src.patches] + [(p, b.name) for b in plan.backends for p in b.patches]
     out += [_rd(f"patch:{i}:{p.path.rsplit('/', 1)[-1]}", f"file://{p.path}", {"sha256": p.sha256},
-                {"files": list(p.files)}) for i, p in enumerate(src.patches, 1)]
+                {"files": list(p.files), **({"plugin": name} if name else {})})
+            for i, (p, name) in enumerate(patched, 1)]
     out += _nvidia(plan, build_info.get("bundled_tools", {}))
     tc = build_info.get("toolchain", {})
     out.append(_rd("tool:c++", f"file://{plan.toolchain.cxx_compiler}" if plan.toolchain.cxx_compiler else "",

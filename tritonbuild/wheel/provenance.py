@@ -10,7 +10,7 @@ from typing import Any
 
 from tritonbuild import __version__
 from tritonbuild.gather.host import tool_version
-from tritonbuild.plan import Plan
+from tritonbuild.plan import BackendPlan, Plan
 
 
 def provenance(plan: Plan) -> dict[str, Any]:
@@ -18,7 +18,9 @@ def provenance(plan: Plan) -> dict[str, Any]:
 
     In reproducible mode it holds no directory of the build machine (the source, plugins and cache are
     named, not located; a patch by its file name), so the same plan built elsewhere gives the same bytes. The
-    patches applied to the source are listed in order: path as given, sha256, the files each touches.
+    patches applied to the source are listed in order: path as given, sha256, the files each touches; a patched
+    plugin's (``--patch NAME=FILE``) likewise in its backend's entry, with the plugin dir they were applied to a
+    copy of (``checkout``).
     """
     tc = plan.toolchain
 
@@ -40,7 +42,8 @@ def provenance(plan: Plan) -> dict[str, Any]:
                    "patches": [{"path": os.path.basename(p.path) if plan.reproducible else p.path,
                                 "sha256": p.sha256, "files": list(p.files)} for p in plan.source.patches]},
         "backends": [{"name": b.name, "origin": b.origin, "path": where(b.path), "commit": b.commit,
-                      "dirty": b.dirty} for b in plan.backends],
+                      "dirty": b.dirty, **(_patched(b, plan.reproducible) if b.patches else {})}
+                     for b in plan.backends],
         "backends_tuple": list(plan.backends_tuple),
         "llvm": {"prefix": plan.llvm.prefix, "version": plan.llvm.version, "pinned_hash": plan.llvm.pinned_hash,
                  "revision": plan.llvm.revision, "is_pinned": plan.llvm.is_pinned,
@@ -50,6 +53,13 @@ def provenance(plan: Plan) -> dict[str, Any]:
         "wheel": {"name": plan.wheel.name, "version": plan.wheel.version, "reproducible": plan.reproducible,
                   "self_contained": plan.wheel.bundle_libs, "system_libs": list(plan.wheel.system_libs)},
     }
+
+
+def _patched(b: BackendPlan, reproducible: bool) -> dict[str, Any]:
+    """A patched plugin's dir as given (not in reproducible mode) and its patches, as the source's are listed."""
+    return {"checkout": None if reproducible else b.checkout,
+            "patches": [{"path": os.path.basename(p.path) if reproducible else p.path, "sha256": p.sha256,
+                         "files": list(p.files)} for p in b.patches]}
 
 
 def bundled_tools(plan: Plan) -> dict[str, dict[str, str]]:

@@ -141,6 +141,8 @@ FIELDS: tuple[Field, ...] = (
         ("uri", "code", "never", "the patch file: never read (settings.patches is, when trusted)"),
         ("digest.sha256", "data", "compared", _SHOWN),
         ("annotations.files", "data", "never", "shown"),
+        ("annotations.plugin", "data", "never",
+         "the plugin whose dir the patch was applied to (--patch NAME=FILE): shown, never read"),
     ]),
     *_dep("nvidia-tool:*", [
         _NAME,

@@ -54,6 +54,8 @@ def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
         "log": str(result.log), "plan_key": plan.key, "build_dir": plan.cmake.build_dir,
         "backends": list(plan.backend_names), "backends_tuple": list(plan.backends_tuple),
         "patches": [{"path": p.path, "sha256": p.sha256, "files": list(p.files)} for p in plan.source.patches],
+        "plugin_patches": {b.name: [{"path": p.path, "sha256": p.sha256, "files": list(p.files)} for p in b.patches]
+                           for b in plan.backends if b.patches},
         "provenance": provenance(plan), "attestation": _attestation_entry(result.wheel), "plan": plan.to_dict(),
     })
     return out

@@ -50,6 +50,7 @@ class Provenance:
     system_libs: tuple[str, ...]
     llvm_prefix: str | None
     patches: tuple[tuple[str, str], ...] = ()  # (path as given, sha256) of each patch applied to the source
+    plugin_patches: tuple[tuple[str, str, str], ...] = ()  # (plugin, path as given, sha256): --patch NAME=FILE
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ SHAPE: dict[str, Any] = {
     "tritonbuild_version": OPT_STR, "plan_key": OPT_STR, "plan_fingerprint": OPT_STR, "backends_tuple": STRS,
     "source": {"root": OPT_STR, "commit": OPT_STR, "dirty": OPT_BOOL, "version": OPT_STR, "generation": OPT_STR,
                "checkout": OPT_STR, "patches": [{"path": STR, "sha256": STR, "files": STRS}]},
-    "backends": [{"name": STR, "origin": OPT_STR, "path": OPT_STR, "commit": OPT_STR, "dirty": OPT_BOOL}],
+    "backends": [{"name": STR, "origin": OPT_STR, "path": OPT_STR, "commit": OPT_STR, "dirty": OPT_BOOL,
+                  "checkout": OPT_STR, "patches": [{"path": STR, "sha256": STR, "files": STRS}]}],
     "llvm": {"prefix": OPT_STR, "version": OPT_STR, "pinned_hash": OPT_STR, "revision": OPT_STR,
              "is_pinned": OPT_BOOL, "shared_libllvm": OPT_BOOL, "link": OPT_STR},
     "toolchain": {"compiler": OPT_STR, "compiler_path": OPT_STR, "linker": OPT_STR, "build_type": OPT_STR,
@@ -82,8 +83,14 @@ def _parse(data: object) -> Provenance | str:
         return f"'source.patches' is {_short(patches)}, not a list of objects with 'path' and 'sha256' strings"
     if why := _mistyped(data, SHAPE, ""):
         return why
+    plugin_patches = [(b["name"], p) for b in backends for p in b.get("patches", [])]
+    if not all(isinstance(p, dict) and isinstance(p.get("path"), str) and isinstance(p.get("sha256"), str)
+               for _, p in plugin_patches):
+        return f"a backend's 'patches' is {_short(plugin_patches)}, not a list of objects with 'path' and 'sha256' " \
+            "strings"
     return Provenance(tuple(sorted(b["name"] for b in backends)), repro, tuple(libs), llvm.get("prefix"),
-                      tuple((p["path"], p["sha256"]) for p in patches))
+                      tuple((p["path"], p["sha256"]) for p in patches),
+                      tuple((name, p["path"], p["sha256"]) for name, p in plugin_patches))
 
 
 def _no_constant(word: str) -> float:
@@ -133,21 +140,31 @@ class WellFormed:
                         "points")]
 
 
-def _patch_words(patches: tuple[tuple[str, str], ...]) -> str:
-    """The patches a wheel's provenance names, printable whatever the wheel holds (control characters quoted)."""
-    def one(text: str) -> str:
-        return (text if text.isprintable() else repr(text))[:200]
+def _one(text: str) -> str:
+    return (text if text.isprintable() else repr(text))[:200]
 
+
+def _patch_words(patches: tuple[tuple[str, str], ...], what: str = "the source") -> str:
+    """The patches a wheel's provenance names, printable whatever the wheel holds (control characters quoted)."""
     more = f"; and {len(patches) - 5} more" if len(patches) > 5 else ""
-    return "; ".join(f"{one(path)} (sha256 {one(digest)})" for path, digest in patches[:5]) + more + \
-        " applied to the source"
+    return "; ".join(f"{_one(path)} (sha256 {_one(digest)})" for path, digest in patches[:5]) + more + \
+        f" applied to {what}"
+
+
+def _all_patch_words(info: Provenance) -> str:
+    """The source's patches, then each patched plugin's (at most 5 plugins named, the rest counted)."""
+    plugins = list(dict.fromkeys(name for name, _, _ in info.plugin_patches))
+    words = [_patch_words(info.patches)] if info.patches else []
+    words += [_patch_words(tuple((p, d) for n, p, d in info.plugin_patches if n == name), f"the plugin {_one(name)}")
+              for name in plugins[:5]]
+    return "; ".join(words) + (f"; and patches to {len(plugins) - 5} more plugins" if len(plugins) > 5 else "")
 
 
 class Patches:
     name = "patches"
 
     def applies(self, ctx: Context) -> bool:
-        return ctx.info is not None and bool(ctx.info.patches)
+        return ctx.info is not None and bool(ctx.info.patches or ctx.info.plugin_patches)
 
     def run(self, ctx: Context) -> list[Finding]:
-        return [Finding(self.name, "note", _patch_words(ctx.info.patches if ctx.info else ()))]
+        return [Finding(self.name, "note", _all_patch_words(ctx.info) if ctx.info else "")]

@@ -1,0 +1,141 @@
+"""#47: ``--patch NAME=FILE`` patches a copy of the plugin NAME's dir, as ``--patch FILE`` patches a copy of the source
+(tests/integration/test_patches.py): the plan builds the copy and says so, the plugin dir is never edited, a patch
+that leaves the plugin dir or names no selected plugin is refused before anything is made, and one build shows a
+plugin that does not compile without its patch built with it, the patch recorded in the wheel and by verify."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import one_of
+from tests.integration.conftest import LLVM, flat, git_commit, run_cli
+from tritonbuild import example
+
+PIN = "cd" * 20
+
+
+def snapshot(tree: Path) -> tuple[dict[str, tuple[int, bytes]], str]:
+    """Every file of the dir but .git (mtime, bytes), and git status (as test_patches takes the source's)."""
+    files = {p.relative_to(tree).as_posix(): (p.lstat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+             for p in tree.rglob("*") if ".git" not in p.relative_to(tree).parts}
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=tree, capture_output=True, text=True,
+                            check=True).stdout
+    return files, status
+
+
+def plan(tree: Path, tmp_path: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    return run_cli("plan", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir", str(tmp_path / "cache"),
+                   "--offline", *args, cwd=tmp_path, check=check)
+
+
+def refused(proc: subprocess.CompletedProcess[str], *words: str) -> None:
+    """Exit 2, one paragraph, no traceback, each of ``words`` in it."""
+    err = flat(proc.stderr)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n\n") == 0, proc.stderr
+    for word in words:
+        assert word in err, err
+
+
+def _diff(root: Path, rel: str, new: list[str]) -> str:
+    old = (root / rel).read_text().splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> dict[str, Path]:
+    tree = example.write_tree(tmp_path / "triton")
+    git_commit(tree)
+    plugin = example.write_plugin(tmp_path / "shared-dir", "shared", triton_hash="ab" * 20)
+    git_commit(plugin)
+    (tmp_path / "pin.diff").write_text(_diff(plugin, "triton-hash.txt", [PIN + "\n"]))
+    return {"tree": tree, "plugin": plugin, "pin": tmp_path / "pin.diff"}
+
+
+def _plugin(data: dict) -> dict:
+    return next(b for b in data["backends"] if b["origin"] == "plugin")
+
+
+def test_a_plugin_patch_changes_the_plan_and_never_the_plugin_dir(work: dict[str, Path], tmp_path: Path) -> None:
+    before = snapshot(work["plugin"])
+    plain = one_of(plan(work["tree"], tmp_path, "--json", "--plugin-dir", str(work["plugin"]), check=True).stdout,
+                   "plans")
+    data = one_of(plan(work["tree"], tmp_path, "--json", "--plugin-dir", str(work["plugin"]), "--patch",
+                       "shared=pin.diff", check=True).stdout, "plans")
+    assert snapshot(work["plugin"]) == before and before[1] == ""
+    got, was = _plugin(data), _plugin(plain)
+    digest = hashlib.sha256(work["pin"].read_bytes()).hexdigest()
+    assert was["triton_pin"] == "ab" * 20 and was.get("patches", []) == [] and was.get("checkout") is None
+    assert got["triton_pin"] == PIN and got["checkout"] == str(work["plugin"])
+    assert got["patches"] == [{"path": "pin.diff", "sha256": digest, "files": ["triton-hash.txt"]}]
+    copy = Path(got["path"])
+    assert copy.is_relative_to(tmp_path / "cache" / "patched") and (copy / "triton-hash.txt").read_text() == PIN + "\n"
+    assert got["commit"] == was["commit"]  # the git facts are the plugin dir's own
+    assert data["source"]["patches"] == [] and data["key"] != plain["key"]
+    assert data["wheel"]["version"].startswith(plain["wheel"]["version"] + ".p")
+    notes = flat(" ".join(data["notes"]))
+    assert f"1 patch applied to tritonbuild's copy of the plugin dir {work['plugin']} at {copy}" in notes
+    # the same entry from the environment: the same copy
+    env = one_of(run_cli("plan", "--json", "--source", str(work["tree"]), "--llvm", str(LLVM), "--cache-dir",
+                         str(tmp_path / "cache"), "--offline", "--plugin-dir", str(work["plugin"]), cwd=tmp_path,
+                         env={"TRITONBUILD_PATCHES": "shared=pin.diff"}).stdout, "plans")
+    assert _plugin(env)["path"] == got["path"] and env["key"] == data["key"]
+
+
+def test_a_plugin_patch_for_no_selected_plugin_or_out_of_its_dir_is_refused(work: dict[str, Path],
+                                                                            tmp_path: Path) -> None:
+    before = snapshot(work["plugin"])
+    refused(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", "other=pin.diff"),
+            "'other=pin.diff'", "no selected plugin has that name", f"'shared' ({work['plugin']})")
+    refused(plan(work["tree"], tmp_path, "--patch", "shared=pin.diff"), "no --plugin-dir given")
+    escape = tmp_path / "escape.diff"
+    escape.write_text(work["pin"].read_text().replace("a/triton-hash.txt", "a/../triton/setup.py")
+                      .replace("b/triton-hash.txt", "b/../triton/setup.py"))
+    refused(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", "shared=escape.diff"),
+            "escape.diff", "for the plugin shared", "'a/../triton/setup.py'", "'..'")
+    (tmp_path / "shared=pin.diff").write_text("")
+    refused(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", "shared=pin.diff"),
+            "ambiguous", "./shared=pin.diff")
+    assert snapshot(work["plugin"]) == before and not (tmp_path / "cache" / "patched").exists()
+
+
+# --- one real build: a plugin that does not compile without its patch ------------------------------------------------
+
+def test_a_plugin_that_needs_its_patch_builds_with_it_and_the_wheel_says_so(tmp_path: Path) -> None:
+    tree = example.write_tree(tmp_path / "triton")
+    git_commit(tree)
+    plugin = example.write_plugin(tmp_path / "broken-plugin", "broken", broken=True)
+    git_commit(plugin)
+    rel = "lib/Plugin.cpp"
+    lines = (plugin / rel).read_text().splitlines(keepends=True)
+    fix = tmp_path / "unbreak.diff"
+    fix.write_text(_diff(plugin, rel, [line for line in lines if "#error" not in line]))
+    before = snapshot(plugin)
+    ptxas = tmp_path / "ptxas"
+    shutil.copy(shutil.which("true") or "/bin/true", ptxas)
+    env = {"CCACHE_DIR": str(tmp_path / "ccache"), "TRITON_PTXAS_PATH": str(ptxas)}
+    proc = run_cli("build", "--json", "--source", str(tree), "--llvm", str(LLVM), "--offline", "--backends",
+                   "nvidia", "--no-proton", "--plugin-dir", str(plugin), "--cache-dir", str(tmp_path / "cache"),
+                   "--out", str(tmp_path / "dist"), "--patch", f"broken={fix}", cwd=tmp_path, env=env)
+    result = one_of(proc.stdout, "wheels")
+    assert snapshot(plugin) == before
+    named = {"path": str(fix), "sha256": hashlib.sha256(fix.read_bytes()).hexdigest(), "files": [rel]}
+    with zipfile.ZipFile(result["wheel"]) as zf:
+        info = json.loads(zf.read("triton/_build_info.json"))
+        assert "triton/backends/broken/compiler.py" in zf.namelist()
+    entry = next(b for b in info["backends"] if b["name"] == "broken")
+    assert entry["patches"] == [named] and entry["checkout"] == str(plugin) and info["source"]["patches"] == []
+    manifest = json.loads(next((tmp_path / "dist").glob("*.manifest.json")).read_text())
+    assert manifest["plugin_patches"] == {"broken": [named]}
+    shown = flat(run_cli("verify", "--no-import", result["wheel"], cwd=tmp_path).stdout)
+    assert f"patches: {fix} (sha256 {named['sha256']}) applied to the plugin broken" in shown
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=plugin, capture_output=True, text=True,
+                          check=True).stdout == ""
