@@ -17,8 +17,10 @@ from tritonbuild.resolve.source import GitState, parse_epoch
 
 
 def git_state(path: Path) -> GitState | None:
-    """Commit, dirty flag, branch and commit time of the checkout at ``path`` (None when not a checkout)."""
-    if not path.is_dir():
+    """Commit, dirty flag, branch and commit time of the checkout at ``path`` (None when not a checkout). Only
+    a directory with its own ``.git`` is one (a directory inside another checkout is not): a plain directory runs
+    no git, so a source without ``.git`` builds where git is not installed (a minimal ``--container`` image)."""
+    if not path.is_dir() or not (path / ".git").exists():
         return None
     git = safegit.session(path)
 
