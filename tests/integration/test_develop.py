@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -257,6 +259,20 @@ def test_clean_all_forgets_every_develop_request_and_nothing_else(tmp_path: Path
     assert "forgot 2 develop request(s)" in out
     assert not any(p.exists() for p in mine) and all(p.is_symlink() or p.exists() for p in others)
     assert (tmp_path / "keep.json").read_text() == "{}"
+    # a develop folder that is a link is never followed, for one checkout or all (review: --develop deleted the
+    # record-named file it led to)
+    shutil.rmtree(records)
+    victims = tmp_path / "victims"
+    victims.mkdir()
+    tree = example.write_tree(tmp_path / "triton")
+    mine = hashlib.sha256(os.fsencode(tree.resolve())).hexdigest()[:32]  # this checkout's record name
+    for name in (f"{'d' * 32}.json", f"{mine}.json"):
+        (victims / name).write_text("{}")
+    records.symlink_to(victims)
+    for extra in (["--all"], ["--develop"]):
+        out = run_cli("clean", *extra, *cache, cwd=tree).stdout
+        assert "forgot" not in out
+    assert len(list(victims.iterdir())) == 2
 
 
 def test_ctrl_c_leaves_the_build_dir_usable(tmp_path: Path) -> None:

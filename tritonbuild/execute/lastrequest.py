@@ -180,13 +180,12 @@ def records(cache_root: Path, checkout: Path | None = None) -> list[Path]:
     """The develop records under ``cache_root`` (``clean``'s to remove): every one, or ``checkout``'s. Only
     regular files named as tritonbuild names them (a link or anything else there is never taken)."""
     folder = cache_root / "develop"
-    if checkout is not None:
-        found = [folder / _record_name(checkout)]
-    else:
-        try:
-            found = sorted(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []
-        except OSError:
-            return []
+    if folder.is_symlink() or not folder.is_dir():  # a link is never followed: what it leads to is not the cache's
+        return []
+    try:
+        found = [folder / _record_name(checkout)] if checkout is not None else sorted(folder.iterdir())
+    except OSError:
+        return []
     return [p for p in found if RECORD_NAME.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
 
 
