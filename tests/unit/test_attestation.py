@@ -217,6 +217,21 @@ def test_a_source_without_git_is_a_file_uri_not_git(tree) -> None:
     assert deps["llvm"].annotations["noDigest"] == attestation.NO_LLVM_DIGEST  # an installed prefix: no digest
 
 
+def test_the_llvm_archive_is_named_only_when_the_llvm_came_from_it(tree) -> None:
+    # review: a system LLVM's dependency said archive llvm-2eb709b9-ubuntu-x64.tar.gz, the pin's name
+    import dataclasses
+
+    plan = plan_for(tree(), git=None)
+    name = "llvm-2eb709b9-ubuntu-x64.tar.gz"
+    cases = [("system", "/usr/lib/llvm-22", None), ("prefix", "/opt/llvm", None), ("download", None, name),
+             ("cached", f"/c/llvm/{name.removesuffix('.tar.gz')}", name), ("cached", "/c/llvm/built-abc", None)]
+    for strategy, prefix, said in cases:
+        llvm = dataclasses.replace(plan.llvm, strategy=strategy, prefix=prefix, archive=name)
+        deps = {d.name: d for d in attestation.dependencies(dataclasses.replace(plan, llvm=llvm), INFO)}
+        notes = deps["llvm"].annotations
+        assert (notes["archive"] if "archive" in notes else None) == said, (strategy, prefix)  # noqa: SIM401 (a protobuf Struct: no .get)
+
+
 def test_build_type_and_builder_are_the_ones_docs_build_type_md_defines(tmp_path: Path) -> None:
     """The build type's URI is defined in this repository (docs/build-type.md), and the doc names every parameter
     the writer emits: a key added to externalParameters or internalParameters without its meaning fails here."""
@@ -237,6 +252,6 @@ def test_build_type_and_builder_are_the_ones_docs_build_type_md_defines(tmp_path
         assert not missing, f"docs/build-type.md does not say what {part}.{missing} means"
     assert all(f"`{k}`" in doc for k in bd["externalParameters"]["python"])
     assert {e["origin"].split()[0] for e in bd["externalParameters"]["settings"].values()} <= {"default", "cli"}
-    assert all(f"`{w}" in doc for w in ("default`", "cli --flag`", "env NAME`", "recipe NAME`"))
+    assert all(f"`{w}" in doc for w in ("default`", "cli -b/--backends`", "env NAME`", "recipe NAME`"))
     names = {d["name"].split(":")[0] for d in bd["resolvedDependencies"]}
     assert all(f"`{n}" in doc for n in names), names

@@ -146,10 +146,12 @@ def _recalled(command: str, req: Request, console: Any, *, forget: bool = False)
 
 
 @plan_command()
-@click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root, and the patched "
-              "copies (--patch) and llvm compat's exported trees (with --develop: every develop dir, nothing else).")
+@click.option("--all", "all_", is_flag=True, help="Remove every build dir under the cache root, the patched "
+              "copies (--patch) and llvm compat's exported trees, and forget every checkout's develop request (with "
+              "--develop: every develop dir and those requests, nothing else).")
 @click.option("--develop", "develop_only", is_flag=True, help="Only build dirs `develop` used, with the links it "
-              "made in the checkout: this checkout's, or with --all every checkout's.")
+              "made in the checkout, and forget its develop request: this checkout's, or with --all every "
+              "checkout's.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
 @plan_options
 def clean(all_: bool, develop_only: bool, dry_run: bool, **kw: Any) -> None:

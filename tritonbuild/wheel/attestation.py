@@ -75,10 +75,11 @@ def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
     out += [_rd(f"plugin:{b.name}", _git_uri(b.checkout or b.path, b.commit), {"gitCommit": b.commit or ""},
                 {"path": b.checkout or b.path, "dirty": b.dirty}) for b in plan.backends if b.origin != "in-tree"]
     llvm = plan.llvm
-    archive_sha = llvm.sha256.get(llvm.host_suffix or "", "") if llvm.archive else ""
-    out.append(_rd("llvm", f"file://{llvm.prefix}" if llvm.prefix else (llvm.archive or ""),
+    archive = _archive_used(llvm)
+    archive_sha = llvm.sha256.get(llvm.host_suffix or "", "") if archive else ""
+    out.append(_rd("llvm", f"file://{llvm.prefix}" if llvm.prefix else (archive or ""),
                    {"gitCommit": llvm.revision or "", "sha256": archive_sha},
-                   {"version": llvm.version, "strategy": llvm.strategy, "archive": llvm.archive,
+                   {"version": llvm.version, "strategy": llvm.strategy, "archive": archive,
                     "pinnedHash": llvm.pinned_hash, "isPinned": llvm.is_pinned, "link": llvm.link,
                     "noDigest": None if llvm.revision or archive_sha else NO_LLVM_DIGEST}))
     patched = [(p, None) for p in src.patches] + [(p, b.name) for b in plan.backends for p in b.patches]
@@ -91,6 +92,18 @@ def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
                    annotations={"version": tc.get("compiler"), "linker": plan.toolchain.linker}))
     out.append(_rd("tool:python", f"file://{plan.python}", annotations={"abi": plan.wheel.python_abi}))
     return out
+
+
+def _archive_used(llvm: Any) -> str | None:
+    """The prebuilt archive the LLVM came from: one downloaded now, or unpacked in the cache under its name; None
+    for a prefix, the system's or a source build (the plan names the pin's archive whatever the strategy)."""
+    if not llvm.archive:
+        return None
+    if llvm.strategy == "download":
+        return str(llvm.archive)
+    unpacked = str(llvm.archive).removesuffix(".tar.gz")
+    return str(llvm.archive) if llvm.strategy == "cached" and llvm.prefix and \
+        llvm.prefix.rstrip("/").rsplit("/", 1)[-1] == unpacked else None
 
 
 NOT_GIT = ("not possible: the source is not a git checkout, so no commit pins what was built (tritonbuild rebuild "
