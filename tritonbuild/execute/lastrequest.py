@@ -1,8 +1,8 @@
 """``develop`` remembers per checkout (edge: reads and writes small records under the cache root).
 
-The last ``develop`` request of a checkout (the flags typed, and ``--recipe``) is kept in
-``<cache>/develop/<the first 32 hex digits of the sha256 of the checkout's real path>.json`` and, for
-``status``, in its build dir (``develop-request.json``). A later ``develop`` or ``test`` of that checkout starts from it: a flag given now, or a
+The last ``develop`` request of a checkout (the flags typed, and ``--recipe``) is kept in ``<cache>/develop/<the
+first 32 hex digits of the sha256 of the checkout's real path>.json`` and, for ``status``, in its build dir
+(``develop-request.json``). A later ``develop`` or ``test`` of that checkout starts from it: a flag given now, or a
 setting the environment gives now, overrides that part (and for ``develop`` the merged request is remembered).
 
 A record is input tritonbuild wrote itself but is still checked before it is used: a regular file of this user's, not
