@@ -8,6 +8,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
+import re
 import shutil
 import subprocess
 import zipfile
@@ -16,8 +18,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import one_of
-from tests.integration.conftest import LLVM, flat, git_commit, run_cli
+from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
 from tritonbuild import example
+from tritonbuild.errors import UserError
+from tritonbuild.plan import Plan
+from tritonbuild.request import Request, make_plan
 
 PIN = "cd" * 20
 
@@ -105,6 +110,31 @@ def test_a_plugin_patch_for_no_selected_plugin_or_out_of_its_dir_is_refused(work
     refused(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", "shared=pin.diff"),
             "ambiguous", "./shared=pin.diff")
     assert snapshot(work["plugin"]) == before and not (tmp_path / "cache" / "patched").exists()
+
+
+# --- what a hostile reviewer found (#47) -----------------------------------------------------------------------------
+
+def _make_plan(work: dict[str, Path], tmp_path: Path, patches: tuple[str, ...], *, editable: bool = False,
+               plugin: Path | None = None) -> Plan:
+    kw = {"source": str(work["tree"]), "llvm": str(LLVM), "offline": True, "cache_dir": str(tmp_path / "cache"),
+          "plugin_dirs": (str(plugin or work["plugin"]),), "patches": patches}
+    return make_plan(Request.from_cli(kw, {**os.environ, "CUDA_HOME": cuda_stub()}, tmp_path, editable=editable))
+
+
+
+
+def test_a_plugin_patchs_refusals_name_the_plugin_dir_not_the_source(work: dict[str, Path], tmp_path: Path) -> None:
+    (tmp_path / "stale.diff").write_text(work["pin"].read_text().replace("-" + "ab" * 20, "-" + "ef" * 20))
+    with pytest.raises(UserError, match="does not apply to the plugin dir shared") as got:
+        _make_plan(work, tmp_path, ("shared=stale.diff",))
+    assert "source" not in str(got.value).replace("Triton source", "")
+    (work["plugin"] / "loop").symlink_to("loop")
+    with pytest.raises(UserError, match=f"The plugin dir shared {re.escape(str(work['plugin']))} holds 1 entry "
+                                        "that a patched copy of the plugin dir shared cannot carry") as got:
+        _make_plan(work, tmp_path, ("shared=pin.diff",))
+    assert "source" not in str(got.value) and "without the patches for the plugin dir shared" in str(got.value)
+
+
 
 
 # --- one real build: a plugin that does not compile without its patch ------------------------------------------------

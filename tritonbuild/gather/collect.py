@@ -230,7 +230,7 @@ def patched_plugins(o: Mapping[str, Resolved], given: Mapping[str, list[str]], c
         raw = found[name]
         plugin_dir = absolute(raw, cwd)
         copy, infos = patches.prepare(plugin_dir, files, f"{origin}, for the plugin {name}", cwd, cache,
-                                      what=f"the plugin {name}")
+                                      what=f"the plugin dir {name}")
         out[raw] = (copy, plugin_dir, infos)
     return out
 
