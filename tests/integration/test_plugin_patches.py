@@ -123,6 +123,17 @@ def _make_plan(work: dict[str, Path], tmp_path: Path, patches: tuple[str, ...], 
 
 
 
+def test_a_plugin_patch_may_not_rename_the_plugin(work: dict[str, Path], tmp_path: Path) -> None:
+    rename = tmp_path / "rename.diff"
+    rename.write_text(_diff(work["plugin"], "backend/name.conf", ["plug_z\n"]))
+    before = snapshot(work["plugin"])
+    refused(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", "shared=rename.diff"),
+            "'shared=rename.diff'", "'backend/name.conf'", "NAME= selects a plugin by that name")
+    assert snapshot(work["plugin"]) == before and not (tmp_path / "cache" / "patched").exists()
+
+
+
+
 def test_a_plugin_patchs_refusals_name_the_plugin_dir_not_the_source(work: dict[str, Path], tmp_path: Path) -> None:
     (tmp_path / "stale.diff").write_text(work["pin"].read_text().replace("-" + "ab" * 20, "-" + "ef" * 20))
     with pytest.raises(UserError, match="does not apply to the plugin dir shared") as got:

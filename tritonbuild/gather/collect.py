@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tritonbuild import paths, safegit
@@ -230,9 +230,32 @@ def patched_plugins(o: Mapping[str, Resolved], given: Mapping[str, list[str]], c
         raw = found[name]
         plugin_dir = absolute(raw, cwd)
         copy, infos = patches.prepare(plugin_dir, files, f"{origin}, for the plugin {name}", cwd, cache,
-                                      what=f"the plugin dir {name}")
+                                      what=f"the plugin dir {name}", check=_keeps_name(plugin_dir, name, origin))
         out[raw] = (copy, plugin_dir, infos)
     return out
+
+
+def _keeps_name(plugin_dir: Path, name: str, origin: str) -> Callable[[Sequence[PatchInfo]], None]:
+    """A refusal of a patch to the plugin ``name`` that touches the file its name is read from (backend/name.conf,
+    or the file of the plugin dir that a link there leads to): the name is what ``NAME=`` selected the plugin by,
+    read before the patches, so a patch may not change it."""
+    conf = plugin_dir / "backend" / "name.conf"
+    frozen = {"backend/name.conf"}
+    if conf.is_symlink():
+        real, base = os.path.realpath(conf), os.path.realpath(plugin_dir)
+        if real.startswith(base + os.sep):
+            frozen.add(Path(real).relative_to(base).as_posix())
+
+    def check(infos: Sequence[PatchInfo]) -> None:
+        for info in infos:
+            touched = sorted(frozen.intersection(info.files))
+            if touched:
+                raise UserError(f"The patch {show(name + '=' + info.path)} (from {origin}) changes {touched[0]!r} "
+                                f"of the plugin dir {plugin_dir}, the file the plugin's name {name!r} is read from: "
+                                f"NAME= selects a plugin by that name, so a patch may not change it. Drop that "
+                                "part of the patch (rename the plugin in its dir instead, and give that name); "
+                                "nothing was changed.")
+    return check
 
 
 def _plugin_origin(o: Mapping[str, Resolved]) -> str:

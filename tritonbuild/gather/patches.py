@@ -29,7 +29,7 @@ import posixpath
 import re
 import shutil
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -690,13 +690,16 @@ def _clear(dst: Path, have: os.stat_result | None) -> None:
         dst.unlink()
 
 
-def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path,
-            cache: Path, what: str = SOURCE) -> tuple[Path, tuple[PatchInfo, ...]]:
+def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path, cache: Path, what: str = SOURCE,
+            check: Callable[[Sequence[PatchInfo]], None] | None = None) -> tuple[Path, tuple[PatchInfo, ...]]:
     """The patched copy of ``root`` and the patches' facts: every patch read and checked, every file of the source
     checked, then under the copy's lock the patches applied in its scratch dir and only then the copy brought up to
     date. ``root`` is the Triton source, or a plugin dir (``what``: "the plugin dir NAME"): the same checks, the same
-    copy under ``<cache>/patched``, keyed by the dir's real path and the patches' sha256."""
+    copy under ``<cache>/patched``, keyed by the dir's real path and the patches' sha256. ``check``: the caller's
+    own refusal of what the patches touch, once they are read, before anything is written."""
     patches = read_all(given, origin, cwd, what)
+    if check is not None:
+        check([info for info, _ in patches])
     files = source_files(root, what)
     check_entries(root, files, what)
     check_writes(root, patches, what)
