@@ -132,6 +132,23 @@ def test_a_plugin_patch_may_not_rename_the_plugin(work: dict[str, Path], tmp_pat
     assert snapshot(work["plugin"]) == before and not (tmp_path / "cache" / "patched").exists()
 
 
+def test_a_plugin_dir_name_for_name_is_refused_with_the_backend_name(work: dict[str, Path], tmp_path: Path) -> None:
+    mine = example.write_plugin(tmp_path / "my-plug", "my_plug", name_conf=False)
+    (tmp_path / "fix.diff").write_text(_diff(mine, "backend/compiler.py", ["# fixed\n"]))
+    for entry, name in (("my-plug=fix.diff", "my_plug"), ("my.plug=fix.diff", "my_plug")):
+        with pytest.raises(UserError, match=re.escape(f"NAME must be the plugin's backend name (`{name}`): write "
+                                                      f"--patch {name}=fix.diff")):
+            _make_plan(work, tmp_path, (entry,), plugin=mine)
+    bad = example.write_plugin(tmp_path / "1plug", "1plug", name_conf=False)
+    with pytest.raises(UserError) as got:  # no identifier: the plugin's own refusal, not 'does not exist'
+        _make_plan(work, tmp_path, ("1plug=fix.diff",), plugin=bad)
+    assert "1plug" in str(got.value) and "does not exist" not in str(got.value)
+    with pytest.raises(UserError, match=re.escape("write --patch shared=pin.diff")):
+        _make_plan(work, tmp_path, ("shared-dir=pin.diff",))  # the dir's name, and no such file
+    (tmp_path / "shared-dir=pin.diff").write_text(work["pin"].read_text().replace("a/triton-hash.txt",
+                                                  "a/README.md").replace("b/triton-hash.txt", "b/README.md"))
+    with pytest.raises(UserError, match="does not apply to the source"):  # a file of that name: a source patch
+        _make_plan(work, tmp_path, ("shared-dir=pin.diff",))
 
 
 def test_a_plugin_patchs_refusals_name_the_plugin_dir_not_the_source(work: dict[str, Path], tmp_path: Path) -> None:
