@@ -121,6 +121,14 @@ def _make_plan(work: dict[str, Path], tmp_path: Path, patches: tuple[str, ...], 
     return make_plan(Request.from_cli(kw, {**os.environ, "CUDA_HOME": cuda_stub()}, tmp_path, editable=editable))
 
 
+def test_develop_warns_that_a_patched_plugin_is_installed_from_the_copy(work: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    develop = _make_plan(work, tmp_path, ("shared=pin.diff",), editable=True)
+    copy = next(b.path for b in develop.backends if b.origin == "plugin")
+    said = (f"the editable install uses tritonbuild's patched copy {copy} of the plugin shared, not the plugin dir "
+            f"{work['plugin']}")
+    assert any(said in w for w in develop.warnings), develop.warnings
+    assert not any(said in w for w in _make_plan(work, tmp_path, ("shared=pin.diff",)).warnings)
 
 
 def test_a_plugin_patch_may_not_rename_the_plugin(work: dict[str, Path], tmp_path: Path) -> None:
