@@ -171,6 +171,16 @@ def test_a_plugin_patchs_refusals_name_the_plugin_dir_not_the_source(work: dict[
     assert "source" not in str(got.value) and "without the patches for the plugin dir shared" in str(got.value)
 
 
+def test_the_text_plan_shows_a_plugin_patch_as_the_source_patch_is_shown(work: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    odd = tmp_path / "[bold]x.diff"
+    shutil.copy(work["pin"], odd)
+    shown = flat(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", f"shared={odd.name}",
+                      check=True).stdout)
+    digest = hashlib.sha256(odd.read_bytes()).hexdigest()
+    assert f"patches (plugin shared) [bold]x.diff (sha256 {digest[:16]}; triton-hash.txt); applied to the copy " \
+           f"{tmp_path / 'cache' / 'patched'}" in shown, shown
+    assert f"(made from the plugin dir {work['plugin']})" in shown
 
 
 # --- one real build: a plugin that does not compile without its patch ------------------------------------------------
