@@ -8,6 +8,8 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
+import re
 import shutil
 import subprocess
 import zipfile
@@ -16,8 +18,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import one_of
-from tests.integration.conftest import LLVM, flat, git_commit, run_cli
+from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
 from tritonbuild import example
+from tritonbuild.errors import UserError
+from tritonbuild.plan import Plan
+from tritonbuild.request import Request, make_plan
 
 PIN = "cd" * 20
 
@@ -105,6 +110,77 @@ def test_a_plugin_patch_for_no_selected_plugin_or_out_of_its_dir_is_refused(work
     refused(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", "shared=pin.diff"),
             "ambiguous", "./shared=pin.diff")
     assert snapshot(work["plugin"]) == before and not (tmp_path / "cache" / "patched").exists()
+
+
+# --- what a hostile reviewer found (#47) -----------------------------------------------------------------------------
+
+def _make_plan(work: dict[str, Path], tmp_path: Path, patches: tuple[str, ...], *, editable: bool = False,
+               plugin: Path | None = None) -> Plan:
+    kw = {"source": str(work["tree"]), "llvm": str(LLVM), "offline": True, "cache_dir": str(tmp_path / "cache"),
+          "plugin_dirs": (str(plugin or work["plugin"]),), "patches": patches}
+    return make_plan(Request.from_cli(kw, {**os.environ, "CUDA_HOME": cuda_stub()}, tmp_path, editable=editable))
+
+
+def test_develop_warns_that_a_patched_plugin_is_installed_from_the_copy(work: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    develop = _make_plan(work, tmp_path, ("shared=pin.diff",), editable=True)
+    copy = next(b.path for b in develop.backends if b.origin == "plugin")
+    said = (f"the editable install uses tritonbuild's patched copy {copy} of the plugin shared, not the plugin dir "
+            f"{work['plugin']}")
+    assert any(said in w for w in develop.warnings), develop.warnings
+    assert not any(said in w for w in _make_plan(work, tmp_path, ("shared=pin.diff",)).warnings)
+
+
+def test_a_plugin_patch_may_not_rename_the_plugin(work: dict[str, Path], tmp_path: Path) -> None:
+    rename = tmp_path / "rename.diff"
+    rename.write_text(_diff(work["plugin"], "backend/name.conf", ["plug_z\n"]))
+    before = snapshot(work["plugin"])
+    refused(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", "shared=rename.diff"),
+            "'shared=rename.diff'", "'backend/name.conf'", "NAME= selects a plugin by that name")
+    assert snapshot(work["plugin"]) == before and not (tmp_path / "cache" / "patched").exists()
+
+
+def test_a_plugin_dir_name_for_name_is_refused_with_the_backend_name(work: dict[str, Path], tmp_path: Path) -> None:
+    mine = example.write_plugin(tmp_path / "my-plug", "my_plug", name_conf=False)
+    (tmp_path / "fix.diff").write_text(_diff(mine, "backend/compiler.py", ["# fixed\n"]))
+    for entry, name in (("my-plug=fix.diff", "my_plug"), ("my.plug=fix.diff", "my_plug")):
+        with pytest.raises(UserError, match=re.escape(f"NAME must be the plugin's backend name (`{name}`): write "
+                                                      f"--patch {name}=fix.diff")):
+            _make_plan(work, tmp_path, (entry,), plugin=mine)
+    bad = example.write_plugin(tmp_path / "1plug", "1plug", name_conf=False)
+    with pytest.raises(UserError) as got:  # no identifier: the plugin's own refusal, not 'does not exist'
+        _make_plan(work, tmp_path, ("1plug=fix.diff",), plugin=bad)
+    assert "1plug" in str(got.value) and "does not exist" not in str(got.value)
+    with pytest.raises(UserError, match=re.escape("write --patch shared=pin.diff")):
+        _make_plan(work, tmp_path, ("shared-dir=pin.diff",))  # the dir's name, and no such file
+    (tmp_path / "shared-dir=pin.diff").write_text(work["pin"].read_text().replace("a/triton-hash.txt",
+                                                  "a/README.md").replace("b/triton-hash.txt", "b/README.md"))
+    with pytest.raises(UserError, match="does not apply to the source"):  # a file of that name: a source patch
+        _make_plan(work, tmp_path, ("shared-dir=pin.diff",))
+
+
+def test_a_plugin_patchs_refusals_name_the_plugin_dir_not_the_source(work: dict[str, Path], tmp_path: Path) -> None:
+    (tmp_path / "stale.diff").write_text(work["pin"].read_text().replace("-" + "ab" * 20, "-" + "ef" * 20))
+    with pytest.raises(UserError, match="does not apply to the plugin dir shared") as got:
+        _make_plan(work, tmp_path, ("shared=stale.diff",))
+    assert "source" not in str(got.value).replace("Triton source", "")
+    (work["plugin"] / "loop").symlink_to("loop")
+    with pytest.raises(UserError, match=f"The plugin dir shared {re.escape(str(work['plugin']))} holds 1 entry "
+                                        "that a patched copy of the plugin dir shared cannot carry") as got:
+        _make_plan(work, tmp_path, ("shared=pin.diff",))
+    assert "source" not in str(got.value) and "without the patches for the plugin dir shared" in str(got.value)
+
+
+def test_the_text_plan_shows_a_plugin_patch_as_the_source_patch_is_shown(work: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    odd = tmp_path / "[bold]x.diff"
+    shutil.copy(work["pin"], odd)
+    shown = flat(plan(work["tree"], tmp_path, "--plugin-dir", str(work["plugin"]), "--patch", f"shared={odd.name}",
+                      check=True).stdout)
+    digest = hashlib.sha256(odd.read_bytes()).hexdigest()
+    assert f"patches (plugin shared) [bold]x.diff (sha256 {digest[:16]}; triton-hash.txt); applied to the copy " \
+           f"{tmp_path / 'cache' / 'patched'}" in shown, shown
+    assert f"(made from the plugin dir {work['plugin']})" in shown
 
 
 # --- one real build: a plugin that does not compile without its patch ------------------------------------------------

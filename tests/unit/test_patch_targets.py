@@ -91,3 +91,36 @@ def test_any_entry_is_refused_in_one_paragraph_or_read_soundly(entry: str) -> No
             target, file = split_patch(item)
             assert join_patch(target, file) == item and file.strip() and not file.startswith("-")
             assert target is None or (_IDENT.fullmatch(target) and item.startswith(target + "="))
+
+
+_NEAR = st.sampled_from(["my-plug", "my.plug", "my_plug", "My-plug", "./my-plug", "d/my-plug", "my-plug-", "-", "",
+                         "\x1b[2J", "\udcff", "a" * 256])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.tuples(_NEAR, st.lists(_PIECES, max_size=4).map("".join)).map("=".join))
+def test_an_entry_meant_for_a_plugin_by_its_dir_name_is_refused_with_the_backend_name(tmp_path: Path,
+                                                                                      entry: str) -> None:
+    """(#47) ``my-plug=FILE`` for the plugin dir my-plug (backend name my_plug) is not read as a source patch that
+    then 'does not exist': it is refused, saying to write ``my_plug=FILE``; anything else splits as before."""
+    from tritonbuild import example
+    from tritonbuild.gather.collect import split_patches
+
+    plugin = tmp_path / "my-plug"
+    if not plugin.exists():
+        example.write_plugin(plugin, "my_plug", name_conf=False)
+    try:
+        o = resolve_settings({"patches": [entry], "plugin_dirs": [str(plugin)]}, {})
+    except UserError:
+        return  # no path: refused as before
+    before = entry.partition("=")[0]
+    try:
+        source, plugins = split_patches(o, tmp_path)
+    except UserError as exc:
+        assert str(exc).strip() and "\n\n" not in str(exc)
+        assert "write --patch my_plug=" in str(exc) or "no selected plugin" in str(exc) or "ambiguous" in str(exc)
+        return
+    meant = "/" not in before and before.replace("-", "_").replace(".", "_") == "my_plug"
+    assert split_patch(entry)[0] is not None or not meant, entry  # my-plug=, my.plug= are refused
+    assert (source, plugins) in (([entry], {}), ([], {split_patch(entry)[0]: [split_patch(entry)[1]]}))

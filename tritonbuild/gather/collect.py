@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tritonbuild import paths, safegit
@@ -192,6 +192,7 @@ def split_patches(o: Mapping[str, Resolved], cwd: Path) -> tuple[list[str], dict
     for entry in Settings.of(o).patches:
         target, file = split_patch(entry)
         if target is None:
+            _not_misnamed(entry, o, cwd)
             source.append(file)
             continue
         try:
@@ -205,6 +206,35 @@ def split_patches(o: Mapping[str, Resolved], cwd: Path) -> tuple[list[str], dict
                             "rename it; nothing was changed.")
         plugin.setdefault(target, []).append(file)
     return source, plugin
+
+
+def _not_misnamed(entry: str, o: Mapping[str, Resolved], cwd: Path) -> None:
+    """Refuse a source patch spelled ``X=FILE`` whose X is a selected plugin's backend name once ``-`` and ``.`` are
+    ``_`` (``my-plug=FILE`` for the plugin ``my_plug``), or, when no file of that whole name exists, the name of a
+    plugin dir: it was meant for the plugin, and NAME must be the backend name (a plugin dir that is no plugin, such
+    as ``1plug``, whose name is no identifier, is refused then as the plan would refuse it)."""
+    before, eq, file = entry.partition("=")
+    if not eq or not before or "/" in before:
+        return
+    try:
+        exists = os.path.lexists(cwd / entry)
+    except (OSError, ValueError):
+        exists = False
+    for raw in Settings.of(o).plugin_dirs:
+        path = absolute(raw, cwd)
+        try:
+            name = read_plugin(path, _plugin_origin(o)).name
+        except UserError:
+            if not exists and before == path.name:
+                raise  # meant for this plugin (1plug=FILE): its own refusal says what is wrong with it
+            continue  # refused later, as the plan refuses it
+        if before.replace("-", "_").replace(".", "_") == name or (not exists and before == path.name):
+            also = f" (write ./{show(entry)[1:-1]} for the file of that whole name)" if exists else ""
+            raise UserError(f"The patch {show(entry)} (from {o['patches'].origin}) reads as a patch file for the "
+                            f"Triton source{' that does not exist' if not exists else ''}, but {show(before)} "
+                            f"names the plugin {name!r} ({path}): NAME must be the plugin's backend name "
+                            f"(`{name}`): write --patch {show(name + '=' + file)[1:-1]}{also}. Nothing was "
+                            "changed.")
 
 
 def patched_plugins(o: Mapping[str, Resolved], given: Mapping[str, list[str]], cwd: Path, cache: Path
@@ -230,9 +260,32 @@ def patched_plugins(o: Mapping[str, Resolved], given: Mapping[str, list[str]], c
         raw = found[name]
         plugin_dir = absolute(raw, cwd)
         copy, infos = patches.prepare(plugin_dir, files, f"{origin}, for the plugin {name}", cwd, cache,
-                                      what=f"the plugin {name}")
+                                      what=f"the plugin dir {name}", check=_keeps_name(plugin_dir, name, origin))
         out[raw] = (copy, plugin_dir, infos)
     return out
+
+
+def _keeps_name(plugin_dir: Path, name: str, origin: str) -> Callable[[Sequence[PatchInfo]], None]:
+    """A refusal of a patch to the plugin ``name`` that touches the file its name is read from (backend/name.conf,
+    or the file of the plugin dir that a link there leads to): the name is what ``NAME=`` selected the plugin by,
+    read before the patches, so a patch may not change it."""
+    conf = plugin_dir / "backend" / "name.conf"
+    frozen = {"backend/name.conf"}
+    if conf.is_symlink():
+        real, base = os.path.realpath(conf), os.path.realpath(plugin_dir)
+        if real.startswith(base + os.sep):
+            frozen.add(Path(real).relative_to(base).as_posix())
+
+    def check(infos: Sequence[PatchInfo]) -> None:
+        for info in infos:
+            touched = sorted(frozen.intersection(info.files))
+            if touched:
+                raise UserError(f"The patch {show(name + '=' + info.path)} (from {origin}) changes {touched[0]!r} "
+                                f"of the plugin dir {plugin_dir}, the file the plugin's name {name!r} is read from: "
+                                f"NAME= selects a plugin by that name, so a patch may not change it. Drop that "
+                                "part of the patch (rename the plugin in its dir instead, and give that name); "
+                                "nothing was changed.")
+    return check
 
 
 def _plugin_origin(o: Mapping[str, Resolved]) -> str:

@@ -29,7 +29,7 @@ import posixpath
 import re
 import shutil
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,6 +39,7 @@ from tritonbuild.fileutil import TEXT_LIMIT, name_problem, read_checked, walk
 from tritonbuild.plan import PatchInfo
 
 FIX = "Fix the patch (paths are read with -p1: a/PATH and b/PATH relative to the top of the source), or drop it."
+SOURCE = "the source"  # the role of the tree patched (``what``): the Triton source, or "the plugin dir NAME"
 _HUNK = re.compile(r"^@@ -[0-9]+(?:,([0-9]+))? \+[0-9]+(?:,([0-9]+))? @@")  # ASCII digits, as git's parse_num
 REGULAR_MODES = (0o100644, 0o100755)  # the modes of a regular file git writes; any other is refused
 _MODE_KEYS = ("old mode ", "new mode ", "deleted file mode ", "new file mode ")
@@ -57,7 +58,12 @@ ENTRIES_SHOWN = 10  # the source's entries a copy cannot carry named in one mess
 _ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34}  # git's C quoting
 
 
-def path_problem(raw: str, *, strip: bool) -> str | None:
+def fix(what: str = SOURCE) -> str:
+    """What to do about a patch that is refused, for the tree ``what`` ("the source", "the plugin dir NAME")."""
+    return FIX if what == SOURCE else FIX.replace("the top of the source", f"the top of {what}")
+
+
+def path_problem(raw: str, *, strip: bool, what: str = SOURCE) -> str | None:
     """Why ``raw``, a path named by a patch, cannot be patched inside the copy (None: it can). ``strip``: the path
     has the a/ or b/ component that -p1 removes (``---``, ``+++`` and ``diff --git`` names; not ``rename from``)."""
     if not raw:
@@ -77,7 +83,7 @@ def path_problem(raw: str, *, strip: bool) -> str | None:
             return "has no leading directory (a/ or b/) for -p1 to remove"
         parts = parts[1:]
     if any(part in ("", ".", "..") for part in parts):
-        return "has an empty, '.' or '..' component (it could lead outside the source)"
+        return f"has an empty, '.' or '..' component (it could lead outside {what})"
     if any(part.lower() == ".git" for part in parts):
         return "lies in a .git directory (git's own files are never patched)"
     return None
@@ -289,7 +295,7 @@ def _shown_line(line: str) -> str:
     return repr(line if len(line) <= 100 else line[:100] + "...")
 
 
-def touched_files(text: str, shown: str) -> tuple[str, ...]:
+def touched_files(text: str, shown: str, what: str = SOURCE) -> tuple[str, ...]:
     """The files a patch touches (relative to the top of the source), refused (UserError) when one of its paths
     would leave the source or names .git, when it sets a mode that is no regular file's (a link, a submodule) or
     holds a binary diff, or when it names no file at all."""
@@ -298,19 +304,19 @@ def touched_files(text: str, shown: str) -> tuple[str, ...]:
         if refusal:
             raise UserError(f"The patch {shown} has {refusal} (line {number}: {_shown_line(raw)}): tritonbuild "
                             "applies text patches to regular files only (git modes 100644 and 100755, in any "
-                            f"spelling git reads), never to links, submodules or binary files. {FIX}")
-        problem = path_problem(raw, strip=strip)
+                            f"spelling git reads), never to links, submodules or binary files. {fix(what)}")
+        problem = path_problem(raw, strip=strip, what=what)
         if problem:
             raise UserError(f"The patch {shown} names the path {raw!r} (line {number}), which {problem}: every "
-                            f"path a patch names must lie inside the source. {FIX}")
+                            f"path a patch names must lie inside {what}. {fix(what)}")
     files = tuple(sorted({inside(n.raw, strip=n.strip) for n in names if n.listed}))
     if not files:
         raise UserError(f"The patch {shown} names no file: it is not a unified diff (git diff or diff -u output, "
-                        f"with --- a/PATH and +++ b/PATH lines). {FIX}")
+                        f"with --- a/PATH and +++ b/PATH lines). {fix(what)}")
     return files
 
 
-def read_patch(given: str, base: Path, origin: str) -> tuple[PatchInfo, bytes]:
+def read_patch(given: str, base: Path, origin: str, what: str = SOURCE) -> tuple[PatchInfo, bytes]:
     """One patch as given (relative to ``base``): its facts and its bytes, refused as one paragraph when it is no
     regular UTF-8 text file under the size cap, holds a NUL byte, or names a path outside the source."""
     path = base / given
@@ -325,25 +331,25 @@ def read_patch(given: str, base: Path, origin: str) -> tuple[PatchInfo, bytes]:
                         "command line or in TRITONBUILD_PATCHES is relative to the current directory, one in a "
                         "recipe to the recipe's directory.")
     if "\0" in text:
-        raise UserError(f"The patch {shown} holds a NUL byte: it is not a text diff. {FIX}")
+        raise UserError(f"The patch {shown} holds a NUL byte: it is not a text diff. {fix(what)}")
     data = text.encode("utf-8")
-    return PatchInfo(path=given, sha256=hashlib.sha256(data).hexdigest(), files=touched_files(text, shown)), data
+    return PatchInfo(path=given, sha256=hashlib.sha256(data).hexdigest(), files=touched_files(text, shown, what)), data
 
 
-def read_all(given: Sequence[str], origin: str, cwd: Path) -> list[tuple[PatchInfo, bytes]]:
+def read_all(given: Sequence[str], origin: str, cwd: Path, what: str = SOURCE) -> list[tuple[PatchInfo, bytes]]:
     """Every patch, in order, each checked before any is applied."""
-    return [read_patch(str(g), cwd, origin) for g in given]
+    return [read_patch(str(g), cwd, origin, what) for g in given]
 
 
 # --- the files of the source ---------------------------------------------------------------------------------------
 
-def source_files(root: Path) -> list[str]:
+def source_files(root: Path, what: str = SOURCE) -> list[str]:
     """The files of the source (relative, posix): a git checkout's tracked and untracked-but-not-ignored files
     (``git ls-files -co --exclude-standard``; a submodule's files walked), else every file but ``.git``."""
     if (root / ".git").exists():
         res = safegit.run_git(root, "ls-files", "-z", "-co", "--exclude-standard", timeout=120)
         if not res.ok:
-            raise UserError(f"git cannot list the files of the source {root}: {res.output or 'no output'}. Fix "
+            raise UserError(f"git cannot list the files of {what} {root}: {res.output or 'no output'}. Fix "
                             "the checkout (git status should work there), or pass a copy without .git.")
         listed = sorted({name for name in res.stdout.split("\0") if name})
     else:
@@ -351,10 +357,10 @@ def source_files(root: Path) -> list[str]:
     out: list[str] = []
     for rel in listed:
         if "\ufffd" in rel:
-            raise UserError(f"The source {root} has a file whose name is not UTF-8 ({rel!r}): rename it.")
+            raise UserError(f"{_cap(what)} {root} has a file whose name is not UTF-8 ({rel!r}): rename it.")
         path = root / rel if rel else root
         if path.is_dir() and not path.is_symlink():
-            out += _walk(root, path)
+            out += _walk(root, path, what)
         elif os.path.lexists(path):  # a tracked file deleted in the work tree is not part of the copy
             out.append(rel)
     # the links a build or develop puts into the checkout (compile_commands.json, python/triton/_C's libraries, a 2024
@@ -363,33 +369,38 @@ def source_files(root: Path) -> list[str]:
     return sorted(rel for rel in set(out) if not paths.made_link(root / rel, root))
 
 
-def _walk(root: Path, top: Path) -> list[str]:
+def _cap(what: str) -> str:
+    return what[:1].upper() + what[1:]
+
+
+def _walk(root: Path, top: Path, what: str = SOURCE) -> list[str]:
     """The entries under ``top`` a copy carries, bounded as every walk of a tree the user named (``fileutil.walk``:
     links listed, never followed; no other file system; a cap on entries and depth)."""
     found: list[str] = []
-    for here, dirs, files in walk(top, "The source to patch"):
+    for here, dirs, files in walk(top, f"{_cap(what)} to patch"):
         dirs[:] = [d for d in dirs if d != ".git"]
         found += [Path(here, f).relative_to(root).as_posix() for f in files if f != ".git"]
     return found
 
 
-def check_entries(root: Path, files: Sequence[str]) -> None:
+def check_entries(root: Path, files: Sequence[str], what: str = SOURCE) -> None:
     """Refuse what a copy cannot carry, every such entry in one message (the first ``ENTRIES_SHOWN`` named, the
     rest counted), each with what it is and what to do: a link that leaves the source, an absolute link, one that
     dangles or loops, an entry that is no file or link (a FIFO, socket, device), a name that is not UTF-8."""
     base = os.path.realpath(root)
-    found = [f"{rel!r} {problem}" for rel in files if (problem := _entry_problem(root, rel, base))]
+    found = [f"{rel!r} {problem}" for rel in files if (problem := _entry_problem(root, rel, base, what))]
     if not found:
         return
     more = len(found) - ENTRIES_SHOWN
     listed = "; ".join(found[:ENTRIES_SHOWN]) + (f"; and {more} more such entr{'ies' if more > 1 else 'y'}"
                                                    if more > 0 else "")
-    raise UserError(f"The source {root} holds {len(found)} entr{'ies' if len(found) > 1 else 'y'} that a patched "
-                    f"copy of the source cannot carry: {listed}. Fix them in the checkout, or build without "
-                    "--patch.")
+    drop = "--patch" if what == SOURCE else f"the patches for {what}"
+    raise UserError(f"{_cap(what)} {root} holds {len(found)} entr{'ies' if len(found) > 1 else 'y'} that a patched "
+                    f"copy of {what} cannot carry: {listed}. Fix them in {'the checkout' if what == SOURCE else what}"
+                    f", or build without {drop}.")
 
 
-def _entry_problem(root: Path, rel: str, base: str) -> str | None:
+def _entry_problem(root: Path, rel: str, base: str, what: str = SOURCE) -> str | None:
     """What is wrong with one entry of the source for the copy, and the fix (None: nothing)."""
     problem = next((p for p in map(name_problem, rel.split("/")) if p), None)
     if problem:
@@ -398,16 +409,16 @@ def _entry_problem(root: Path, rel: str, base: str) -> str | None:
     try:
         st = path.lstat()
         if stat.S_ISLNK(st.st_mode):
-            return _link_problem(path, rel, base)
+            return _link_problem(path, rel, base, what)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc}): remove it or make it readable"
     if not stat.S_ISREG(st.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
-        return f"is {kind}, not a regular file, directory or link: remove it (or move it out of the source)"
+        return f"is {kind}, not a regular file, directory or link: remove it (or move it out of {what})"
     return None
 
 
-def _link_problem(path: Path, rel: str, base: str) -> str | None:
+def _link_problem(path: Path, rel: str, base: str, what: str = SOURCE) -> str | None:
     target = os.readlink(path)
     try:
         real: str | None = os.path.realpath(path, strict=True)
@@ -418,20 +429,20 @@ def _link_problem(path: Path, rel: str, base: str) -> str | None:
            if real and (Path(real).is_file() or Path(real).is_dir()) else "remove it")
     if target.startswith("/"):
         if inside_base:
-            return (f"is an absolute link (-> {target}) into the source itself: its copy would point back into "
-                    "the checkout; make it a relative link")
-        return f"is an absolute link that leaves the source (-> {target}): {fix}"
+            return (f"is an absolute link (-> {target}) into {what} itself: its copy would point back into "
+                    f"{'the checkout' if what == SOURCE else what}; make it a relative link")
+        return f"is an absolute link that leaves {what} (-> {target}): {fix}"
     if posixpath.normpath(posixpath.join(posixpath.dirname(rel), target)).split("/")[0] == "..":
-        return f"is a link that leaves the source (-> {target}): {fix}"
+        return f"is a link that leaves {what} (-> {target}): {fix}"
     if real is None:
-        return f"is a link that dangles or loops (-> {target}): remove it or point it at a file of the source"
-    return None if inside_base else (f"is a link through which the source leads outside itself, to {real}: "
+        return f"is a link that dangles or loops (-> {target}): remove it or point it at a file of {what}"
+    return None if inside_base else (f"is a link through which {what} leads outside itself, to {real}: "
                                      f"{fix}")
 
 
 # --- applying ------------------------------------------------------------------------------------------------------
 
-def check_writes(root: Path, patches: Sequence[tuple[PatchInfo, bytes]]) -> None:
+def check_writes(root: Path, patches: Sequence[tuple[PatchInfo, bytes]], what: str = SOURCE) -> None:
     """Check every path the patches write against the source, as ``git apply`` in the checkout would see it (the
     patches are applied in a scratch tree that holds only the files they touch, where git sees no directory):
     a path that is a directory in the source, lies under a file of the source, or is or lies under a link is
@@ -439,11 +450,11 @@ def check_writes(root: Path, patches: Sequence[tuple[PatchInfo, bytes]]) -> None
     touched = {f for info, _ in patches for f in info.files}
     for info, data in patches:
         for rel in info.files:
-            problem = _write_problem(root, rel, touched)
+            problem = _write_problem(root, rel, touched, what)
             if problem:
                 line = _line_of(data.decode("utf-8"), rel)
                 raise UserError(f"The patch {info.path} writes {rel!r} (line {line}), which {problem}. Nothing "
-                                f"was changed. {FIX}")
+                                f"was changed. {fix(what)}")
 
 
 def _line_of(text: str, rel: str) -> int:
@@ -451,7 +462,7 @@ def _line_of(text: str, rel: str) -> int:
     return next((n.line for n in named_paths(text) if not n.refusal and inside(n.raw, strip=n.strip) == rel), 0)
 
 
-def _write_problem(root: Path, rel: str, touched: set[str]) -> str | None:
+def _write_problem(root: Path, rel: str, touched: set[str], what: str = SOURCE) -> str | None:
     """Why git apply in the checkout could not write ``rel`` (None: it could; what is missing it creates). A
     parent that is a file the patches touch is left to git apply in the scratch tree, where that file is."""
     parts = rel.split("/")
@@ -462,16 +473,16 @@ def _write_problem(root: Path, rel: str, touched: set[str]) -> str | None:
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
-            return (f"cannot be looked up in the source {root} ({exc.strerror or exc}): no file system path can "
+            return (f"cannot be looked up in {what} {root} ({exc.strerror or exc}): no file system path can "
                     "be made of it")
         if stat.S_ISLNK(st.st_mode):
-            return (f"in the source {root} is a link or lies under one ({sub}): tritonbuild patches files, not "
+            return (f"in {what} {root} is a link or lies under one ({sub}): tritonbuild patches files, not "
                     "links")
         if i == len(parts) and stat.S_ISDIR(st.st_mode):
-            return (f"is a directory in the source {root}: git apply in the checkout refuses to write a file "
+            return (f"is a directory in {what} {root}: git apply in the checkout refuses to write a file "
                     "where a directory is (unable to write file: Directory not empty)")
         if i < len(parts) and not stat.S_ISDIR(st.st_mode) and sub not in touched:
-            return (f"lies under {sub}, which is a file in the source {root}: git apply in the checkout refuses "
+            return (f"lies under {sub}, which is a file in {what} {root}: git apply in the checkout refuses "
                     "to write it (a file cannot hold another)")
     return None
 
@@ -479,14 +490,14 @@ def _write_problem(root: Path, rel: str, touched: set[str]) -> str | None:
 SCRATCH_MARK = ".tritonbuild-patch-scratch"  # in a scratch tree: tritonbuild made it (clean may remove it)
 
 
-def patched_contents(root: Path, patches: Sequence[tuple[PatchInfo, bytes]], scratch: Path
+def patched_contents(root: Path, patches: Sequence[tuple[PatchInfo, bytes]], scratch: Path, what: str = SOURCE
                      ) -> dict[str, tuple[bytes, int] | None]:
     """The content and mode of every file the patches touch once they are all applied (None: the patches delete
     it), computed in ``scratch`` (a dir of the cache, beside the copy, its lock held by the caller: one left by a
     run that was killed is removed first, and this one is removed when done); the first patch that does not apply
     is refused with git apply's message."""
     touched = sorted({f for info, _ in patches for f in info.files})
-    check_writes(root, patches)
+    check_writes(root, patches, what)
     remove_scratch(scratch)
     tree = scratch / "tree"
     tree.mkdir(parents=True)
@@ -498,8 +509,8 @@ def patched_contents(root: Path, patches: Sequence[tuple[PatchInfo, bytes]], scr
                 shutil.copy2(root / rel, tree / rel)
         env = {**os.environ, "GIT_CEILING_DIRECTORIES": os.path.realpath(scratch)}  # no repository above it
         for number, (info, data) in enumerate(patches):
-            _apply(tree, scratch / f"{number}.patch", info, data, env, earlier=number)
-        return _results(tree, touched, patches)
+            _apply(tree, scratch / f"{number}.patch", info, data, env, earlier=number, what=what)
+        return _results(tree, touched, patches, what)
     finally:
         remove_scratch(scratch)
 
@@ -512,7 +523,8 @@ def remove_scratch(scratch: Path) -> None:
         shutil.rmtree(scratch)
 
 
-def _apply(tree: Path, file: Path, info: PatchInfo, data: bytes, env: Mapping[str, str], earlier: int) -> None:
+def _apply(tree: Path, file: Path, info: PatchInfo, data: bytes, env: Mapping[str, str], earlier: int,
+           what: str = SOURCE) -> None:
     file.write_bytes(data)  # what was hashed is what is applied
     # -p1 as the reader took it (git would guess -p0 for a traditional diff whose names have no '/')
     res = safegit.run_git(tree, "apply", "-p1", "--whitespace=nowarn", str(file), timeout=120, env=env)
@@ -520,12 +532,12 @@ def _apply(tree: Path, file: Path, info: PatchInfo, data: bytes, env: Mapping[st
         return
     said = "; ".join(line.strip() for line in res.output.splitlines() if line.strip()) or "git apply failed"
     after = f" (after the {earlier} patch{'es' if earlier > 1 else ''} before it)" if earlier else ""
-    raise UserError(f"The patch {info.path} does not apply to the source{after}: {said}. Nothing was changed: "
-                    "update the patch for this source (git diff in a checkout where it applies writes one), or "
-                    "drop it.")
+    raise UserError(f"The patch {info.path} does not apply to {what}{after}: {said}. Nothing was changed: "
+                    f"update the patch for {'this source' if what == SOURCE else what} (git diff in a checkout "
+                    "where it applies writes one), or drop it.")
 
 
-def _results(tree: Path, touched: list[str], patches: Sequence[tuple[PatchInfo, bytes]]
+def _results(tree: Path, touched: list[str], patches: Sequence[tuple[PatchInfo, bytes]], what: str = SOURCE
              ) -> dict[str, tuple[bytes, int] | None]:
     out: dict[str, tuple[bytes, int] | None] = {}
     parents = {"/".join(f.split("/")[:i]) for f in touched for i in range(1, f.count("/") + 1)}
@@ -538,10 +550,10 @@ def _results(tree: Path, touched: list[str], patches: Sequence[tuple[PatchInfo, 
             st = path.lstat()
             if rel not in touched or not stat.S_ISREG(st.st_mode):
                 shown = ", ".join(p.path for p, _ in patches)
-                what = ("not a regular file: tritonbuild patches regular files only" if rel in touched else
+                why = ("not a regular file: tritonbuild patches regular files only" if rel in touched else
                         "which the patches do not name as a file they change: tritonbuild cannot tell what they "
                         "touch")
-                raise UserError(f"git apply wrote {rel!r} (patches: {shown}), {what}. Nothing was changed. {FIX}")
+                raise UserError(f"git apply wrote {rel!r} (patches: {shown}), {why}. Nothing was changed. {fix(what)}")
             out[rel] = (path.read_bytes(), stat.S_IMODE(st.st_mode))
     return {rel: out.get(rel) for rel in touched}
 
@@ -678,21 +690,24 @@ def _clear(dst: Path, have: os.stat_result | None) -> None:
         dst.unlink()
 
 
-def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path,
-            cache: Path, what: str = "the source") -> tuple[Path, tuple[PatchInfo, ...]]:
+def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path, cache: Path, what: str = SOURCE,
+            check: Callable[[Sequence[PatchInfo]], None] | None = None) -> tuple[Path, tuple[PatchInfo, ...]]:
     """The patched copy of ``root`` and the patches' facts: every patch read and checked, every file of the source
     checked, then under the copy's lock the patches applied in its scratch dir and only then the copy brought up to
-    date. ``root`` is the Triton source, or a plugin dir (``what``: "the plugin NAME"): the same checks, the same
-    copy under ``<cache>/patched``, keyed by the dir's real path and the patches' sha256."""
-    patches = read_all(given, origin, cwd)
-    files = source_files(root)
-    check_entries(root, files)
-    check_writes(root, patches)
+    date. ``root`` is the Triton source, or a plugin dir (``what``: "the plugin dir NAME"): the same checks, the same
+    copy under ``<cache>/patched``, keyed by the dir's real path and the patches' sha256. ``check``: the caller's
+    own refusal of what the patches touch, once they are read, before anything is written."""
+    patches = read_all(given, origin, cwd, what)
+    if check is not None:
+        check([info for info, _ in patches])
+    files = source_files(root, what)
+    check_entries(root, files, what)
+    check_writes(root, patches, what)
     infos = tuple(info for info, _ in patches)
     where = cache / "patched" / copy_key(root, infos)
     try:
         with _locked(where.with_name(where.name + ".lock")):
-            patched = patched_contents(root, patches, where.with_name(where.name + ".scratch"))
+            patched = patched_contents(root, patches, where.with_name(where.name + ".scratch"), what)
             where.mkdir(parents=True, exist_ok=True)
             (where / COPY_MARK).write_text(f"tritonbuild's patched copy of {os.path.realpath(root)}\n")
             sync(root, files, patched, where / "tree")

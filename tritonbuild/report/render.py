@@ -72,6 +72,7 @@ def _yn(value: bool | None) -> str:
 
 
 def print_plan(plan: Plan, out: Console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     src, llvm, tc = plan.source, plan.llvm, plan.toolchain
@@ -83,6 +84,10 @@ def print_plan(plan: Plan, out: Console) -> None:
                            f"{commit}]")
     if src.patches:
         head.add_row("patches", _patch_words(src.patches, src.root))
+    for b in plan.backends:
+        if b.patches:  # --patch NAME=FILE: shown as the source's are, with the plugin dir the copy is made from
+            made = escape(f" (made from the plugin dir {shown(b.checkout or '?')})")
+            head.add_row(escape(f"patches (plugin {shown(b.name)})"), _patch_words(b.patches, b.path) + made)
     head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} ({plan.wheel.tag}) -> {shown(plan.wheel.out_dir)}")
     head.add_row("python", plan.python + (f" (the wheel also serves {', '.join(plan.serves)})" if plan.serves
                                           else ""))
@@ -127,13 +132,16 @@ def print_plan(plan: Plan, out: Console) -> None:
 
 
 def _patch_words(patches: Any, copy: str) -> str:
-    """Each patch (as given, its sha256, the files it touches), and the copy they are applied to."""
+    """Each patch (as given, its sha256, the files it touches), and the copy they are applied to (markup escaped:
+    a path may hold '[')."""
+    from rich.markup import escape
+
     def files(p: Any) -> str:
         listed = ", ".join(shown(f) for f in p.files[:4]) + (f" and {len(p.files) - 4} more" if len(p.files) > 4
                                                              else "")
         return f"{shown(p.path)} (sha256 {p.sha256[:16]}; {listed})"
 
-    return "; ".join(files(p) for p in patches) + f"; applied to the copy {shown(copy)}"
+    return escape("; ".join(files(p) for p in patches) + f"; applied to the copy {shown(copy)}")  # no markup
 
 
 def _deps_table(deps: Any) -> Any:

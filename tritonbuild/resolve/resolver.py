@@ -115,7 +115,7 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     tup = backends_tuple(src, sel.names, toolchain.proton, plugins)
     llvm = _llvm_step(s, o, facts, env, sel.names, plugins, editable, notes, warnings)
     preflight_problems = _preflight(s, o, facts, llvm, sel.names, toolchain.proton, plugins, warnings, keep_preflight)
-    _source_remarks(src, facts, notes, warnings, editable=editable)
+    _source_remarks(src, facts, notes, warnings, editable=editable, names={p.path: p.name for p in plugins})
     warnings += platform_warnings(s, o, facts.host.glibc, facts.host.machine, llvm.strategy)
     epoch = source_date_epoch(src, env)
     all_defines = {**dict(defines(s, o, facts, sel.names, plugins, toolchain, llvm, env)),
@@ -187,7 +187,9 @@ def _backends_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, notes: 
 
 
 def _source_remarks(src: SourceInfo, facts: Facts, notes: list[str], warnings: list[str], *,
-                    editable: bool = False) -> None:
+                    editable: bool = False, names: Mapping[str, str] | None = None) -> None:
+    """Notes on the source and the plugins patched (``names``: a plugin's name by its path, the copy's when
+    patched), and for ``develop`` a warning for each patched tree the editable install uses instead of the user's."""
     if src.git and src.git.dirty:
         warnings.append(f"the source {facts.checkout or src.root} has uncommitted changes; the wheel records it as "
                         "dirty")
@@ -197,6 +199,11 @@ def _source_remarks(src: SourceInfo, facts: Facts, notes: list[str], warnings: l
     for copy, (given, applied) in facts.plugin_patches.items():
         notes.append(f"{len(applied)} patch{'es' if len(applied) > 1 else ''} applied to tritonbuild's copy of the "
                      f"plugin dir {given} at {copy}; the plugin dir is not edited")
+        if editable:
+            warnings.append(f"the editable install uses tritonbuild's patched copy {copy} of the plugin "
+                            f"{(names or {}).get(copy, '?')}, not the plugin dir {given}: an edit in the plugin dir "
+                            "reaches it at the next `tritonbuild develop`, and an edit made in the copy is "
+                            "overwritten then")
     if facts.patches and editable:
         warnings.append(f"the editable install points at tritonbuild's patched copy {src.root}, not at the checkout "
                         f"{facts.checkout}: an edit in the checkout reaches it at the next `tritonbuild develop`, "
