@@ -1,0 +1,66 @@
+"""Hostile review (#44): paths and empty values taken as something nobody meant, or a traceback where README
+promises one paragraph and exit 2. In-process through ``main`` (click parses, nothing is built); every file the
+tests make is under tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tritonbuild import paths
+from tritonbuild.cli.main import main
+
+
+def cli_exit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``tritonbuild ARGS`` run in this process: exit code, out, err."""
+    with pytest.raises(SystemExit) as done:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def one_paragraph(code: int, err: str) -> None:
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, (code, err)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A default cache root (TRITONBUILD_CACHE_DIR) holding a build dir that nothing here may remove."""
+    root = tmp_path / "cache"
+    (root / "build" / "abc").mkdir(parents=True)
+    (root / "build" / "abc" / "keep").write_text("x")
+    monkeypatch.setenv("TRITONBUILD_CACHE_DIR", str(root))
+    monkeypatch.chdir(tmp_path)
+    return root
+
+
+@pytest.mark.parametrize("empty", ["", " "])
+@pytest.mark.parametrize("args", [("plan",), ("status",), ("clean", "--all"), ("clean", "--all", "--dry-run"),
+                                  ("clean", "--develop"), ("llvm", "gc"), ("backends",), ("selftest",),
+                                  ("rebuild", "p.json")])
+def test_an_empty_cache_dir_is_refused_not_taken_as_the_default(capsys: pytest.CaptureFixture[str], cache: Path,
+                                                                 args: tuple[str, ...], empty: str) -> None:
+    """``clean --all --cache-dir "$CACHE"`` with CACHE unset wiped the default cache root."""
+    code, out, err = cli_exit(capsys, *args, "--cache-dir", empty)
+    one_paragraph(code, err)
+    assert out == "" and f"--cache-dir {empty!r} is empty, which would mean the default cache root" in err, err
+    assert (cache / "build" / "abc" / "keep").read_text() == "x"
+
+
+def test_an_empty_recipe_flag_or_cache_dir_in_a_recipe_is_refused(capsys: pytest.CaptureFixture[str], cache: Path,
+                                                                   tmp_path: Path) -> None:
+    code, _, err = cli_exit(capsys, "plan", "--recipe", "")
+    one_paragraph(code, err)
+    assert "--recipe '' is empty, which would mean no recipe" in err, err
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('cache_dir = ""\n')
+    code, _, err = cli_exit(capsys, "plan", "--recipe", str(recipe))
+    one_paragraph(code, err)
+    assert "r.toml's cache_dir) is empty, which would mean the default cache root" in err, err
+
+
+def test_an_empty_cache_dir_variable_is_unset_as_every_settings_variable_is() -> None:
+    """An empty environment variable means unset, for every setting (``_str``, ``env_int``): the cache's too."""
+    env = {"TRITONBUILD_CACHE_DIR": "", "HOME": "/home/u"}
+    assert paths.cache_root(env) == Path("/home/u/.cache/tritonbuild")
