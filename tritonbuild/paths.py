@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tritonbuild.errors import EnvironmentProblem, UserError
+from tritonbuild.fileutil import resolved
 
 _PKG = Path(__file__).resolve().parent
 BUILD_DIR_MARKER = ".tritonbuild-build-dir"  # written into every build dir tritonbuild makes or uses
@@ -36,13 +37,11 @@ def cache_root(env: Mapping[str, str], given: str | None = None, given_as: str =
         raise UserError(f"The cache dir {given!r} (from {given_as}) is empty, which would mean the default cache "
                         f"root: name the cache directory, or leave {given_as} out for the default.")
     if given:
-        return Path(given).expanduser().resolve()
-    if env.get("TRITONBUILD_CACHE_DIR"):
-        return Path(env["TRITONBUILD_CACHE_DIR"]).expanduser().resolve()
-    if env.get("TRITON_HOME"):
-        return Path(env["TRITON_HOME"]).expanduser().resolve() / ".triton" / "tritonbuild"
-    if env.get("XDG_CACHE_HOME"):
-        return Path(env["XDG_CACHE_HOME"]).expanduser().resolve() / "tritonbuild"
+        return resolved(Path(given).expanduser(), f"the cache root, from {given_as}")
+    for name, below in (("TRITONBUILD_CACHE_DIR", ()), ("TRITON_HOME", (".triton", "tritonbuild")),
+                        ("XDG_CACHE_HOME", ("tritonbuild",))):
+        if env.get(name):
+            return resolved(Path(env[name]).expanduser(), f"the cache root, from ${name}").joinpath(*below)
     home = env.get("HOME")
     return (Path(home) if home else Path.home()) / ".cache" / "tritonbuild"
 

@@ -64,3 +64,42 @@ def test_an_empty_cache_dir_variable_is_unset_as_every_settings_variable_is() ->
     """An empty environment variable means unset, for every setting (``_str``, ``env_int``): the cache's too."""
     env = {"TRITONBUILD_CACHE_DIR": "", "HOME": "/home/u"}
     assert paths.cache_root(env) == Path("/home/u/.cache/tritonbuild")
+
+
+LONG = "B" * 300  # one name over NAME_MAX (255 bytes): the file system refuses to look it up (ENAMETOOLONG)
+
+
+@pytest.mark.parametrize("args", [("verify", f"{LONG}.whl"), ("compare", f"{LONG}.whl", f"{LONG}.whl"),
+                                  ("rebuild", f"{LONG}.json", "--source", "."), ("clean", "--cache-dir", LONG,
+                                                                                 "--dry-run"),
+                                  ("status", "--cache-dir", LONG), ("verify", "loop/w.whl"),
+                                  ("rebuild", "loop", "--source", ".")])
+def test_a_path_the_file_system_refuses_to_look_up_is_one_paragraph(capsys: pytest.CaptureFixture[str],
+                                                                    cache: Path, tmp_path: Path,
+                                                                    args: tuple[str, ...]) -> None:
+    """``verify BBB...B.whl`` (300 B) was an OSError traceback, exit 1."""
+    (tmp_path / "loop").symlink_to("loop")
+    code, out, err = cli_exit(capsys, *args)
+    one_paragraph(code, err)
+    assert out == "" and ("File name too long" in err or "too long" in err or "symbolic links" in err), err
+
+
+@pytest.mark.parametrize("args", [("plan", "--source", "."), ("status",), ("clean", "--dry-run"),
+                                  ("clean", "--all", "--dry-run"), ("clean", "--develop", "--dry-run"),
+                                  ("llvm", "gc", "--dry-run")])
+@pytest.mark.parametrize("via", ["flag", "env"])
+def test_a_cache_dir_through_a_symlink_loop_is_one_paragraph(capsys: pytest.CaptureFixture[str], cache: Path,
+                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             args: tuple[str, ...], via: str) -> None:
+    """``--cache-dir /tmp/x/loop/c`` (``loop`` a link to itself) was ``RuntimeError: Symlink loop``, exit 1; the
+    same words as --source through such a link."""
+    (tmp_path / "loop").symlink_to("loop")
+    looping = str(tmp_path / "loop" / "c")
+    if via == "env":
+        monkeypatch.setenv("TRITONBUILD_CACHE_DIR", looping)
+    code, out, err = cli_exit(capsys, *args, *(("--cache-dir", looping) if via == "flag" else ()))
+    one_paragraph(code, err)
+    assert out == ""
+    origin = "--cache-dir" if via == "flag" else "$TRITONBUILD_CACHE_DIR"
+    assert f"{looping} (the cache root, from {origin}) is a symlink loop (a link that leads back to itself)" in err
+    assert (cache / "build" / "abc" / "keep").read_text() == "x"
