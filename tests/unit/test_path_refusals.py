@@ -103,3 +103,35 @@ def test_a_cache_dir_through_a_symlink_loop_is_one_paragraph(capsys: pytest.Capt
     origin = "--cache-dir" if via == "flag" else "$TRITONBUILD_CACHE_DIR"
     assert f"{looping} (the cache root, from {origin}) is a symlink loop (a link that leads back to itself)" in err
     assert (cache / "build" / "abc" / "keep").read_text() == "x"
+
+
+@pytest.mark.parametrize(("flag", "value", "said"), [
+    ("--llvm", "", "is empty, which would mean the current directory as the LLVM prefix"),
+    ("--llvm", " ", "is empty, which would mean the current directory as the LLVM prefix"),
+    ("--wheelhouse", "", "is empty, which names no directory of wheels"),
+    ("--cmake-arg", "", "lists an empty argument"),
+])
+def test_an_empty_llvm_wheelhouse_or_cmake_argument_is_refused(capsys: pytest.CaptureFixture[str], cache: Path,
+                                                               flag: str, value: str, said: str) -> None:
+    """``--llvm ""`` was the current directory as the prefix, ``--wheelhouse ""`` was dropped as if not given and
+    ``--cmake-arg ""`` put '' into the configure command (and the build dir's key)."""
+    code, out, err = cli_exit(capsys, "plan", flag, value)
+    one_paragraph(code, err)
+    assert out == "" and said in err and f"(cli {flag})" in err, err
+
+
+def test_empty_values_are_refused_from_a_recipe_and_the_environment_alike() -> None:
+    from tritonbuild.errors import UserError
+    from tritonbuild.settings import recipes
+    from tritonbuild.settings.model import resolve_settings
+
+    where = Path("/nowhere/r.toml")
+    for name, value in (("llvm", ""), ("wheelhouse", ""), ("cmake_args", ["-DX=1", ""])):
+        with pytest.raises(UserError, match="empty"):
+            recipes.parse({name: value}, where)
+    with pytest.raises(UserError, match=r"TRITON_APPEND_CMAKE_ARGS.*lists an empty argument"):
+        resolve_settings({}, {"TRITON_APPEND_CMAKE_ARGS": "-DX=1 ''"})
+    # an empty variable is unset, as for every setting
+    assert resolve_settings({}, {"LLVM_SYSPATH": ""})["llvm"].value == "auto"
+    assert resolve_settings({}, {"TRITONBUILD_WHEELHOUSE": ""})["wheelhouse"].value is None
+    assert resolve_settings({"cmake_args": ["-DX=1"], "llvm": "."}, {})["cmake_args"].value == ["-DX=1"]

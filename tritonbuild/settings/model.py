@@ -350,6 +350,29 @@ def _source(value: str) -> str | None:
     return _path(value)
 
 
+def _llvm(value: str) -> str | None:
+    """--llvm: a strategy or a prefix; an empty one would be the current directory taken as the prefix."""
+    if not value.strip():
+        return ("is empty, which would mean the current directory as the LLVM prefix (name the prefix, '.' if you "
+                "mean it, or a strategy: auto, system, download, source)")
+    return _path(value)
+
+
+def _wheelhouse(value: str) -> str | None:
+    """--wheelhouse: an empty one named no directory and was dropped as if not given (a script's unset variable)."""
+    if not value.strip():
+        return "is empty, which names no directory of wheels (name the directory, or leave the setting out)"
+    return _path(value)
+
+
+def _arguments(value: list[str]) -> str | None:
+    """CMake arguments: an empty one (``--cmake-arg "$UNSET"``) is no argument anyone means, yet it went into the
+    configure command and changed the build dir's key."""
+    if any(not item.strip() for item in value):
+        return "lists an empty argument, which CMake would be handed as '' (remove it, or give the argument)"
+    return None
+
+
 def _git_ref(value: str) -> str | None:
     """A branch, tag or commit: git would read a leading '-' as an option, and no ref holds a space."""
     if not value.strip() or value.startswith("-") or any(c.isspace() for c in value):
@@ -498,7 +521,7 @@ SPECS: tuple[Spec, ...] = (
           "external plugin directories (repeatable; env: ';' separated; in a recipe: the key plugins)",
           recipe=False, validate=_paths, trust="runs"),
     _spec("llvm", "auto", "--llvm", {"LLVM_SYSPATH": _str},
-          "LLVM: auto, system, download, source or a prefix path", validate=_path, trust="runs"),
+          "LLVM: auto, system, download, source or a prefix path", validate=_llvm, trust="runs"),
     _spec("llvm_mirror", "https://oaitriton.blob.core.windows.net/public/llvm-builds", "--llvm-mirror",
           {"TRITONBUILD_LLVM_MIRROR": _str}, "base URL of prebuilt LLVM archives (a company mirror): http or https",
           validate=_http_url, trust="reaches"),
@@ -555,7 +578,7 @@ SPECS: tuple[Spec, ...] = (
     _spec("offline", False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
           "never touch the network; fail listing what is missing"),
     _spec("cmake_args", [], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
-          "extra CMake arguments appended to the configure command", trust="runs"),
+          "extra CMake arguments appended to the configure command", validate=_arguments, trust="runs"),
     _spec("deps", [], "--dep", {"TRITONBUILD_DEPS": _list_semicolon},
           "NAME=PATH|URL: a local checkout (or a git URL, cloned at the pinned tag) for a dependency the tree "
           "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated", trust="runs"),
@@ -589,7 +612,7 @@ SPECS: tuple[Spec, ...] = (
     _spec("wheelhouse", None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
           "a dir of wheels, offline: scikit-build-core and pybind11/nanobind for the isolated build environment of a "
           "target interpreter that lacks them, and NVIDIA's nvidia-cuda-cuobjdump/-nvdisasm wheels",
-          validate=_path, trust="runs"),
+          validate=_wheelhouse, trust="runs"),
     _spec("stable_abi", None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
           "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
           "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
