@@ -135,3 +135,15 @@ def test_empty_values_are_refused_from_a_recipe_and_the_environment_alike() -> N
     assert resolve_settings({}, {"LLVM_SYSPATH": ""})["llvm"].value == "auto"
     assert resolve_settings({}, {"TRITONBUILD_WHEELHOUSE": ""})["wheelhouse"].value is None
     assert resolve_settings({"cmake_args": ["-DX=1"], "llvm": "."}, {})["cmake_args"].value == ["-DX=1"]
+
+
+@pytest.mark.parametrize(("value", "said"), [("Z" * 100_000, "(100002 characters) is 100000 characters long; at "
+                                                            "most 4096 are accepted"),
+                                             ("a..b\x1b[31m", "'b\\x1b[31m' is not a commit name"),
+                                             ("Z" * 100_000 + "..main", "(100008 characters) is 100006 characters")])
+def test_a_huge_range_is_quoted_cut_short_as_every_option_is(capsys: pytest.CaptureFixture[str], cache: Path,
+                                                             value: str, said: str) -> None:
+    """``llvm compat --range`` of 100 kB printed a 100 kB message of 26 lines, the value in it whole."""
+    code, _, err = cli_exit(capsys, "llvm", "compat", "--range", value)
+    one_paragraph(code, err)
+    assert said in err and len(err) < 400, err
