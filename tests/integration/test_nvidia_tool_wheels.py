@@ -405,7 +405,7 @@ def test_host_without_the_tools_warns_and_the_manifest_lists_them(tmp_path: Path
 
 def test_an_empty_wheelhouse_is_refused_not_dropped() -> None:
     """It was taken as not given; now refused (#44), as an empty --source is: tests/unit/test_path_refusals.py."""
-    with pytest.raises(UserError, match="is empty, which names no directory of wheels"):
+    with pytest.raises(UserError, match="is empty, which names no path"):
         resolve_settings({"wheelhouse": ""}, {})
 
 

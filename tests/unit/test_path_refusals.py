@@ -108,7 +108,7 @@ def test_a_cache_dir_through_a_symlink_loop_is_one_paragraph(capsys: pytest.Capt
 @pytest.mark.parametrize(("flag", "value", "said"), [
     ("--llvm", "", "is empty, which would mean the current directory as the LLVM prefix"),
     ("--llvm", " ", "is empty, which would mean the current directory as the LLVM prefix"),
-    ("--wheelhouse", "", "is empty, which names no directory of wheels"),
+    ("--wheelhouse", "", "is empty, which names no path"),
     ("--cmake-arg", "", "lists an empty argument"),
 ])
 def test_an_empty_llvm_wheelhouse_or_cmake_argument_is_refused(capsys: pytest.CaptureFixture[str], cache: Path,
@@ -147,3 +147,4 @@ def test_a_huge_range_is_quoted_cut_short_as_every_option_is(capsys: pytest.Capt
     code, _, err = cli_exit(capsys, "llvm", "compat", "--range", value)
     one_paragraph(code, err)
     assert said in err and len(err) < 400, err
+

@@ -334,7 +334,10 @@ def _index_url(value: str) -> str | None:
 
 def _path(value: str) -> str | None:
     """A path (or a URL) whose parts the file system can hold (the OS would refuse a longer component), and that no
-    program it is handed to (git, cmake) could read as an option."""
+    program it is handed to (git, cmake) could read as an option. An empty one (a script's unset variable in
+    ``--wheelhouse "$HOUSE"``) names nothing: it was dropped, or taken as the current directory."""
+    if not value.strip():
+        return "is empty, which names no path (name it, '.' for the current directory, or leave the setting out)"
     if value.startswith("-"):
         return "starts with '-', which git or CMake would read as an option (a relative path: write it as ./NAME)"
     long = next((part for part in value.split("/") if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES),
@@ -355,13 +358,6 @@ def _llvm(value: str) -> str | None:
     if not value.strip():
         return ("is empty, which would mean the current directory as the LLVM prefix (name the prefix, '.' if you "
                 "mean it, or a strategy: auto, system, download, source)")
-    return _path(value)
-
-
-def _wheelhouse(value: str) -> str | None:
-    """--wheelhouse: an empty one named no directory and was dropped as if not given (a script's unset variable)."""
-    if not value.strip():
-        return "is empty, which names no directory of wheels (name the directory, or leave the setting out)"
     return _path(value)
 
 
@@ -612,7 +608,7 @@ SPECS: tuple[Spec, ...] = (
     _spec("wheelhouse", None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
           "a dir of wheels, offline: scikit-build-core and pybind11/nanobind for the isolated build environment of a "
           "target interpreter that lacks them, and NVIDIA's nvidia-cuda-cuobjdump/-nvdisasm wheels",
-          validate=_wheelhouse, trust="runs"),
+          validate=_path, trust="runs"),
     _spec("stable_abi", None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
           "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
           "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
