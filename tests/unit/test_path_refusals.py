@@ -148,3 +148,28 @@ def test_a_huge_range_is_quoted_cut_short_as_every_option_is(capsys: pytest.Capt
     one_paragraph(code, err)
     assert said in err and len(err) < 400, err
 
+
+@pytest.mark.parametrize("text", ["-0", "-0.0", "-.0", "-0e3", "-0.000", "-1e-400"])
+def test_a_sign_on_a_zero_is_no_number_as_for_whole_numbers(capsys: pytest.CaptureFixture[str], cache: Path,
+                                                            text: str) -> None:
+    """``--canary-budget -0`` was shown as -0.0 by ``plan --settings``; ``-0`` is already no whole number."""
+    from tritonbuild.errors import UserError
+    from tritonbuild.settings import recipes
+    from tritonbuild.settings.model import ascii_float, resolve_settings
+
+    with pytest.raises(ValueError, match="not a number"):
+        ascii_float(text)
+    code, _, err = cli_exit(capsys, "plan", "--canary-budget", text)
+    one_paragraph(code, err)
+    assert "is not a number written in ASCII digits" in err, err
+    with pytest.raises(UserError, match="TRITONBUILD_CANARY_BUDGET"):
+        resolve_settings({}, {"TRITONBUILD_CANARY_BUDGET": text})
+    with pytest.raises(UserError, match=r"canary_budget = -0\.0"):
+        recipes.parse({"canary_budget": -0.0}, Path("/nowhere/r.toml"))
+
+
+def test_zero_and_signed_numbers_are_still_numbers() -> None:
+    from tritonbuild.settings.model import ascii_float, resolve_settings
+
+    assert [ascii_float(t) for t in ("0", "0.0", ".0", "1e-400", "-1.5", "-0.5", "2")] == [0, 0, 0, 0, -1.5, -0.5, 2]
+    assert resolve_settings({}, {"TRITONBUILD_CANARY_BUDGET": "0"})["canary_budget"].value == 0

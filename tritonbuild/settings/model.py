@@ -72,10 +72,12 @@ def ascii_int(text: str) -> int:
 
 def ascii_float(text: str) -> float:
     """A number in ASCII decimal notation (``12``, ``0.5``, ``1e3``; ``inf`` and ``nan`` for the setting's range to
-    refuse; no ``_``, ``+`` or spaces). ValueError otherwise."""
-    if not _NUMBER.fullmatch(text):
+    refuse; no ``_``, ``+`` or spaces), and, as ``ascii_int`` refuses ``-0``, no sign on a zero (``-0``, ``-0.0``,
+    ``-1e-400``, which is -0.0 too: a typo, shown back as ``-0.0``). ValueError otherwise."""
+    value = float(text) if _NUMBER.fullmatch(text) else math.nan
+    if not _NUMBER.fullmatch(text) or (value == 0 and math.copysign(1.0, value) < 0):
         raise ValueError(f"not a number in ASCII digits: {text!r}")
-    return float(text)
+    return value
 
 
 def env_int(env: Mapping[str, str], name: str) -> int | None:
@@ -242,8 +244,8 @@ class Spec:
         if self.kind not in ("int", "float") or self.minimum is None:
             return None
         number = "a whole number" if self.kind == "int" else "a number of"
-        if isinstance(value, float) and not math.isfinite(value):
-            return f"must be {number} {self.minimum}-{self.maximum}"
+        if isinstance(value, float) and (not math.isfinite(value) or (value == 0 and math.copysign(1.0, value) < 0)):
+            return f"must be {number} {self.minimum}-{self.maximum}"  # inf, nan, -0.0 (a recipe's TOML float)
         if value < self.minimum or (self.maximum is not None and value > self.maximum):
             span = f"{self.minimum}-{self.maximum}" if self.maximum is not None else f"{self.minimum} or more"
             return f"must be {number} {span}"
