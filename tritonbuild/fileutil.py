@@ -137,6 +137,33 @@ def _kind(mode: int) -> str:
         stat.S_ISSOCK(mode) else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file"
 
 
+def resolved(path: Path, what: str = "") -> Path:
+    """``path.resolve()`` of a path the user gave (--source, --plugin-dir, --cache-dir): a link on the way that
+    leads back to itself (Python 3.11 raises RuntimeError, not OSError) is a UserError paragraph naming it, not a
+    traceback. ``what``: the path's role, said after it."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        named = f"{path} ({what})" if what else str(path)
+        raise UserError(f"{named} is a symlink loop (a link that leads back to itself), not a directory. Point it "
+                        "at a real directory or give the real directory's path.") from None
+
+
+def given_file(path: Path, what: str, fix: str) -> bool | None:
+    """Whether a file the user named is a regular file: True, False (something else: a dir, a fifo), None (nothing
+    is there). A path the file system refuses to look at (a name over 255 bytes: ENAMETOOLONG; a link loop: ELOOP)
+    is a UserError paragraph naming it (``what``, then ``fix``), not a traceback."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        text = str(path)
+        shown = repr(text) if len(text) <= 300 else f"{text[:80]!r}... ({len(text)} characters)"
+        raise UserError(f"The {what} {shown} cannot be looked at ({exc.strerror or exc}). {fix}") from None
+    return stat.S_ISREG(mode)
+
+
 def within(root: Path, path: Path, what: str) -> Path:
     """``path`` with its symlinks resolved, which must lie under ``root`` (resolved too); a UserError naming the
     link otherwise (one that leaves the root, dangles or loops)."""

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tritonbuild.errors import EnvironmentProblem, UserError
+from tritonbuild.fileutil import resolved
 
 _PKG = Path(__file__).resolve().parent
 BUILD_DIR_MARKER = ".tritonbuild-build-dir"  # written into every build dir tritonbuild makes or uses
@@ -28,17 +29,19 @@ def recipes_dir() -> Path:
     return data_dir() / "recipes"
 
 
-def cache_root(env: Mapping[str, str], given: str | None = None) -> Path:
+def cache_root(env: Mapping[str, str], given: str | None = None, given_as: str = "--cache-dir") -> Path:
     """--cache-dir > TRITONBUILD_CACHE_DIR > $TRITON_HOME/.triton/tritonbuild > $XDG_CACHE_HOME/tritonbuild >
-    ~/.cache/tritonbuild."""
+    ~/.cache/tritonbuild. An empty environment variable is unset, as every setting's is; an empty ``given`` (a
+    recipe's ``cache_dir = ""``; the flag's own option refuses one) is refused: it would mean the default root."""
+    if given is not None and not given.strip():
+        raise UserError(f"The cache dir {given!r} (from {given_as}) is empty, which would mean the default cache "
+                        f"root: name the cache directory, or leave {given_as} out for the default.")
     if given:
-        return Path(given).expanduser().resolve()
-    if env.get("TRITONBUILD_CACHE_DIR"):
-        return Path(env["TRITONBUILD_CACHE_DIR"]).expanduser().resolve()
-    if env.get("TRITON_HOME"):
-        return Path(env["TRITON_HOME"]).expanduser().resolve() / ".triton" / "tritonbuild"
-    if env.get("XDG_CACHE_HOME"):
-        return Path(env["XDG_CACHE_HOME"]).expanduser().resolve() / "tritonbuild"
+        return resolved(Path(given).expanduser(), f"the cache root, from {given_as}")
+    for name, below in (("TRITONBUILD_CACHE_DIR", ()), ("TRITON_HOME", (".triton", "tritonbuild")),
+                        ("XDG_CACHE_HOME", ("tritonbuild",))):
+        if env.get(name):
+            return resolved(Path(env[name]).expanduser(), f"the cache root, from ${name}").joinpath(*below)
     home = env.get("HOME")
     return (Path(home) if home else Path.home()) / ".cache" / "tritonbuild"
 
@@ -60,7 +63,7 @@ def usable_cache_root(env: Mapping[str, str], given: str | None = None, given_as
     raw = given or next((env[name] for name in _CACHE_VARS if env.get(name)), "")
     shown = repr(raw) if len(raw) < 200 else f"{raw[:80]!r}... ({len(raw)} characters)"
     try:
-        root = cache_root(env, given)
+        root = cache_root(env, given, given_as)
         if len(os.fsencode(root)) > 4000 or any(len(os.fsencode(part)) > 255 for part in root.parts):
             raise OSError(errno.ENAMETOOLONG, "the path or one of its names is too long")
         existing = next(p for p in (root, *root.parents) if os.path.lexists(p))

@@ -32,7 +32,7 @@ from tritonbuild.nvidia.choose import missing_tools
 from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.report.summary import print_summary
 from tritonbuild.result import BuildResult
-from tritonbuild.settings.model import Settings, resolve_settings
+from tritonbuild.settings.model import resolve_settings
 from tritonbuild.wheel.publish import manifest
 
 ARCH = platform.machine()
@@ -403,12 +403,10 @@ def test_host_without_the_tools_warns_and_the_manifest_lists_them(tmp_path: Path
     assert missing_tools(full) == () and not any("carries no" in w for w in full.warnings)
 
 
-def test_an_empty_wheelhouse_is_not_given(tmp_path: Path) -> None:
-    assert Settings.of(resolve_settings({"wheelhouse": ""}, {})).wheelhouse is None
-    args, env = setup(tmp_path, "http://127.0.0.1:1/simple")
-    plan = plan_json(*args, "--offline", "--wheelhouse", "", cwd=tmp_path, env=env)
-    warning = next(w for w in plan["warnings"] if "carries no cuobjdump or nvdisasm" in w)
-    assert "the wheelhouse" not in warning and str(tmp_path) + " " not in warning
+def test_an_empty_wheelhouse_is_refused_not_dropped() -> None:
+    """It was taken as not given; now refused (#44), as an empty --source is: tests/unit/test_path_refusals.py."""
+    with pytest.raises(UserError, match="is empty, which names no path"):
+        resolve_settings({"wheelhouse": ""}, {})
 
 
 def test_the_plan_takes_a_wheelhouse_wheel_whose_metadata_matches(tmp_path: Path) -> None:

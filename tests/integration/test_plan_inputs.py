@@ -56,7 +56,10 @@ def test_a_cache_dir_that_is_a_file_or_unwritable_is_refused_by_plan(refused, tr
     assert "cannot be created: /proc/1 is not writable" in flat(proc.stderr)
     recipe = tmp_path / "r.toml"
     recipe.write_text(f'cache_dir = "{tmp_path / "afile"}"\n')
-    refused("--recipe", str(recipe), "--cache-dir", "", fragment="r.toml's cache_dir) cannot be a directory")
+    # the fixture's own --cache-dir would win over the recipe's; an empty one to undo it is refused (#44)
+    proc = run_cli("plan", "--source", str(tree()), "--llvm", LLVM, "--offline", "--recipe", str(recipe),
+                   cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "r.toml's cache_dir) cannot be a directory" in flat(proc.stderr), proc
     assert (tmp_path / "afile").read_text() == "x"
 
 

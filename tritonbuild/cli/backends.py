@@ -6,12 +6,14 @@ import sys
 
 import click
 
+from tritonbuild.cli.options import cache_dir_option
+
 
 @click.command()
 @click.option("--source", "-s", help="Triton source (default: the current directory).")
 @click.option("--ref", help="git ref when --source is a URL.")
 @click.option("--plugin-dir", "plugin_dirs", multiple=True, help="External plugin directory (repeatable).")
-@click.option("--cache-dir", help="Cache root.")
+@cache_dir_option("Cache root.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--check", is_flag=True, help="Check each backend against the source's backend interface and "
               "print a verdict; exit 1 when one will fail.")

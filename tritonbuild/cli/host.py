@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from tritonbuild.cli.options import environment
+from tritonbuild.cli.options import cache_dir_option, environment
 
 
 @click.command()
@@ -105,7 +105,7 @@ def _undo(root: Path, existed: bool) -> None:
 
 @click.command()
 @click.option("--out", "-o", default="dist", show_default=True, help="Where to put the example wheel.")
-@click.option("--cache-dir", help="Cache root.")
+@cache_dir_option("Cache root.")
 @click.option("--llvm", help="LLVM prefix, or a strategy (default: system, the host's own: a self-test is offline).")
 def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
     """Build the bundled example tree (nvidia;amd;spirv + a plugin) into a wheel, import it, and compile a vector
@@ -120,7 +120,7 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
 
 
 @click.command()
-@click.option("--cache-dir", help="Cache root.")
+@cache_dir_option("Cache root.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(cache_dir: str | None, as_json: bool) -> None:
     """Build dirs under the cache root: their plans, sizes, last build time and wheel outputs."""

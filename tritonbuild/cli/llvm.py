@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import environment, plan_command, plan_options, request_of
+from tritonbuild.cli.options import cache_dir_option, environment, plan_command, plan_options, request_of
 
 if TYPE_CHECKING:
     from tritonbuild.execute.compat import Finding
@@ -177,7 +177,7 @@ def _compat_lines(found: Finding) -> list[str]:
 
 
 @llvm.command()
-@click.option("--cache-dir", help="Cache root.")
+@cache_dir_option("Cache root.")
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 def gc(cache_dir: str | None, dry_run: bool) -> None:
     """Remove cached LLVMs that no build dir's plan uses.

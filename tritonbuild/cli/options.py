@@ -103,9 +103,35 @@ def setting_option(spec: Spec) -> Callable[[F], F]:
                         multiple=spec.kind == "list", help=_help(spec))
 
 
+class NonEmpty(click.types.StringParamType):
+    """An option's text that may not be empty (nor only spaces): an empty value, a script's unset variable
+    (``--cache-dir "$CACHE"``), would mean ``meaning``, which nobody types on purpose (``clean --all`` would wipe
+    the default cache). One paragraph, exit 2, as an empty --source is refused."""
+
+    def __init__(self, meaning: str, instead: str) -> None:
+        self.meaning, self.instead = meaning, instead
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from tritonbuild.errors import UserError
+
+        text = super().convert(value, param, ctx)
+        if isinstance(text, str) and not text.strip():
+            flag = param.opts[-1] if param is not None and param.opts else "The option"
+            raise UserError(f"{flag} {text!r} is empty, which would mean {self.meaning}: {self.instead}.")
+        return text
+
+
+def cache_dir_option(help: str = "Cache root for build dirs, clones and LLVMs.") -> Callable[[F], F]:
+    """``--cache-dir``, the same for every command that takes it: an empty one is refused, not the default."""
+    return click.option("--cache-dir", help=help, type=NonEmpty(
+        "the default cache root (TRITONBUILD_CACHE_DIR, else ~/.cache/tritonbuild)",
+        "name the cache directory, or leave --cache-dir out for the default"))
+
+
 REQUEST = (
-    click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file."),
-    click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs."),
+    click.option("--recipe", help="A recipe name (see `recipes list`) or a TOML file.", type=NonEmpty(
+        "no recipe", "name a recipe (see `tritonbuild recipes list`) or a TOML file, or leave --recipe out")),
+    cache_dir_option(),
     click.option("--python", "python", multiple=True,
                  help="Python to build for: a path or a version (3.12, cp312, 3.13t); repeatable for a wheel per "
                       "interpreter (default: $VIRTUAL_ENV's, else $CONDA_PREFIX's, else this one)."),

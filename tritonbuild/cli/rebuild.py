@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import verbosity_options
+from tritonbuild.cli.options import cache_dir_option, verbosity_options
 from tritonbuild.errors import UserError
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 @click.argument("provenance", type=click.Path())
 @click.option("--out", "-o", default="rebuilt", show_default=True,
               help="Output directory for the rebuilt wheel (never the one that holds the provenance).")
-@click.option("--cache-dir", help="Cache root for build dirs, clones and LLVMs.")
+@cache_dir_option()
 @click.option("--source", "-s", help="A checkout (or git URL) at the provenance's source commit; needed unless "
                                      "--trust-provenance (a provenance never says where the code is).")
 @click.option("--plugin-dir", "plugin_dirs", multiple=True,

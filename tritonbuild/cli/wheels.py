@@ -20,11 +20,13 @@ LABELS = {"ok": "[green]ok[/green]  ", "fail": "[red]FAIL[/red]", "skip": "[yell
 def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
     """The given paths, each checked to be a regular file before any work starts (exit 2 otherwise)."""
     from tritonbuild.errors import UserError
+    from tritonbuild.fileutil import given_file
 
     for p in map(Path, paths):
-        if not p.exists():
+        kind = given_file(p, what, "Give the path of a .whl file.")
+        if kind is None:
             raise UserError(f"The {what} {p} does not exist. Give the path of a .whl file.")
-        if not p.is_file():
+        if not kind:
             raise UserError(f"The {what} {p} is not a regular file (a directory?). Give the path of a .whl file.")
     return [Path(p) for p in paths]
 

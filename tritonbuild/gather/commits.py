@@ -31,6 +31,7 @@ from tritonbuild.errors import UserError
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.proc import Result, end
 from tritonbuild.resolve.facts import LLVMInstall
+from tritonbuild.settings.model import MAX_TEXT, show, text_problem
 
 DEFAULT_DEPTH = 50  # the default range: HEAD~50..HEAD
 MARKER = ".tritonbuild-export.json"  # written last into an export
@@ -70,17 +71,20 @@ def parse_range(text: str | None) -> tuple[str, str] | None:
     """``A..B`` as two refs that ``safegit.check_ref`` accepts (None: the default range); a UserError otherwise."""
     if text is None:
         return None
+    shown = show(text)  # cut short, as every option's value is quoted: a 100 kB --range made a 100 kB message
+    if len(text) > MAX_TEXT:  # a control character is refused below, with the words for a commit name
+        raise UserError(f"--range {shown} {text_problem(text)}.")
     parts = text.split("..")
     if len(parts) != 2 or not all(parts):
-        raise UserError(f"--range {text!r} is not a range of two commits: give A..B (e.g. v3.4.0..main or two "
+        raise UserError(f"--range {shown} is not a range of two commits: give A..B (e.g. v3.4.0..main or two "
                         "commit hashes), the oldest commit to test first; A must be on B's first-parent history.")
     for part in parts:
         base = _ANCESTRY.sub("", part)  # main~20, HEAD^: the ref must pass check_ref, the suffix is only ~ ^ digits
         try:
             safegit.check_ref(base, "")
         except UserError:
-            raise UserError(f"--range {text!r}: {part!r} is not a commit name tritonbuild gives git: a branch, a tag "
-                            "or a commit hash (letters, digits and . _ / + -, not starting with '-', no '..'), "
+            raise UserError(f"--range {shown}: {show(part)} is not a commit name tritonbuild gives git: a branch, a "
+                            "tag or a commit hash (letters, digits and . _ / + -, not starting with '-', no '..'), "
                             "optionally followed by ~N or ^ (e.g. main~20..main).") from None
     return parts[0], parts[1]
 

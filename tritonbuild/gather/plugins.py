@@ -6,8 +6,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from tritonbuild.errors import UserError
-from tritonbuild.fileutil import read_checked, read_text, refuse_unpackable
+from tritonbuild.fileutil import read_checked, read_text, refuse_unpackable, resolved
 from tritonbuild.gather.source import package_extras
 from tritonbuild.resolve.plugins import NAME_CONF_LIMIT, Plugin, PluginFiles, check_plugin
 from tritonbuild.resolve.source import finds_lld
@@ -16,11 +15,7 @@ from tritonbuild.resolve.source import finds_lld
 def absolute(path: str, cwd: Path) -> Path:
     p = Path(path).expanduser()
     p = p if p.is_absolute() else cwd / p
-    try:
-        return p.resolve()
-    except RuntimeError:  # Python 3.11 reports a symlink loop so
-        raise UserError(f"{p} is a symlink loop (a link that leads back to itself), not a directory. Point it at "
-                        "a real directory or give the real directory's path.") from None
+    return resolved(p)
 
 
 def _shape(path: Path) -> str | None:

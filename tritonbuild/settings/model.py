@@ -72,10 +72,12 @@ def ascii_int(text: str) -> int:
 
 def ascii_float(text: str) -> float:
     """A number in ASCII decimal notation (``12``, ``0.5``, ``1e3``; ``inf`` and ``nan`` for the setting's range to
-    refuse; no ``_``, ``+`` or spaces). ValueError otherwise."""
-    if not _NUMBER.fullmatch(text):
+    refuse; no ``_``, ``+`` or spaces), and, as ``ascii_int`` refuses ``-0``, no sign on a zero (``-0``, ``-0.0``,
+    ``-1e-400``, which is -0.0 too: a typo, shown back as ``-0.0``). ValueError otherwise."""
+    value = float(text) if _NUMBER.fullmatch(text) else math.nan
+    if not _NUMBER.fullmatch(text) or (value == 0 and math.copysign(1.0, value) < 0):
         raise ValueError(f"not a number in ASCII digits: {text!r}")
-    return float(text)
+    return value
 
 
 def env_int(env: Mapping[str, str], name: str) -> int | None:
@@ -242,8 +244,8 @@ class Spec:
         if self.kind not in ("int", "float") or self.minimum is None:
             return None
         number = "a whole number" if self.kind == "int" else "a number of"
-        if isinstance(value, float) and not math.isfinite(value):
-            return f"must be {number} {self.minimum}-{self.maximum}"
+        if isinstance(value, float) and (not math.isfinite(value) or (value == 0 and math.copysign(1.0, value) < 0)):
+            return f"must be {number} {self.minimum}-{self.maximum}"  # inf, nan, -0.0 (a recipe's TOML float)
         if value < self.minimum or (self.maximum is not None and value > self.maximum):
             span = f"{self.minimum}-{self.maximum}" if self.maximum is not None else f"{self.minimum} or more"
             return f"must be {number} {span}"
@@ -334,7 +336,10 @@ def _index_url(value: str) -> str | None:
 
 def _path(value: str) -> str | None:
     """A path (or a URL) whose parts the file system can hold (the OS would refuse a longer component), and that no
-    program it is handed to (git, cmake) could read as an option."""
+    program it is handed to (git, cmake) could read as an option. An empty one (a script's unset variable in
+    ``--wheelhouse "$HOUSE"``) names nothing: it was dropped, or taken as the current directory."""
+    if not value.strip():
+        return "is empty, which names no path (name it, '.' for the current directory, or leave the setting out)"
     if value.startswith("-"):
         return "starts with '-', which git or CMake would read as an option (a relative path: write it as ./NAME)"
     long = next((part for part in value.split("/") if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES),
@@ -348,6 +353,22 @@ def _source(value: str) -> str | None:
     if not value.strip():
         return "is empty, which would mean the current directory (name the directory, '.' if you mean it)"
     return _path(value)
+
+
+def _llvm(value: str) -> str | None:
+    """--llvm: a strategy or a prefix; an empty one would be the current directory taken as the prefix."""
+    if not value.strip():
+        return ("is empty, which would mean the current directory as the LLVM prefix (name the prefix, '.' if you "
+                "mean it, or a strategy: auto, system, download, source)")
+    return _path(value)
+
+
+def _arguments(value: list[str]) -> str | None:
+    """CMake arguments: an empty one (``--cmake-arg "$UNSET"``) is no argument anyone means, yet it went into the
+    configure command and changed the build dir's key."""
+    if any(not item.strip() for item in value):
+        return "lists an empty argument, which CMake would be handed as '' (remove it, or give the argument)"
+    return None
 
 
 def _git_ref(value: str) -> str | None:
@@ -498,7 +519,7 @@ SPECS: tuple[Spec, ...] = (
           "external plugin directories (repeatable; env: ';' separated; in a recipe: the key plugins)",
           recipe=False, validate=_paths, trust="runs"),
     _spec("llvm", "auto", "--llvm", {"LLVM_SYSPATH": _str},
-          "LLVM: auto, system, download, source or a prefix path", validate=_path, trust="runs"),
+          "LLVM: auto, system, download, source or a prefix path", validate=_llvm, trust="runs"),
     _spec("llvm_mirror", "https://oaitriton.blob.core.windows.net/public/llvm-builds", "--llvm-mirror",
           {"TRITONBUILD_LLVM_MIRROR": _str}, "base URL of prebuilt LLVM archives (a company mirror): http or https",
           validate=_http_url, trust="reaches"),
@@ -555,7 +576,7 @@ SPECS: tuple[Spec, ...] = (
     _spec("offline", False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
           "never touch the network; fail listing what is missing"),
     _spec("cmake_args", [], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
-          "extra CMake arguments appended to the configure command", trust="runs"),
+          "extra CMake arguments appended to the configure command", validate=_arguments, trust="runs"),
     _spec("deps", [], "--dep", {"TRITONBUILD_DEPS": _list_semicolon},
           "NAME=PATH|URL: a local checkout (or a git URL, cloned at the pinned tag) for a dependency the tree "
           "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated", trust="runs"),

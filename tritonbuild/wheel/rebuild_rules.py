@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tritonbuild.errors import UserError
+from tritonbuild.fileutil import given_file
 from tritonbuild.settings.model import show
 from tritonbuild.wheel import attestation
 from tritonbuild.wheel import provenance_fields as fields
@@ -40,8 +41,10 @@ class Read:
 def read(path: Path) -> Read:
     """The provenance file: a missing, non-regular, huge or malformed file, or one with a field the table does not
     classify, is a ``UserError`` paragraph (exit 2)."""
-    if not path.is_file():
-        what = "is not a regular file" if path.exists() else "does not exist"
+    kind = given_file(path, "provenance", "Give the <wheel>.provenance.json that `tritonbuild build` published "
+                      "next to the wheel.")
+    if not kind:
+        what = "is not a regular file" if kind is False else "does not exist"
         raise UserError(f"The provenance {show(str(path), 300)} {what}. Give the <wheel>.provenance.json that "
                         "`tritonbuild build` published next to the wheel.")
     try:
