@@ -48,6 +48,15 @@ def test_an_empty_cache_dir_is_refused_not_taken_as_the_default(capsys: pytest.C
     assert (cache / "build" / "abc" / "keep").read_text() == "x"
 
 
+@pytest.mark.parametrize("args", [("build",), ("selftest",), ("rebuild", "p.json")])
+def test_an_empty_out_dir_is_refused_not_taken_as_the_default(capsys: pytest.CaptureFixture[str], cache: Path,
+                                                              args: tuple[str, ...]) -> None:
+    """``--out "$DIST"`` with DIST unset put the wheel in ./dist (or the current directory) unasked."""
+    code, out, err = cli_exit(capsys, *args, "--out", "")
+    one_paragraph(code, err)
+    assert out == "" and "--out '' is empty, which would mean" in err, err
+
+
 def test_an_empty_recipe_flag_or_cache_dir_in_a_recipe_is_refused(capsys: pytest.CaptureFixture[str], cache: Path,
                                                                    tmp_path: Path) -> None:
     code, _, err = cli_exit(capsys, "plan", "--recipe", "")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import plan_command, plan_options, request_of, verbosity, verbosity_options
+from tritonbuild.cli.options import NonEmpty, plan_command, plan_options, request_of, verbosity, verbosity_options
 
 if TYPE_CHECKING:
     from tritonbuild.execute.lastrequest import Recall
@@ -44,7 +44,8 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 
 @plan_command()
 @plan_options
-@click.option("--out", "-o", help="Output directory for the wheel (default: ./dist, or the recipe's out_dir).")
+@click.option("--out", "-o", help="Output directory for the wheel (default: ./dist, or the recipe's out_dir).",
+              type=NonEmpty("./dist (or the recipe's out_dir)", "name the output directory, or leave --out out"))
 @click.option("--no-smoke-test", is_flag=True, help="Skip the wheel's build-time checks before publishing it: the "
               "import, and with it the compile check (and the RECORD and library checks).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout, one object with a list of "

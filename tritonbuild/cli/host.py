@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from tritonbuild.cli.options import cache_dir_option, environment
+from tritonbuild.cli.options import NonEmpty, cache_dir_option, environment
 
 
 @click.command()
@@ -104,7 +104,8 @@ def _undo(root: Path, existed: bool) -> None:
 
 
 @click.command()
-@click.option("--out", "-o", default="dist", show_default=True, help="Where to put the example wheel.")
+@click.option("--out", "-o", default="dist", show_default=True, help="Where to put the example wheel.",
+              type=NonEmpty("the current directory", "name the output directory, or leave --out out for ./dist"))
 @cache_dir_option("Cache root.")
 @click.option("--llvm", help="LLVM prefix, or a strategy (default: system, the host's own: a self-test is offline).")
 def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:

@@ -116,7 +116,7 @@ class NonEmpty(click.types.StringParamType):
 
         text = super().convert(value, param, ctx)
         if isinstance(text, str) and not text.strip():
-            flag = param.opts[-1] if param is not None and param.opts else "The option"
+            flag = max(param.opts, key=len) if param is not None and param.opts else "The option"
             raise UserError(f"{flag} {text!r} is empty, which would mean {self.meaning}: {self.instead}.")
         return text
 

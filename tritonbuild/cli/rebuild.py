@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tritonbuild.cli.options import cache_dir_option, verbosity_options
+from tritonbuild.cli.options import NonEmpty, cache_dir_option, verbosity_options
 from tritonbuild.errors import UserError
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("provenance", type=click.Path())
 @click.option("--out", "-o", default="rebuilt", show_default=True,
+              type=NonEmpty("the current directory", "name the output directory, or leave --out out for ./rebuilt"),
               help="Output directory for the rebuilt wheel (never the one that holds the provenance).")
 @cache_dir_option()
 @click.option("--source", "-s", help="A checkout (or git URL) at the provenance's source commit; needed unless "
