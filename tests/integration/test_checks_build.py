@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import one_of, shared_ccache
+from tests.helpers import WHEEL_ONLY, one_of
 from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
@@ -180,7 +180,7 @@ def test_a_real_build_and_its_quick_rebuild_run_every_build_time_check(tmp_path:
     tree = example.write_tree(tmp_path / "triton", backends=("nvidia",), proton=False)
     args = ["build", "--json", "--source", str(tree), "--backends", "nvidia", "--no-proton", "--cache-dir",
             str(tmp_path / "cache"), "--out", str(tmp_path / "dist")]
-    env = {"CCACHE_DIR": shared_ccache()}
+    env = {**WHEEL_ONLY}
     first = one_of(run_cli(*args, cwd=tmp_path, env=env).stdout, "wheels")
     core = tree / "lib" / "Core.cpp"
     core.write_text(core.read_text() + '\nextern "C" const char* tb_checks_marker() { return "x"; }\n')

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import one_of, shared_ccache
+from tests.helpers import WHEEL_ONLY, one_of
 from tests.integration.conftest import flat, run_cli
 from tritonbuild import example
 
@@ -19,7 +19,7 @@ def stuck(tmp_path_factory: pytest.TempPathFactory) -> dict:
     plugin = example.write_plugin(base / "src" / "stuck", "stuck", hang_on_specialised=True)
     args = ["--source", str(tree), "--backends", "nvidia;amd", "--plugin-dir", str(plugin), "--no-proton",
             "--cache-dir", str(base / "cache"), "--compile-check-timeout", "3"]
-    return {"base": base, "args": args, "env": {"CCACHE_DIR": shared_ccache()}}
+    return {"base": base, "args": args, "env": {**WHEEL_ONLY}}
 
 
 def test_a_hang_keeps_the_wheel_out_and_names_kernel_target_and_stage(stuck: dict) -> None:

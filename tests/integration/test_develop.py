@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import json_out, one_of, shared_ccache
+from tests.helpers import WHEEL_ONLY, json_out, one_of
 from tests.integration.conftest import flat, run_cli
 from tritonbuild import example
 
@@ -31,7 +31,7 @@ def dev(tmp_path_factory: pytest.TempPathFactory) -> dict:
                               "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
     (Path(purelib) / "tritonbuild-test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    env = {"VIRTUAL_ENV": str(base / "venv"), "CCACHE_DIR": shared_ccache()}
+    env = {"VIRTUAL_ENV": str(base / "venv"), **WHEEL_ONLY}
     args = ["--source", str(tree), "--backends", "nvidia;amd", "--plugin-dir", str(plug),
             "--cache-dir", str(base / "cache")]
     return {"base": base, "tree": tree, "plugin": plug, "env": env, "args": args,
@@ -114,7 +114,7 @@ def test_2024_tree_that_lists_backend_dirs_finds_its_backends(tmp_path: Path) ->
     user = backends_dir / "amd"
     user.mkdir()  # a directory of the user's own is left alone
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
-    env = {"VIRTUAL_ENV": str(tmp_path / "venv"), "CCACHE_DIR": shared_ccache(),
+    env = {"VIRTUAL_ENV": str(tmp_path / "venv"), **WHEEL_ONLY,
            "CUDA_HOME": str(example.write_cuda_stub(tmp_path / "cuda"))}
     proc = run_cli("develop", "--source", str(tree), "--backends", "nvidia;amd", "--no-proton", "--cache-dir",
                    str(tmp_path / "cache"), cwd=tmp_path, env=env)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import NVIDIA_TOOL_PROJECTS, one_of, serve, shared_ccache, tool_wheel
+from tests.helpers import NVIDIA_TOOL_PROJECTS, WHEEL_ONLY, one_of, serve, tool_wheel
 from tests.integration.conftest import plan_json, run_cli
 from tritonbuild import example
 
@@ -71,7 +71,7 @@ def test_wheels_from_the_index_fill_backends_nvidia_and_then_work_offline(index:
     no_cuda = tmp_path / "no-cuda"
     no_cuda.mkdir()
     env = {"CUDA_HOME": str(no_cuda), "TRITONBUILD_PYPI_INDEX": url, "PATH": "/usr/bin:/bin",
-           "CCACHE_DIR": shared_ccache()}
+           **WHEEL_ONLY}
     args = ["--source", str(tree), "--cache-dir", str(tmp_path / "cache")]
     plan = plan_json(*args, cwd=tmp_path, env=env)
     parts = {p["name"]: p for p in plan["nvidia"]}

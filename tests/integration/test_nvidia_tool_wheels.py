@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tests.helpers import NVIDIA_TOOL_PROJECTS, fake_ptxas, nvidia_facts, plan_for, serve, shared_ccache, tool_wheel
+from tests.helpers import NVIDIA_TOOL_PROJECTS, WHEEL_ONLY, fake_ptxas, nvidia_facts, plan_for, serve, tool_wheel
 from tests.integration.conftest import plan_json, run_cli
 from tritonbuild import example
 from tritonbuild.errors import UserError
@@ -87,7 +87,7 @@ def setup(tmp_path: Path, url: str, *, ptxas: str | None = "13.0.88", host_tools
           ) -> tuple[list[str], dict[str, str]]:
     tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"))
     env = {"CUDA_HOME": str(cuda(tmp_path, *host_tools)), "TRITONBUILD_PYPI_INDEX": url, "PATH": "/usr/bin:/bin",
-           "CCACHE_DIR": shared_ccache()}
+           **WHEEL_ONLY}
     if ptxas:
         env["TRITON_PTXAS_PATH"] = str(fake_ptxas(tmp_path / "bin" / "ptxas", ptxas))
     return ["--source", str(tree), "--cache-dir", str(tmp_path / "cache")], env

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.helpers import one_of, patch_headers, shared_ccache
+from tests.helpers import WHEEL_ONLY, one_of, patch_headers
 from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
 from tritonbuild import example, paths
 from tritonbuild.errors import UserError
@@ -389,7 +389,7 @@ def test_a_patched_build_names_its_patches_in_the_wheel_the_manifest_and_verify(
     fix = fix_includes(old_tree, tmp_path / "fix.diff")
     ptxas = tmp_path / "ptxas"
     shutil.copy(shutil.which("true") or "/bin/true", ptxas)
-    env = {"CCACHE_DIR": shared_ccache(), "TRITON_PTXAS_PATH": str(ptxas)}
+    env = {**WHEEL_ONLY, "TRITON_PTXAS_PATH": str(ptxas)}
     before = snapshot(old_tree)
     proc = run_cli("build", "--json", "--source", str(old_tree), "--llvm", str(LLVM), "--offline", "--backends",
                    "nvidia", "--no-proton", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist"),

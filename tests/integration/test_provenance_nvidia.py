@@ -10,7 +10,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from tests.helpers import NVIDIA_TOOL_PROJECTS, fake_ptxas, one_of, shared_ccache, tool_wheel
+from tests.helpers import NVIDIA_TOOL_PROJECTS, WHEEL_ONLY, fake_ptxas, one_of, tool_wheel
 from tests.integration.conftest import git_commit, run_cli
 from tritonbuild import example
 from tritonbuild.wheel import attestation
@@ -29,7 +29,7 @@ def test_the_tool_wheels_and_bundled_tools_are_resolved_dependencies(tmp_path: P
     git_commit(tree)
     ptxas = fake_ptxas(tmp_path / "bin" / "ptxas", "13.0.88")
     env = {"CUDA_HOME": str(example.write_cuda_stub(tmp_path / "cuda")), "PATH": "/usr/bin:/bin",
-           "TRITON_PTXAS_PATH": str(ptxas), "CCACHE_DIR": shared_ccache()}
+           "TRITON_PTXAS_PATH": str(ptxas), **WHEEL_ONLY}
     proc = run_cli("build", "--json", "--source", str(tree), "--backends", "nvidia;amd", "--offline", "--wheelhouse",
                    str(house), "--cuda-tools-from", "pypi", "--jobs", "2", "--cache-dir", str(tmp_path / "cache"),
                    "--out", str(tmp_path / "dist"), cwd=tmp_path, env=env)

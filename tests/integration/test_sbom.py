@@ -20,7 +20,7 @@ import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
-from tests.helpers import one_of, shared_ccache
+from tests.helpers import WHEEL_ONLY, one_of
 from tests.integration.conftest import flat, git_commit, run_cli
 from tritonbuild import example
 
@@ -39,7 +39,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shutil.copy(shutil.which("true") or "/bin/true", ptxas)
     (ptxas.parent.parent / "version.json").write_text('{"cuda": {"version": "12.8.1"}, '
                                                      '"cuda_nvcc": {"version": "12.8.93"}}')  # a toolkit's
-    env = {"CCACHE_DIR": shared_ccache(), "TRITON_PTXAS_PATH": str(ptxas)}
+    env = {**WHEEL_ONLY, "TRITON_PTXAS_PATH": str(ptxas)}
     args = ["build", "--json", "--source", str(tree), "--backends", "nvidia;amd", "--cache-dir",
             str(base / "cache"), "--out", str(base / "dist")]
     result = one_of(run_cli(*args, cwd=base, env=env).stdout, "wheels")

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.helpers import one_of, shared_ccache
+from tests.helpers import WHEEL_ONLY, one_of
 from tests.integration.conftest import flat, plan_json, run_cli
 from tritonbuild import example
 
@@ -24,7 +24,7 @@ def test_unity_builds_join_sources_except_the_excluded_targets(tmp_path: Path) -
     shown = run_cli("plan", *args, cwd=tmp_path).stdout
     assert "unity builds of 4 (not proton)" in flat(shown)
     result = one_of(run_cli("build", "--json", *args, "--out", str(tmp_path / "dist"), cwd=tmp_path,
-                            env={"CCACHE_DIR": shared_ccache()}).stdout, "wheels")
+                            env={**WHEEL_ONLY}).stdout, "wheels")
     cmake = Path(result["build_dir"]) / "cmake"
     unity = {p.parent.parent.name for p in cmake.rglob("unity_*_cxx.cxx")}
     assert {"triton.dir", "TritonAMD.dir"} <= unity and "proton.dir" not in unity, unity
@@ -38,7 +38,7 @@ def test_unity_builds_learn_the_targets_that_clash_joined_once_per_commit(tmp_pa
     tree = example.write_tree(tmp_path / "triton", backends=("nvidia", "amd"))
     args = ["--source", str(tree), "--backends", "nvidia;amd", "--unity-build", "4",
             "--cache-dir", str(tmp_path / "cache")]
-    env = {"CCACHE_DIR": shared_ccache()}
+    env = {**WHEEL_ONLY}
     first = run_cli("build", *args, "--out", str(tmp_path / "dist"), cwd=tmp_path, env=env)
     assert "proton failed to compile joined" in flat(first.stdout + first.stderr)
     result = json.loads(next((tmp_path / "dist").glob("*.manifest.json")).read_text())
