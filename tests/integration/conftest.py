@@ -145,3 +145,28 @@ def subdir(root: Path, name: str) -> Path:
 def one_paragraph(text: str) -> str:
     assert text.strip() and "\n\n" not in text.strip(), text
     return flat(text)
+
+
+def snapshot(tree: Path) -> tuple[dict[str, tuple[int, bytes]], str]:
+    """Every file of the checkout but .git (mtime, bytes), and git status: what a run must leave as it was."""
+    files = {p.relative_to(tree).as_posix(): (p.lstat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+             for p in tree.rglob("*") if ".git" not in p.relative_to(tree).parts}
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=tree, capture_output=True, text=True,
+                            check=True).stdout
+    return files, status
+
+
+def offline_plan(tree: Path, tmp_path: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """``plan`` of ``tree`` on Debian's LLVM 22, offline, with a cache under ``tmp_path``."""
+    return run_cli("plan", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir", str(tmp_path / "cache"),
+                   "--offline", *args, cwd=tmp_path, check=check)
+
+
+def refused(proc: subprocess.CompletedProcess[str], *words: str) -> str:
+    """Exit 2, one paragraph, no traceback, each of ``words`` in it; returns the paragraph."""
+    err = flat(proc.stderr)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n\n") == 0, proc.stderr
+    for word in words:
+        assert word in err, err
+    return err

@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.helpers import WHEEL_ONLY, one_of, patch_headers
-from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
+from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, refused, run_cli, snapshot
+from tests.integration.conftest import offline_plan as plan
 from tritonbuild import example, paths
 from tritonbuild.errors import UserError
 from tritonbuild.gather import patches
@@ -43,27 +44,7 @@ def fix_includes(tree: Path, dest: Path) -> Path:
     return dest
 
 
-def snapshot(tree: Path) -> tuple[dict[str, tuple[int, bytes]], str]:
-    """Every file of the checkout but .git (mtime, bytes), and git status."""
-    files = {p.relative_to(tree).as_posix(): (p.lstat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
-             for p in tree.rglob("*") if ".git" not in p.relative_to(tree).parts}
-    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=tree, capture_output=True, text=True,
-                            check=True).stdout
-    return files, status
 
-
-def plan(tree: Path, tmp_path: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    return run_cli("plan", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir", str(tmp_path / "cache"),
-                   "--offline", *args, cwd=tmp_path, check=check)
-
-
-def refused(proc: subprocess.CompletedProcess[str], *words: str) -> str:
-    err = flat(proc.stderr)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n\n") == 0, proc.stderr
-    for word in words:
-        assert word in err, err
-    return err
 
 
 def sha256(data: bytes) -> str:

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import one_of
-from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, run_cli
+from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, refused, run_cli, snapshot
+from tests.integration.conftest import offline_plan as plan
 from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.plan import Plan
@@ -27,27 +28,7 @@ from tritonbuild.request import Request, make_plan
 PIN = "cd" * 20
 
 
-def snapshot(tree: Path) -> tuple[dict[str, tuple[int, bytes]], str]:
-    """Every file of the dir but .git (mtime, bytes), and git status (as test_patches takes the source's)."""
-    files = {p.relative_to(tree).as_posix(): (p.lstat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
-             for p in tree.rglob("*") if ".git" not in p.relative_to(tree).parts}
-    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=tree, capture_output=True, text=True,
-                            check=True).stdout
-    return files, status
 
-
-def plan(tree: Path, tmp_path: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    return run_cli("plan", "--source", str(tree), "--llvm", str(LLVM), "--cache-dir", str(tmp_path / "cache"),
-                   "--offline", *args, cwd=tmp_path, check=check)
-
-
-def refused(proc: subprocess.CompletedProcess[str], *words: str) -> None:
-    """Exit 2, one paragraph, no traceback, each of ``words`` in it."""
-    err = flat(proc.stderr)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n\n") == 0, proc.stderr
-    for word in words:
-        assert word in err, err
 
 
 def _diff(root: Path, rel: str, new: list[str]) -> str:
