@@ -5,6 +5,7 @@ nothing, hostile wheelhouse wheels. A real HTTP index on 127.0.0.1 serves wheels
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import http.server
@@ -436,26 +437,43 @@ def test_a_renamed_wheel_on_the_index_is_refused_naming_its_url(tmp_path: Path) 
     assert not any((cache / "nvidia" / ".downloads").iterdir())
 
 
-def test_a_plan_with_the_pinned_wheels_in_the_cache_asks_no_index(tmp_path: Path) -> None:
-    # issue 45: every plan made two index lookups; with the tree's pin unpacked the choice is made without them
+@contextlib.contextmanager
+def counting_index(root: Path, versions: dict[str, tuple[str, ...]]) -> Iterator[tuple[str, list[str]]]:
+    """A real index on 127.0.0.1 of the tools' wheels at ``versions``, with the list of the pages asked."""
     asked: list[str] = []
 
     class Counting(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             asked.append(self.path)
 
-    root = tmp_path / "index"
-    make_index(root, {"cuobjdump": ("13.1.80", "13.2.51"), "nvdisasm": ("13.1.80", "13.2.51")})
+    make_index(root, versions)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Counting, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def pages(asked: list[str]) -> list[str]:
+    return [p for p in asked if "/simple/" in p]
+
+
+def unpack(tmp_path: Path, url: str, version: str, tools: tuple[str, ...] = ("cuobjdump", "nvdisasm")) -> None:
+    for tool in tools:
+        pypi.provide(WheelRef(PROJECTS[tool], version, ""), tmp_path / "cache", index=url, machine=ARCH,
+                     offline=False, log=lambda m: None)
+
+
+def test_a_plan_with_the_pinned_wheels_in_the_cache_asks_no_index(tmp_path: Path) -> None:
+    # issue 45: every plan made two index lookups; with the tree's pin unpacked the choice is made without them
+    versions = ("13.1.80", "13.2.51")
+    with counting_index(tmp_path / "index", {"cuobjdump": versions, "nvdisasm": versions}) as (url, asked):
         args, env = setup(tmp_path, url)
         plan_json(*args, cwd=tmp_path, env=env)
-        assert len([p for p in asked if "/simple/" in p]) == 2  # a cold cache: both tools' pages
-        for tool in ("cuobjdump", "nvdisasm"):
-            pypi.provide(WheelRef(PROJECTS[tool], "13.1.80", ""), tmp_path / "cache", index=url, machine=ARCH,
-                         offline=False, log=lambda m: None)
+        assert len(pages(asked)) == 2  # a cold cache: both tools' pages
+        unpack(tmp_path, url, "13.1.80")
         asked.clear()
         plan = plan_json(*args, cwd=tmp_path, env=env)
         assert asked == []
@@ -463,7 +481,33 @@ def test_a_plan_with_the_pinned_wheels_in_the_cache_asks_no_index(tmp_path: Path
             {t: entry(tmp_path, t, "13.1.80") for t in ("cuobjdump", "nvdisasm")}
         shutil.rmtree(tmp_path / "cache" / "nvidia" / f"{PROJECTS['nvdisasm']}-13.1.80")  # the pin not at hand
         plan_json(*args, cwd=tmp_path, env=env)
-        assert [p for p in asked if "/simple/" in p] == [f"/simple/{PROJECTS['nvdisasm']}/"]
-    finally:
-        server.shutdown()
-        server.server_close()
+        assert pages(asked) == [f"/simple/{PROJECTS['nvdisasm']}/"]
+
+
+def test_without_the_pin_on_the_index_a_warm_plan_takes_the_kept_answer_and_asks_no_index(tmp_path: Path) -> None:
+    # issue 45, the example tree's case: the pin 13.1.80 is not published, the choice is the lowest >= ptxas; every
+    # no-op build read both pages again (0.13 s and a TLS context) though the chosen wheels were unpacked
+    versions = ("13.0.20", "13.2.51", "13.3.29")
+    with counting_index(tmp_path / "index", {"cuobjdump": versions, "nvdisasm": versions}) as (url, asked):
+        args, env = setup(tmp_path, url)
+        first = plan_json(*args, cwd=tmp_path, env=env)
+        assert len(pages(asked)) == 2
+        unpack(tmp_path, url, "13.2.51")
+        asked.clear()
+        warm = plan_json(*args, cwd=tmp_path, env=env)
+        assert asked == []
+        assert {t: tools_of(warm)[t] for t in ("cuobjdump", "nvdisasm")} == \
+            {t: entry(tmp_path, t, "13.2.51") for t in ("cuobjdump", "nvdisasm")}
+        assert warm["key"] == first["key"] and warm["fingerprint"] == first["fingerprint"]
+        # a kept answer whose choice is not unpacked (a lower version >= ptxas listed since) reads the page again
+        memo = tmp_path / "cache" / "nvidia" / f"{PROJECTS['nvdisasm']}.index.json"
+        memo.write_text(json.dumps({**json.loads(memo.read_text()), "versions": ["13.1.0", "13.2.51"]}))
+        plan_json(*args, cwd=tmp_path, env=env)
+        assert pages(asked) == [f"/simple/{PROJECTS['nvdisasm']}/"]
+        asked.clear()
+        for bad in ("{", json.dumps({"index": url, "machine": ARCH, "versions": ["13.2.51"], "more": 1}),
+                    json.dumps({"index": "http://elsewhere/simple", "machine": ARCH, "versions": ["13.2.51"]})):
+            memo.write_text(bad)  # not an answer of this index: the page is read (and the answer kept again)
+            plan_json(*args, cwd=tmp_path, env=env)
+            assert pages(asked) == [f"/simple/{PROJECTS['nvdisasm']}/"], bad
+            asked.clear()

@@ -112,10 +112,13 @@ def ptxas_version(ptxas: str | None, machine: int | None) -> str | None:
 
 
 def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[str], None],
-               pin: str | None = None) -> ToolOffer:
+               pin: str | None = None, choice: Callable[[tuple[str, ...]], str | None] = lambda v: None
+               ) -> ToolOffer:
     """The versions of ``tool``'s wheel to be had: unpacked in the cache, in the wheelhouse (each checked: a
-    hostile one is refused), on the index page (online only, and not asked when ``pin``, the version the choice
-    takes whatever else is offered, is already at hand: a plan of a warm cache reaches no host)."""
+    hostile one is refused), on the index page (online only). The page is not read when ``pin``, the version the
+    choice takes whatever else is offered, is already at hand, nor when ``choice`` (what the choice takes from
+    given versions) takes an unpacked version from the page's answer kept in the cache: a plan of a warm cache
+    reaches no host."""
     from tritonbuild.nvidia import pypi
 
     project, entries = TOOL_PROJECTS[tool], cache_root / "nvidia"
@@ -128,8 +131,15 @@ def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[s
     index: tuple[str, ...] = ()
     problem = None
     if not lookup.offline and not (pin and (pin in cached or pin in dict(house))):
-        index, problem = pypi.index_versions(lookup.index, project, lookup.machine, log)
-        looked.append(f"the index {lookup.index}")
+        kept = pypi.remembered_versions(cache_root, lookup.index, project, lookup.machine)
+        if kept is not None and choice((*cached, *dict(house), *kept)) in cached:
+            index = kept
+            looked.append(f"the index {lookup.index} (its last answer, kept in the cache)")
+        else:
+            index, problem = pypi.index_versions(lookup.index, project, lookup.machine, log)
+            looked.append(f"the index {lookup.index}")
+            if problem is None:
+                pypi.remember_versions(cache_root, lookup.index, project, lookup.machine, index)
     bad = "; ".join(f"the cache entry {e} is not sound ({why}) and is not taken: a build that can fetch or "
                     "unpack that version again replaces it, else delete it" for e, why in unsound)
     return ToolOffer(tool, str(entries), cached, house, index, tuple(looked),
@@ -328,7 +338,12 @@ def wheel_offers(tools: Sequence[tuple[str, str, str]], pins: Mapping[str, str],
                              f"{TOOL_WHEEL_MAJOR} on") for t in offers}, version
     taken = {t: p for t in offers if numeric(p := pins.get(t, "")) and
              (major is None or version_key(p)[0] == major)}  # what pick_tool_version takes when at hand
-    return {t: tool_offer(t, cache_root, lookup, log, taken.get(t)) for t in offers}, version
+    from tritonbuild.nvidia.choose import pick_tool_version
+
+    def choice(tool: str) -> Callable[[tuple[str, ...]], str | None]:
+        return lambda versions: pick_tool_version(versions, ptxas=basis, pin=pins.get(tool))[0]
+
+    return {t: tool_offer(t, cache_root, lookup, log, taken.get(t), choice(t)) for t in offers}, version
 
 
 def wanted_from_wheels(tools: Sequence[tuple[str, str, str]], cache_root: Path, lookup: ToolLookup

@@ -9,6 +9,7 @@ published atomically with a ``.complete`` marker.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,8 +22,8 @@ from pathlib import Path, PurePosixPath
 from tritonbuild import http
 from tritonbuild.archive import extract_zip, open_zip
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import confined, sha256_of
-from tritonbuild.nvidia.parts import TOOL_PROJECTS, WheelRef, tool_wheel, wheel_file_version
+from tritonbuild.fileutil import confined, read_text, sha256_of, write_if_changed
+from tritonbuild.nvidia.parts import TOOL_PROJECTS, WheelRef, numeric, tool_wheel, wheel_file_version
 from tritonbuild.settings.model import show
 from tritonbuild.urls import join_url, split_url
 
@@ -98,6 +99,45 @@ def index_versions(index: str, project: str, machine: str, log: Callable[[str], 
         if version:
             found.add(version)
     return tuple(sorted(found)), None
+
+
+INDEX_MEMO_LIMIT = 64 << 10  # bytes of a kept index answer: a page lists tens of versions, not thousands
+INDEX_MEMO_VERSIONS = 1000
+
+
+def _memo(cache_root: Path, project: str) -> Path:
+    return cache_root / "nvidia" / f"{project}.index.json"
+
+
+def remembered_versions(cache_root: Path, index: str, project: str, machine: str) -> tuple[str, ...] | None:
+    """The versions ``index`` listed for ``project`` the last time its page was read (``remember_versions``), or
+    None: none kept, one of another index or machine, or a file that is not such an answer (a link, over the size
+    or count cap, other JSON) is not used: the page is read instead."""
+    path = _memo(cache_root, project)
+    if path.is_symlink():
+        return None
+    text = read_text(path, INDEX_MEMO_LIMIT + 1)
+    if not text or len(text.encode()) > INDEX_MEMO_LIMIT:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or set(data) != {"index", "machine", "versions"} \
+            or data["index"] != index or data["machine"] != machine:
+        return None
+    versions = data["versions"]
+    if not isinstance(versions, list) or len(versions) > INDEX_MEMO_VERSIONS \
+            or not all(isinstance(v, str) and numeric(v) for v in versions):
+        return None
+    return tuple(sorted(set(versions)))
+
+
+def remember_versions(cache_root: Path, index: str, project: str, machine: str, versions: tuple[str, ...]) -> None:
+    """Keep what the index page listed, so that a plan whose choice from it is already unpacked asks no host."""
+    with contextlib.suppress(OSError):  # a cache that cannot keep it asks the index next time
+        write_if_changed(_memo(cache_root, project),
+                         json.dumps({"index": index, "machine": machine, "versions": list(versions)}) + "\n")
 
 
 def wheelhouse_wheels(wheelhouse: Path, project: str, machine: str) -> tuple[tuple[str, str], ...]:
