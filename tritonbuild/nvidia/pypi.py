@@ -18,14 +18,17 @@ import zipfile
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from tritonbuild import http
 from tritonbuild.archive import extract_zip, open_zip
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import confined, read_text, sha256_of, write_if_changed
 from tritonbuild.nvidia.parts import TOOL_PROJECTS, WheelRef, numeric, tool_wheel, wheel_file_version
 from tritonbuild.settings.model import show
 from tritonbuild.urls import join_url, split_url
+
+if TYPE_CHECKING:  # imported where used: urllib, http.client and email cost a plan that reads no page 50 ms
+    from tritonbuild import http
 
 # The default index is the pypi_index setting's (tritonbuild.settings.model); the plan's settings carry it.
 
@@ -82,6 +85,8 @@ def index_versions(index: str, project: str, machine: str, log: Callable[[str], 
                    ) -> tuple[tuple[str, ...], str | None]:
     """The versions of ``project``'s Linux ``machine`` wheels on the index page, and why none could be read (the
     page is missing, the network failed), or None."""
+    from tritonbuild import http
+
     page_url = f"{index.rstrip('/')}/{project}/"
     try:
         page = http.get_text(page_url, limits=http.Limits(retries=1, timeout=INDEX_TIMEOUT, deadline=INDEX_DEADLINE),
@@ -276,7 +281,7 @@ def _marker(ref: WheelRef, wheel: Path, origin: str, **where: str) -> dict[str, 
 
 def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offline: bool,
             log: Callable[[str], None] = print, wheelhouse: Path | None = None,
-            limits: http.Limits = http.DEFAULT_LIMITS) -> Path:
+            limits: http.Limits | None = None) -> Path:
     """The unpacked wheel's directory in the cache: from the ``wheelhouse`` dir when it holds the wheel (checked
     as a download is), else fetched from the index (offline: refused). A cache entry marked complete whose tool
     fails the check is removed and provided again (offline with no wheelhouse holding it: refused, naming it)."""
@@ -318,12 +323,14 @@ def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offlin
 
 
 def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable[[str], None],
-              limits: http.Limits) -> None:
+              limits: http.Limits | None) -> None:
     """Fetch ``ref``'s wheel from the index, check its sha256 and METADATA, and publish it into ``dest``."""
+    from tritonbuild import http
+
     page_url = f"{index.rstrip('/')}/{ref.project}/"
     hint = "Check the network or the index (TRITONBUILD_PYPI_INDEX / PIP_INDEX_URL)."
     try:
-        page = http.get_text(page_url, limits=limits, log=log, hint=hint)
+        page = http.get_text(page_url, limits=limits or http.DEFAULT_LIMITS, log=log, hint=hint)
     except http.NotFound:
         raise UserError(f"The package index {index} has no {ref.project} ({page_url}). Point "
                         "TRITONBUILD_PYPI_INDEX at an index that mirrors NVIDIA's wheels.") from None
@@ -336,7 +343,7 @@ def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable
     part = confined(dest.parent / ".downloads", f"{name}.{os.getpid()}", what=f"the download of {ref.spec}")
     try:
         log(f"downloading {ref.spec} ({name}) from {url}")
-        http.fetch(url, part, limits=limits, log=log, hint=hint)
+        http.fetch(url, part, limits=limits or http.DEFAULT_LIMITS, log=log, hint=hint)
         actual = sha256_of(part)
         if sha and actual != sha:
             raise UserError(f"The download of {name} (from {url}) does not match the index's sha256 ({sha}, got "
