@@ -1,7 +1,8 @@
 """What each setting is to the rest of the build (#48), declared on its ``Spec``: ``trust`` (does a value run code or
-reach a host), ``local`` (how this machine builds, not what), ``compiles`` (can it change whether a tree compiles)
-and ``decides`` (the wheel's build-info fields it decides). The provenance's rules, ``llvm compat``'s answer key and
-``rebuild``'s differences are made from them, so a setting added without deciding them fails here, by name."""
+reach a host), ``local`` (how this machine builds, not what), ``compiles`` (can it change whether a tree compiles),
+``decides`` (the wheel's build-info fields it decides) and ``path`` (its rule is a path's). The provenance's rules,
+``llvm compat``'s answer key, ``rebuild``'s differences and the paths a --container mounts are made from them, so a
+setting added without deciding them fails here, by name."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import plan_for
-from tritonbuild.execute import compat
+from tritonbuild.execute import compat, container, lastrequest
 from tritonbuild.settings.model import SPECS, Spec, Trust
 from tritonbuild.wheel import attestation, provenance
 from tritonbuild.wheel import provenance_fields as fields
@@ -34,6 +35,8 @@ def _problems(spec: Spec) -> list[str]:
         row = fields.BY_PATH[f"{fields.SETTINGS}.{spec.name}.value"]
         if row.kind != {"runs": "code", "reaches": "host"}.get(spec.trust) or row.use == "taken":
             out.append(f"{spec.name}: trust={spec.trust!r}, yet the provenance table has it {row.kind}/{row.use}")
+    if spec.path and spec.trust != "runs":  # Spec.path: its rule is a path's; what the build reads from there runs
+        out.append(f"{spec.name}: a path (its rule is one of PATH_RULES), yet trust={spec.trust!r}, not 'runs'")
     if spec.local and spec.decides:
         out.append(f"{spec.name}: local, yet decides {spec.decides}: a rebuild takes this machine's value, so a "
                    "difference in those fields could not come from it")
@@ -56,6 +59,8 @@ def test_the_lists_made_from_the_specs_follow_them() -> None:
         {s.name for s in SPECS} - compat.IRRELEVANT  # every other setting is in the key
     assert {n: set(by.split(", ")) for n, by in attestation.DECIDED_BY.items()} == \
         {f: {s.name for s in SPECS if f in s.decides} for s0 in SPECS for f in s0.decides}
+    assert {s.name for s in SPECS if s.path} - {"source"} == set(container.PATH_SETTINGS)
+    assert {s.name for s in SPECS if s.path and s.flag} - {"source", "ref"} == set(lastrequest.PATH_SETTINGS)
     local_rows = {s.name: fields.BY_PATH[f"{fields.SETTINGS}.{s.name}.value"].use for s in SPECS if s.local}
     assert set(local_rows.values()) == {"never"}  # a rebuild never takes this machine's choices from a provenance
 

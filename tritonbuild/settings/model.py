@@ -236,6 +236,12 @@ class Spec:
     compiles: bool | None = None
     decides: tuple[str, ...] = ()  # the fields of the wheel's triton/_build_info.json it decides
 
+    @property
+    def path(self) -> bool:
+        """Whether its value is a local path or paths (a URL or a word too, where its rule allows), as its rule (one of
+        ``PATH_RULES``) says: made absolute against the directory it was typed in, mounted into a --container."""
+        return self.validate in PATH_RULES
+
     def check(self, value: Any, origin: str) -> None:
         """Refuse a value of the wrong type, outside the setting's range or choices, or that its own rule refuses,
         whichever origin it came from: one paragraph that names the setting, the value and its origin."""
@@ -419,6 +425,9 @@ def _patch_entries(value: list[str]) -> str | None:
         return ("lists an empty patch file (a NAME= with nothing after it, or an empty entry): name the patch "
                 "file, NAME=FILE for a plugin's dir, FILE for the Triton source")
     return _paths(files)
+
+
+PATH_RULES: tuple[Validator, ...] = (_path, _paths, _source, _llvm, _patch_entries)  # the rules of ``Spec.path``
 
 
 def _names(what: str) -> Validator:
