@@ -33,17 +33,14 @@ from tritonbuild.reporter import Reporter
 from tritonbuild.request import Request
 from tritonbuild.resolve import bisect
 from tritonbuild.resolve.facts import LLVMInstall
-from tritonbuild.settings.model import Resolved, Settings, split_patch
+from tritonbuild.settings.model import SPECS, Resolved, Settings, split_patch
 
 SCHEMA = 1
-# Settings that cannot change whether a commit builds (where, how fast, how the wheel is named or packed): left out
-# of the key. Any other setting is in it (a setting missing here costs a recomputation, never a wrong answer).
-IRRELEVANT = frozenset({"source", "ref", "llvm", "jobs", "link_jobs", "compile_check_timeout", "ccache",
-                        "ccache_remote", "compiler_cache", "distcc", "wheelhouse", "wheel_name", "version_suffix",
-                        "version_scheme", "zip_level", "reproducible", "strip", "repair", "repair_exclude",
-                        "http_retries", "http_timeout", "http_deadline", "http_min_rate", "http_max_bytes",
-                        "llvm_mirror", "pypi_index", "require_pinned_llvm", "container",
-                        "container_engine", "container_python"})
+# What each step sets itself besides the source and the LLVM (``_plan`` says why): not the user's choice.
+STEP_FLAGS = {"ref": None, "reproducible": False, "version_scheme": "none", "require_pinned_llvm": False}
+# Left out of the key: what each step sets, and the settings that cannot change whether a commit builds
+# (``Spec.compiles``: where, how fast, how the wheel is named or packed). A spec that does not say is in the key.
+IRRELEVANT = frozenset({"source", "llvm", *STEP_FLAGS} | {s.name for s in SPECS if s.compiles is False})
 _FINGERPRINT_FILES = 50_000
 
 
@@ -234,8 +231,7 @@ def _plan(run: _Run, tree: Path) -> Plan:
     # An export is no checkout (no commit date), and the wheel's date and version do not change the answer: not
     # reproducible, no dated version. The LLVM is not the pin by design: a recipe's require_pinned_llvm (the
     # nightly one) would fail every commit.
-    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, ref=None, reproducible=False,
-                                  version_scheme="none", require_pinned_llvm=False)
+    step = run.request.with_flags(source=str(tree), llvm=run.llvm.prefix, **STEP_FLAGS)
     plan = make_plan(replace(step, keep_preflight=True))
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)

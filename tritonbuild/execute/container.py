@@ -34,13 +34,11 @@ from tritonbuild.settings.model import SPECS, Settings, join_patch, show, split_
 ENGINES = ("docker", "podman")
 OWN = ("container", "container_engine", "container_python")  # never passed on: the inner run builds where it is
 PYPA_PYTHON = "/opt/python/cp312-cp312/bin/python"  # pypa's manylinux and musllinux images
-# Settings whose local paths are mounted read-only (a test holds this to every path setting that runs code).
-PATH_SETTINGS = ("patches", "plugin_dirs", "llvm", "llvm_src", "wheelhouse", "json_syspath", "ptxas", "cuobjdump",
-                 "nvdisasm", "cupti_include", "cupti_lib", "cudart_path", "cudacrt_path", "ptxas_blackwell",
-                 "roctracer_include", "rocm_include", "xpupti_include")
+# Settings whose local paths are mounted read-only (``Spec.path``; the source is mounted on its own).
+PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and s.name != "source")
 LLVM_WORDS = ("auto", "system", "download", "source")
 # Options typed on the host whose values are host paths: made absolute for the inner run (its workdir may differ).
-PATH_OPTIONS = ("source", "plugin_dirs", "patches", "wheelhouse", "llvm", "llvm_src", "recipe")
+PATH_OPTIONS = (*(s.name for s in SPECS if s.path and s.flag), "recipe")
 EXTRA_ENV = ("SOURCE_DATE_EPOCH", "NO_COLOR")  # read besides the settings' variables
 STEP_TIMEOUT = 3600.0  # seconds the image's pull and venv, or the dependencies' install, may take
 

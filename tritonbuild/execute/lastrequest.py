@@ -37,7 +37,8 @@ VERSION = 1
 RECORD_LIMIT = 1 << 20  # bytes: a record tritonbuild writes is a few hundred
 IN_BUILD_DIR = "develop-request.json"
 NOT_REMEMBERED = ("source", "ref")  # the checkout is the record's key; a ref belongs to a source URL
-PATH_SETTINGS = ("patches", "plugin_dirs", "wheelhouse", "llvm", "llvm_src")  # relative to the cwd they were typed in
+# relative to the cwd they were typed in (``Spec.path``)
+PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and s.flag and s.name not in NOT_REMEMBERED)
 
 
 @dataclass(frozen=True)

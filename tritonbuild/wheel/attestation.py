@@ -39,9 +39,9 @@ BUILD_TYPE = "pkg:pypi/tritonbuild#build-type/wheel/v1"
 BUILDER_ID = f"pkg:pypi/tritonbuild@{__version__}"
 SUFFIX = ".provenance.json"  # <wheel file name>.provenance.json: the wheel's own name, then what the file is
 MAX_BYTES = 4 << 20  # a provenance file read back: a plan's is some tens of KiB
-# Settings that say how this machine builds, not what: a rebuild takes them from its own machine, and they are
-# not differences (parallelism, compiler caches, the network). Secrets are redacted, so those come from here too.
-LOCAL = fields.MACHINE
+# Settings that say how this machine builds, not what (``Spec.local``): a rebuild takes them from its own machine,
+# and they are not differences (parallelism, compiler caches, the network). Secrets are redacted: from here too.
+LOCAL = frozenset(s.name for s in SPECS if s.local)
 _WHEEL_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.whl$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
@@ -438,14 +438,9 @@ def dependency_differences(claim: Claim, ours: Mapping[str, Mapping[str, Any]]) 
     return out
 
 
-# Fields of a wheel's triton/_build_info.json and the settings that decide them.
-DECIDED_BY = {
-    "toolchain.build_type": "build_type", "wheel.version": "version_suffix, version_scheme",
-    "wheel.name": "wheel_name", "backends_tuple": "backends, plugin_dirs, proton", "toolchain.proton": "proton",
-    "toolchain.linker": "linker, clang", "toolchain.compiler": "clang", "toolchain.compiler_path": "clang",
-    "wheel.reproducible": "reproducible", "wheel.self_contained": "bundle_libs", "wheel.system_libs":
-    "repair_exclude", "llvm.link": "llvm_link", "llvm.shared_libllvm": "llvm_link", "source.patches": "patches",
-}
+# Fields of a wheel's triton/_build_info.json and the settings that decide them (``Spec.decides``).
+DECIDED_BY = {field: ", ".join(s.name for s in SPECS if field in s.decides)
+              for field in dict.fromkeys(f for s in SPECS for f in s.decides)}
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:

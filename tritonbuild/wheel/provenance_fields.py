@@ -37,12 +37,6 @@ JSON = str | int | float | bool | None | list["JSON"] | dict[str, "JSON"]
 BD = "predicate.buildDefinition"
 SETTINGS = f"{BD}.externalParameters.settings"
 DEPS = f"{BD}.resolvedDependencies"
-# Settings whose value says how this machine builds, not what (parallelism, compiler caches and launchers, the
-# network, the container the build ran in): a rebuild takes them from its own machine (``attestation.LOCAL`` is the
-# same set).
-MACHINE = frozenset({"jobs", "link_jobs", "ccache", "compiler_cache", "distcc", "ccache_remote", "wheelhouse",
-                     "offline", "http_retries", "http_timeout", "http_deadline", "http_min_rate", "http_max_bytes",
-                     "container", "container_engine", "container_python"})
 # The rebuild's own flags that replace a provenance's field (besides --trust-provenance, which takes them all).
 REBUILD_FLAGS = {"source": "--source", "plugin_dirs": "--plugin-dir", "llvm": "--llvm"}
 MAX_PATHS = 20000  # key paths walked in one provenance (a plan's has a few hundred)
@@ -62,20 +56,18 @@ class Field:
 
 
 def _setting_kind(spec: Spec) -> Kind:
-    if spec.name == "source":
-        return "code"  # a path or a git URL: the code that is built
-    return {"runs": "code", "reaches": "host"}.get(spec.trust, "data")  # type: ignore[return-value]
+    return "code" if spec.trust == "runs" else "host" if spec.trust == "reaches" else "data"
 
 
 def _setting_row(spec: Spec) -> Field:
-    """A setting's value: this machine's (never read) for how-this-machine-builds settings and settings without a
-    flag (the environment's: tool paths, the index); the claimed commit replaces ``ref``; the rest are taken when
-    data, trusted only when they locate code or reach a host."""
+    """A setting's value: this machine's (never read) for how-this-machine-builds settings (``Spec.local``) and
+    settings without a flag (the environment's: tool paths, the index); the claimed commit replaces ``ref``; the rest
+    are taken when data, trusted only when they locate code or reach a host (``Spec.trust``)."""
     kind = _setting_kind(spec)
     path = f"{SETTINGS}.{spec.name}.value"
     if spec.name == "ref":
         return Field(path, "data", "never", "the rebuild checks out the claimed commit (digest.gitCommit)")
-    if spec.name in MACHINE or (spec.flag is None and spec.name != "source"):
+    if spec.local or (spec.flag is None and spec.name != "source"):
         return Field(path, kind, "never", "this machine's value (its flag, environment or default) is used")
     if kind == "data":
         return Field(path, kind, "taken", "given to the rebuild as if typed")
