@@ -441,5 +441,7 @@ def shared_ccache() -> str:
 # The environment of a test that needs a wheel and is about something else: the shared compiler cache, and no canary
 # (its -fsyntax-only compiles are the most of a warm build: 12.9 s of 22.6 s; ccache cannot keep them). The canary's
 # own tests (test_canary*.py, test_checkllvm_canary_off.py, test_llvm_compat.py) and the builds of test_build.py,
-# test_nightly*.py, test_provenance.py, test_fleet.py and test_plain_install.py keep it as the default has it.
-WHEEL_ONLY = {"CCACHE_DIR": shared_ccache(), "TRITONBUILD_CANARY": "off"}
+# test_provenance.py, test_fleet.py and test_plain_install.py keep it as the default has it (the nightly and Redis
+# pairs build with NO_CANARY: they compare wheels and count cache hits).
+NO_CANARY = {"TRITONBUILD_CANARY": "off"}  # a test about the wheel, with its own compiler cache
+WHEEL_ONLY = {"CCACHE_DIR": shared_ccache(), **NO_CANARY}

