@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import one_of
+from tests.helpers import WHEEL_ONLY, one_of
 from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, refused, run_cli, snapshot
 from tests.integration.conftest import offline_plan as plan
 from tritonbuild import example
@@ -178,7 +178,7 @@ def test_a_plugin_that_needs_its_patch_builds_with_it_and_the_wheel_says_so(tmp_
     before = snapshot(plugin)
     ptxas = tmp_path / "ptxas"
     shutil.copy(shutil.which("true") or "/bin/true", ptxas)
-    env = {"CCACHE_DIR": str(tmp_path / "ccache"), "TRITON_PTXAS_PATH": str(ptxas)}
+    env = {**WHEEL_ONLY, "TRITON_PTXAS_PATH": str(ptxas)}
     proc = run_cli("build", "--json", "--source", str(tree), "--llvm", str(LLVM), "--offline", "--backends",
                    "nvidia", "--no-proton", "--plugin-dir", str(plugin), "--cache-dir", str(tmp_path / "cache"),
                    "--out", str(tmp_path / "dist"), "--patch", f"broken={fix}", cwd=tmp_path, env=env)
