@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import one_of
+from tests.helpers import WHEEL_ONLY, one_of
 from tests.integration.conftest import LLVM, flat, run_cli
 from tritonbuild import example
 
@@ -162,7 +162,7 @@ REMOTE_SECRET = "PASSW0RD"
 def test_a_ccache_remote_password_is_in_no_output_or_file(ws) -> None:
     remote = f"redis://user:{REMOTE_SECRET}@127.0.0.1:9"
     env = {"TRITONBUILD_CCACHE_REMOTE": remote, "TRITON_BUILD_WITH_CCACHE": "1", "TRITON_PTXAS_PATH": str(ws["ptxas"]),
-           "CCACHE_DIR": str(ws["base"] / "ccache")}
+           **WHEEL_ONLY}
     shown = [plan(ws, env, "--json", check=True), plan(ws, env, "--settings", check=True)]
     assert "redis://user:***@127.0.0.1:9" in shown[0].stdout and "redis://user:***@127.0.0.1:9" in shown[1].stdout
     out = ws["base"] / "out-remote"
