@@ -9,7 +9,6 @@ interpreter chosen, the plans checked) are ``tritonbuild.wheel.rebuild_rules``. 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
 @verbosity_options
 def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None, plugin_dirs: tuple[str, ...],
             llvm: str | None, python: str | None, subject: str | None, trust_provenance: bool,
-            no_smoke_test: bool, verbose: int, quiet: int) -> None:
+            no_smoke_test: bool, verbose: int, quiet: int) -> int:
     """Rebuild a wheel from its provenance (same source commit, plugins, LLVM and settings) and check that the
     result is byte-identical to it: exit 0 when it is, 1 when not (naming the sha256s, the settings and
     dependencies that differ and the wheel members that differ), 2 for a malformed or untrusted provenance. A
@@ -92,7 +91,7 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     if not req.smoke_test:
         console.note(UNCHECKED)
     result = build_mod.build_wheel(plan, console, env=req.env, smoke=req.smoke_test)
-    _report(claim, plan, result, Path(subject) if subject else path.parent / claim.wheel, promise, console)
+    return _report(claim, plan, result, Path(subject) if subject else path.parent / claim.wheel, promise, console)
 
 
 def _checker(claim: Any, keep: list[Path]) -> Any:
@@ -151,7 +150,9 @@ def attestation_machine(flags: tuple[str, ...]) -> list[str]:
     return attestation.taken_from_machine(flags)
 
 
-def _report(claim: Any, plan: Any, result: Any, wheel: Path, promise: str | None, console: Reporter) -> None:
+def _report(claim: Any, plan: Any, result: Any, wheel: Path, promise: str | None, console: Reporter) -> int:
+    """The subject's and the rebuild's sha256, and what differs when they do: the command's exit code (0: the
+    same wheel, 1: not)."""
     from tritonbuild.wheel import attestation
 
     same = result.sha256 == claim.sha256
@@ -159,7 +160,7 @@ def _report(claim: Any, plan: Any, result: Any, wheel: Path, promise: str | None
     console.result(f"rebuilt: {result.wheel} sha256 {result.sha256}")
     if same:
         console.result("identical: yes, the rebuild is byte for byte the provenance's wheel")
-        return
+        return 0
     ours = _rebuilt_claim(result.wheel)
     found = {"settings": attestation.setting_differences(claim, plan.settings),
              "dependencies": attestation.dependency_differences(claim, ours.dependencies if ours else {}),
@@ -172,7 +173,7 @@ def _report(claim: Any, plan: Any, result: Any, wheel: Path, promise: str | None
     for what, lines in found.items():
         for line in lines:
             console.result(f"  {what}: {line}")
-    sys.exit(1)
+    return 1
 
 
 def _rebuilt_claim(wheel: Path) -> Any:
