@@ -233,7 +233,7 @@ def _retrying(url: str, attempt_once: Callable[[float, float], object], limits: 
 
 
 def fetch(url: str, dest: Path, *, limits: Limits = DEFAULT_LIMITS, progress: Progress | None = None,
-          log: Callable[[str], None] = print, hint: str = "Check the network.") -> Path:
+          log: Callable[[str], None], hint: str = "Check the network.") -> Path:
     """Stream ``url`` to ``dest.part`` (retrying, within ``limits``), then rename it to ``dest``. NotFound when the
     server says the file does not exist; Stopped when a limit stops it; NetworkError after the retries. Whatever
     stops an attempt, ``dest.part`` is removed."""
@@ -254,7 +254,7 @@ def fetch(url: str, dest: Path, *, limits: Limits = DEFAULT_LIMITS, progress: Pr
     return dest
 
 
-def get_text(url: str, *, limits: Limits = DEFAULT_LIMITS, log: Callable[[str], None] = print,
+def get_text(url: str, *, limits: Limits = DEFAULT_LIMITS, log: Callable[[str], None],
              hint: str = "Check the network.") -> str:
     """A page (an index), read whole into memory: capped at ``TEXT_MAX_BYTES`` and ``TEXT_DEADLINE`` whatever
     larger ``limits`` say."""

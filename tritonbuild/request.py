@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -39,13 +39,17 @@ def flag_settings() -> tuple[str, ...]:
     return tuple(spec.name for spec in SPECS if spec.flag)
 
 
+def unsaid(text: str) -> None:
+    """A request's ``warn`` when no reporter is given (a test, a library caller): nothing is said."""
+
+
 @dataclass(frozen=True)
 class Request:
     """What one command asked for. ``flags``: every flag setting by name, its value as typed (None: not given);
     ``env``: the environment, snapshotted once by the command line (read-only here); ``pythons``: ``--python`` as
     given (paths or versions), else empty (the recipe's, else the active interpreter); ``smoke_test``: run the
     wheel's build-time checks before publishing it (``--no-smoke-test``: none of them, the compile check
-    included)."""
+    included); ``warn``: where a warning from making the plan goes (the command's reporter's ``warn``)."""
 
     flags: Mapping[str, Any]
     env: Mapping[str, str]
@@ -57,6 +61,7 @@ class Request:
     editable: bool = False
     keep_preflight: bool = False
     smoke_test: bool = True
+    warn: Callable[[str], None] = field(default=unsaid, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         unknown = set(self.flags) - set(flag_settings())
@@ -72,7 +77,7 @@ class Request:
         """The request of click's keyword mapping ``kw`` (every flag setting by name, plus ``REQUEST_OPTIONS``;
         None: not given), the environment ``env`` (copied: later changes to it are not seen) and ``cwd``.
         ``choices``: what the command itself decides (``out``, ``editable``, ``keep_preflight``,
-        ``smoke_test``)."""
+        ``smoke_test``, ``warn``)."""
         unknown = set(kw) - set(flag_settings()) - set(REQUEST_OPTIONS)
         if unknown:
             raise ValueError(f"unknown request options: {sorted(unknown)}")
@@ -156,7 +161,7 @@ def _plans(request: Request, recipe: tuple[recipes.Recipe, str], targets: list[s
     s, cache_dir, _root = settings_of(request, recipe)
     _check_wheelhouse(s["wheelhouse"], cwd)
     s = collect.clone_git_plugins(s, env, cache_dir)
-    facts = collect.gather(s, env, cwd, cache_dir, targets[0])
+    facts = collect.gather(s, env, cwd, cache_dir, targets[0], warn=request.warn)
     out_dir = request.out or recipe[0].out_dir
     plans = []
     for python in targets:
@@ -235,7 +240,7 @@ def survey_backends(request: Request, *, check: bool) -> Survey:
 
     s, _cache_dir, cache_root = settings_of(request)
     dirs, cwd = Settings.of(s).plugin_dirs, request.cwd
-    root = collect.source_root(s, cwd, cache_root)
+    root = collect.source_root(s, cwd, cache_root, request.warn)
     info = inspect_source(root, git.git_state(root))
     found, _notes, warnings = resolve_plugins(
         [(p, "plugin") for p in dirs], files=read_all(dirs, cwd), in_tree=info.backend_names,

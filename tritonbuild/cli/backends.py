@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from tritonbuild.cli.options import cache_dir_option
@@ -18,7 +16,7 @@ from tritonbuild.cli.options import cache_dir_option
 @click.option("--check", is_flag=True, help="Check each backend against the source's backend interface and "
               "print a verdict; exit 1 when one will fail.")
 def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], cache_dir: str | None,
-             as_json: bool, check: bool) -> None:
+             as_json: bool, check: bool) -> int:
     """List the backends that can be built from a source (and plugins); --check: will they work with it?"""
     from tritonbuild import jsonout
     from tritonbuild.cli.options import request_of
@@ -37,9 +35,7 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
             "proton": info.has_proton, "proton_in_tuple": info.proton_in_tuple, "warnings": list(warnings),
             "backends": [{"name": n, "origin": o, "path": p, "flags": f,
                           **({"api": api[p].to_dict()} if p in api else {})} for n, o, p, f in rows]}, failing))
-        if failing:
-            sys.exit(1)
-        return
+        return failing
     from rich.table import Table
 
     out = render.console()
@@ -56,4 +52,5 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
         out.print(f"[yellow]warning:[/yellow] {w}")
     if check:
         render.print_api(api, {p: n for n, _, p, _ in rows}, out)
-        sys.exit(1 if any(a.verdict == "will fail" for a in api.values()) else 0)
+        return 1 if any(a.verdict == "will fail" for a in api.values()) else 0
+    return 0

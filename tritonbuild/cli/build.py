@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +52,7 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
 @click.option("--compile-commands", is_flag=True, help="Also link compile_commands.json at the source root for "
               "editors, as `develop` does (by default `build` writes nothing into the checkout).")
 @verbosity_options
-def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands: bool, **kw: Any) -> None:
+def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands: bool, **kw: Any) -> int:
     """Build a wheel with the selected backends into ./dist (or --out); one per --python.
 
     Several interpreters build one after the other in build dirs of the same depth, so the compiler cache serves
@@ -71,13 +70,14 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
     from tritonbuild.cli.container import build_in_container
 
     if (code := build_in_container(req, click.get_current_context(), console)) is not None:
-        sys.exit(code)  # --container: the build ran inside the image, its exit code is ours
+        return code  # --container: the build ran inside the image, its exit code is ours
     # the output dir is checked before the LLVM is provisioned or a lock taken
     plans = provisioned_plans(req, console, check=outdir.check)
     results = run_builds(plans, console, env=req.env, smoke=req.smoke_test, compile_commands=compile_commands)
     if as_json:
         manifests = [publish.manifest(p, r) for p, r in zip(plans, results, strict=True)]
         click.echo(jsonout.dumps("build", {"wheels": manifests}))
+    return 0
 
 
 @plan_command()
@@ -118,7 +118,7 @@ def develop(forget: bool, **kw: Any) -> None:
 @click.argument("suite", type=click.Choice(["lit", "unit", "python"]), default="lit")
 @plan_options
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
-def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
+def test(suite: str, extra: tuple[str, ...], **kw: Any) -> int:
     """Run the source's lit tests, C++ unit tests (ctest) or Python tests against the develop build.
 
     Arguments after -- go to the test runner (an unknown option before -- is an error, not forwarded); the exit
@@ -130,8 +130,7 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> None:
 
     console = render.console()
     p = make_plan(_recalled("test", request_of(kw), console).request)
-    rc = source_tests.run(p, suite, list(extra), console)
-    sys.exit(rc)
+    return source_tests.run(p, suite, list(extra), console)
 
 
 def _recalled(command: str, req: Request, console: Any, *, forget: bool = False) -> Recall:

@@ -3,7 +3,6 @@ available, the dev dir configured, then the canary compile (``tritonbuild.execut
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -14,7 +13,7 @@ from tritonbuild.cli.options import plan_command, plan_options, request_of
 @plan_command("check-llvm")
 @plan_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr).")
-def check_llvm(as_json: bool, **kw: Any) -> None:
+def check_llvm(as_json: bool, **kw: Any) -> int:
     """Compile, with -fsyntax-only on all cores, a few translation units that together include every header of the
     tree, against the plan's LLVM; print the errors grouped by cause (units hit, one example each).
 
@@ -55,9 +54,7 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
         failing = 1 if not result.ok or p.preflight else 0
         click.echo(jsonout.dumps("check-llvm", {**result.to_json(), "preflight": list(p.preflight),
                                                 "ok": not failing}, failing))
-        if failing:
-            sys.exit(1)
-        return
+        return failing
     for line in canary.summary(result):
         console.print(escape(line), soft_wrap=True, highlight=False)
     if not result.ok or p.preflight:
@@ -65,3 +62,4 @@ def check_llvm(as_json: bool, **kw: Any) -> None:
                           f"{p.llvm.version or '?'} at {p.llvm.prefix}: {len(p.preflight)} problem(s) found "
                           f"before compiling, {len(result.causes)} cause(s) in {len(result.failed)} of "
                           f"{len(result.compiled)} units compiled (above); a build would fail.", log_path=result.log)
+    return 0

@@ -115,9 +115,16 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
     Needs no network and no Triton checkout: a check that this host can build Triton wheels before a
     one-hour real build.
     """
-    from tritonbuild.execute import selftest as run_selftest
+    from rich.markup import escape
 
-    run_selftest.run(out, cache_dir, llvm, env=environment(), cwd=Path.cwd())
+    from tritonbuild.execute import selftest as run_selftest
+    from tritonbuild.report import render
+
+    console = render.console()
+    spirv = run_selftest.run(out, cache_dir, llvm, env=environment(), cwd=Path.cwd(), console=console)
+    console.print(f"[cyan]spirv:[/cyan] {escape(spirv)}")
+    console.print("[green bold]self-test passed:[/green bold] this host builds and imports a multi-backend "
+                  "Triton-shaped wheel. Next: tritonbuild plan --source PATH-OR-URL --backends 'nvidia;amd'")
 
 
 @click.command()

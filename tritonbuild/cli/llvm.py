@@ -104,7 +104,7 @@ def path(**kw: Any) -> None:
                    "(default: HEAD~50..HEAD).")
 @click.option("--no-canary", is_flag=True, help="Only the include preflight per commit, no canary compile (fast).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout (progress goes to stderr).")
-def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -> None:
+def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -> int:
     """Which commits of a checkout build with one LLVM: each commit tested is exported (as a checkout has it; the
     checkout is never touched), planned with the include preflight, and canary-compiled when that finds nothing;
     the newest commit is tested first, then the oldest, then (both failing: a window may lie between) commits
@@ -136,9 +136,7 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
         escape(text), soft_wrap=True, highlight=False))
     if as_json:
         click.echo(jsonout.dumps("llvm compat", found.to_json(), 0 if found.answer.found else 1))
-        if not found.answer.found:
-            sys.exit(1)
-        return
+        return 0 if found.answer.found else 1
     for line in _compat_lines(found):
         console.print(escape(line), soft_wrap=True, highlight=False)
     if not found.answer.found:
@@ -152,6 +150,7 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
                           f"to build with LLVM {found.llvm.version} at {found.llvm.prefix}: the oldest and the "
                           f"newest both fail (causes above){probed}. Search another range (--range OLDER..NEWER), "
                           "patch the source (--patch), or use another LLVM.")
+    return 0
 
 
 def _compat_lines(found: Finding) -> list[str]:

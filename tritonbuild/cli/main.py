@@ -1,7 +1,8 @@
 """The root command group and ``main``: every command group is registered here with ``add_command``, so
 ``tritonbuild.cli.main.cli`` alone is the whole command line.
 
-Errors are typed (``tritonbuild.errors``) and mapped to exit codes only here, in ``main``.
+Errors are typed (``tritonbuild.errors``) and mapped to exit codes only here, in ``main``; a command that ends
+without an error returns its exit code (None: 0), and ``main`` is the one place the process exits.
 """
 
 from __future__ import annotations
@@ -87,12 +88,14 @@ for command in (build.plan, build.build, build.develop, build.test, build.clean,
     cli.add_command(command)
 
 
-def _run(argv: list[str] | None) -> None:
-    """The command, with a write that a full, over-quota or read-only disk stopped anywhere no stage caught it
-    said as such (exit 3: the host's problem), naming the destination and its file system, never a traceback."""
+def _run(argv: list[str] | None) -> int:
+    """The command's exit code (what it returned; None, and click's own exit for --help or --version: theirs),
+    with a write that a full, over-quota or read-only disk stopped anywhere no stage caught it said as such (exit
+    3: the host's problem), naming the destination and its file system, never a traceback."""
     try:
-        cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="tritonbuild", standalone_mode=False)
         sys.stdout.flush()  # a closed pipe or a full disk under stdout shows here, not at the interpreter's exit
+        return code if isinstance(code, int) else 0
     except OSError as exc:
         if not is_disk_problem(exc):
             raise
@@ -117,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _terminated)
     _closed_streams_to_devnull()
     try:
-        _run(argv)
+        code = _run(argv)
     except (StdoutClosed, BrokenPipeError):
         _stdout_closed()
     except (click.exceptions.Abort, KeyboardInterrupt):
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, BuildFailed):
             _say_failure(exc, err, verbosity_of(args))
         sys.exit(exc.exit_code)
-    sys.exit(0)
+    sys.exit(code)
 
 
 LOG_TAIL_LINES = 200  # -v on a failure: the log's last lines after the error's own

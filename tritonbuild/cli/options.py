@@ -242,7 +242,16 @@ def environment() -> dict[str, str]:
 
 def request_of(kw: Mapping[str, Any], **choices: Any) -> Request:
     """The command's request: click's keyword mapping ``kw`` (``plan_options``' values, or a command's own of the
-    same names), the environment snapshotted now, the working directory; ``choices``: ``Request.from_cli``'s."""
+    same names), the environment snapshotted now, the working directory, warnings said on stderr; ``choices``:
+    ``Request.from_cli``'s."""
     from tritonbuild.request import Request
 
-    return Request.from_cli(kw, environment(), Path.cwd(), **choices)
+    return Request.from_cli(kw, environment(), Path.cwd(), **{"warn": warn_on_stderr, **choices})
+
+
+def warn_on_stderr(text: str) -> None:
+    """A warning from making a plan, said by the reporter of stderr (``warning: text``): stdout stays the
+    command's answer (a plan, JSON)."""
+    from tritonbuild.report import render
+
+    render.console(stderr=True).warn(text)

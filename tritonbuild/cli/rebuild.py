@@ -3,15 +3,14 @@ built, through the same request path as ``build`` (``tritonbuild.request`` with 
 the flag values), and say whether the result is byte-identical to the provenance's subject (exit 0) or what differs
 (exit 1). The provenance is hostile input: data, never a locator of code. What may be taken from it is
 ``tritonbuild.wheel.provenance_fields``; the rules that apply it (the file read, the refusal, the source and
-interpreter chosen, the plans checked) are ``tritonbuild.wheel.rebuild_rules``. A malformed or untrusted one is exit
-2 before any work."""
+interpreter chosen, the plans checked, what was taken from where and what differs) are
+``tritonbuild.wheel.rebuild_rules``; this command says them. A malformed or untrusted one is exit 2 before any work."""
 
 from __future__ import annotations
 
-import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,7 +18,10 @@ from tritonbuild.cli.options import NonEmpty, cache_dir_option, verbosity_option
 from tritonbuild.errors import UserError
 
 if TYPE_CHECKING:
+    from tritonbuild.plan import Plan
     from tritonbuild.reporter import Reporter
+    from tritonbuild.result import BuildResult
+    from tritonbuild.wheel.attestation import Claim
 
 
 @click.command()
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 @verbosity_options
 def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None, plugin_dirs: tuple[str, ...],
             llvm: str | None, python: str | None, subject: str | None, trust_provenance: bool,
-            no_smoke_test: bool, verbose: int, quiet: int) -> None:
+            no_smoke_test: bool, verbose: int, quiet: int) -> int:
     """Rebuild a wheel from its provenance (same source commit, plugins, LLVM and settings) and check that the
     result is byte-identical to it: exit 0 when it is, 1 when not (naming the sha256s, the settings and
     dependencies that differ and the wheel members that differ), 2 for a malformed or untrusted provenance. A
@@ -78,7 +80,9 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     kw, notes = attestation.rebuild_request(claim, source=rebuild_rules.source(claim, source, trust_provenance),
                                             python=interpreter, cache_dir=cache_dir, out=out, flags=flags,
                                             trust=trust_provenance, given=given)
-    _print_sources(claim, kw, source, python, interpreter, trust_provenance, console)
+    for line in rebuild_rules.sources_said(claim, kw, source_given=bool(source), python_given=bool(python),
+                                           interpreter=interpreter, trust=trust_provenance):
+        console.plain(line)
     for note in notes:
         console.warn(note, topic="note")
     req = request_of(kw, smoke_test=not no_smoke_test)
@@ -88,83 +92,38 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     plan = plans[0]
     if console.verbosity >= 0:
         render.print_plan(plan, console)
-    _print_machine(claim, plan.settings, flags, console)
+    for line in rebuild_rules.machine_said(claim, plan.settings, flags):
+        console.plain(line)
     if not req.smoke_test:
         console.note(UNCHECKED)
     result = build_mod.build_wheel(plan, console, env=req.env, smoke=req.smoke_test)
-    _report(claim, plan, result, Path(subject) if subject else path.parent / claim.wheel, promise, console)
+    return _report(claim, plan, result, Path(subject) if subject else path.parent / claim.wheel, promise, console)
 
 
-def _checker(claim: Any, keep: list[Path]) -> Any:
+def _checker(claim: Claim, keep: list[Path]) -> Callable[[list[Plan]], None]:
     """The check ``provisioned_plans`` runs before any work: the output dir's, then ``rebuild_rules``'."""
     from tritonbuild.execute import outdir
     from tritonbuild.wheel import rebuild_rules
 
-    def check(plans: list[Any]) -> None:
+    def check(plans: list[Plan]) -> None:
         outdir.check(plans)
         rebuild_rules.check_plans(claim, keep, plans)
 
     return check
 
 
-def _print_sources(claim: Any, kw: dict[str, Any], source: str | None, python: str | None, interpreter: str,
-                   trust: bool, console: Reporter) -> None:
-    """Each value taken from the provenance that locates code or reaches a host (with --trust-provenance), the
-    source and where it came from, and the interpreter."""
-    from tritonbuild.settings.model import show
-    from tritonbuild.wheel import provenance_fields as fields
+def _report(claim: Claim, plan: Plan, result: BuildResult, wheel: Path, promise: str | None,
+            console: Reporter) -> int:
+    """The subject's and the rebuild's sha256, and what differs when they do (``rebuild_rules.differences``): the
+    command's exit code (0: the same wheel, 1: not)."""
+    from tritonbuild.wheel import rebuild_rules
 
-    if trust:
-        for name, value in kw.items():
-            row = fields.BY_PATH.get(f"{fields.SETTINGS}.{name}.value")
-            if row is not None and row.use == "trusted" and name != "source" and value not in (None, (), []):
-                shown = list(value) if isinstance(value, tuple) else value
-                console.plain(f"taken from the provenance: {name} = {show(shown, 400)}")
-    console.plain(f"source: {kw['source']} ({'--source' if source else 'from the provenance'}), commit {claim.commit}")
-    console.plain(f"from this machine: python = {interpreter} ({'--python' if python else claim.abi}; the "
-                  f"provenance's {claim.python} is never run)")
-
-
-def _print_machine(claim: Any, settings: Any, flags: tuple[str, ...], console: Reporter) -> None:
-    """The settings this machine gives instead of the provenance: each not at its default here, or whose value in
-    the provenance differs (that one is said not to be used), then one line naming the rest."""
-    from tritonbuild.settings.model import SPEC_BY_NAME, show
-
-    rest = []
-    for name in attestation_machine(flags):
-        ours = settings.get(name, {})
-        theirs = claim.settings.get(name)
-        differs = name in claim.settings and json.dumps(theirs) != json.dumps(ours.get("value"))
-        if not differs and ours.get("value") == SPEC_BY_NAME[name].default:
-            rest.append(name)
-            continue
-        unused = f"; the provenance's {show(theirs, 400)} is not used" if differs else ""
-        console.plain(f"from this machine: {name} = {show(ours.get('value'), 400)} "
-                      f"({ours.get('origin', 'default')}){unused}")
-    if rest:
-        console.plain(f"from this machine, at their defaults as in the provenance: {', '.join(rest)}")
-
-
-def attestation_machine(flags: tuple[str, ...]) -> list[str]:
-    from tritonbuild.wheel import attestation
-
-    return attestation.taken_from_machine(flags)
-
-
-def _report(claim: Any, plan: Any, result: Any, wheel: Path, promise: str | None, console: Reporter) -> None:
-    from tritonbuild.wheel import attestation
-
-    same = result.sha256 == claim.sha256
     console.result(f"subject: {claim.wheel} sha256 {claim.sha256}")
     console.result(f"rebuilt: {result.wheel} sha256 {result.sha256}")
-    if same:
+    if result.sha256 == claim.sha256:
         console.result("identical: yes, the rebuild is byte for byte the provenance's wheel")
-        return
-    ours = _rebuilt_claim(result.wheel)
-    found = {"settings": attestation.setting_differences(claim, plan.settings),
-             "dependencies": attestation.dependency_differences(claim, ours.dependencies if ours else {}),
-             "new since the provenance": attestation.new_settings(claim, plan.settings)}
-    found.update(_wheel_differences(wheel, claim.sha256, result.wheel))
+        return 0
+    found = rebuild_rules.differences(claim, plan, result.wheel, wheel)
     why = " (built without --reproducible: byte identity was never promised, see the note above)" if promise else ""
     console.result(f"identical: no, sha256 {claim.sha256} in the provenance, {result.sha256} rebuilt{why}")
     if result.wheel.name != claim.wheel:
@@ -172,50 +131,4 @@ def _report(claim: Any, plan: Any, result: Any, wheel: Path, promise: str | None
     for what, lines in found.items():
         for line in lines:
             console.result(f"  {what}: {line}")
-    sys.exit(1)
-
-
-def _rebuilt_claim(wheel: Path) -> Any:
-    """The claim of the provenance ``build`` published next to the rebuilt wheel (None if it is not there)."""
-    from tritonbuild.wheel import attestation, rebuild_rules
-
-    path = wheel.with_name(attestation.file_name(wheel.name))
-    return rebuild_rules.read(path).claim if path.is_file() else None
-
-
-def _wheel_differences(subject: Path, sha256: str, rebuilt: Path) -> dict[str, list[str]]:
-    """What differs between the subject wheel (when it is at hand and is the subject: same sha256) and the rebuilt
-    one: their ``_build_info.json`` fields (with the settings that decide each) and their members (size or CRC)."""
-    from tritonbuild.fileutil import sha256_of
-    from tritonbuild.wheel import attestation, zipguard
-
-    if not subject.is_file():
-        return {"subject": [f"{subject} is not here: only the sha256s are compared (pass --wheel)"]}
-    if sha256_of(subject) != sha256:
-        return {"subject": [f"{subject} is not the provenance's wheel (another sha256): not compared"]}
-    try:
-        with zipguard.open_wheel(subject) as za, zipguard.open_wheel(rebuilt) as zb:
-            info = [json.loads(zipguard.read_text(z, "triton/_build_info.json")) if "triton/_build_info.json"
-                    in z.namelist() else {} for z in (za, zb)]
-            members = _member_differences(za, zb)
-    except (zipguard.BadWheel, ValueError) as exc:
-        return {"subject": [f"{subject} cannot be read as a wheel ({exc}): its members are not compared"]}
-    return {"build info": attestation.build_info_differences(info[0], info[1]), "members": members}
-
-
-def _member_differences(za: Any, zb: Any, limit: int = 40) -> list[str]:
-    """Members present in one wheel only, or in both with another size or CRC (the dist-info dir's name, which
-    holds the version, made comparable)."""
-    def table(zf: Any) -> dict[str, tuple[int, int]]:
-        out = {}
-        for i in zf.infolist():
-            head, _, rest = i.filename.partition("/")
-            out[f"<dist-info>/{rest}" if head.endswith(".dist-info") else i.filename] = (i.file_size, i.CRC)
-        return out
-
-    a, b = table(za), table(zb)
-    lines = [f"{n}: only in the subject" for n in sorted(set(a) - set(b))]
-    lines += [f"{n}: only in the rebuild" for n in sorted(set(b) - set(a))]
-    lines += [f"{n}: differs ({a[n][0]} bytes in the subject, {b[n][0]} rebuilt)" for n in sorted(set(a) & set(b))
-              if a[n] != b[n]]
-    return lines[:limit] + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])
+    return 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,7 +43,7 @@ def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON: one object, a list of wheels, each "
               "with its checks.")
 def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], compile_check: bool,
-           compile_timeout: int, as_json: bool) -> None:
+           compile_timeout: int, as_json: bool) -> int:
     """Check wheels: RECORD hashes, backends against its provenance, an import in a fresh venv, and with
     --compile real kernels compiled through it (any wheel: yours or the official one). Several wheels (a
     matrix) are each checked with the interpreter of their tag. Each check is ok, FAIL, skip (it could not run
@@ -73,8 +72,7 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     failed = not all(row["ok"] for row in done)
     if as_json:
         click.echo(jsonout.dumps("verify", {"wheels": done}, 1 if failed else 0))
-    if failed:
-        sys.exit(1)
+    return 1 if failed else 0
 
 
 def _given_pythons(pythons: tuple[str, ...], env: dict[str, str]) -> None:
@@ -105,7 +103,7 @@ def _verify_one(wheel: Path, pythons: tuple[str, ...], env: dict[str, str], impo
 @click.option("--allow", "allow", type=click.Path(),
               help="Accepted differences: lines of '<kind> <glob>  # reason'.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON: one object, a list of pairs.")
-def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> None:
+def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> int:
     """Compare wheels in pairs, A B [A2 B2 ...] (yours and the official one, per Python of a matrix): files,
     metadata, entry points, backends, ELF needs.
 
@@ -127,5 +125,4 @@ def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> None:
 
         for result in results:
             report_compare.print_compare(result)
-    if any(r["unaccepted"] for r in results):
-        sys.exit(1)
+    return 1 if any(r["unaccepted"] for r in results) else 0

@@ -156,7 +156,7 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, canar
     commits.parse_range(given_range)  # a bad range is refused before anything else runs
     s, _cache_dir, cache_root = settings_of(request)
     llvm = commits.llvm(Settings.of(s).llvm, cwd)
-    checkout = collect.source_root(s, cwd, cache_root)
+    checkout = collect.source_root(s, cwd, cache_root, request.warn)
     history = commits.history(checkout, given_range)
     key = answer_key(llvm, s, request, canary_on)
     run = _Run(request, reporter, history, llvm, canary_on, cache_root, cache_root / "compat" / key)

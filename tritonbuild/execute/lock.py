@@ -50,7 +50,7 @@ class Held:
             self.lk.release()
 
 
-def lock(plan: Plan, say: Callable[[str], None] = print) -> Held:
+def lock(plan: Plan, say: Callable[[str], None]) -> Held:
     from filelock import Timeout
 
     root = Path(plan.cmake.build_dir)

@@ -83,7 +83,7 @@ def write_shims(plan: Plan) -> None:
         )
 
 
-def prepare(plan: Plan, *, editable: bool = False, log: Callable[[str], None] = print) -> Path:
+def prepare(plan: Plan, *, log: Callable[[str], None], editable: bool = False) -> Path:
     """Write everything the build reads from the build dir; unchanged files are left untouched."""
     from tritonbuild.nvidia.stage import stage as stage_nvidia
 

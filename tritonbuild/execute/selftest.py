@@ -8,8 +8,12 @@ import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tritonbuild import __version__, proc
+
+if TYPE_CHECKING:
+    from tritonbuild.report.console import SafeConsole
 
 # Runs in the wheel's own files: the spirv backend's stages, as Triton's compiler drives them.
 _SPIRV = """
@@ -49,13 +53,14 @@ def spirv_check(python: str, wheel: Path, env: Mapping[str, str]) -> str:
         return f"{res.stdout.strip()}: {size} bytes of SPIR-V, spirv-val: valid"
 
 
-def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, str], cwd: Path) -> None:
-    """Write the example tree, build it through the request path (``run_builds``, as ``build`` does), then import
-    the wheel and compile with its spirv backend. ``env``, ``cwd``: the command line's (``Request``'s)."""
+def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, str], cwd: Path,
+        console: SafeConsole) -> str:
+    """Write the example tree, build it through the request path (``run_builds``, as ``build`` does, saying it on
+    ``console``), then import the wheel and compile with its spirv backend: what ``spirv_check`` says. ``env``,
+    ``cwd``: the command line's (``Request``'s)."""
     from tritonbuild import example as ex
     from tritonbuild import paths
     from tritonbuild.execute.runs import run_builds
-    from tritonbuild.report import render
     from tritonbuild.request import Request, make_plan
 
     root = paths.cache_root(env, cache_dir) / "selftest" / __version__
@@ -69,8 +74,5 @@ def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, 
                        "llvm": llvm or "system", "offline": True, "deps": (f"spirv-kernel-abi={abi}",)},
                       env, cwd, cache_dir=cache_dir, out=out)
     p = make_plan(request)
-    console = render.console()
     [result] = run_builds([p], console, env=request.env, smoke=request.smoke_test)
-    console.print(f"[cyan]spirv:[/cyan] {spirv_check(p.python, result.wheel, request.env)}")
-    console.print("[green bold]self-test passed:[/green bold] this host builds and imports a multi-backend "
-                  "Triton-shaped wheel. Next: tritonbuild plan --source PATH-OR-URL --backends 'nvidia;amd'")
+    return spirv_check(p.python, result.wheel, request.env)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -52,9 +51,10 @@ def tool_lookup(s: Settings, source: SourceInfo, cwd: Path) -> nvidia_discover.T
     return nvidia_discover.ToolLookup(s.cuda_tools_from, s.pypi_index, house, s.offline, platform.machine())
 
 
-def source_root(o: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
+def source_root(o: Mapping[str, Resolved], cwd: Path, cache: Path, warn: Callable[[str], None]) -> Path:
     """The checkout to build: --source (a path, or a git URL cloned into ``cache``), else ``cwd`` when it is a Triton
-    tree (``o``: what ``resolve_settings`` decided, whose origins the messages name)."""
+    tree (``o``: what ``resolve_settings`` decided, whose origins the messages name; ``warn``: where a fallback is
+    said, the request's ``warn``)."""
     s = Settings.of(o)
     given = s.source
     if given is None:
@@ -67,23 +67,24 @@ def source_root(o: Mapping[str, Resolved], cwd: Path, cache: Path) -> Path:
         )
     text = given
     if git.is_git_url(text) and not Path(text).exists():
-        return _source_url(s, o, text, cwd, cache)
+        return _source_url(s, o, text, cwd, cache, warn)
     if s.ref and not (o["ref"].origin.startswith("recipe") and not o["source"].origin.startswith("recipe")):
         # a recipe's ref belongs to the recipe's source URL; it does not apply to a path given on top of it
         raise UserError("--ref only applies when --source is a git URL; check out the ref in your tree instead.")
     return absolute(text, cwd)
 
 
-def _source_url(s: Settings, o: Mapping[str, Resolved], url: str, cwd: Path, cache: Path) -> Path:
+def _source_url(s: Settings, o: Mapping[str, Resolved], url: str, cwd: Path, cache: Path,
+                warn: Callable[[str], None]) -> Path:
     """The checkout of a source URL. Offline nothing is cloned: a cached clone at the ref, else, for a recipe's
-    URL run inside a Triton checkout, that checkout (said on stderr), else the offline error."""
+    URL run inside a Triton checkout, that checkout (said through ``warn``), else the offline error."""
     try:
         return git.checkout_url(url, s.ref, cache, offline=s.offline)
     except git.OfflineMissing:
         if not (o["source"].origin.startswith("recipe") and looks_like_triton(cwd)):
             raise
-    print(f"warning: offline, and the recipe's source {url} is not in the source cache: building the Triton "
-          f"checkout in the current directory {cwd} instead (pass --source to choose another).", file=sys.stderr)
+    warn(f"offline, and the recipe's source {url} is not in the source cache: building the Triton checkout in the "
+         f"current directory {cwd} instead (pass --source to choose another).")
     return cwd
 
 
@@ -124,10 +125,11 @@ def _plugin_url(spec: str) -> tuple[str, str | None]:
 
 
 def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
-           python: str | None = None) -> Facts:
-    """Every fact the plan of these settings needs (``o``: what ``resolve_settings`` decided)."""
+           python: str | None = None, *, warn: Callable[[str], None]) -> Facts:
+    """Every fact the plan of these settings needs (``o``: what ``resolve_settings`` decided; ``warn``: where a
+    warning is said)."""
     s, cache = Settings.of(o), paths.cache_root(env, cache_dir)
-    checkout = source_root(o, cwd, cache)
+    checkout = source_root(o, cwd, cache, warn)
     if not checkout.exists():
         raise UserError(f"The source {checkout} (from {o['source'].origin}) does not exist. Check --source.")
     source_given, plugin_given = split_patches(o, cwd)

@@ -27,13 +27,17 @@ from tritonbuild.resolve.llvm_requirement import LLVMRequest, check_suffix, down
 LLVM_GIB = 3  # an archive (~0.5 GiB) and its extracted prefix (~2 GiB)
 
 
+def _quiet(message: str) -> None:
+    """What is said without a reporter: nothing (library code never prints)."""
+
+
 def url_for(req: LLVMRequest) -> str:
     assert req.archive
     return f"{req.mirror.rstrip('/')}/{req.archive}"
 
 
 def fetch_archive(req: LLVMRequest, dest: Path, *, retries: int = http.RETRIES, timeout: float = http.TIMEOUT,
-                  progress: Callable[[int, int | None], None] | None = None, log: Callable[[str], None] = print
+                  progress: Callable[[int, int | None], None] | None = None, log: Callable[[str], None]
                   ) -> Path:
     """Stream the archive to ``dest.part`` with bounded retries, then rename it to ``dest``."""
     url = url_for(req)
@@ -128,7 +132,8 @@ def _regular(path: Path, *, executable: bool) -> str | None:
 
 def provide(req: LLVMRequest, *, reporter: Reporter | None = None, timeout: float = http.TIMEOUT,
             retries: int = http.RETRIES) -> Path:
-    """Make the prebuilt LLVM for ``req`` available in the cache (download at most once) and return it."""
+    """Make the prebuilt LLVM for ``req`` available in the cache (download at most once) and return it; its notes
+    and progress go to ``reporter`` (None: nowhere)."""
     if req.offline:
         raise UserError(f"Offline (TRITON_OFFLINE_BUILD/--offline): the prebuilt LLVM {req.archive} is not in the "
                         f"cache ({llvm_dir(req.cache_root)}). Fetch it on a connected machine or pass "
@@ -139,7 +144,7 @@ def provide(req: LLVMRequest, *, reporter: Reporter | None = None, timeout: floa
     entry = _entry(req)
     if cache.current(entry, req.sha256):
         return entry
-    log: Callable[[str], None] = (lambda m: reporter.note(m, topic="llvm")) if reporter else print
+    log: Callable[[str], None] = (lambda m: reporter.note(m, topic="llvm")) if reporter else _quiet
     try:
         _fetch_into(req, entry, reporter, timeout, retries, log)
     except OSError as exc:

@@ -81,7 +81,7 @@ INDEX_TIMEOUT = 10.0  # seconds the plan waits for an index page (one attempt: a
 INDEX_DEADLINE = 30.0  # seconds the plan gives an index page in all
 
 
-def index_versions(index: str, project: str, machine: str, log: Callable[[str], None] = print
+def index_versions(index: str, project: str, machine: str, log: Callable[[str], None]
                    ) -> tuple[tuple[str, ...], str | None]:
     """The versions of ``project``'s Linux ``machine`` wheels on the index page, and why none could be read (the
     page is missing, the network failed), or None."""
@@ -280,7 +280,7 @@ def _marker(ref: WheelRef, wheel: Path, origin: str, **where: str) -> dict[str, 
 
 
 def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offline: bool,
-            log: Callable[[str], None] = print, wheelhouse: Path | None = None,
+            log: Callable[[str], None], wheelhouse: Path | None = None,
             limits: http.Limits | None = None) -> Path:
     """The unpacked wheel's directory in the cache: from the ``wheelhouse`` dir when it holds the wheel (checked
     as a download is), else fetched from the index (offline: refused). A cache entry marked complete whose tool

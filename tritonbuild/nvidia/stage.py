@@ -75,7 +75,7 @@ def _tools(part: NvidiaPart) -> tuple[tuple[str, str], ...]:
     return part.files
 
 
-def stage(plan: Plan, log: Callable[[str], None] = print) -> dict[str, int]:
+def stage(plan: Plan, log: Callable[[str], None]) -> dict[str, int]:
     """Fetch the wheels the plan still needs (from --wheelhouse when it holds them), then mirror its NVIDIA files
     into the build dir; returns the number of files per part."""
     root = stage_dir(plan)

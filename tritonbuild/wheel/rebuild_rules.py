@@ -2,22 +2,26 @@
 interpreter on this machine). The classification of every field is ``tritonbuild.wheel.provenance_fields``; this
 module applies it: the file read with a size cap, refused when a field is unclassified or locates code (or reaches
 a host) without ``--trust-provenance`` or the user's own flag, the source and interpreter chosen, a recorded
-relative plugin dir resolved, and the plans checked against the claim before any work."""
+relative plugin dir resolved, and the plans checked against the claim before any work; after the build, what the
+rebuild took from where (``sources_said``, ``machine_said``) and what differs from the claim (``differences``), as
+lines the command says."""
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 import sys
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import given_file
-from tritonbuild.settings.model import show
-from tritonbuild.wheel import attestation
+from tritonbuild.fileutil import given_file, sha256_of
+from tritonbuild.settings.model import SPEC_BY_NAME, show
+from tritonbuild.wheel import attestation, zipguard
 from tritonbuild.wheel import provenance_fields as fields
 
 if TYPE_CHECKING:
@@ -179,3 +183,96 @@ def check_plans(claim: attestation.Claim, keep: list[Path], plans: list[Plan]) -
     if any(out == k.resolve() for k in keep):
         raise UserError(f"The output dir {out} holds the provenance and the wheel being checked: the rebuilt "
                         "wheel would replace it. Nothing was built; pass --out with another directory.")
+
+
+def sources_said(claim: attestation.Claim, kw: Mapping[str, Any], *, source_given: bool, python_given: bool,
+                 interpreter: str, trust: bool) -> list[str]:
+    """Each value taken from the provenance that locates code or reaches a host (with --trust-provenance), the
+    source and where it came from, and the interpreter: one line each. ``kw``: the rebuild's request values."""
+    lines = []
+    if trust:
+        for name, value in kw.items():
+            row = fields.BY_PATH.get(f"{fields.SETTINGS}.{name}.value")
+            if row is not None and row.use == "trusted" and name != "source" and value not in (None, (), []):
+                shown = list(value) if isinstance(value, tuple) else value
+                lines.append(f"taken from the provenance: {name} = {show(shown, 400)}")
+    lines.append(f"source: {kw['source']} ({'--source' if source_given else 'from the provenance'}), "
+                 f"commit {claim.commit}")
+    lines.append(f"from this machine: python = {interpreter} ({'--python' if python_given else claim.abi}; the "
+                 f"provenance's {claim.python} is never run)")
+    return lines
+
+
+def machine_said(claim: attestation.Claim, settings: Mapping[str, Mapping[str, Any]], flags: tuple[str, ...]
+                 ) -> list[str]:
+    """The settings this machine gives instead of the provenance (``attestation.taken_from_machine``): a line for
+    each not at its default here, or whose value in the provenance differs (that one is said not to be used), then
+    one line naming the rest."""
+    lines, rest = [], []
+    for name in attestation.taken_from_machine(flags):
+        ours = settings.get(name, {})
+        theirs = claim.settings.get(name)
+        differs = name in claim.settings and json.dumps(theirs) != json.dumps(ours.get("value"))
+        if not differs and ours.get("value") == SPEC_BY_NAME[name].default:
+            rest.append(name)
+            continue
+        unused = f"; the provenance's {show(theirs, 400)} is not used" if differs else ""
+        lines.append(f"from this machine: {name} = {show(ours.get('value'), 400)} "
+                     f"({ours.get('origin', 'default')}){unused}")
+    if rest:
+        lines.append(f"from this machine, at their defaults as in the provenance: {', '.join(rest)}")
+    return lines
+
+
+def differences(claim: attestation.Claim, plan: Plan, rebuilt: Path, subject: Path) -> dict[str, list[str]]:
+    """What differs between the claim and the rebuild, by kind: the settings, the dependencies (those of the
+    provenance ``build`` published beside the ``rebuilt`` wheel), the settings new since the provenance, and the
+    wheels themselves (``subject``: the provenance's wheel when it is at hand)."""
+    ours = _rebuilt_claim(rebuilt)
+    found = {"settings": attestation.setting_differences(claim, plan.settings),
+             "dependencies": attestation.dependency_differences(claim, ours.dependencies if ours else {}),
+             "new since the provenance": attestation.new_settings(claim, plan.settings)}
+    found.update(_wheel_differences(subject, claim.sha256, rebuilt))
+    return found
+
+
+def _rebuilt_claim(wheel: Path) -> attestation.Claim | None:
+    """The claim of the provenance ``build`` published next to the rebuilt wheel (None if it is not there)."""
+    path = wheel.with_name(attestation.file_name(wheel.name))
+    return read(path).claim if path.is_file() else None
+
+
+def _wheel_differences(subject: Path, sha256: str, rebuilt: Path) -> dict[str, list[str]]:
+    """What differs between the subject wheel (when it is at hand and is the subject: same sha256) and the rebuilt
+    one: their ``_build_info.json`` fields (with the settings that decide each) and their members (size or CRC)."""
+    if not subject.is_file():
+        return {"subject": [f"{subject} is not here: only the sha256s are compared (pass --wheel)"]}
+    if sha256_of(subject) != sha256:
+        return {"subject": [f"{subject} is not the provenance's wheel (another sha256): not compared"]}
+    try:
+        with zipguard.open_wheel(subject) as za, zipguard.open_wheel(rebuilt) as zb:
+            info = [json.loads(zipguard.read_text(z, "triton/_build_info.json")) if "triton/_build_info.json"
+                    in z.namelist() else {} for z in (za, zb)]
+            members = _member_differences(za, zb)
+    except (zipguard.BadWheel, ValueError) as exc:
+        return {"subject": [f"{subject} cannot be read as a wheel ({exc}): its members are not compared"]}
+    return {"build info": attestation.build_info_differences(info[0], info[1]), "members": members}
+
+
+def _member_table(zf: zipfile.ZipFile) -> dict[str, tuple[int, int]]:
+    """Each member's size and CRC by name, the dist-info dir's name (which holds the version) made comparable."""
+    out = {}
+    for i in zf.infolist():
+        head, _, rest = i.filename.partition("/")
+        out[f"<dist-info>/{rest}" if head.endswith(".dist-info") else i.filename] = (i.file_size, i.CRC)
+    return out
+
+
+def _member_differences(za: zipfile.ZipFile, zb: zipfile.ZipFile, limit: int = 40) -> list[str]:
+    """Members present in one wheel only, or in both with another size or CRC."""
+    a, b = _member_table(za), _member_table(zb)
+    lines = [f"{n}: only in the subject" for n in sorted(set(a) - set(b))]
+    lines += [f"{n}: only in the rebuild" for n in sorted(set(b) - set(a))]
+    lines += [f"{n}: differs ({a[n][0]} bytes in the subject, {b[n][0]} rebuilt)" for n in sorted(set(a) & set(b))
+              if a[n] != b[n]]
+    return lines[:limit] + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])

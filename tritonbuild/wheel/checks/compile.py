@@ -6,7 +6,8 @@ import check made."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import IO, Any
 
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import compilecheck
@@ -21,6 +22,13 @@ def report(plan: Plan, results: list[dict[str, Any]], seconds: float) -> dict[st
             "llvm": {"version": plan.llvm.version, "pinned_hash": plan.llvm.pinned_hash,
                      "is_pinned": plan.llvm.is_pinned},
             "cases": [{k: v for k, v in r.items() if k != "traceback"} for r in results]}
+
+
+def _line_to(log: IO[str]) -> Callable[[str], None]:
+    """A line of the child's output written into the build's log."""
+    def write(line: str) -> None:
+        log.write(f"{line}\n")
+    return write
 
 
 def _at_build(build: BuildSide) -> Finding:
@@ -41,7 +49,7 @@ def _at_build(build: BuildSide) -> Finding:
     build.log.write(f"$ compile check: {plan.python} {compilecheck_run.SCRIPT} ({len(check.cases)} cases)\n")
     try:
         results = compilecheck_run.run_check(plan.python, build.root, check, extra_paths=build.extra_paths,
-                                             log=lambda line: print(line, file=build.log))
+                                             log=_line_to(build.log))
     except RuntimeError as exc:
         return Finding("compile", "fail", f"could not run: {exc}", message=f"The compile check could not run: "
                        f"{exc}. The wheel was not written to the output dir (--no-compile-check skips the check).")
