@@ -297,6 +297,7 @@ def test_ctrl_c_leaves_the_build_dir_usable(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     again = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert "clean reconfigure" not in again.stdout + again.stderr  # the same build dir goes on
     assert again.returncode == 0, again.stderr
     out = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c",
                           "from triton._C import libtriton; print(libtriton.ir.core_value())"],
