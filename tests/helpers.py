@@ -35,6 +35,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from tritonbuild.gather import patches
+from tritonbuild.gather.collect import environment_facts
 from tritonbuild.gather.plugins import read_all
 from tritonbuild.gather.source import inspect_source
 from tritonbuild.nvidia.discover import driver_headers
@@ -92,8 +93,10 @@ def facts(root: Path, *, host: HostFacts = HOST, system: tuple[LLVMInstall, ...]
 def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw: object):
     env = env or {}
     s = resolve_settings(cli or {}, env)
-    found = replace(facts(root, **kw), plugin_files=read_all(s["plugin_dirs"].value, root.parent))  # type: ignore[arg-type]
-    return resolve_plan(s, found, env)
+    base = facts(root, **kw)  # type: ignore[arg-type]
+    found = replace(base, plugin_files=read_all(s["plugin_dirs"].value, root.parent),
+                    **environment_facts(env, base.source))
+    return resolve_plan(s, found)
 
 
 def provenance_of_example(base: Path, commit: str = "0123456789abcdef0123456789abcdef01234567",

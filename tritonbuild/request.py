@@ -17,7 +17,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from tritonbuild import paths
 from tritonbuild.errors import UserError
 from tritonbuild.gather import collect, host, pythons
 from tritonbuild.plan import Plan
@@ -26,7 +25,7 @@ from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.resolve.source import SourceInfo
-from tritonbuild.settings import recipes
+from tritonbuild.settings import cacheroot, recipes
 from tritonbuild.settings.model import SPECS, Resolved, Settings, resolve_settings
 
 # What a request holds besides settings: the recipe, where the cache and the wheels go, the target interpreters
@@ -112,7 +111,7 @@ def settings_of(request: Request, recipe: tuple[recipes.Recipe, str] | None = No
     rec, origin = recipe or _recipe(request)
     s = resolve_settings(dict(request.flags), request.env, rec.settings(), origin)
     cache_dir = request.cache_dir or rec.cache_dir
-    root = paths.usable_cache_root(request.env, cache_dir,
+    root = cacheroot.usable_cache_root(request.env, cache_dir,
                                    "--cache-dir" if request.cache_dir else f"{origin}'s cache_dir")
     return s, cache_dir, root
 
@@ -167,7 +166,7 @@ def _plans(request: Request, recipe: tuple[recipes.Recipe, str], targets: list[s
     for python in targets:
         if python != facts.host.python:
             facts = replace(facts, host=host.gather(python, bindings=facts.source.bindings))
-        plan = resolve_plan(s, facts, env, editable=request.editable, keep_preflight=request.keep_preflight)
+        plan = resolve_plan(s, facts, editable=request.editable, keep_preflight=request.keep_preflight)
         if out_dir:
             plan = replace(plan, wheel=replace(plan.wheel, out_dir=str((cwd / out_dir).resolve())))
         plans.append(plan)

@@ -24,5 +24,5 @@ def test_a_supplied_dependency_declares_its_own_downloads(tree, tmp_path: Path) 
     assert set(given) == {"spirv-kernel-abi", "inner"}
     f = facts(root)
     f = type(f)(**{**f.__dict__, "fetch_decls": tuple(decls), "deps_supplied": given})
-    p = resolve_plan(resolve_settings({"backends": "spirv", "offline": True}, {}), f, {})
+    p = resolve_plan(resolve_settings({"backends": "spirv", "offline": True}, {}), f)
     assert p.cmake.define("TRITONBUILD_DEPS") == f"spirv-kernel-abi={abi};inner={tmp_path}"

@@ -67,8 +67,8 @@ def test_the_plan_refuses_a_backend_that_will_fail_unless_told_not_to(tree, plug
     f = type(f)(**{**f.__dict__, "api": compat.gather(root, None, [], [("old_plugin", old, None)]),
                    "plugin_files": read_all([str(old)], root)})
     with pytest.raises(UserError, match=r"old_plugin: PluginBackend does not define hash.*--no-api-check"):
-        resolve_plan(resolve_settings({"plugin_dirs": (str(old),)}, {}), f, {})
-    p = resolve_plan(resolve_settings({"plugin_dirs": (str(old),), "api_check": False}, {}), f, {})
+        resolve_plan(resolve_settings({"plugin_dirs": (str(old),)}, {}), f)
+    p = resolve_plan(resolve_settings({"plugin_dirs": (str(old),), "api_check": False}, {}), f)
     assert any("'old_plugin' (will fail with this Triton)" in w for w in p.warnings)
     assert p.backends[-1].api is not None and p.backends[-1].api["verdict"] == "will fail"
     assert plan_for(root).backends[0].api is None  # no facts gathered: nothing claimed

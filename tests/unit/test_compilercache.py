@@ -37,24 +37,29 @@ def test_fleet_jobs_sum_each_hosts_slots() -> None:
 
 def test_engines_get_their_own_variables() -> None:
     env = dict(compilercache.build_env("ccache", "/work", remote="redis://127.0.0.1:6379", distcc="/usr/bin/distcc",
-                                       distcc_hosts="h/4", log_dir="/b", env={}))
+                                       distcc_hosts="h/4", log_dir="/b"))
     assert env == {"CCACHE_BASEDIR": "/work", "CCACHE_NOHASHDIR": "1", "CCACHE_REMOTE_STORAGE": "redis://127.0.0.1:6379",
                    "CCACHE_PREFIX": "/usr/bin/distcc", "DISTCC_HOSTS": "h/4", "DISTCC_LOG": "/b/distcc.log"}
-    s3 = {"SCCACHE_BUCKET": "b", "SCCACHE_ENDPOINT": "http://127.0.0.1:9000"}
+    s3 = (("SCCACHE_BUCKET", "b"), ("SCCACHE_ENDPOINT", "http://127.0.0.1:9000"))
     env = dict(compilercache.build_env("sccache", "/work", remote=None, distcc=None, distcc_hosts=None,
-                                       log_dir="/b", env=s3))
+                                       log_dir="/b", sccache_config=s3))
     assert env["SCCACHE_BASEDIRS"] == "/work"
     # one server per storage: another bucket is another port, the same one the same port
     assert env["SCCACHE_SERVER_PORT"] == str(compilercache.sccache_port(s3, "/work"))
     # stable paths: the build dir and the checkout's real dirs are stripped too, and they get their own server
     # (the server strips what it was started with)
     env = dict(compilercache.build_env("sccache", "/c", remote=None, distcc=None, distcc_hosts=None,
-                                       log_dir="/b", env=s3, strip=("/c/build/k", "/x/A", "/c")))
+                                       log_dir="/b", sccache_config=s3, strip=("/c/build/k", "/x/A", "/c")))
     assert env["SCCACHE_BASEDIRS"] == "/c/build/k:/x/A:/c"
     assert env["SCCACHE_SERVER_PORT"] == str(compilercache.sccache_port(s3, "/c/build/k:/x/A:/c"))
     assert compilercache.sccache_port(s3, "/c/build/k:/x/A:/c") != compilercache.sccache_port(s3, "/c/build/j:/x/B:/c")
-    assert compilercache.sccache_port(s3) != compilercache.sccache_port({**s3, "SCCACHE_BUCKET": "c"})
-    assert 20000 <= compilercache.sccache_port({}) < 30000
+    assert compilercache.sccache_port(s3) != compilercache.sccache_port((("SCCACHE_BUCKET", "c"), s3[1]))
+    assert compilercache.sccache_port(s3) == compilercache.sccache_port(s3[::-1])  # the order they were set in
+    assert 20000 <= compilercache.sccache_port(()) < 30000
+    # the setting sccache_server_port (SCCACHE_SERVER_PORT) names the server instead
+    env = dict(compilercache.build_env("sccache", "/work", remote=None, distcc=None, distcc_hosts=None,
+                                       log_dir="/b", port=4226, sccache_config=s3))
+    assert env["SCCACHE_SERVER_PORT"] == "4226"
 
 
 def test_combinations_no_engine_supports() -> None:

@@ -12,8 +12,9 @@ import pytest
 from tritonbuild import archive, fileutil
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.facts import HostFacts
-from tritonbuild.resolve.llvm_requirement import check_suffix, host_suffix
+from tritonbuild.resolve.llvm_requirement import host_suffix
 from tritonbuild.resolve.plugins import PluginFiles, check_plugin
+from tritonbuild.settings.model import check_suffix, env_resolved
 from tritonbuild.wheel import writer
 
 HOST = HostFacts(machine="x86_64", system="Linux", glibc="2.36", cpus=2, mem_total_gib=8.0, mem_available_gib=4.0,
@@ -136,14 +137,17 @@ def test_extract_zip_refuses_a_member_leaving_the_target_before_writing_anything
 @pytest.mark.parametrize("value", ["ubuntu-x64", "almalinux-arm64", "macos-arm64", "rhel8.x64"])
 def test_plain_suffixes_pass(value: str) -> None:
     assert check_suffix(value) == value
-    assert host_suffix(HOST, {"TRITON_LLVM_SYSTEM_SUFFIX": value}) == value
+    given = env_resolved("llvm_system_suffix", {"TRITON_LLVM_SYSTEM_SUFFIX": value})
+    assert given.origin == "env TRITON_LLVM_SYSTEM_SUFFIX" and host_suffix(HOST, given.value) == value
+    assert host_suffix(HOST, env_resolved("llvm_system_suffix", {"TRITON_LLVM_SYSTEM_SUFFIX": ""}).value) == \
+        "ubuntu-x64"  # empty is unset: this host's
 
 
 @pytest.mark.parametrize("value", ["x/../../../escaped", "..", "a/b", "/abs", "-x", ".hidden", "a..b", "x" * 65,
                                    "ubuntu x64", "ubuntu-x64\n"])
 def test_suffixes_that_are_paths_are_refused(value: str) -> None:
     with pytest.raises(UserError, match="is not a platform suffix") as err:
-        host_suffix(HOST, {"TRITON_LLVM_SYSTEM_SUFFIX": value})
+        env_resolved("llvm_system_suffix", {"TRITON_LLVM_SYSTEM_SUFFIX": value})
     assert "Fix or unset TRITON_LLVM_SYSTEM_SUFFIX" in str(err.value)
 
 

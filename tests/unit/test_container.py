@@ -64,15 +64,18 @@ def test_only_variables_tritonbuild_reads_and_that_are_set_go_in() -> None:
 def test_passed_variables_are_always_read_ones_that_are_set(env: dict[str, str]) -> None:
     passed = set(ct.passed_env(env))
     assert passed <= READ & set(env)
-    assert not passed & {"TRITONBUILD_CONTAINER", "TRITONBUILD_CONTAINER_ENGINE", "TRITONBUILD_CONTAINER_PYTHON"}
-    assert passed == (READ & set(env)) - {"TRITONBUILD_CONTAINER", "TRITONBUILD_CONTAINER_ENGINE",
-                                          "TRITONBUILD_CONTAINER_PYTHON"}
+    kept = {n for spec in SPECS if spec.name in (*ct.OWN, *ct.HOST_ONLY) for n in spec.env_names}
+    assert {"TRITONBUILD_CONTAINER", "TRITONBUILD_CONTAINER_ENGINE", "TRITONBUILD_CONTAINER_PYTHON",
+            "TRITONBUILD_CACHE_DIR", "TRITON_HOME", "XDG_CACHE_HOME", "TRITON_LLVM_SYSTEM_SUFFIX",
+            "SCCACHE_SERVER_PORT"} == kept
+    assert passed == (READ & set(env)) - kept
 
 
 def test_every_setting_that_names_a_local_path_of_code_is_mounted() -> None:
     paths = {s.name for s in SPECS if s.trust == "runs" and s.kind in ("str", "list") and s.name not in ct.OWN}
-    # arguments and NAME=PATH pairs are not paths; the source is mounted on its own (the cwd when none is given)
-    assert paths - {"cmake_args", "deps", "source"} == set(ct.PATH_SETTINGS)
+    # arguments and NAME=PATH pairs are not paths; the source is mounted on its own (the cwd when none is given), and
+    # the cache root too, read-write (--cache-dir)
+    assert paths - {"cmake_args", "deps", "source", "cache_root"} == set(ct.PATH_SETTINGS)
 
 
 def _container(engine: str = "/usr/bin/docker", **kw: object) -> ct.Container:

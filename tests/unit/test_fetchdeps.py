@@ -61,7 +61,7 @@ def test_which_declarations_a_plan_configures() -> None:
 def plan(root: Path, cli: dict, supplied: dict | None = None):
     f = facts(root)
     f = type(f)(**{**f.__dict__, "fetch_decls": tuple(deps.scan(root)), "deps_supplied": supplied or {}})
-    return resolve_plan(resolve_settings(cli, {}), f, {})
+    return resolve_plan(resolve_settings(cli, {}), f)
 
 
 def test_offline_names_each_needed_download_and_the_flag(tree) -> None:

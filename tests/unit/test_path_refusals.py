@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild import paths
 from tritonbuild.cli.main import main
+from tritonbuild.settings import cacheroot
 
 
 def cli_exit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -72,7 +72,7 @@ def test_an_empty_recipe_flag_or_cache_dir_in_a_recipe_is_refused(capsys: pytest
 def test_an_empty_cache_dir_variable_is_unset_as_every_settings_variable_is() -> None:
     """An empty environment variable means unset, for every setting (``_str``, ``env_int``): the cache's too."""
     env = {"TRITONBUILD_CACHE_DIR": "", "HOME": "/home/u"}
-    assert paths.cache_root(env) == Path("/home/u/.cache/tritonbuild")
+    assert cacheroot.cache_root(env) == Path("/home/u/.cache/tritonbuild")
 
 
 LONG = "B" * 300  # one name over NAME_MAX (255 bytes): the file system refuses to look it up (ENAMETOOLONG)

@@ -20,7 +20,7 @@ PTXAS = (("ptxas", "/opt/cuda/bin/ptxas", "/usr/local/cuda/bin/ptxas"),)
 
 
 def _plan(f: Facts, cli: dict[str, object] | None = None) -> Plan:
-    return resolve_plan(resolve_settings(cli or {}, {}), f, {})
+    return resolve_plan(resolve_settings(cli or {}, {}), f)
 
 
 def _same(before: Plan, after: Plan) -> None:

@@ -328,7 +328,7 @@ def test_auto_prefers_a_cached_pinned_llvm(tree) -> None:
     root = g3_with_sha(tree)
     cached = llvm("/cache/llvm/llvm-2eb709b9-ubuntu-x64-4", revision=H, found_by="tritonbuild cache",
                   link_dylib=False)
-    p = resolve_plan(resolve_settings({}, {}), dataclasses.replace(facts(root), llvm_cached=(cached,)), {})
+    p = resolve_plan(resolve_settings({}, {}), dataclasses.replace(facts(root), llvm_cached=(cached,)))
     assert p.llvm.strategy == "cached" and p.llvm.is_pinned is True and p.llvm.prefix == cached.prefix
 
 
@@ -375,7 +375,7 @@ def test_an_epoch_out_of_range_or_not_ascii_digits_is_refused_in_words(tree, giv
 
 @given(st.text(max_size=30))
 def test_parse_epoch_gives_an_int_in_range_or_none(text: str) -> None:
-    from tritonbuild.resolve.source import MAX_EPOCH, parse_epoch
+    from tritonbuild.settings.model import MAX_EPOCH, parse_epoch
 
     value = parse_epoch(text)
     assert value is None or ((0 <= value <= MAX_EPOCH and str(value) == text.strip().lstrip("0")) or value == 0)
@@ -406,7 +406,7 @@ def test_ccache_remote(tree) -> None:
 def test_default_recipe_pin_is_compared(tree) -> None:
     root = tree(llvm_hash="1" * 40)
     f = dataclasses.replace(facts(root), default_pin=H)
-    p = resolve_plan(resolve_settings({}, {}), f, {})
+    p = resolve_plan(resolve_settings({}, {}), f)
     assert any("default recipe pins 2eb709b9" in n for n in p.notes)
 
 

@@ -162,13 +162,14 @@ def clean(all_: bool, develop_only: bool, dry_run: bool, **kw: Any) -> None:
     alone and named, and so is anything else under the cache root (a link is never followed). The links build and
     develop made in the checkout (compile_commands.json, python/triton/_C's libraries) go with their build dir.
     """
-    from tritonbuild import paths
     from tritonbuild.cli.host import cache_root_to_read
     from tritonbuild.execute import builddirs as st
     from tritonbuild.execute.lastrequest import checkout_of
+    from tritonbuild.settings import cacheroot
 
     req = request_of(kw)
-    root = (cache_root_to_read(req.cache_dir, req.env) if all_ else paths.cache_root(req.env, req.cache_dir)) / "build"
+    given = cache_root_to_read(req.cache_dir, req.env) if all_ else cacheroot.cache_root(req.env, req.cache_dir)
+    root = given / "build"
     targets = _all_under(root) if all_ else _of_request(req, root)
     if develop_only:
         targets = [d for d in targets if not st.is_build_dir(d) or st.has_develop(d)]

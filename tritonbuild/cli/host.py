@@ -154,10 +154,10 @@ def cache_root_to_read(cache_dir: str | None, env: Mapping[str, str]) -> Path:
     """The cache root ``status``, ``clean --all`` and ``llvm gc`` look into, checked as plan and build check it: a
     path no directory can be at (a file on the way, text no file system takes) is bad input, exit 2. One this user
     cannot write is still read (what cannot be removed is named entry by entry)."""
-    from tritonbuild import paths
     from tritonbuild.errors import EnvironmentProblem
+    from tritonbuild.settings import cacheroot
 
     try:
-        return paths.usable_cache_root(env, cache_dir)
+        return cacheroot.usable_cache_root(env, cache_dir)
     except EnvironmentProblem:
-        return paths.cache_root(env, cache_dir)
+        return cacheroot.cache_root(env, cache_dir)

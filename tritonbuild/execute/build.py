@@ -26,9 +26,9 @@ from tritonbuild.reporter import Reporter
 from tritonbuild.result import BuildResult
 
 
-def build_wheel(plan: Plan, reporter: Reporter, *, env: Mapping[str, str] | None = None,
+def build_wheel(plan: Plan, reporter: Reporter, *, env: Mapping[str, str],
                 smoke: bool = True, compile_commands: bool = False) -> BuildResult:
-    env = dict(os.environ) if env is None else dict(env)
+    env = dict(env)  # the request's environment (the edge's): never os.environ here
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
     for stray in stray_env(env):

@@ -92,9 +92,9 @@ class Compiled:
     ended: float
 
 
-def check(plan: Plan, reporter: Reporter, env: Mapping[str, str] | None = None) -> CanaryResult:
+def check(plan: Plan, reporter: Reporter, env: Mapping[str, str]) -> CanaryResult:
     """``check-llvm``: under the plan's lock, prepare the build dir, configure the dev dir, run the canary."""
-    env = dict(os.environ) if env is None else dict(env)
+    env = dict(env)  # the request's environment (the edge's): never os.environ here
     lk = lock(plan, say=lambda m: reporter.warn(m, topic="note"))
     try:
         prepare(plan, log=lambda m: reporter.note(m, topic="nvidia"))

@@ -29,6 +29,7 @@ from pathlib import Path
 from tritonbuild import paths, proc
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.reporter import Reporter
+from tritonbuild.settings import cacheroot
 from tritonbuild.settings.model import SPECS, Settings, join_patch, show, split_patch
 
 ENGINES = ("docker", "podman")
@@ -39,7 +40,10 @@ PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and s.name != "source")
 LLVM_WORDS = ("auto", "system", "download", "source")
 # Options typed on the host whose values are host paths: made absolute for the inner run (its workdir may differ).
 PATH_OPTIONS = (*(s.name for s in SPECS if s.path and s.flag), "recipe")
-EXTRA_ENV = ("SOURCE_DATE_EPOCH", "NO_COLOR")  # read besides the settings' variables
+EXTRA_ENV = ("NO_COLOR",)  # read besides the settings' variables
+# this host's, never passed on either: the inner run gets --cache-dir, and finds its own image's LLVM suffix and
+# sccache server
+HOST_ONLY = ("cache_root", "llvm_system_suffix", "sccache_server_port")
 STEP_TIMEOUT = 3600.0  # seconds the image's pull and venv, or the dependencies' install, may take
 
 
@@ -74,8 +78,9 @@ class Container:
 
 def passed_env(env: Mapping[str, str]) -> tuple[str, ...]:
     """The names of the variables tritonbuild reads (the settings' own, and ``EXTRA_ENV``) that are set in ``env``,
-    less the container settings' (the inner run builds where it is): each goes in as ``-e NAME``."""
-    names = [n for spec in SPECS if spec.name not in OWN for n in spec.env_names] + list(EXTRA_ENV)
+    less the container settings' (the inner run builds where it is) and ``HOST_ONLY``'s: each goes in as
+    ``-e NAME``."""
+    names = [n for spec in SPECS if spec.name not in (*OWN, *HOST_ONLY) for n in spec.env_names] + list(EXTRA_ENV)
     return tuple(sorted({n for n in names if n in env}))
 
 
@@ -264,7 +269,7 @@ def bootstrap(c: Container, wheelhouse: Path | None, env: Mapping[str, str], con
 def build_in_container(s: Settings, given: Sequence[tuple[str, str, str | None]], env: Mapping[str, str], cwd: Path,
                        cache_dir: str | None, out: Path, recipe_file: Path | None, console: Reporter) -> int:
     """Run ``build`` inside ``s.container``; its exit code."""
-    root = paths.cache_root(env, cache_dir)
+    root = cacheroot.cache_root(env, cache_dir)
     c = prepare(s, env, cwd, root, out, recipe_file)
     python = bootstrap(c, s.wheelhouse if s.wheelhouse is None else cwd / s.wheelhouse, env, console)
     argv = run_argv(c, [python, "-m", "tritonbuild", "build", *inner_args(given, c, cwd)])

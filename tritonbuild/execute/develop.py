@@ -190,8 +190,8 @@ def configure(plan: Plan, argv: list[str], action: str, *, env: Mapping[str, str
     (build / STAMP).write_text(json.dumps({"argv": argv, "key": plan.key}, indent=1))
 
 
-def develop(plan: Plan, reporter: Reporter, *, env: Mapping[str, str] | None = None) -> DevelopResult:
-    env = dict(os.environ) if env is None else dict(env)
+def develop(plan: Plan, reporter: Reporter, *, env: Mapping[str, str]) -> DevelopResult:
+    env = dict(env)  # the request's environment (the edge's): never os.environ here
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
     started = time.monotonic()

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tritonbuild import paths
 from tritonbuild.errors import UserError
 from tritonbuild.gather.git import is_git_url
+from tritonbuild.settings import cacheroot
 from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, join_patch, split_patch, text_problem
 
 if TYPE_CHECKING:  # status reads records: it needs neither the request nor the resolver
@@ -80,7 +80,7 @@ def checkout_of(request: Request) -> Path | None:
 
 
 def record_path(request: Request, checkout: Path) -> Path:
-    return paths.cache_root(request.env, request.cache_dir) / "develop" / _record_name(checkout)
+    return cacheroot.cache_root(request.env, request.cache_dir) / "develop" / _record_name(checkout)
 
 
 def _record_name(checkout: Path) -> str:

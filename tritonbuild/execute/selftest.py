@@ -59,11 +59,11 @@ def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, 
     ``console``), then import the wheel and compile with its spirv backend: what ``spirv_check`` says. ``env``,
     ``cwd``: the command line's (``Request``'s)."""
     from tritonbuild import example as ex
-    from tritonbuild import paths
     from tritonbuild.execute.runs import run_builds
     from tritonbuild.request import Request, make_plan
+    from tritonbuild.settings import cacheroot
 
-    root = paths.cache_root(env, cache_dir) / "selftest" / __version__
+    root = cacheroot.cache_root(env, cache_dir) / "selftest" / __version__
     shutil.rmtree(root, ignore_errors=True)
     tree = ex.write_tree(root / "triton")
     plugin = ex.write_plugin(root / "triton-shared", "triton_shared")

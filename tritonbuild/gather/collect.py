@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from tritonbuild import paths, safegit
 from tritonbuild.errors import UserError
@@ -16,12 +17,13 @@ from tritonbuild.llvm import cache as llvm_cache
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.nvidia import discover as nvidia_discover
 from tritonbuild.plan import PatchInfo
-from tritonbuild.resolve import knownissues
+from tritonbuild.resolve import compilercache, knownissues
 from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.facts import Facts, LLVMInstall
 from tritonbuild.resolve.llvm import STRATEGIES
 from tritonbuild.resolve.plugins import submodule_pin
 from tritonbuild.resolve.source import GitState, SourceInfo
+from tritonbuild.settings import cacheroot
 from tritonbuild.settings.model import Resolved, Settings, show, split_patch
 
 
@@ -97,7 +99,7 @@ def clone_git_plugins(o: Mapping[str, Resolved], env: Mapping[str, str], cache_d
     specs = s.plugin_dirs
     if not any(p.startswith("git+") for p in specs):
         return dict(o)
-    cache = paths.cache_root(env, cache_dir)
+    cache = cacheroot.cache_root(env, cache_dir)
     wanted = [_plugin_url(spec) if spec.startswith("git+") else None for spec in specs]
     for item in wanted:
         if item:
@@ -128,7 +130,7 @@ def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
            python: str | None = None, *, warn: Callable[[str], None]) -> Facts:
     """Every fact the plan of these settings needs (``o``: what ``resolve_settings`` decided; ``warn``: where a
     warning is said)."""
-    s, cache = Settings.of(o), paths.cache_root(env, cache_dir)
+    s, cache = Settings.of(o), cacheroot.cache_root(env, cache_dir)
     checkout = source_root(o, cwd, cache, warn)
     if not checkout.exists():
         raise UserError(f"The source {checkout} (from {o['source'].origin}) does not exist. Check --source.")
@@ -182,7 +184,18 @@ def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_d
         includes=includes.gather(root, plugin_paths, [i.prefix for i in llvms if i.runs], cache / "apicheck"),
         patches=applied, checkout=str(checkout.resolve()) if applied else None,
         plugin_patches={str(copy): (str(given), infos) for copy, given, infos in copies.values()},
+        **environment_facts(env, source),
     )
+
+
+def environment_facts(env: Mapping[str, str], source: SourceInfo) -> dict[str, Any]:
+    """``Facts``' part of the environment that no setting declares, read here so that resolvers take none: sccache's
+    configuration (its SCCACHE_* variables but the port and base dirs, which the plan gives) and the proton dir
+    variables the tree's setup.py reads (set and not empty)."""
+    config = tuple(sorted((k, v) for k, v in env.items() if k.startswith(compilercache.SCCACHE_ENV_PREFIX)
+                          and k not in ("SCCACHE_SERVER_PORT", "SCCACHE_BASEDIRS")))
+    proton = {name: env[name] for _, name, _ in source.proton_dirs if env.get(name)}
+    return {"sccache_config": config, "proton_env": proton}
 
 
 def split_patches(o: Mapping[str, Resolved], cwd: Path) -> tuple[list[str], dict[str, list[str]]]:

@@ -13,7 +13,8 @@ from typing import NoReturn
 from tritonbuild import safegit
 from tritonbuild.errors import UserError
 from tritonbuild.proc import Result
-from tritonbuild.resolve.source import GitState, parse_epoch
+from tritonbuild.resolve.source import GitState
+from tritonbuild.settings.model import parse_epoch
 
 
 def git_state(path: Path) -> GitState | None:

@@ -20,7 +20,8 @@ from tritonbuild.llvm import cache
 from tritonbuild.printable import printable
 from tritonbuild.proc import run
 from tritonbuild.reporter import NoBar, ProgressBar, Reporter
-from tritonbuild.resolve.llvm_requirement import LLVMRequest, check_suffix, download_entry, llvm_dir
+from tritonbuild.resolve.llvm_requirement import LLVMRequest, download_entry, llvm_dir
+from tritonbuild.settings.model import check_suffix
 
 # The default mirror is the llvm_mirror setting's (tritonbuild.settings.model); the plan's request carries it.
 # Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.

@@ -16,7 +16,7 @@ from tritonbuild.plan import CMakePlan, LLVMPlan, ToolchainPlan, compute_key, pa
 from tritonbuild.resolve import compilercache, linker, pathviews, proton
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.plugins import Plugin
-from tritonbuild.resolve.source import MAX_EPOCH, SourceInfo, limited_api, parse_epoch
+from tritonbuild.resolve.source import limited_api
 from tritonbuild.resolve.toolchain import ninja_args
 from tritonbuild.settings.model import Resolved, Settings
 
@@ -29,8 +29,8 @@ def shim_dir(cache_root: str, name: str, path: str) -> str:
 
 
 def cmake_plan(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan,
-               plugins: tuple[Plugin, ...], epoch: int | None, all_defines: Mapping[str, str],
-               env: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
+               plugins: tuple[Plugin, ...], epoch: int | None,
+               all_defines: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
     """The CMake side of the plan, with the key of its build dir and its path-independent fingerprint (``o``: the
     settings' origins, for messages)."""
     src = facts.source
@@ -57,7 +57,7 @@ def cmake_plan(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: 
         extra_args=tuple(pathviews.rewrite(a, links) for a in extra_args),
         build_targets=("triton", *extra_targets(s.targets, o["targets"].origin)),
         install_component=INSTALL_COMPONENT,
-        env=tuple(_cmake_env(s, o, facts, toolchain, plugins, epoch, build_dir, env, bool(links))),
+        env=tuple(_cmake_env(s, o, facts, toolchain, plugins, epoch, build_dir, bool(links))),
         plugin_shims=pathviews.rewrite_all(shims, links),
         views=links,
     )
@@ -65,8 +65,7 @@ def cmake_plan(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: 
 
 
 def _cmake_env(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan,
-               plugins: tuple[Plugin, ...], epoch: int | None, build_dir: str, env: Mapping[str, str],
-               views: bool) -> list[tuple[str, str]]:
+               plugins: tuple[Plugin, ...], epoch: int | None, build_dir: str, views: bool) -> list[tuple[str, str]]:
     """What the build's environment adds: a ccache remote, SOURCE_DATE_EPOCH, ccache's base dir."""
     out: list[tuple[str, str]] = []
     if s.ccache_remote and not toolchain.ccache:
@@ -84,7 +83,8 @@ def _cmake_env(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: 
                                                               *(p.path for p in plugins)])
     return out + compilercache.build_env(toolchain.compiler_cache, base, remote=s.ccache_remote,
                                          distcc=toolchain.distcc, distcc_hosts=toolchain.distcc_hosts,
-                                         log_dir=build_dir, env=env,
+                                         log_dir=build_dir, port=s.sccache_server_port,
+                                         sccache_config=facts.sccache_config,
                                          strip=(build_dir, facts.source.root, *(p.path for p in plugins))
                                          if views else ())
 
@@ -105,17 +105,6 @@ def extra_targets(given: tuple[str, ...], origin: str) -> tuple[str, ...]:
         if name != "triton" and name not in out:
             out.append(name)
     return tuple(out)
-
-
-def source_date_epoch(src: SourceInfo, env: Mapping[str, str]) -> int | None:
-    given = env.get("SOURCE_DATE_EPOCH")
-    if given:
-        epoch = parse_epoch(given)
-        if epoch is None:
-            raise UserError(f"SOURCE_DATE_EPOCH={given!r} must be a whole number of seconds since 1970, at most "
-                            f"{MAX_EPOCH} (the end of the year 9999).")
-        return epoch
-    return src.git.commit_time if src.git else None
 
 
 def _env_headers(facts: Facts) -> list[tuple[str, str]]:
@@ -139,12 +128,11 @@ def _placeholders(value: str, source: str, cache: str, plugins: tuple[Plugin, ..
 
 
 def defines(s: Settings, o: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...],
-            plugins: tuple[Plugin, ...], tc: ToolchainPlan, llvm: LLVMPlan,
-            env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+            plugins: tuple[Plugin, ...], tc: ToolchainPlan, llvm: LLVMPlan) -> tuple[tuple[str, str], ...]:
     """The CMake cache variables of the plan (without LLVM linkage, NVIDIA parts and dependencies)."""
     d = {**_core_defines(facts, names, plugins, tc), **_python_defines(s, o, facts),
          **_toolchain_defines(s, facts, tc), **_llvm_defines(llvm),
-         **_dependency_defines(s, facts, names, tc, env)}
+         **_dependency_defines(s, facts, names, tc)}
     return tuple(sorted(d.items()))
 
 
@@ -233,7 +221,7 @@ def _proton_paths(s: Settings) -> dict[str, Path | None]:
 
 
 def _dependency_defines(s: Settings, facts: Facts, names: tuple[str, ...],
-                        tc: ToolchainPlan, env: Mapping[str, str]) -> dict[str, str]:
+                        tc: ToolchainPlan) -> dict[str, str]:
     """Where nlohmann/json, pybind11, ptxas and proton's headers are."""
     d: dict[str, str] = {}
     json_prefix = s.json_syspath or facts.json_prefix
@@ -249,7 +237,7 @@ def _dependency_defines(s: Settings, facts: Facts, names: tuple[str, ...],
         d["TRITON_PTXAS_PATH"] = str(ptxas)
     if tc.proton:
         src = facts.source
-        given = {**env, **{var: str(path) for var, path in _proton_paths(s).items() if path}}
+        given = {**facts.proton_env, **{var: str(path) for var, path in _proton_paths(s).items() if path}}
         d.update(proton.include_dirs(given, src.root, src.proton_dirs,
                                      src.proton_include_defaults))
     return d

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 from tritonbuild.errors import UserError
@@ -63,23 +63,24 @@ def fleet_jobs(hosts: str) -> int:
     return total
 
 
-def sccache_port(env: Mapping[str, str], basedirs: str = "") -> int:
-    """A server port for this sccache configuration: one server per set of SCCACHE_* variables and base dirs, so a
-    build never talks to a server started with another storage or other base dirs (the server reads its
-    configuration when it starts, and it strips the base dirs)."""
-    config = "\n".join(f"{k}={v}" for k, v in sorted(env.items())
-                       if k.startswith(SCCACHE_ENV_PREFIX) and k not in ("SCCACHE_SERVER_PORT", "SCCACHE_BASEDIRS"))
+def sccache_port(config: tuple[tuple[str, str], ...], basedirs: str = "") -> int:
+    """A server port for this sccache configuration (``Facts.sccache_config``): one server per set of SCCACHE_*
+    variables and base dirs, so a build never talks to a server started with another storage or other base dirs
+    (the server reads its configuration when it starts, and it strips the base dirs)."""
+    text = "\n".join(f"{k}={v}" for k, v in sorted(config))
     if basedirs:
-        config += f"\nbasedirs={basedirs}"
-    return 20000 + int(hashlib.sha256(config.encode()).hexdigest(), 16) % 10000
+        text += f"\nbasedirs={basedirs}"
+    return 20000 + int(hashlib.sha256(text.encode()).hexdigest(), 16) % 10000
 
 
 def build_env(kind: str, base: str, *, remote: str | None, distcc: str | None, distcc_hosts: str | None,
-              log_dir: str, env: Mapping[str, str], strip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+              log_dir: str, port: int | None = None, sccache_config: tuple[tuple[str, str], ...] = (),
+              strip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """Environment the build adds for the engines. ccache rewrites paths under ``base`` relative to the compiler's
     working dir; sccache strips ``strip`` and ``base``, the longest prefix first. ``strip`` is the build dir
     (when the build sees the checkout through links in it, tritonbuild.resolve.pathviews) and the checkout's
-    real dirs, which gcc's preprocessor names for system headers (it resolves links there)."""
+    real dirs, which gcc's preprocessor names for system headers (it resolves links there). ``port``: the setting
+    ``sccache_server_port``, else one made from ``sccache_config`` and the base dirs."""
     out: list[tuple[str, str]] = []
     if kind == "ccache":
         out += [("CCACHE_BASEDIR", base), ("CCACHE_NOHASHDIR", "1")]
@@ -89,7 +90,7 @@ def build_env(kind: str, base: str, *, remote: str | None, distcc: str | None, d
             out.append(("CCACHE_PREFIX", distcc))
     elif kind == "sccache":
         basedirs = ":".join(dict.fromkeys(d for d in (*strip, base) if d))
-        port = env.get("SCCACHE_SERVER_PORT") or sccache_port(env, basedirs)
+        port = port or sccache_port(sccache_config, basedirs)
         out += [("SCCACHE_BASEDIRS", basedirs), ("SCCACHE_SERVER_PORT", str(port))]
     if distcc_hosts:
         out += [("DISTCC_HOSTS", distcc_hosts), ("DISTCC_LOG", str(Path(log_dir) / "distcc.log"))]

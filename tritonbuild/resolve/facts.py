@@ -106,6 +106,11 @@ class Facts:
     # --patch NAME=FILE: by the plugin's patched copy (its path in plugin_files), the plugin dir it was made from
     # and the patches applied to it, in order
     plugin_patches: Mapping[str, tuple[str, tuple[PatchInfo, ...]]] = field(default_factory=dict)
+    # What the plan needs of the environment that no setting declares (tools' own variables, read at the edge):
+    # sccache's SCCACHE_* configuration (the server's storage; its port follows from it), and the values of the
+    # variables the tree's setup.py reads for proton's header dirs (``SourceInfo.proton_dirs``), by name.
+    sccache_config: tuple[tuple[str, str], ...] = ()
+    proton_env: Mapping[str, str] = field(default_factory=dict)
 
     def every_patch(self) -> tuple[PatchInfo, ...]:
         """The source's patches, then each patched plugin's: what the build dir key and the version label hash."""

@@ -101,13 +101,13 @@ class _Pick:
 
 
 def resolve_llvm(
-    s: Settings, o: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], env: Mapping[str, str],
+    s: Settings, o: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...],
     need_lld: bool = True, users: Mapping[str, tuple[str, ...]] | None = None,
 ) -> LLVMPlan:
     """auto: an explicit prefix, else a cached LLVM at the pinned commit, else the prebuilt download, else a
     system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run. ``o``:
-    the settings' origins, for messages; ``env`` only for Triton's TRITON_LLVM_SYSTEM_SUFFIX."""
-    suffix = host_suffix(facts.host, env)
+    the settings' origins, for messages."""
+    suffix = host_suffix(facts.host, s.llvm_system_suffix)
     choice = s.llvm
     rejected: list[tuple[str, str]] = []
     pick = ((_explicit(o, facts, targets, need_lld) if choice not in STRATEGIES else None)

@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tritonbuild.errors import UserError
 from tritonbuild.resolve.facts import HostFacts, LLVMInstall
 from tritonbuild.resolve.pins import same_commit
 from tritonbuild.settings.model import SPEC_BY_NAME
 
-SUFFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # ubuntu-x64, almalinux-arm64, macos-arm64
 
-
-def check_suffix(value: str, origin: str = "TRITON_LLVM_SYSTEM_SUFFIX") -> str:
-    """A platform suffix is part of a file name in the cache: a plain name, never a path."""
-    if SUFFIX.fullmatch(value) and ".." not in value and len(value) <= 64:
-        return value
-    raise UserError(
-        f"{origin}={value[:80]!r} is not a platform suffix: it must be a plain name such as ubuntu-x64, "
-        "ubuntu-arm64, almalinux-x64, almalinux-arm64 or macos-arm64 (letters, digits, '.', '_', '-'; no '/', no "
-        f"'..'; at most 64 characters), because it names a file in the LLVM cache. Fix or unset {origin}."
-    )
-
-
-def host_suffix(host: HostFacts, env: Mapping[str, str]) -> str | None:
-    """Triton's prebuilt-LLVM suffix for this host (``TRITON_LLVM_SYSTEM_SUFFIX`` overrides; checked to be a name)."""
-    if env.get("TRITON_LLVM_SYSTEM_SUFFIX"):
-        return check_suffix(env["TRITON_LLVM_SYSTEM_SUFFIX"])
+def host_suffix(host: HostFacts, given: str | None = None) -> str | None:
+    """Triton's prebuilt-LLVM suffix for this host; ``given`` (the setting ``llvm_system_suffix``, from
+    ``TRITON_LLVM_SYSTEM_SUFFIX``, checked to be a name by its spec) overrides."""
+    if given:
+        return given
     arch = {"x86_64": "x64", "amd64": "x64", "arm64": "arm64", "aarch64": "arm64"}.get(host.machine.lower())
     if arch is None:
         return None

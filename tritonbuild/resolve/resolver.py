@@ -40,7 +40,7 @@ from tritonbuild.resolve.backends import (
     select_backends,
 )
 from tritonbuild.resolve.canary import plan_canary
-from tritonbuild.resolve.cmake import cmake_plan, commands, defines, extra_targets, source_date_epoch
+from tritonbuild.resolve.cmake import cmake_plan, commands, defines, extra_targets
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
 from tritonbuild.resolve.plugins import Plugin, resolve_plugins
@@ -95,7 +95,7 @@ def _checked_version(version: str, s: Settings, o: Mapping[str, Resolved], src: 
                     f"{s.version_scheme}); give a suffix such as .post1, .dev1 or +local1.")
 
 
-def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], *,
+def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, *,
                  editable: bool = False, keep_preflight: bool = False) -> Plan:
     """The plan: backends, toolchain, LLVM, CMake and wheel, each resolved from the settings and the facts.
     The include preflight's problems refuse the plan, or with ``keep_preflight`` are kept in ``Plan.preflight``
@@ -113,19 +113,19 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, env: Mapping[st
     notes.extend(nv.notes)
     warnings.extend(nv.warnings)
     tup = backends_tuple(src, sel.names, toolchain.proton, plugins)
-    llvm = _llvm_step(s, o, facts, env, sel.names, plugins, editable, notes, warnings)
+    llvm = _llvm_step(s, o, facts, sel.names, plugins, editable, notes, warnings)
     preflight_problems = _preflight(s, o, facts, llvm, sel.names, toolchain.proton, plugins, warnings, keep_preflight)
     _source_remarks(src, facts, notes, warnings, editable=editable, names={p.path: p.name for p in plugins})
     warnings += platform_warnings(s, o, facts.host.glibc, facts.host.machine, llvm.strategy)
-    epoch = source_date_epoch(src, env)
-    all_defines = {**dict(defines(s, o, facts, sel.names, plugins, toolchain, llvm, env)),
+    epoch = s.source_date_epoch if s.source_date_epoch is not None else src.git.commit_time if src.git else None
+    all_defines = {**dict(defines(s, o, facts, sel.names, plugins, toolchain, llvm)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
     paths, path_notes, path_warnings = choose.configure_paths(src.configure_nvidia_paths, nv, all_defines)
     all_defines.update(paths)
     notes.extend(path_notes)
     warnings.extend(path_warnings)
     deps, dep_defines = _deps_step(s, facts, sel.names, toolchain, all_defines, warnings)
-    cmake, key, fingerprint = cmake_plan(s, o, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines}, env)
+    cmake, key, fingerprint = cmake_plan(s, o, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines})
     planned = _backend_plans(src, sel.names, plugins, facts.host.machine, facts.plugin_patches)
     backends = backend_api.attach(s.api_check, facts.api, planned, warnings)
     return Plan(
@@ -293,7 +293,7 @@ def backends_tuple(src: SourceInfo, names: tuple[str, ...], proton_built: bool,
     return tup
 
 
-def _llvm_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, env: Mapping[str, str], names: tuple[str, ...],
+def _llvm_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...],
                plugins: tuple[Plugin, ...], editable: bool, notes: list[str], warnings: list[str]) -> LLVMPlan:
     """The LLVM targets the selection needs, the LLVM chosen for them, how libtriton links it."""
     src, machine = facts.source, facts.host.machine
@@ -303,7 +303,7 @@ def _llvm_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, env: Mappin
     targets = expand_targets([*CORE_LLVM_TARGETS, *(t for ts in users.values() for t in ts)], machine)
     need_lld = (src.core_finds_lld or any(src.backend(n).finds_lld for n in names)
                 or any(p.finds_lld for p in plugins))
-    llvm = resolve_llvm(s, o, facts, targets, env, need_lld, users)
+    llvm = resolve_llvm(s, o, facts, targets, need_lld, users)
     if llvm.problem:
         warnings.append(llvm.problem)
     elif llvm.is_pinned is not True:

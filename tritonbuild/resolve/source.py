@@ -214,16 +214,6 @@ def parse_stable_abi(cmakelists: str) -> bool:
     return bool(_STABLE_ABI.search(cmakelists))
 
 
-MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z: the last second a wheel's date (and Python's time) can name
-
-
-def parse_epoch(text: str) -> int | None:
-    """Seconds since 1970 as git's %ct or SOURCE_DATE_EPOCH give them: ASCII digits only, at most MAX_EPOCH; None
-    for anything else (a negative or unparsable commit date, a hostile checkout's out-of-range one)."""
-    text = text.strip()
-    if not re.fullmatch(r"[0-9]{1,12}", text) or int(text) > MAX_EPOCH:
-        return None
-    return int(text)
 
 
 _PATH_CACHE_VAR = re.compile(r"^[^#\n]*\bset\s*\(\s*(TRITON_[A-Z0-9_]+_PATH)\s+\"\"\s+CACHE\b", re.M)

@@ -9,7 +9,10 @@ test walks every spec for them). The click options (``tritonbuild.cli.options``)
 from ``SPECS``; nothing else declares a setting.
 
 Each resolved value remembers its origin (``default``, ``recipe <path>``, ``env NAME``, ``cli --flag``) so
-the plan can say where every choice came from. Resolvers take ``env`` as an argument, never os.environ.
+the plan can say where every choice came from. ``resolve_settings`` takes the environment as an argument, never
+os.environ; the variables of others the build reads (``SOURCE_DATE_EPOCH``, ``TRITON_LLVM_SYSTEM_SUFFIX``,
+``SCCACHE_SERVER_PORT``, the cache root's) are settings without a flag, so resolvers take no environment (what else
+they need of it, sccache's configuration and the tree's own proton variables, the edge gathers as facts).
 ``Settings.of`` makes the resolved values a frozen, typed ``Settings`` (one field per spec; word settings are the
 Literals whose args are the specs' choices): the code reads those, and the ``Resolved`` mapping only for origins.
 """
@@ -21,7 +24,7 @@ import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 from urllib.parse import SplitResult
 
@@ -139,6 +142,61 @@ def _shlex(env: Mapping[str, str], name: str) -> list[str] | None:
         return shlex.split(env[name])
     except ValueError as exc:
         raise UserError(f"The environment variable {name} cannot be split into arguments: {exc}.") from None
+
+
+MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z: the last second a wheel's date (and Python's time) can name
+
+
+def parse_epoch(text: str) -> int | None:
+    """Seconds since 1970 as git's %ct or SOURCE_DATE_EPOCH give them: ASCII digits only, at most MAX_EPOCH; None
+    for anything else (a negative or unparsable commit date, a hostile checkout's out-of-range one)."""
+    text = text.strip()
+    if not re.fullmatch(r"[0-9]{1,12}", text) or int(text) > MAX_EPOCH:
+        return None
+    return int(text)
+
+
+def _epoch(env: Mapping[str, str], name: str) -> int | None:
+    given = env.get(name)
+    if not given:
+        return None
+    epoch = parse_epoch(given)
+    if epoch is None:
+        raise UserError(f"{name}={show(given)} must be a whole number of seconds since 1970, at most {MAX_EPOCH} "
+                        "(the end of the year 9999).")
+    return epoch
+
+
+SUFFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # ubuntu-x64, almalinux-arm64, macos-arm64
+
+
+def check_suffix(value: str, origin: str = "TRITON_LLVM_SYSTEM_SUFFIX") -> str:
+    """A platform suffix is part of a file name in the cache: a plain name, never a path."""
+    if SUFFIX.fullmatch(value) and ".." not in value and len(value) <= 64:
+        return value
+    raise UserError(
+        f"{origin}={value[:80]!r} is not a platform suffix: it must be a plain name such as ubuntu-x64, "
+        "ubuntu-arm64, almalinux-x64, almalinux-arm64 or macos-arm64 (letters, digits, '.', '_', '-'; no '/', no "
+        f"'..'; at most 64 characters), because it names a file in the LLVM cache. Fix or unset {origin}."
+    )
+
+
+def _suffix(env: Mapping[str, str], name: str) -> str | None:
+    return check_suffix(env[name], name) if env.get(name) else None
+
+
+# The cache root's variables, in order, with the dirs below each (the home directory's ~/.cache/tritonbuild, the
+# last resort, is the edge's: tritonbuild.paths).
+CACHE_ENV = (("TRITONBUILD_CACHE_DIR", ()), ("TRITON_HOME", (".triton", "tritonbuild")),
+             ("XDG_CACHE_HOME", ("tritonbuild",)))
+
+
+def _cache_root(env: Mapping[str, str]) -> tuple[Any, str] | None:
+    """The first cache variable set (an empty one is unset, as every setting's is), with its dirs below."""
+    for name, below in CACHE_ENV:
+        if env.get(name):
+            return (str(PurePosixPath(env[name]).joinpath(*below)) if below else env[name]), name
+    return None
 
 
 # setup.py's build-type variables, in setup.py's order of priority.
@@ -761,6 +819,23 @@ SPECS: tuple[Spec, ...] = (
           "bytes one download may have: a larger Content-Length is refused before the body is read, and a body that "
           "grows past it is stopped (not retried); a prebuilt LLVM archive is about 0.5-1 GiB", minimum=1,
           maximum=1 << 40, trust="", local=True, compiles=False),
+    _spec("source_date_epoch", None, None, {"SOURCE_DATE_EPOCH": _epoch},
+          "seconds since 1970 that a reproducible build and the date version schemes take for the build's time "
+          "(reproducible-builds.org's variable; default: the source's commit time)", minimum=0, maximum=MAX_EPOCH,
+          trust="", local=False, compiles=False),
+    _spec("llvm_system_suffix", None, None, {"TRITON_LLVM_SYSTEM_SUFFIX": _suffix},
+          "the platform suffix of Triton's prebuilt LLVM archive (ubuntu-x64, ubuntu-arm64, almalinux-x64, "
+          "almalinux-arm64, macos-arm64; Triton's variable; default: this host's)",
+          trust="", local=True, compiles=False),
+    _spec("sccache_server_port", None, None, {"SCCACHE_SERVER_PORT": env_int},
+          "the port of the sccache server the build uses (sccache's variable; default: one port per SCCACHE_* "
+          "configuration and base dirs, 20000-29999)", minimum=1, maximum=65535,
+          trust="", local=True, compiles=False),
+    _spec("cache_root", None, None, None,
+          "the cache root when neither --cache-dir nor a recipe's cache_dir names one: TRITONBUILD_CACHE_DIR, else "
+          "$TRITON_HOME/.triton/tritonbuild, else $XDG_CACHE_HOME/tritonbuild, else ~/.cache/tritonbuild",
+          extra=(_cache_root,), extra_names=tuple(n for n, _ in CACHE_ENV), trust="runs", local=True,
+          compiles=False),
 
     _spec("container", None, "--container", {"TRITONBUILD_CONTAINER": _str},
           "run the build inside this container image (docker or podman), as cibuildwheel does: the source, "
@@ -854,6 +929,10 @@ class Settings:
     http_deadline: float  # seconds for all the attempts of one download
     http_min_rate: int  # bytes/s over a sliding window; 0: no minimum
     http_max_bytes: int
+    source_date_epoch: int | None
+    llvm_system_suffix: str | None
+    sccache_server_port: int | None
+    cache_root: str | None  # from the environment; --cache-dir and a recipe's cache_dir come before it
     container: str | None  # an image reference; "" or None: this host
     container_engine: ContainerEngine
     container_python: str | None  # inside the image
@@ -921,4 +1000,9 @@ def _resolve(spec: Spec, cli: Mapping[str, Any], env: Mapping[str, str], recipe:
 def env_setting(name: str, env: Mapping[str, str]) -> Any:
     """The value of a setting only the environment gives (default < env, checked like any other), for the edge
     code that runs after the plan and reads the same environment (downloads: the ``http_*`` settings)."""
-    return _resolve(SPEC_BY_NAME[name], {}, env, {}, "recipe").value
+    return env_resolved(name, env).value
+
+
+def env_resolved(name: str, env: Mapping[str, str]) -> Resolved:
+    """``env_setting`` with its origin (``default`` or ``env NAME``)."""
+    return _resolve(SPEC_BY_NAME[name], {}, env, {}, "recipe")
