@@ -13,6 +13,7 @@ from tritonbuild import example
 from tritonbuild.execute import republish
 from tritonbuild.execute.staging import cmake_build_dir
 from tritonbuild.execute.strategies import REASONS, Full, Quick, Reason, Republish, choose, why
+from tritonbuild.resolve.source import GitState
 
 NINJA = shutil.which("ninja")
 
@@ -101,3 +102,20 @@ def test_nothing_changed_and_ninja_idle_republishes(tree: Path) -> None:
 def test_every_reason_has_its_words_and_a_strategy_says_them() -> None:
     assert set(REASONS) == set(Reason)
     assert why(Full(Reason.NOT_CONFIGURED)) == "strategy full: the build dir was never configured"
+
+
+def test_the_first_edit_after_a_commit_is_quick_not_a_new_plan(tree: Path) -> None:
+    # the review of issue 45: the checkout's dirty flag is in the plan, so the first edit after each commit made a
+    # plan the last wheel was not built from, and took the full path (configure, re-zip of every member)
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    clean = plan_for(tree, git=GitState(commit, False, "main", 1769723034))
+    _kept_wheel(clean)
+    _configure(clean)
+    dirty = plan_for(tree, git=GitState(commit, True, "main", 1769723034))
+    assert (clean.source.dirty, dirty.source.dirty) == (False, True)
+    assert dirty.cmake.build_dir == clean.cmake.build_dir
+    chosen = choose(dirty, {})
+    assert isinstance(chosen, Quick) and chosen.reason == Reason.SAME_PLAN
+    assert republish.digest(dirty) != republish.digest(clean)  # its wheel says dirty: never the old one again
+    other = plan_for(tree, git=GitState("1" * 40, True, "main", 1769723034))  # another commit is another plan
+    assert choose(other, {}).reason == Reason.NO_LAST_WHEEL

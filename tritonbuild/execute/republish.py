@@ -21,7 +21,7 @@ from typing import Any
 
 from tritonbuild import proc
 from tritonbuild.execute.staging import cmake_build_dir, make_program, staging_dir
-from tritonbuild.plan import Plan, identity
+from tritonbuild.plan import Plan, identity, identity_dict
 
 STATE = "last-wheel.json"
 _SKIP_DIRS = {"__pycache__", ".git", "build", ".pytest_cache"}
@@ -56,7 +56,14 @@ def _files(roots: Iterable[Path]) -> Iterable[tuple[str, int, int]]:
 
 
 def _plan_hash(plan: Plan) -> str:
-    return identity(plan)
+    """The plan's identity without the checkouts' dirty flags: the first edit after a commit changes only what
+    ``build_info.json`` says (written anew by every run, installed with the rest), so a quick rebuild still
+    applies; republishing (``digest``) keeps them, since the wheel then differs."""
+    data = identity_dict(plan)
+    data["source"].pop("dirty", None)
+    for backend in data.get("backends") or ():
+        backend.pop("dirty", None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def digest(plan: Plan) -> str:
