@@ -26,7 +26,7 @@ from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.settings import cacheroot, recipes
-from tritonbuild.settings.model import SPECS, Resolved, Settings, resolve_settings
+from tritonbuild.settings.model import SPECS, Resolved, Settings, resolve_settings, show
 
 # What a request holds besides settings: the recipe, where the cache and the wheels go, the target interpreters
 # (the keys ``Request.from_cli`` reads of click's mapping besides the settings' own).
@@ -97,6 +97,10 @@ def active_python(env: Mapping[str, str]) -> str:
             candidate = Path(env[var]) / "bin" / "python"
             if candidate.exists():
                 return str(candidate)
+            # an environment activated, then deleted or moved: never another interpreter in its place
+            raise UserError(f"{var} is {show(env[var])}, which has no bin/python: the environment "
+                            "was deleted or moved after it was activated. Recreate it (python3 -m venv PATH), "
+                            f"deactivate it (unset {var}), or pass --python.")
     return sys.executable
 
 

@@ -319,3 +319,16 @@ def test_unit_tests_need_a_ut_build_and_then_run_with_ctest(developed: dict) -> 
     run_cli("develop", *ut, cwd=dev["base"], env=dev["env"])
     proc = run_cli("test", "unit", *ut, cwd=dev["base"], env=dev["env"], check=False)
     assert proc.returncode == 0 and "100% tests passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("var", ["VIRTUAL_ENV", "CONDA_PREFIX"])
+def test_an_activated_environment_since_deleted_is_refused_not_replaced(tmp_path: Path, var: str) -> None:
+    # the review of issue 45: with the venv deleted, develop installed into tritonbuild's own interpreter, exit 0
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    gone = tmp_path / "venv-deleted"
+    for cmd in ("develop", "plan", "build"):
+        proc = run_cli(cmd, "--source", str(tree), "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path,
+                       env={var: str(gone)}, check=False)
+        assert proc.returncode == 2, (cmd, proc.stdout, proc.stderr)
+        assert f"{var} is '{gone}', which has no bin/python" in flat(proc.stderr), proc.stderr
+        assert "Traceback" not in proc.stderr and not (tmp_path / "cache").exists()
