@@ -60,6 +60,7 @@ class Request:
     editable: bool = False
     keep_preflight: bool = False
     smoke_test: bool = True
+    recalled: tuple[tuple[str, ...], str] = ((), "")  # the flags develop took from a checkout's record, and its path
     warn: Callable[[str], None] = field(default=unsaid, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -114,6 +115,10 @@ def settings_of(request: Request, recipe: tuple[recipes.Recipe, str] | None = No
     recipe's; None: the default) and the cache root, refused up front when no build could use it."""
     rec, origin = recipe or _recipe(request)
     s = resolve_settings(dict(request.flags), request.env, rec.settings(), origin)
+    names, record = request.recalled
+    for name in names:  # a remembered flag's errors name where it came from, and the way out
+        s[name] = Resolved(s[name].value, f"the last develop request of this checkout, {record}; `develop --forget` "
+                                          "drops it")
     cache_dir = request.cache_dir or rec.cache_dir
     root = cacheroot.usable_cache_root(request.env, cache_dir,
                                    "--cache-dir" if request.cache_dir else f"{origin}'s cache_dir")

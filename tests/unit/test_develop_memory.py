@@ -142,3 +142,18 @@ def test_any_record_is_either_ignored_or_holds_only_values_the_settings_accept(
         SPEC_BY_NAME[name].check(list(value) if isinstance(value, tuple) else value, "test")  # raises if refused
     line = lr.command_line(found.flags, found.recipe)
     assert "\n" not in line
+
+
+def test_a_remembered_flag_is_said_to_come_from_the_record_with_the_way_out(tmp_path: Path) -> None:
+    # the review of issue 45: a remembered --patch whose file was since removed blamed "cli --patch"
+    from tritonbuild.request import settings_of
+
+    tree = tmp_path / "triton"
+    tree.mkdir()
+    _develop(_request(tmp_path, cwd=tree, source=".", patches=("../p.patch",), jobs=3), tmp_path / "b")
+    again = lr.recall(_request(tmp_path, source=str(tree), jobs=4))
+    assert again.request.flags["patches"] == (str(tmp_path / "p.patch"),)  # normalised, not triton/../p.patch
+    s, _, _ = settings_of(again.request)
+    record = lr.record_path(_request(tmp_path), tree.resolve())
+    assert s["patches"].origin == f"the last develop request of this checkout, {record}; `develop --forget` drops it"
+    assert s["jobs"].origin == "cli -j/--jobs" and s["jobs"].value == 4  # typed now: its own origin

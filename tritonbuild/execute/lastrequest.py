@@ -94,7 +94,7 @@ def _absolute(name: str, value: Any, cwd: Path) -> Any:
     def one(text: str) -> str:
         if text.startswith("git+") or is_git_url(text) or (name == "llvm" and text in STRATEGIES):
             return text
-        return str(cwd / Path(text).expanduser())
+        return os.path.normpath(cwd / Path(text).expanduser())  # `../../p.patch` typed in the checkout: its place
 
     if name not in PATH_SETTINGS or value is None:
         return value
@@ -138,7 +138,8 @@ def recall(request: Request, *, forget: bool = False) -> Recall:
     use = {n: v for n, v in found.flags.items()
            if request.flags.get(n) in (None, (), []) and not _env_gives(n, request.env)}
     recipe = found.recipe if request.recipe is None else None
-    merged = replace(request.with_flags(**use), recipe=request.recipe or recipe)
+    merged = replace(request.with_flags(**use), recipe=request.recipe or recipe,
+                     recalled=(tuple(use), str(record_path(request, checkout))))
     return Recall(merged, command_line(use, recipe), checkout=checkout, remembered=found)
 
 
