@@ -113,6 +113,9 @@ def test_2024_tree_that_lists_backend_dirs_finds_its_backends(tmp_path: Path) ->
     backends_dir = tree / "python" / "triton" / "backends"
     user = backends_dir / "amd"
     user.mkdir()  # a directory of the user's own is left alone
+    stale = tree / "python" / "triton" / "_C" / "libtriton.so"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_bytes(b"left by an earlier pip install -e")  # still what the checkout's Triton uses: a warning
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
     env = {"VIRTUAL_ENV": str(tmp_path / "venv"), **WHEEL_ONLY,
            "CUDA_HOME": str(example.write_cuda_stub(tmp_path / "cuda"))}
@@ -120,6 +123,9 @@ def test_2024_tree_that_lists_backend_dirs_finds_its_backends(tmp_path: Path) ->
                    str(tmp_path / "cache"), cwd=tmp_path, env=env)
     squashed = "".join((proc.stdout + proc.stderr).split())  # rich wraps long paths anywhere
     assert "".join(f"{user} is not a link, left alone".split()) in squashed
+    assert "".join(f"warning: {stale} is not a link, left alone".split()) in squashed
+    assert "".join("the checkout's Triton uses that file, not the build's".split()) in squashed
+    assert stale.read_bytes() == b"left by an earlier pip install -e"
     link = backends_dir / "nvidia"
     assert link.is_symlink() and Path(os.readlink(link)) == tree / "third_party" / "nvidia" / "backend"
     out = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c",

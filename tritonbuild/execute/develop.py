@@ -94,7 +94,9 @@ def link_into_source(plan: Plan) -> list[str]:
     libs = {p.name: built / p.name for p in built.iterdir() if _is_library(p.name)} if built.is_dir() else {}
     py = Path(plan.source.root) / "python" / "triton"
     tb = made_by_tritonbuild(plan)  # a library link of another plan's build dir is replaced, a user's is not
-    notes = _link_set(py / "_C", libs, lambda t: t.parent == built or tb(py / "_C" / t))
+    notes = [f"{n}: the checkout's Triton uses that file, not the build's (triton_key() hashes it, triton-cpu loads "
+             "its runtime from _C); remove it if it is left from `pip install -e .`, and run develop again"
+             for n in _link_set(py / "_C", libs, lambda t: t.parent == built or tb(py / "_C" / t))]
     if discovers_backends_by_directory(Path(plan.source.root)):
         dirs = {b.name: Path(b.path) / "backend" for b in plan.backends}
         notes += _link_set(py / "backends", dirs, lambda t: t.name == "backend")
@@ -221,8 +223,10 @@ def develop(plan: Plan, reporter: Reporter, *, env: Mapping[str, str]) -> Develo
         site = Path(site_packages(plan.python))
         installed = install_editable(plan, site)
         db = build / "compile_commands.json"
-        for note in link_compile_commands(plan, db) + link_into_source(plan):
+        for note in link_compile_commands(plan, db):
             reporter.note(note)
+        for note in link_into_source(plan):  # a file of the user's where the build's library goes: still in use
+            reporter.warn(note)
         return DevelopResult(configured=action, ninja_no_work=tracker.ninja_no_work, installed=installed,
                              site=str(site), seconds=round(time.monotonic() - started, 3), log=log_path,
                              targets=target_outputs(build, plan.cmake.build_targets[1:]))
