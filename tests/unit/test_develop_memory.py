@@ -157,3 +157,18 @@ def test_a_remembered_flag_is_said_to_come_from_the_record_with_the_way_out(tmp_
     record = lr.record_path(_request(tmp_path), tree.resolve())
     assert s["patches"].origin == f"the last develop request of this checkout, {record}; `develop --forget` drops it"
     assert s["jobs"].origin == "cli -j/--jobs" and s["jobs"].value == 4  # typed now: its own origin
+
+
+def test_a_record_that_cannot_be_written_is_said_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    # the review of issue 45: a directory in the record's place was "remembered in its place" silently, and each
+    # attempt left a .tmp file that clean then counted as a develop request
+    tree = tmp_path / "triton"
+    tree.mkdir()
+    req = _request(tmp_path, source=str(tree), backends="nvidia")
+    record = lr.record_path(req, tree.resolve())
+    record.mkdir(parents=True)
+    recalled = lr.recall(req)
+    said = lr.remember(recalled.request, recalled, tmp_path / "b")
+    assert said is not None and f"{record} cannot be written" in said
+    assert sorted(p.name for p in record.parent.iterdir()) == [record.name]  # no .tmp left beside it
+    assert record.is_dir() and lr.records(tmp_path / "cache") == []

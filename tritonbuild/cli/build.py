@@ -102,7 +102,9 @@ def develop(forget: bool, **kw: Any) -> None:
     recalled = _recalled("develop", request_of(kw, editable=True), console, forget=forget)
     req = recalled.request
     p = provisioned_plan(req, console)
-    lastrequest.remember(req, recalled, Path(p.cmake.build_dir))
+    unsaved = lastrequest.remember(req, recalled, Path(p.cmake.build_dir))
+    if unsaved:
+        console.warn(unsaved)
     for w in p.warnings:
         console.warn(w)
     r = dev.develop(p, console, env=req.env)

@@ -13,7 +13,6 @@ trusted.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -159,20 +158,26 @@ def command_line(flags: Mapping[str, Any], recipe: str | None = None) -> str:
     return shlex.join(words)
 
 
-def remember(request: Request, recalled: Recall, build_dir: Path) -> None:
+def remember(request: Request, recalled: Recall, build_dir: Path) -> str | None:
     """Keep ``request`` (the one planned: typed now, over what was remembered) as its checkout's last develop
-    request, under the cache root and in ``build_dir``. Best effort: a cache that cannot take it is no error."""
+    request, under the cache root and in ``build_dir``. Best effort: a cache that cannot take it is no error; what
+    could not be written is returned, to be said."""
     if recalled.checkout is None:
-        return
+        return None
     now = typed_part(request, recalled.checkout)
     old = recalled.remembered
     flags = {**(old.flags if old else {}), **now.flags}
     record = {"version": VERSION, "checkout": now.checkout, "recipe": now.recipe,
               "flags": {n: list(v) if isinstance(v, tuple) else v for n, v in sorted(flags.items())}}
     text = json.dumps(record, indent=1, sort_keys=True) + "\n"
+    failed = None
     for path in (record_path(request, recalled.checkout), build_dir / IN_BUILD_DIR):
-        with contextlib.suppress(OSError):
+        try:
             _write(path, text)
+        except OSError as exc:
+            failed = failed or (f"this develop request is not remembered: {path} cannot be written "
+                                f"({exc.strerror or exc}); the next bare develop uses only what it is given")
+    return failed
 
 
 RECORD_NAME = re.compile(r"\.?[0-9a-f]{32}\.json(\.[0-9]+\.tmp)?")  # a record, or one a killed write left
@@ -198,10 +203,13 @@ def _write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, text.encode())
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
     finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        tmp.unlink(missing_ok=True)  # a replace that failed (a directory in the record's place) leaves no .tmp
 
 
 def read(path: Path, checkout: Path | None) -> tuple[Remembered | None, str | None]:
@@ -235,7 +243,7 @@ def read(path: Path, checkout: Path | None) -> tuple[Remembered | None, str | No
 
 def _ignored(path: Path, why: str) -> str:
     return (f"the last develop request of this checkout ({path}) is ignored: {why}. Only what is typed now is used "
-            "(and remembered in its place).")
+            "(and remembered in its place when it can be written).")
 
 
 def _file_problem(st: os.stat_result) -> str | None:
