@@ -107,3 +107,29 @@ def test_clean_in_the_checkout_removes_its_build_dirs_and_all_develop_every_deve
     assert not (other / "compile_commands.json").is_symlink()
     out = _run("clean", "--source", str(co), "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
     assert "1 build dir(s), freed" in out.output and not wheel_b.exists()
+
+
+def test_a_moved_checkout_or_a_gone_build_dir_leaves_no_link_clean_cannot_remove(tmp_path: Path) -> None:
+    # the review of issue 45: after `mv triton triton-moved`, clean found "0 build dir(s)" and git status kept
+    # showing develop's links; a dry run did not say which links in the checkout go
+    cache = tmp_path / "cache"
+    co = _checkout(tmp_path, "triton")
+    before = _listing(co)
+    dev_a = _build_dir(cache, "a" * 16, co, develop=True)
+    dry = _run("clean", "--develop", "--dry-run", "--source", str(co), "--cache-dir", str(cache), cwd=tmp_path,
+               home=tmp_path)
+    lib = co / "python" / "triton" / "_C" / "libtriton.so"
+    assert f"would remove the link {lib} (its build dir is removed with it)" in dry.output, dry.output
+    assert f"would remove the link {co / 'compile_commands.json'}" in dry.output and lib.is_symlink()
+    moved = co.rename(tmp_path / "triton-moved")
+    out = _run("clean", "--source", str(moved), "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
+    assert "0 build dir(s)" in out.output and dev_a.is_dir()  # another path's build dir: not this checkout's
+    assert "(its build dir was made from another path: the checkout was moved)" in out.output, out.output
+    assert _listing(moved) == before | {("python/triton/backends/nvidia", True)}  # the 2024 backend link: relative
+    dangling = moved / "compile_commands.json"
+    dangling.symlink_to(cache / "build" / ("f" * 16) / "dev" / "compile_commands.json")  # its build dir deleted
+    mine = moved / "python" / "triton" / "_C" / "libmine.so"
+    mine.symlink_to(tmp_path / "elsewhere.so")  # the user's: never touched
+    out = _run("clean", "--source", str(moved), "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
+    assert f"removed the link {dangling} (its build dir is gone)" in out.output
+    assert not dangling.is_symlink() and mine.is_symlink()

@@ -175,8 +175,12 @@ def clean(all_: bool, develop_only: bool, dry_run: bool, **kw: Any) -> None:
     targets = _all_under(root) if all_ else _of_request(req, root)
     if develop_only:
         targets = [d for d in targets if not st.is_build_dir(d) or st.has_develop(d)]
+    checkout = None if all_ else checkout_of(req)
+    links = st.checkout_links(checkout, root) if checkout is not None else []
     done = st.remove_build_dirs(targets, dry_run=dry_run)
     copies = st.remove_cache_copies(root.parent, dry_run=dry_run) if all_ and not develop_only else st.Cleaned()
+    if checkout is not None:  # the checkout's links into build dirs removed now, gone, or made from its old path
+        done.links = st.drop_stale_links(links, checkout, done.removed, dry_run=dry_run)
     _say_cleaned(root, done, copies, dry_run)
     if all_ or develop_only:  # develop's memory of a checkout goes with what it built
         _forget(root.parent, None if all_ else checkout_of(req), dry_run)
@@ -218,6 +222,8 @@ def _say_cleaned(root: Path, done: Any, copies: Any, dry_run: bool) -> None:
         out.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     for d in done.removed:
         out.print(escape(f"{'would remove' if dry_run else 'removed'} {d}"), soft_wrap=True, highlight=False)
+    for line in done.links:
+        out.print(escape(line), soft_wrap=True, highlight=False)
     verb = "would free" if dry_run else "freed"
     out.print(f"{len(done.removed)} build dir(s), {verb} {done.freed / 2**20:.1f} MiB"
               + (f"; {len(done.notes)} left alone" if done.notes else ""))

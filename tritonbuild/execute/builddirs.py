@@ -129,6 +129,7 @@ class Cleaned:
     freed: int = 0
     notes: list[str] = field(default_factory=list)  # what was left alone, and why
     failed: list[str] = field(default_factory=list)  # what could not be removed (the host's problem)
+    links: list[str] = field(default_factory=list)  # the checkout's links removed with them (or that would be)
 
     def take(self, d: Path, dry_run: bool, remove: Callable[[Path], None] = shutil.rmtree) -> None:
         """Remove ``d`` (not with ``dry_run``) and count it, or say why it could not be removed."""
@@ -175,6 +176,54 @@ def _backend_links(d: Path) -> list[Path]:
             if paths.made_link(link, root) and link.resolve() in wanted:
                 found.append(link)
     return found
+
+
+_KEY = re.compile(r"[0-9a-f]{16}")
+
+
+def checkout_links(checkout: Path, builds: Path) -> list[tuple[Path, Path]]:
+    """``(link, build dir)`` of the links in ``checkout`` that build and develop make (compile_commands.json,
+    python/triton/_C's libraries) and that lead into a build dir under ``builds``, read without following them:
+    one whose build dir is gone, or made from another path (a moved checkout), is found too."""
+    cands = [checkout / "compile_commands.json"]
+    with contextlib.suppress(OSError):
+        lib_dir = checkout / "python" / "triton" / "_C"
+        if lib_dir.is_dir() and not lib_dir.is_symlink():
+            cands += sorted(p for p in lib_dir.iterdir() if p.name.startswith("lib"))
+    bases = {builds, builds.resolve()} if builds.is_dir() else {builds}
+    found = []
+    for link in cands:
+        with contextlib.suppress(OSError, ValueError):
+            if not link.is_symlink():
+                continue
+            target = Path(os.path.normpath(link.parent / os.readlink(link)))
+            for base in bases:
+                if target.is_relative_to(base) and _KEY.fullmatch(target.relative_to(base).parts[0]):
+                    found.append((link, base / target.relative_to(base).parts[0]))
+                    break
+    return found
+
+
+def drop_stale_links(links: list[tuple[Path, Path]], checkout: Path, removed: list[Path], *,
+                     dry_run: bool) -> list[str]:
+    """Remove (or with ``dry_run`` name) the ``checkout_links`` whose build dir this clean removed, is gone, or
+    was made from another path; return a line for each."""
+    gone = {d.resolve() for d in removed}
+    said = []
+    for link, d in links:
+        if d.resolve() in gone:
+            why = "its build dir is removed with it"
+        elif not d.is_dir():
+            why = "its build dir is gone"
+        elif checkout not in sources_of(d):
+            why = "its build dir was made from another path: the checkout was moved"
+        else:
+            continue
+        if not dry_run:
+            with contextlib.suppress(FileNotFoundError):
+                link.unlink()
+        said.append(f"{'would remove' if dry_run else 'removed'} the link {link} ({why})")
+    return said
 
 
 def _remove(d: Path) -> None:
