@@ -133,3 +133,26 @@ def test_a_moved_checkout_or_a_gone_build_dir_leaves_no_link_clean_cannot_remove
     out = _run("clean", "--source", str(moved), "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
     assert f"removed the link {dangling} (its build dir is gone)" in out.output
     assert not dangling.is_symlink() and mine.is_symlink()
+
+
+def test_develop_of_a_patched_copy_removes_the_checkouts_links_into_other_build_dirs(tmp_path: Path) -> None:
+    # the review of issue 45: after `develop --patch`, the checkout kept compile_commands.json and _C/libtriton.so
+    # links into the unpatched build dir, which the editor and the checkout's code went on using
+    from dataclasses import replace
+
+    from tests.helpers import plan_for
+    from tritonbuild import example
+    from tritonbuild.execute.develop import unlink_from_checkout
+
+    co = example.write_tree(tmp_path / "triton")
+    plan = plan_for(co)
+    copy = tmp_path / "cache" / "patched" / "0123456789abcdef" / "tree"
+    patched = replace(plan, source=replace(plan.source, root=str(copy), checkout=str(co)))
+    builds = Path(plan.cache_root) / "build"
+    old = _build_dir(Path(plan.cache_root), "e" * 16, co, develop=True)  # the unpatched develop's links
+    lib = co / "python" / "triton" / "_C" / "libtriton.so"
+    assert lib.is_symlink() and (co / "compile_commands.json").is_symlink()
+    notes = unlink_from_checkout(patched)
+    assert not lib.is_symlink() and not (co / "compile_commands.json").is_symlink()
+    assert len(notes) == 2 and all(f"into build dir {builds / old.name}" in n for n in notes), notes
+    assert unlink_from_checkout(plan) == []  # not a patched copy: the checkout's links are its own

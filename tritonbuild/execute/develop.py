@@ -80,6 +80,24 @@ def _link_set(dest: Path, wanted: dict[str, Path], ours: Callable[[Path], bool])
     return [n for n in notes if n]
 
 
+def unlink_from_checkout(plan: Plan) -> list[str]:
+    """With ``--patch`` develop builds and links tritonbuild's patched copy: the links an earlier develop or build
+    made in the user's checkout lead into another build dir, which the editor and the checkout's code would go on
+    using. Remove them; return a note for each."""
+    if not plan.source.checkout or Path(plan.source.checkout).resolve() == Path(plan.source.root).resolve():
+        return []
+    from tritonbuild.execute.builddirs import checkout_links
+
+    mine = Path(plan.cmake.build_dir).resolve()
+    notes = []
+    for link, d in checkout_links(Path(plan.source.checkout), Path(plan.cache_root) / "build"):
+        if d.resolve() != mine:
+            link.unlink(missing_ok=True)
+            notes.append(f"removed the link {link} into build dir {d}: this develop builds the patched copy "
+                         f"{plan.source.root}, whose links are there")
+    return notes
+
+
 def link_into_source(plan: Plan) -> list[str]:
     """Link what a tree's own Python code looks for inside its package dir, which in an editable install is
     the source tree; return notes. setup.py's own editable install builds or links the same things there, and
@@ -227,6 +245,8 @@ def develop(plan: Plan, reporter: Reporter, *, env: Mapping[str, str]) -> Develo
             reporter.note(note)
         for note in link_into_source(plan):  # a file of the user's where the build's library goes: still in use
             reporter.warn(note)
+        for note in unlink_from_checkout(plan):
+            reporter.note(note)
         return DevelopResult(configured=action, ninja_no_work=tracker.ninja_no_work, installed=installed,
                              site=str(site), seconds=round(time.monotonic() - started, 3), log=log_path,
                              targets=target_outputs(build, plan.cmake.build_targets[1:]))
