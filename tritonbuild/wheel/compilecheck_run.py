@@ -37,6 +37,7 @@ def child_env(env: Mapping[str, str], root: Path, on_path: bool, cache: Path,
     out = {k: v for k, v in env.items() if k not in _DROP and not k.startswith("TRITON_")}
     if on_path:
         out["PYTHONPATH"] = os.pathsep.join(str(p) for p in (root, *extra_paths))
+        out["TRITONBUILD_CHECKED_ROOT"] = str(root)  # the check's triton must be this one (not an editable install)
     out.update({"PYTHONNOUSERSITE": "1", "TRITON_CACHE_DIR": str(cache), "TRITON_ALWAYS_COMPILE": "1",
                 "PYTHONDONTWRITEBYTECODE": "1"})
     # the nvidia backend asks ptxas for its version even to write PTX: the wheel's bundled one comes first in

@@ -493,13 +493,24 @@ def run_case(triton, tl, kernels: dict, case: dict) -> None:
             cls.add_stages = original
 
 
+def own_finders_only() -> None:
+    """Drop the meta-path finders a .pth installed (an editable install of Triton in the interpreter's environment:
+    tritonbuild's develop, setuptools', scikit-build-core's): they would import a checkout, not the wheel checked."""
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__module__", "").startswith("_frozen_importlib")]
+
+
 def main(argv: list) -> int:
     cases = json.loads(argv[1])
     os.environ.setdefault("TRITON_ALWAYS_COMPILE", "1")
+    own_finders_only()
     try:
         import triton
         import triton.language as tl
 
+        expected = os.environ.get("TRITONBUILD_CHECKED_ROOT")
+        where = os.path.realpath(triton.__file__ or "")
+        if expected and not where.startswith(os.path.realpath(expected) + os.sep):
+            raise ImportError(f"triton imports from {where}, not the wheel under {expected}")
         kernels = define_kernels(triton, tl)
     except Exception as exc:
         emit(event="fatal", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-4000:])

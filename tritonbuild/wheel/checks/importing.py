@@ -22,7 +22,16 @@ from tritonbuild.wheel import reaper
 from tritonbuild.wheel.checks.backends import listed
 from tritonbuild.wheel.checks.base import BuildSide, Context, Finding, status
 
-SMOKE = "import triton, triton._C.libtriton as lt; print('smoke ok', triton.__file__)"
+# The target interpreter's environment may hold an editable install of Triton (tritonbuild's develop, setuptools'
+# or scikit-build-core's editable finders, loaded from a .pth): its meta-path finder would import the checkout, not
+# the unpacked wheel on PYTHONPATH. Only the interpreter's own finders are kept, and the import must come from there.
+OWN_FINDERS = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+               "if getattr(f, '__module__', '').startswith('_frozen_importlib')]; ")
+SMOKE = (OWN_FINDERS + "import os, triton, triton._C.libtriton as lt; "
+         "root = os.path.realpath(os.environ['PYTHONPATH'].split(os.pathsep)[0]); "
+         "where = os.path.realpath(triton.__file__); "
+         "assert where.startswith(root + os.sep), f'triton imports from {where}, not the wheel under {root}'; "
+         "print('smoke ok', triton.__file__)")
 DISCOVER = "import json, triton; from triton.backends import backends; print(json.dumps(sorted(backends)))"
 IMPORT_TIMEOUT = 300  # seconds verify's import may take without --compile
 IMPORT_FLOOR = 60  # with it: --compile-timeout, but no less than this (compilecheck_run gives an import as long)
