@@ -273,8 +273,12 @@ def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(own: dic
     git_commit(own["plugin"])
     checkout = (git_status(own["tree"]), git_status(own["plugin"]))
     _, first = build(own)
+    provenance = Path(first["wheel"] + ".provenance.json")
+    made = (provenance.read_bytes(), provenance.stat().st_mtime_ns)
     _, again = build(own)
     _, same = build(own)
+    # a republished wheel keeps the provenance of the build that made it (a new startedOn would change its hash)
+    assert (provenance.read_bytes(), provenance.stat().st_mtime_ns) == made
     # `build` writes nothing into the checkout or the plugin (no compile_commands.json: that is develop's, #45)
     assert (git_status(own["tree"]), git_status(own["plugin"])) == checkout
     assert same["republished"] is True and same["ninja_no_work"] is True, same["timings"]

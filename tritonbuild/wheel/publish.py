@@ -102,6 +102,16 @@ def _wheel_sums(out: Path, sums: Path, known: Mapping[str, str]) -> list[tuple[P
     return found
 
 
+def _attests(path: Path, sha256: str) -> bool:
+    """Whether the provenance file at ``path`` is a statement about the wheel of this ``sha256`` (read capped)."""
+    try:
+        with path.open("rb") as f:
+            data = json.loads(f.read(4 << 20))
+        return any(isinstance(s, dict) and s.get("digest", {}).get("sha256") == sha256 for s in data["subject"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return False
+
+
 def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
     """``<wheel>.provenance.json`` and ``<wheel>.manifest.json`` next to the wheel, and ``SHA256SUMS`` over every
     wheel and provenance file in the output dir."""
@@ -110,7 +120,8 @@ def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
     attest = out / attestation.file_name(result.wheel.name)
     sums = out / "SHA256SUMS"
     try:
-        write_if_changed(attest, attestation_text(plan, result))
+        if not (result.republished and _attests(attest, result.sha256)):  # a republished wheel keeps its own
+            write_if_changed(attest, attestation_text(plan, result))
         write_if_changed(path, json.dumps(manifest(plan, result), indent=2, sort_keys=True) + "\n")
         lines = [sum_lines.line(w.name, h) for w, h in _wheel_sums(out, sums, {result.wheel.name: result.sha256})]
         write_if_changed(sums, "".join(lines))
