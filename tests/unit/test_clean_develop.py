@@ -130,9 +130,13 @@ def test_a_moved_checkout_or_a_gone_build_dir_leaves_no_link_clean_cannot_remove
     dangling.symlink_to(cache / "build" / ("f" * 16) / "dev" / "compile_commands.json")  # its build dir deleted
     mine = moved / "python" / "triton" / "_C" / "libmine.so"
     mine.symlink_to(tmp_path / "elsewhere.so")  # the user's: never touched
+    lib = moved / "python" / "triton" / "_C" / "libtriton.so"
+    lib.unlink()
+    lib.symlink_to(tmp_path / "deleted-cache" / "build" / ("1" * 16) / "dev" / "tritonbuild-stage" / "libtriton.so")
     out = _run("clean", "--source", str(moved), "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path)
     assert f"removed the link {dangling} (its build dir is gone)" in out.output
-    assert not dangling.is_symlink() and mine.is_symlink()
+    assert f"removed the link {lib} (its build dir is gone)" in out.output  # another cache root's, deleted
+    assert not dangling.is_symlink() and not lib.is_symlink() and mine.is_symlink()
 
 
 def test_develop_of_a_patched_copy_removes_the_checkouts_links_into_other_build_dirs(tmp_path: Path) -> None:

@@ -179,6 +179,7 @@ def _backend_links(d: Path) -> list[Path]:
 
 
 _KEY = re.compile(r"[0-9a-f]{16}")
+_ELSEWHERE = re.compile(r"(/.*/build/[0-9a-f]{16})/(?:dev|cmake)/")  # where build and develop point their links
 
 
 def checkout_links(checkout: Path, builds: Path) -> list[tuple[Path, Path]]:
@@ -201,6 +202,10 @@ def checkout_links(checkout: Path, builds: Path) -> list[tuple[Path, Path]]:
                 if target.is_relative_to(base) and _KEY.fullmatch(target.relative_to(base).parts[0]):
                     found.append((link, base / target.relative_to(base).parts[0]))
                     break
+            else:  # into a build dir of another cache root that is gone (a cache deleted by hand, a temp one)
+                m = _ELSEWHERE.match(str(target))
+                if m and not os.path.lexists(m.group(1)):
+                    found.append((link, Path(m.group(1))))
     return found
 
 
