@@ -336,5 +336,6 @@ def test_an_activated_environment_since_deleted_is_refused_not_replaced(tmp_path
         proc = run_cli(cmd, "--source", str(tree), "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path,
                        env={var: str(gone)}, check=False)
         assert proc.returncode == 2, (cmd, proc.stdout, proc.stderr)
-        assert f"{var} is '{gone}', which has no bin/python" in flat(proc.stderr), proc.stderr
+        err = flat(proc.stderr)
+        assert f"error: {var} is '" in err and "which has no bin/python" in err and f"unset {var}" in err, err
         assert "Traceback" not in proc.stderr and not (tmp_path / "cache").exists()

@@ -57,7 +57,7 @@ def test_the_plan_keeps_the_real_remote_for_ccache_and_shows_it_redacted(tree) -
 
 
 def test_the_env_made_for_ccache_carries_the_real_remote() -> None:
-    env = dict(build_env("ccache", "/work", remote=REMOTE, distcc=None, distcc_hosts=None, log_dir="/b", env={}))
+    env = dict(build_env("ccache", "/work", remote=REMOTE, distcc=None, distcc_hosts=None, log_dir="/b"))
     assert env["CCACHE_REMOTE_STORAGE"] == REMOTE
 
 

@@ -182,7 +182,12 @@ def check_suffix(value: str, origin: str = "TRITON_LLVM_SYSTEM_SUFFIX") -> str:
 
 
 def _suffix(env: Mapping[str, str], name: str) -> str | None:
-    return check_suffix(env[name], name) if env.get(name) else None
+    if not env.get(name):
+        return None
+    why = text_problem(env[name])  # undecodable bytes and control characters are said as for every text setting
+    if why:
+        raise UserError(f"{name} {why}.")
+    return check_suffix(env[name], name)
 
 
 # The cache root's variables, in order, with the dirs below each (the home directory's ~/.cache/tritonbuild, the
