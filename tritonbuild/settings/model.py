@@ -186,7 +186,7 @@ def _suffix(env: Mapping[str, str], name: str) -> str | None:
         return None
     why = text_problem(env[name])  # undecodable bytes and control characters are said as for every text setting
     if why:
-        raise UserError(f"{name} {why}.")
+        raise UserError(f"{name}={show(env[name])} is not a platform suffix: it {why}. Fix or unset {name}.")
     return check_suffix(env[name], name)
 
 
