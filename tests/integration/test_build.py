@@ -279,6 +279,11 @@ def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(own: dic
     _, same = build(own)
     # a republished wheel keeps the provenance of the build that made it (a new startedOn would change its hash)
     assert (provenance.read_bytes(), provenance.stat().st_mtime_ns) == made
+    edited = json.loads(provenance.read_text())
+    edited["predicate"]["buildDefinition"]["buildType"] = "https://example.com/not-tritonbuild"
+    provenance.write_text(json.dumps(edited))  # the right subject, but no statement tritonbuild reads back
+    _, fixed = build(own)
+    assert fixed["republished"] is True and "not-tritonbuild" not in provenance.read_text()
     # `build` writes nothing into the checkout or the plugin (no compile_commands.json: that is develop's, #45)
     assert (git_status(own["tree"]), git_status(own["plugin"])) == checkout
     assert same["republished"] is True and same["ninja_no_work"] is True, same["timings"]

@@ -103,12 +103,15 @@ def _wheel_sums(out: Path, sums: Path, known: Mapping[str, str]) -> list[tuple[P
 
 
 def _attests(path: Path, sha256: str) -> bool:
-    """Whether the provenance file at ``path`` is a statement about the wheel of this ``sha256`` (read capped)."""
+    """Whether the provenance file at ``path`` is a statement tritonbuild reads back (``attestation.read_statement``,
+    the reader ``rebuild`` uses) about the wheel of this ``sha256``: anything else there is written anew."""
     try:
         with path.open("rb") as f:
-            data = json.loads(f.read(4 << 20))
-        return any(isinstance(s, dict) and s.get("digest", {}).get("sha256") == sha256 for s in data["subject"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            data = f.read(attestation.MAX_BYTES + 1)
+        if len(data) > attestation.MAX_BYTES:
+            return False
+        return bool(attestation.read_statement(data)["subject"][0]["digest"]["sha256"] == sha256)
+    except (OSError, *attestation.READ_ERRORS):
         return False
 
 
