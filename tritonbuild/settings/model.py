@@ -172,6 +172,9 @@ SUFFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # ubuntu-x64, almalinux-arm6
 
 def check_suffix(value: str, origin: str = "TRITON_LLVM_SYSTEM_SUFFIX") -> str:
     """A platform suffix is part of a file name in the cache: a plain name, never a path."""
+    why = text_problem(value)  # undecodable bytes and control characters are said as for every text setting
+    if why:
+        raise UserError(f"{origin}={show(value)} is not a platform suffix: it {why}. Fix or unset {origin}.")
     if SUFFIX.fullmatch(value) and ".." not in value and len(value) <= 64:
         return value
     raise UserError(
@@ -182,12 +185,7 @@ def check_suffix(value: str, origin: str = "TRITON_LLVM_SYSTEM_SUFFIX") -> str:
 
 
 def _suffix(env: Mapping[str, str], name: str) -> str | None:
-    if not env.get(name):
-        return None
-    why = text_problem(env[name])  # undecodable bytes and control characters are said as for every text setting
-    if why:
-        raise UserError(f"{name}={show(env[name])} is not a platform suffix: it {why}. Fix or unset {name}.")
-    return check_suffix(env[name], name)
+    return check_suffix(env[name], name) if env.get(name) else None
 
 
 # The cache root's variables, in order, with the dirs below each (the home directory's ~/.cache/tritonbuild, the
