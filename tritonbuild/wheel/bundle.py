@@ -128,24 +128,27 @@ def collect(root: Path, into: str, search: Sequence[str], system_libs: frozenset
 
 
 def bundle(root: Path, into: str, search: Sequence[str], system_libs: frozenset[str]) -> BundleReport:
+    """Copy what the tree needs, then edit each ELF file that needs it with one patchelf run (its unused needed
+    entries removed and its run path set together: patchelf rewrites the whole file each run, 0.3-0.9 s for a
+    280 MB libtriton)."""
     report, infos, dirs = collect(root, into, search, system_libs)
     if report.missing:
         lines = "; ".join(f"{m['file']} needs {m['name']}" for m in report.missing)
         raise BundleError(f"cannot make the wheel self-contained: {lines}, and it is neither on this machine's "
                           "library path nor on the manylinux allow-list")
+    edits: dict[str, list[str]] = {}
     for item in report.dropped:
-        _patchelf(["--remove-needed", item["name"], str(root / item["file"])])
+        edits.setdefault(item["file"], []).extend(["--remove-needed", item["name"]])
     for rel, lib_dirs in sorted(dirs.items()):
-        info = infos[rel]  # --remove-needed above leaves the run path as read
+        info = infos[rel]  # removing needed entries leaves the run path as read
         own = [e for e in info.runpath if _inside(root, elf.expand(e, (root / rel).parent))]
         wanted = list(dict.fromkeys([*own, *(_origin_entry(rel, d) for d in lib_dirs)]))
         if wanted == list(info.runpath):
             continue
-        if wanted:
-            _patchelf(["--set-rpath", ":".join(wanted), str(root / rel)])
-        else:
-            _patchelf(["--remove-rpath", str(root / rel)])
+        edits.setdefault(rel, []).extend(["--set-rpath", ":".join(wanted)] if wanted else ["--remove-rpath"])
         report.runpaths.append({"file": rel, "old": ":".join(info.runpath), "new": ":".join(wanted)})
+    for rel, args in sorted(edits.items()):
+        _patchelf([*args, str(root / rel)])
     return report
 
 
