@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tritonbuild.gather import includes
 from tritonbuild.resolve import preflight as pf
@@ -324,3 +327,63 @@ def test_a_scan_kept_by_the_older_scanner_is_not_reused(tmp_path: Path) -> None:
     assert includes.gather(tree, [], [str(llvm)], cache).llvms[0].missing == ()
     assert json.loads(store.read_text()) == {"scanner": includes.SCANNER, "files": {str(path): [st.st_size,
                                                                                                st.st_mtime_ns, []]}}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (b'#include "mlir/IR/X.h"\n#define GEN_PASS_CLASSES\n#include "Passes.h.inc"\n',
+     [("mlir/IR/X.h", 1, False), (pf.GEN_PASS_CLASSES, 2, False)]),
+    # no MLIR include in the file at all, and the define far below the includes: still found
+    (b"// x\n" * 300 + b"#define GEN_PASS_CLASSES\n", [(pf.GEN_PASS_CLASSES, 301, False)]),
+    (b"#ifdef WITH_OLD\n#  define GEN_PASS_CLASSES  \n#endif\n", [(pf.GEN_PASS_CLASSES, 2, True)]),
+    (b"#if 0\n#define GEN_PASS_CLASSES\n#endif\n", []),
+    (b"// #define GEN_PASS_CLASSES\n/* #define GEN_PASS_CLASSES */\n", []),
+    (b'const char *s = "#define GEN_PASS_CLASSES";\n', []),
+    (b"#define GEN_PASS_CLASSES_OLD\n#define GEN_PASS_DECL\n#define GEN_PASS_DEF_X\n#undef GEN_PASS_CLASSES\n", []),
+])
+def test_scan_records_a_define_of_gen_pass_classes(text: bytes, expected: list[object]) -> None:
+    """LLVM 22's mlir-tblgen answers GEN_PASS_CLASSES with an #error (triton-shared 22a7b0e: 12 files, found by the
+    canary after 86 s): the scan records each define like an include, so the plan names them all at once."""
+    assert includes.scan(text) == expected
+
+
+def test_an_llvm_whose_tblgen_refuses_gen_pass_classes_is_named_with_every_site(tmp_path: Path) -> None:
+    new = _llvm(tmp_path / "llvm22", ["llvm/IR/Module.h"])
+    (new / "include/mlir/Transforms").mkdir(parents=True)
+    (new / "include/mlir/Transforms/Passes.h.inc").write_text(
+        '#ifdef GEN_PASS_CLASSES\n#error "GEN_PASS_CLASSES is deprecated; use per-pass macros"\n#endif\n')
+    old = _llvm(tmp_path / "llvm19", ["llvm/IR/Module.h", "mlir/Transforms/Passes.h.inc"])
+    plugin = _tree(tmp_path / "plugin", {"CMakeLists.txt": "",
+                                         **{f"lib/P{i}.cpp": "#define GEN_PASS_CLASSES\n" for i in range(6)}})
+    tree = _tree(tmp_path / "src", {"lib/A.cpp": '#include "llvm/IR/Module.h"\n'})
+    facts = includes.gather(tree, [plugin], [str(new), str(old)], None)
+    assert [h.missing for h in facts.llvms] == [(pf.GEN_PASS_CLASSES,), ()]
+    built = pf.Built((), (), False, plugins=(str(plugin),))
+    found = pf.check(facts, (), (), str(new), "22.1.8", True, built)
+    assert found.macros == 1 and found.headers_missing == 0
+    text = pf.error_text(found, "22.1.8", "49d5bb0ad0cb")
+    assert text is not None and "GEN_PASS_CLASSES, which this LLVM's mlir-tblgen no longer emits" in text
+    assert f"{plugin}/lib/P0.cpp:1" in text and "and 2 more define GEN_PASS_CLASSES" in text
+    assert "GEN_PASS_DEF_<PASS>" in text and "included header" not in text
+    assert pf.check(facts, (), (), str(old), "19.1.7", True, built).errors == ()
+    unbuilt = pf.check(facts, (), (), str(new), "22.1.8", True, pf.Built((), (), False))
+    assert unbuilt.errors == () and unbuilt.macros == 0  # a plugin this build does not compile
+
+
+FRAGMENTS = [b"#include \"mlir/IR/X.h\"", b"#include <llvm/A.h>", b"#define GEN_PASS_CLASSES", b"#if 0", b"#ifdef Y",
+             b"#else", b"#endif", b"#ifndef G", b"#define G", b"/*", b"*/", b"//", b"\"", b"'", b"R\"x(", b")x\"",
+             b"\\", b"\n", b"\r\n", b" ", b"\t", b"#", b"\x00", b"\xff", b"mlir/", b"GEN_PASS_CLASSES"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=80), st.integers(0, 3))
+def test_scan_of_hostile_bytes_never_raises_and_names_real_lines(parts: list[bytes], repeat: int) -> None:
+    """A hostile tree's file (any bytes, unbalanced comments, literals, #ifs and continuations): the scan returns
+    includes and GEN_PASS_CLASSES defines, each on a line the file has, in bounded time."""
+    data = b"".join(parts) * (1 + repeat)
+    start = time.monotonic()
+    found = includes.scan(data)
+    assert time.monotonic() - start < 2
+    lines = data.count(b"\n") + 1
+    for header, line, conditional in found:
+        assert isinstance(header, str) and isinstance(conditional, bool) and 1 <= line <= lines
+        assert header == pf.GEN_PASS_CLASSES or header.split("/")[0] in pf.NAMESPACES

@@ -25,7 +25,14 @@ from pathlib import Path
 
 from tritonbuild import proc
 from tritonbuild.fileutil import walk, write_if_changed
-from tritonbuild.resolve.preflight import NAMESPACES, Include, IncludeFacts, LLVMHeaders, header_path_ok
+from tritonbuild.resolve.preflight import (
+    GEN_PASS_CLASSES,
+    NAMESPACES,
+    Include,
+    IncludeFacts,
+    LLVMHeaders,
+    header_path_ok,
+)
 
 SOURCE_DIRS = ("lib", "include", "python/src", "bin", "test/lib", "third_party")
 SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inc", ".def", ".td"}
@@ -49,7 +56,7 @@ _TOKEN = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)"
                     rb"|\"(?:[^\"\\\n]|\\.)*\"?|(?<![0-9])'(?:[^'\\\n]|\\.)*'?", re.S)
 # the same for TableGen: comments, strings, and [{ code }] blocks (which hold C++, not includes)
 _TD_TOKEN = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\[\{.*?(?:\}\]|\Z)|\"(?:[^\"\\\n]|\\.)*\"?", re.S)
-SCANNER = 2  # bumped when scan() changes what it finds: kept scans of an older scanner are not reused
+SCANNER = 3  # bumped when scan() changes what it finds: kept scans of an older scanner are not reused
 
 Use = tuple[str, int, bool]  # header, line, conditional
 
@@ -59,9 +66,11 @@ def scan(data: bytes, tablegen: bool = False) -> list[Use]:
     ``#if`` that tests ``__has_include``, none is taken; an include guard (a first ``#ifndef X`` then
     ``#define X``) does not count as an #if. Continued lines are joined and comments blanked first (an include
     inside ``/* */`` is none; ``#include \\`` then a header on the next line is one, on the ``#include`` line)."""
-    if not any(n.encode() + b"/" in data for n in NAMESPACES):
+    macro = not tablegen and b"GEN_PASS_CLASSES" in data
+    if not macro and not any(n.encode() + b"/" in data for n in NAMESPACES):
         return []
-    data = _head(data if tablegen else _joined(data))
+    data = data if tablegen else _joined(data)
+    data = data if macro else _head(data)
     data = _uncommented(data, _TD_TOKEN) if tablegen else _uncommented(data, _TOKEN)
     if tablegen:
         return [(m.group(1).decode("utf-8", "replace"), data.count(b"\n", 0, m.start()) + 1, False)
@@ -79,12 +88,14 @@ def scan(data: bytes, tablegen: bool = False) -> list[Use]:
             stack[-1] = "has" if top == "has" else ("cond" if word == b"elif" or top != "zero" else "live")
         elif word == b"endif" and stack:
             stack.pop()
-        elif word == b"include" and not {"zero", "has"} & set(stack):
-            inc = _INCLUDE.match(data, m.start())
-            if inc:
+        elif word in (b"include", b"define") and not {"zero", "has"} & set(stack):
+            inc = _INCLUDE.match(data, m.start()) if word == b"include" else None
+            name = inc.group(1).decode("utf-8", "replace") if inc else (
+                GEN_PASS_CLASSES if word == b"define" and rest.split()[:1] == [b"GEN_PASS_CLASSES"] else None)
+            if name:
                 line += data.count(b"\n", pos, m.start())
                 pos = m.start()
-                out.append((inc.group(1).decode("utf-8", "replace"), line, "cond" in stack))
+                out.append((name, line, "cond" in stack))
     return out
 
 
@@ -255,8 +266,15 @@ def llvm_headers(prefix: str, headers: Iterable[str]) -> LLVMHeaders:
     inc = Path(prefix) / "include"
     if not (inc / "llvm").is_dir():
         return LLVMHeaders(prefix, checked=False)
-    missing = tuple(sorted(h for h in headers if not (inc / h).is_file()))
-    return LLVMHeaders(prefix, True, missing, elsewhere(inc, missing) if missing else ())
+    missing = tuple(sorted(h for h in headers if not (inc / h).is_file() if h != GEN_PASS_CLASSES))
+    gone = (GEN_PASS_CLASSES,) if GEN_PASS_CLASSES in headers and _no_pass_classes(inc) else ()
+    return LLVMHeaders(prefix, True, missing + gone, elsewhere(inc, missing) if missing else ())
+
+
+def _no_pass_classes(inc: Path) -> bool:
+    """Whether this LLVM's mlir-tblgen refuses ``GEN_PASS_CLASSES`` (LLVM 22: its generated Passes.h.inc have
+    ``#error "GEN_PASS_CLASSES is deprecated; use per-pass macros"``), read from one generated header it ships."""
+    return b'#error "GEN_PASS_CLASSES is deprecated' in _read(str(inc / "mlir" / "Transforms" / "Passes.h.inc"))
 
 
 def elsewhere(inc: Path, missing: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -290,12 +308,13 @@ def gather(source: Path, plugins: Sequence[Path], prefixes: Sequence[str], cache
     store = cache / ("includes-" + hashlib.sha256(str(source).encode()).hexdigest()[:16] + ".json") if cache else None
     scanned = cached_scan([f for f, _, _ in files], store)
     uses = [Include(h, shown, line, scope, cond) for path, shown, scope in files
-            for h, line, cond in scanned.get(path, ()) if header_path_ok(h)]
+            for h, line, cond in scanned.get(path, ()) if header_path_ok(h) or h == GEN_PASS_CLASSES]
     headers = sorted({u.header for u in uses})
     llvms = [llvm_headers(p, headers) for p in dict.fromkeys(prefixes)]
     missing = {h for llvm in llvms for h in llvm.missing}
     roots = _roots(source, plugins)
-    own = {h for h in missing if any(_own(h, str(source / u.file), roots) for u in uses if u.header == h)}
+    own = {h for h in missing - {GEN_PASS_CLASSES}
+           if any(_own(h, str(source / u.file), roots) for u in uses if u.header == h)}
     llvms = [LLVMHeaders(x.prefix, x.checked, tuple(h for h in x.missing if h not in own),
                          tuple(e for e in x.elsewhere if e[0] not in own)) for x in llvms]
     return IncludeFacts(files=len(files), headers=len(headers),

@@ -19,6 +19,13 @@ from tritonbuild.printable import printable
 from tritonbuild.resolve import knownissues
 
 NAMESPACES = ("llvm", "llvm-c", "mlir", "mlir-c", "lld")
+# Not a header: a ``#define GEN_PASS_CLASSES`` before including a tree's generated Passes.h.inc, recorded by the
+# scan as if it were an include; an LLVM "lacks" it when its mlir-tblgen no longer emits the classes (LLVM 22).
+# Found on triton-shared 22a7b0e (12 files) by the canary after 86 s (docs/real-trees.md); now named by the plan.
+GEN_PASS_CLASSES = "#define GEN_PASS_CLASSES"
+_NO_PASS_CLASSES = ("this LLVM's mlir-tblgen generates no pass base classes under it (its Passes.h.inc say #error "
+                    "\"GEN_PASS_CLASSES is deprecated; use per-pass macros\", LLVM 22): define GEN_PASS_DEF_<PASS> "
+                    "for each pass before the include and derive from impl::<Pass>Base")
 MAX_PLACES = 4  # include sites listed per header; the rest are counted
 
 
@@ -86,6 +93,7 @@ class Findings:
     errors: tuple[str, ...] = ()  # one line per missing header (all its include sites), then each known issue
     warnings: tuple[str, ...] = ()
     headers_missing: int = 0
+    macros: int = 0  # of the errors: uses of generated code the LLVM's mlir-tblgen no longer emits
     known: tuple[str, ...] = field(default=())  # ids of the known issues found
 
 
@@ -127,11 +135,14 @@ def header_lines(facts: IncludeFacts, prefix: str | None, built: Built) -> tuple
     errors, warnings = [], []
     for header in sorted(by_header):
         moved, name = _moved_text(header, elsewhere), printable(header)  # the header as the tree wrote it
+        verb = "include"
+        if header == GEN_PASS_CLASSES:
+            moved, name, verb = _NO_PASS_CLASSES, "GEN_PASS_CLASSES", "define"
         always, behind_if = by_header[header].get(False, []), by_header[header].get(True, [])
         if always:
-            errors.append(f"{_places(always)} include{'s' if len(always) == 1 else ''} {name}: {moved}")
+            errors.append(f"{_places(always)} {verb}{'s' if len(always) == 1 else ''} {name}: {moved}")
         if behind_if:
-            warnings.append(f"{_places(behind_if)} include{'s' if len(behind_if) == 1 else ''} {name} inside an "
+            warnings.append(f"{_places(behind_if)} {verb}{'s' if len(behind_if) == 1 else ''} {name} inside an "
                             f"#if: {moved}; the compile fails if the preprocessor reaches it")
     return errors, warnings
 
@@ -142,13 +153,16 @@ def check(facts: IncludeFacts, known_source: tuple[str, ...], known_llvm: tuple[
     missing headers (errors; those behind an #if warnings) and the known issues (errors while the compile check
     is on, which would fail after the whole build; warnings otherwise)."""
     errors, warnings = header_lines(facts, prefix, built)
-    headers = len(errors)
+    have = facts.llvm(prefix)
+    macros = int(have is not None and GEN_PASS_CLASSES in have.missing and any(
+        u.header == GEN_PASS_CLASSES and not u.conditional and built.compiles(u) for u in facts.uses))
+    headers = len(errors) - macros
     issues = knownissues.matching(known_source, known_llvm)
     texts = [knownissues.message(i, label, compile_check) for i in issues]
     refused = [t for i, t in zip(issues, texts, strict=True) if compile_check or i.fails == "compile"]
     return Findings(errors=(*errors, *refused),
                     warnings=(*(f"with LLVM {label}, {w}" for w in warnings), *(t for t in texts if t not in refused)),
-                    headers_missing=headers, known=tuple(i.id for i in issues))
+                    headers_missing=headers, macros=macros, known=tuple(i.id for i in issues))
 
 
 def error_text(found: Findings, label: str, pinned: str | None) -> str | None:
@@ -156,20 +170,29 @@ def error_text(found: Findings, label: str, pinned: str | None) -> str | None:
     issue keeps its own message."""
     if not found.errors:
         return None
-    if not found.headers_missing and len(found.errors) == 1:
+    if not found.headers_missing and not found.macros and len(found.errors) == 1:
         return found.errors[0]
     what = []
     if found.headers_missing:
         what.append(f"{found.headers_missing} included header{'s' if found.headers_missing > 1 else ''} this "
                     "LLVM lacks")
+    if found.macros:
+        what.append("passes generated with GEN_PASS_CLASSES, which this LLVM's mlir-tblgen no longer emits")
     if found.known:
         what.append(f"{len(found.known)} known issue{'s' if len(found.known) > 1 else ''}")
     pin = f"the source's pinned LLVM ({pinned[:12]})" if pinned else "the source's pinned LLVM"
     lines = "\n".join(f"  - {e}" for e in found.errors)
     fix = (" Each missing header fails the compile of the file that includes it: build against "
            f"{pin}, or an LLVM that has these headers, or patch the source." if found.headers_missing else "")
-    return (f"This source will not build with LLVM {label}: {' and '.join(what)}, found before building "
+    if found.macros:
+        fix += (" Each file that defines GEN_PASS_CLASSES stops at the #error of its generated Passes.h.inc: port "
+                f"its passes to the per-pass macros (a patch: --patch, --patch PLUGIN=FILE), or build against {pin}.")
+    return (f"This source will not build with LLVM {label}: {_listed(what)}, found before building "
             f"(all of them, not only the first).{fix}\n{lines}")
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def header_path_ok(header: str) -> bool:
