@@ -18,7 +18,7 @@ PKG = ROOT / "tritonbuild"
 SKIP = ("example/tree", "example/backend_template", "example/plugin_template")
 
 # Pure: resolve a request into a plan and describe it, without reading the disk or running a program.
-PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "nvidia/parts.py", "nvidia/choose.py")
+PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "redact.py", "nvidia/parts.py", "nvidia/choose.py")
 # The edge: what reads the disk, runs programs or talks to the network.
 EDGE = ("tritonbuild.proc", "tritonbuild.http", "tritonbuild.fileutil", "tritonbuild.gather", "tritonbuild.execute",
         "tritonbuild.wheel", "tritonbuild.cli", "tritonbuild.report", "tritonbuild.llvm.probe",

@@ -11,7 +11,8 @@ import pytest
 
 from tests.helpers import plan_for
 from tritonbuild.errors import UserError
-from tritonbuild.plan import compute_key, redact, redact_text
+from tritonbuild.plan import compute_key
+from tritonbuild.redact import redact, redact_text
 from tritonbuild.resolve.compilercache import build_env
 
 SECRET = "PASSW0RD"

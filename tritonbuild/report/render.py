@@ -7,8 +7,8 @@ import os
 import sys
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from tritonbuild.plan import redact, redact_text
 from tritonbuild.printable import printable as shown  # every path printed: a newline in it cannot forge a line
+from tritonbuild.redact import redact, redact_text
 
 if TYPE_CHECKING:
     from rich.console import Console

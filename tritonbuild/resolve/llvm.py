@@ -9,8 +9,9 @@ from enum import StrEnum
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.plan import LLVMPlan, redact_text
+from tritonbuild.plan import LLVMPlan
 from tritonbuild.printable import printable, quoted
+from tritonbuild.redact import redact_text
 from tritonbuild.resolve.facts import Facts, LLVMInstall
 from tritonbuild.resolve.llvm_requirement import (
     PREBUILT_TARGETS,

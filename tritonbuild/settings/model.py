@@ -33,7 +33,7 @@ from packaging.version import InvalidVersion, Version
 
 from tritonbuild import manylinux
 from tritonbuild.errors import UserError
-from tritonbuild.plan import redact_text
+from tritonbuild.redact import redact_text
 from tritonbuild.urls import split_url
 
 TRUE = {"ON", "1", "YES", "TRUE", "Y"}

@@ -28,7 +28,8 @@ from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor  # typ
 
 from tritonbuild import __version__
 from tritonbuild.errors import UserError
-from tritonbuild.plan import REDACTED, Plan, redact
+from tritonbuild.plan import Plan
+from tritonbuild.redact import REDACTED, redact
 from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, show
 from tritonbuild.wheel import provenance_fields as fields
 
@@ -297,7 +298,7 @@ def _statement(obj: Any) -> dict[str, Any]:
 
 
 def _redacted(value: Any) -> bool:
-    """Whether a value had a secret the provenance does not hold (``tritonbuild.plan.redact``)."""
+    """Whether a value had a secret the provenance does not hold (``tritonbuild.redact.redact``)."""
     items = value if isinstance(value, list) else [value]
     return any(isinstance(v, str) and REDACTED in v for v in items)
 
