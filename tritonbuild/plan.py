@@ -15,6 +15,7 @@ from typing import Any
 
 from tritonbuild.jsonout import SCHEMA as SCHEMA_VERSION  # the plan's schema is every --json's
 from tritonbuild.redact import redact
+from tritonbuild.settings.model import Settings
 
 # Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
 # The packaging defines only change the link of libtriton and the install step, never an object file.
@@ -251,7 +252,7 @@ class Plan:
     cmake: CMakePlan
     python: str
     cache_root: str
-    settings: dict[str, dict[str, Any]]
+    settings: Settings  # in JSON its report: each value as given, with its origin
     key: str
     fingerprint: str = ""  # like key, with the source, cache and plugin directories left out
     reproducible: bool = False
@@ -276,7 +277,9 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready data, with URL secrets redacted (``redact``): it is printed and written."""
-        out: dict[str, Any] = redact(asdict(self))
+        data = asdict(self)
+        data["settings"] = self.settings.report()
+        out: dict[str, Any] = redact(data)
         return out
 
     def to_json(self) -> str:

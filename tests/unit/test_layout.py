@@ -33,6 +33,7 @@ IO_CALLS = re.compile(r"\.(read_text|read_bytes|write_text|is_dir|is_file|exists
 ABOVE = {
     "__main__": "the entry point: runs the CLI",
     "request": "the pipeline's start: gathers the facts and resolves them into plans",
+    "plan": "holds the request's settings as the model types them (settings.model.Settings), not as JSON",
     "http": "reads its retry and timeout defaults from the settings' one declaration",
 }
 # An import: the file (relative to the package's parent), its line, and the statement as written.

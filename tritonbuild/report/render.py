@@ -170,7 +170,7 @@ def print_settings(plan: Plan, out: Console) -> None:
     table.add_column("setting")
     table.add_column("value")
     table.add_column("from")
-    for name, item in plan.settings.items():
+    for name, item in plan.settings.report().items():
         table.add_row(name, str(redact(item["value"])), item["origin"])  # a URL's password never shows
     out.print(table)
 
