@@ -94,7 +94,7 @@ def plan_for(root: Path, cli: dict | None = None, env: dict | None = None, **kw:
     env = env or {}
     s = resolve_settings(cli or {}, env)
     base = facts(root, **kw)  # type: ignore[arg-type]
-    found = replace(base, plugin_files=read_all(s["plugin_dirs"].value, root.parent),
+    found = replace(base, plugin_files=read_all(s.plugin_dirs, root.parent),
                     **environment_facts(env, base.source))
     return resolve_plan(s, found)
 

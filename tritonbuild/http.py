@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.errors import EnvironmentProblem
-from tritonbuild.plan import redact_text
 from tritonbuild.printable import printable
+from tritonbuild.redact import redact_text
 from tritonbuild.settings.model import SPEC_BY_NAME, Settings
 
 Progress = Callable[[int, int | None], None]

@@ -10,60 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tritonbuild.jsonout import SCHEMA as SCHEMA_VERSION  # the plan's schema is every --json's
+from tritonbuild.redact import redact
+from tritonbuild.settings.model import Settings
 
 # Cache variables that change with a commit or with -j but do not make an existing build dir unusable.
 # The packaging defines only change the link of libtriton and the install step, never an object file.
 VOLATILE_DEFINES = frozenset({"TRITON_VERSION", "TRITON_PARALLEL_LINK_JOBS", "TRITONBUILD_LLVM_LINK",
                               "TRITONBUILD_BUNDLE_PYTHON", "TRITONBUILD_SYSTEM_LIBS"})
-
-
-# Secrets inside URL-like values (a ccache remote, a mirror, an index, a git URL): the password of user:password@,
-# a user name that is a token, and query or attribute values named like secrets. Everything tritonbuild prints or
-# writes of a plan (plan.json, the manifest, plan --json, plan --settings) goes through ``redact``; the plan itself
-# keeps the real values for the programs that need them (ccache's CCACHE_REMOTE_STORAGE).
-# a password may hold an unescaped '@' (users write them so): the userinfo runs to the authority's last '@'
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s|]*)(?::(?P<pw>[^/\s|]*))?@")
-_SECRET_PARAM = re.compile(r"(?P<key>(?<=[?&|;#])[\w.-]*(?:token|key|password|passwd|secret|sig|signature|"
-                           r"credential|auth)[\w.-]*=)[^&|#\s]*", re.IGNORECASE)
-# ccache's http storage takes headers as attributes: |header=Authorization=Bearer TOKEN (the value may hold spaces)
-_SECRET_HEADER = re.compile(r"(?P<key>\|header=[\w-]*(?:auth|token|key|secret|passw|cookie)[\w-]*=)[^|]*",
-                            re.IGNORECASE)
-_TOKEN_USER = re.compile(r"^(gh[pousr]_|github_pat_|glpat-|x-access-token|oauth2)|^.{20,}$", re.IGNORECASE)
-REDACTED = "***"
-
-
-def redact_text(text: str) -> str:
-    """``text`` with the secrets of the URLs in it replaced by ``***``: ``user:***@host``, a token given as the user
-    name (``***@host``), ``?token=***``; the rest (scheme, host, path) stays readable."""
-
-    def userinfo(m: re.Match[str]) -> str:
-        user = m.group("user")
-        if m.group("pw") is not None:
-            return f"{m.group('scheme')}{user}:{REDACTED}@"
-        return f"{m.group('scheme')}{REDACTED if _TOKEN_USER.search(user) else user}@"
-
-    if "@" in text:
-        text = _USERINFO.sub(userinfo, text)
-    if "=" in text:
-        text = _SECRET_HEADER.sub(lambda m: m.group("key") + REDACTED, text)
-        text = _SECRET_PARAM.sub(lambda m: m.group("key") + REDACTED, text)
-    return text
-
-
-def redact(value: Any) -> Any:
-    """``value`` (JSON-like: dicts, lists, tuples, strings) with ``redact_text`` applied to every string in it."""
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {redact(k): redact(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(redact(v) for v in value)
-    return value
 
 
 @dataclass(frozen=True)
@@ -295,7 +252,7 @@ class Plan:
     cmake: CMakePlan
     python: str
     cache_root: str
-    settings: dict[str, dict[str, Any]]
+    settings: Settings  # in JSON its report: each value as given, with its origin
     key: str
     fingerprint: str = ""  # like key, with the source, cache and plugin directories left out
     reproducible: bool = False
@@ -320,7 +277,9 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready data, with URL secrets redacted (``redact``): it is printed and written."""
-        out: dict[str, Any] = redact(asdict(self))
+        data = asdict(self)
+        data["settings"] = self.settings.report()
+        out: dict[str, Any] = redact(data)
         return out
 
     def to_json(self) -> str:

@@ -26,7 +26,7 @@ from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.settings import cacheroot, recipes
-from tritonbuild.settings.model import SPECS, Resolved, Settings, resolve_settings, show
+from tritonbuild.settings.model import SPECS, Settings, resolve_settings, show
 
 # What a request holds besides settings: the recipe, where the cache and the wheels go, the target interpreters
 # (the keys ``Request.from_cli`` reads of click's mapping besides the settings' own).
@@ -110,15 +110,13 @@ def _recipe(request: Request) -> tuple[recipes.Recipe, str]:
 
 
 def settings_of(request: Request, recipe: tuple[recipes.Recipe, str] | None = None
-                ) -> tuple[dict[str, Resolved], str | None, Path]:
+                ) -> tuple[Settings, str | None, Path]:
     """The request's settings (default < recipe < env < flags), the cache dir it gives (``--cache-dir``, else the
     recipe's; None: the default) and the cache root, refused up front when no build could use it."""
     rec, origin = recipe or _recipe(request)
     s = resolve_settings(dict(request.flags), request.env, rec.settings(), origin)
-    names, record = request.recalled
-    for name in names:  # a remembered flag's errors name where it came from, and the way out
-        s[name] = Resolved(s[name].value, f"the last develop request of this checkout, {record}; `develop --forget` "
-                                          "drops it")
+    names, record = request.recalled  # a remembered flag's errors name where it came from, and the way out
+    s = s.with_origin(names, f"the last develop request of this checkout, {record}; `develop --forget` drops it")
     cache_dir = request.cache_dir or rec.cache_dir
     root = cacheroot.usable_cache_root(request.env, cache_dir,
                                    "--cache-dir" if request.cache_dir else f"{origin}'s cache_dir")
@@ -167,7 +165,7 @@ def _plans(request: Request, recipe: tuple[recipes.Recipe, str], targets: list[s
     interpreter facts differ between them), then each is resolved."""
     env, cwd = request.env, request.cwd
     s, cache_dir, _root = settings_of(request, recipe)
-    _check_wheelhouse(s["wheelhouse"], cwd)
+    _check_wheelhouse(s, cwd)
     s = collect.clone_git_plugins(s, env, cache_dir)
     facts = collect.gather(s, env, cwd, cache_dir, targets[0], warn=request.warn)
     out_dir = request.out or recipe[0].out_dir
@@ -182,11 +180,12 @@ def _plans(request: Request, recipe: tuple[recipes.Recipe, str], targets: list[s
     return plans
 
 
-def _check_wheelhouse(given: Resolved, cwd: Path) -> None:
+def _check_wheelhouse(s: Settings, cwd: Path) -> None:
     """A wheelhouse that is no directory would only fail in pip, after the plan: refuse it now."""
-    if given.value and not (cwd / Path(str(given.value)).expanduser()).is_dir():
-        raise UserError(f"The wheelhouse {given.value} ({given.origin}) is not a directory. Give a directory of "
-                        "wheels (pip download scikit-build-core pybind11 -d DIR), or leave --wheelhouse out.")
+    if s.wheelhouse and not (cwd / s.wheelhouse.expanduser()).is_dir():
+        raise UserError(f"The wheelhouse {s.wheelhouse} ({s.origin('wheelhouse')}) is not a directory. Give a "
+                        "directory of wheels (pip download scikit-build-core pybind11 -d DIR), or leave --wheelhouse "
+                        "out.")
 
 
 def provisioned_plan(request: Request, reporter: Reporter) -> Plan:
@@ -219,7 +218,7 @@ def _provisioned(make: Callable[[Request], list[Plan]], request: Request, report
         for p in plans:
             provision.ensure(p, reporter, dict(request.env))
     except NetworkError as exc:
-        if Settings.of_report(plans[0].settings).llvm != "auto":
+        if plans[0].settings.llvm != "auto":
             raise
         reporter.warn(f"{exc} Falling back to a system LLVM (not the pinned commit).")
         plans = make(request.with_flags(llvm="system"))
@@ -247,7 +246,7 @@ def survey_backends(request: Request, *, check: bool) -> Survey:
     from tritonbuild.resolve.plugins import resolve_plugins
 
     s, _cache_dir, cache_root = settings_of(request)
-    dirs, cwd = Settings.of(s).plugin_dirs, request.cwd
+    dirs, cwd = s.plugin_dirs, request.cwd
     root = collect.source_root(s, cwd, cache_root, request.warn)
     info = inspect_source(root, git.git_state(root))
     found, _notes, warnings = resolve_plugins(

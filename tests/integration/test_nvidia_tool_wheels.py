@@ -208,7 +208,7 @@ def test_offline_from_a_wheelhouse_stages_the_tool_where_cmake_installs_it_from(
     from tritonbuild.gather.collect import nvidia_settings
     from tritonbuild.nvidia import discover
     from tritonbuild.nvidia.stage import stage
-    from tritonbuild.settings.model import Settings, resolve_settings
+    from tritonbuild.settings.model import resolve_settings
 
     house = tmp_path / "wheelhouse"
     for tool in PROJECTS:
@@ -220,7 +220,7 @@ def test_offline_from_a_wheelhouse_stages_the_tool_where_cmake_installs_it_from(
     cli = {"offline": True, "wheelhouse": str(house), "cuda_tools_from": "pypi"}
 
     def plan():  # type: ignore[no-untyped-def]
-        s = Settings.of(resolve_settings(cli, env))
+        s = resolve_settings(cli, env)
         lookup = discover.ToolLookup("pypi", "http://127.0.0.1:1/simple", house, True, ARCH)
         nv = discover.gather(tree, nvidia_settings(s), env, tmp_path / "cache", lookup=lookup)
         return plan_for(tree, cli, env, nvidia=nv)

@@ -42,7 +42,7 @@ def test_settings_come_from_the_requests_environment_not_the_process(base: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAX_JOBS", "1")
     plan = make_plan(request(base, {"MAX_JOBS": "3"}))
-    assert plan.settings["jobs"]["value"] == 3 and plan.settings["jobs"]["origin"] == "env MAX_JOBS"
+    assert plan.settings.jobs == 3 and plan.settings.origin("jobs") == "env MAX_JOBS"
     assert plan.toolchain.jobs == 3
     monkeypatch.delenv("MAX_JOBS")
     assert make_plan(request(base, {"MAX_JOBS": "3"})) == plan  # the process's environment plays no part

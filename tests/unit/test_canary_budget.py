@@ -20,7 +20,7 @@ from tritonbuild.execute import canary as ex
 from tritonbuild.resolve import canary as c
 from tritonbuild.resolve.canary import Cause, Diagnostic
 from tritonbuild.settings import recipes
-from tritonbuild.settings.model import SPEC_BY_NAME, Resolved, resolve_settings
+from tritonbuild.settings.model import SPEC_BY_NAME, resolve_settings
 
 RECIPE = Path("/nowhere/r.toml")  # recipes.parse reads nothing: the path only names the recipe in messages
 SPEC = SPEC_BY_NAME["canary_budget"]
@@ -42,7 +42,7 @@ def _from_all(value: float) -> list[Any]:
                     lambda: resolve_settings({}, {}, recipes.parse({"canary_budget": value}, RECIPE).settings(),
                                              f"recipe {RECIPE}")):
         try:
-            out.append(resolve()["canary_budget"].value)
+            out.append(resolve().canary_budget)
         except UserError as exc:
             out.append(exc)
     return out
@@ -50,14 +50,15 @@ def _from_all(value: float) -> list[Any]:
 
 def test_the_setting_is_a_number_of_seconds_from_flag_env_and_recipe() -> None:
     assert SPEC.kind == "float" and SPEC.flag == "--canary-budget" and SPEC.env_names == (ENV,) and SPEC.recipe
-    assert resolve_settings({}, {})["canary_budget"] == Resolved(120.0, "default")
+    default = resolve_settings({}, {})
+    assert (default.canary_budget, default.origin("canary_budget")) == (120.0, "default")
     assert _flag("0.5") == 0.5 and _flag("0") == 0.0
-    assert resolve_settings({}, {ENV: "30"})["canary_budget"].value == 30.0
-    assert resolve_settings({}, {ENV: "30"})["canary_budget"].origin == f"env {ENV}"
+    assert resolve_settings({}, {ENV: "30"}).canary_budget == 30.0
+    assert resolve_settings({}, {ENV: "30"}).origin("canary_budget") == f"env {ENV}"
     parsed = recipes.parse({"canary_budget": 45}, RECIPE).settings()
-    assert resolve_settings({}, {}, parsed, "recipe r")["canary_budget"].value == 45
+    assert resolve_settings({}, {}, parsed, "recipe r").canary_budget == 45
     # the precedence chain: default < recipe < env < CLI
-    assert resolve_settings({"canary_budget": 1.5}, {ENV: "30"}, parsed)["canary_budget"].value == 1.5
+    assert resolve_settings({"canary_budget": 1.5}, {ENV: "30"}, parsed).canary_budget == 1.5
     with pytest.raises(UserError, match="The environment variable TRITONBUILD_CANARY_BUDGET='soon' is not a number"):
         resolve_settings({}, {ENV: "soon"})
     with pytest.raises(UserError, match="has canary_budget = '60', but canary_budget must be a number"):

@@ -48,14 +48,14 @@ def test_a_hang_is_named_with_its_stage_and_the_llvm() -> None:
 
 
 def test_settings_agree_from_flag_env_and_recipe() -> None:
-    assert resolve_settings({}, {})["compile_check"].value is True
-    off = resolve_settings({}, {"TRITONBUILD_COMPILE_CHECK": "0"})["compile_check"]
-    assert (off.value, off.origin) == (False, "env TRITONBUILD_COMPILE_CHECK")
-    back = resolve_settings({"compile_check": True}, {"TRITONBUILD_COMPILE_CHECK": "0"})["compile_check"]
-    assert (back.value, back.origin) == (True, "cli --compile-check/--no-compile-check")
-    recipe = resolve_settings({}, {}, {"require_pinned_llvm": True}, "recipe nightly")["require_pinned_llvm"]
-    assert (recipe.value, recipe.origin) == (True, "recipe nightly")
-    assert resolve_settings({}, {"TRITONBUILD_COMPILE_CHECK_TIMEOUT": "7"})["compile_check_timeout"].value == 7
+    assert resolve_settings({}, {}).compile_check is True
+    off = resolve_settings({}, {"TRITONBUILD_COMPILE_CHECK": "0"})
+    assert (off.compile_check, off.origin("compile_check")) == (False, "env TRITONBUILD_COMPILE_CHECK")
+    back = resolve_settings({"compile_check": True}, {"TRITONBUILD_COMPILE_CHECK": "0"})
+    assert (back.compile_check, back.origin("compile_check")) == (True, "cli --compile-check/--no-compile-check")
+    recipe = resolve_settings({}, {}, {"require_pinned_llvm": True}, "recipe nightly")
+    assert (recipe.require_pinned_llvm, recipe.origin("require_pinned_llvm")) == (True, "recipe nightly")
+    assert resolve_settings({}, {"TRITONBUILD_COMPILE_CHECK_TIMEOUT": "7"}).compile_check_timeout == 7
 
 
 def test_targets_a_triton_version_does_not_know_are_left_out() -> None:

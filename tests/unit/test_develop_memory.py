@@ -155,8 +155,8 @@ def test_a_remembered_flag_is_said_to_come_from_the_record_with_the_way_out(tmp_
     assert again.request.flags["patches"] == (str(tmp_path / "p.patch"),)  # normalised, not triton/../p.patch
     s, _, _ = settings_of(again.request)
     record = lr.record_path(_request(tmp_path), tree.resolve())
-    assert s["patches"].origin == f"the last develop request of this checkout, {record}; `develop --forget` drops it"
-    assert s["jobs"].origin == "cli -j/--jobs" and s["jobs"].value == 4  # typed now: its own origin
+    assert s.origin("patches") == f"the last develop request of this checkout, {record}; `develop --forget` drops it"
+    assert s.origin("jobs") == "cli -j/--jobs" and s.jobs == 4  # typed now: its own origin
 
 
 def test_a_record_that_cannot_be_written_is_said_and_leaves_no_temporary_file(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.helpers import HOST, plan_for
 from tritonbuild.errors import UserError
 from tritonbuild.settings import cacheroot
-from tritonbuild.settings.model import MAX_EPOCH, SPEC_BY_NAME, Settings, env_resolved, resolve_settings
+from tritonbuild.settings.model import MAX_EPOCH, SPEC_BY_NAME, env_resolved, resolve_settings
 
 RESOLVE = Path(__file__).resolve().parents[2] / "tritonbuild" / "resolve"
 ENV_NAMES = {"env", "environ", "environment"}
@@ -63,14 +63,12 @@ def test_the_new_settings_have_no_flag_no_recipe_key_and_an_origin() -> None:
     env = {"SOURCE_DATE_EPOCH": "1700000000", "TRITON_LLVM_SYSTEM_SUFFIX": "almalinux-x64",
            "SCCACHE_SERVER_PORT": "4226", "TRITONBUILD_CACHE_DIR": "/c"}
     got = resolve_settings({}, env)
-    assert {n: (got[n].value, got[n].origin) for n in NEW} == {
+    assert {n: (getattr(got, n), got.origin(n)) for n in NEW} == {
         "source_date_epoch": (1700000000, "env SOURCE_DATE_EPOCH"),
         "llvm_system_suffix": ("almalinux-x64", "env TRITON_LLVM_SYSTEM_SUFFIX"),
         "sccache_server_port": (4226, "env SCCACHE_SERVER_PORT"), "cache_root": ("/c", "env TRITONBUILD_CACHE_DIR")}
     empty = resolve_settings({}, dict.fromkeys(env, ""))  # an empty variable is unset, as every setting's is
-    assert {n: (empty[n].value, empty[n].origin) for n in NEW} == dict.fromkeys(NEW, (None, "default"))
-    typed = Settings.of(got)
-    assert (typed.source_date_epoch, typed.sccache_server_port) == (1700000000, 4226)
+    assert {n: (getattr(empty, n), empty.origin(n)) for n in NEW} == dict.fromkeys(NEW, (None, "default"))
 
 
 @pytest.mark.parametrize(("env", "root", "origin"), [
@@ -138,7 +136,7 @@ def test_the_settings_reach_the_plan(tree) -> None:  # type: ignore[no-untyped-d
     p = plan_for(root, cli, {"SCCACHE_SERVER_PORT": "4226", "SOURCE_DATE_EPOCH": "1767225600"}, host=host)
     assert dict(p.cmake.env)["SCCACHE_SERVER_PORT"] == "4226"
     assert dict(p.cmake.env)["SOURCE_DATE_EPOCH"] == "1767225600"
-    assert p.settings["sccache_server_port"] == {"value": 4226, "origin": "env SCCACHE_SERVER_PORT"}
+    assert p.settings.report()["sccache_server_port"] == {"value": 4226, "origin": "env SCCACHE_SERVER_PORT"}
     ports = {dict(plan_for(root, {"compiler_cache": "sccache"}, {"SCCACHE_BUCKET": b}, host=host).cmake.env)[
         "SCCACHE_SERVER_PORT"] for b in ("a", "b")}
     assert len(ports) == 2

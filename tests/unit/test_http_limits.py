@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tritonbuild import http as tb_http
 from tritonbuild.errors import UserError
 from tritonbuild.http import Limits, NetworkError, NotFound, Stopped
-from tritonbuild.settings.model import SPEC_BY_NAME, Settings, env_float, env_int, resolve_settings
+from tritonbuild.settings.model import SPEC_BY_NAME, env_float, env_int, resolve_settings
 
 
 @dataclass
@@ -199,10 +199,10 @@ def test_a_page_is_capped_at_16_mib_whatever_the_download_cap(server: Scripted) 
 def test_the_limits_come_from_the_settings_and_refuse_other_digits() -> None:
     env = {"TRITONBUILD_HTTP_DEADLINE": "90", "TRITONBUILD_HTTP_MIN_RATE": "0", "TRITONBUILD_HTTP_MAX_BYTES": "4096"}
     resolved = resolve_settings({}, env)
-    assert resolved["http_deadline"].origin == "env TRITONBUILD_HTTP_DEADLINE"
-    limits = Limits.of(Settings.of(resolved))
+    assert resolved.origin("http_deadline") == "env TRITONBUILD_HTTP_DEADLINE"
+    limits = Limits.of(resolved)
     assert (limits.deadline, limits.min_rate, limits.max_bytes) == (90.0, 0, 4096)
-    assert Limits.of(Settings.of(resolve_settings({}, {}))) == Limits()
+    assert Limits.of(resolve_settings({}, {})) == Limits()
     readers = {"TRITONBUILD_HTTP_DEADLINE": env_float, "TRITONBUILD_HTTP_MIN_RATE": env_int,
                "TRITONBUILD_HTTP_MAX_BYTES": env_int}
     for name, parser in readers.items():

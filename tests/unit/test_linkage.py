@@ -34,7 +34,7 @@ def test_an_all_static_llvm_is_static_whatever_is_asked(tree) -> None:
 
 def test_env_and_cli_pick_the_link(tree) -> None:
     p = plan_for(tree(), env={"TRITONBUILD_LLVM_LINK": "shared"}, system=(llvm(static_libs=True),))
-    assert p.llvm.link == "shared" and p.settings["llvm_link"]["origin"] == "env TRITONBUILD_LLVM_LINK"
+    assert p.llvm.link == "shared" and p.settings.origin("llvm_link") == "env TRITONBUILD_LLVM_LINK"
     with pytest.raises(UserError) as err:
         plan_for(tree(), env={"TRITONBUILD_LLVM_LINK": "dynamic"})
     assert "auto, static, shared" in str(err.value)

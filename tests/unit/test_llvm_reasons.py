@@ -14,7 +14,7 @@ import pytest
 from tests.helpers import facts, plan_for
 from tritonbuild import example
 from tritonbuild.resolve.llvm import PINNED_HINTS, Blocker, DownloadBlock, pinned_hint, resolve_llvm
-from tritonbuild.settings.model import Settings, resolve_settings
+from tritonbuild.settings.model import resolve_settings
 
 BUILD = "`tritonbuild llvm build --source"
 
@@ -46,7 +46,7 @@ def test_offline_is_coded_and_its_remedy_is_a_fetch_on_a_connected_machine(tree:
 def test_targets_the_prebuilt_lacks_are_coded(tree: Path) -> None:
     plan = plan_for(tree)
     settings = resolve_settings({}, {})
-    llvm = resolve_llvm(Settings.of(settings), settings, facts(tree), ("X86", "NVPTX", "SPIRV"), {})
+    llvm = resolve_llvm(settings, facts(tree), ("X86", "NVPTX", "SPIRV"), {})
     why = dict(llvm.rejected)["prebuilt download"]
     assert isinstance(why, Blocker) and why.code is DownloadBlock.TARGETS and why.endswith("also needs SPIRV")
     assert pinned_hint(llvm, plan.source, plan.backend_names).startswith(

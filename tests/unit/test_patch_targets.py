@@ -44,7 +44,7 @@ def test_a_plugin_patch_whose_file_is_no_path_is_refused_as_a_source_patch_would
 
 
 def test_the_environment_takes_the_same_entries() -> None:
-    got = resolve_settings({}, {"TRITONBUILD_PATCHES": "shared=a.diff;b.diff"})["patches"].value
+    got = resolve_settings({}, {"TRITONBUILD_PATCHES": "shared=a.diff;b.diff"}).patches
     assert [split_patch(e) for e in got] == [("shared", "a.diff"), (None, "b.diff")]
 
 
@@ -83,7 +83,7 @@ _PIECES = st.sampled_from(["=", "/", ".", "..", "-", "shared", "_", "x", "1", " 
 def test_any_entry_is_refused_in_one_paragraph_or_read_soundly(entry: str) -> None:
     for cli, env in (({"patches": [entry]}, {}), ({}, {"TRITONBUILD_PATCHES": entry})):
         try:
-            value = resolve_settings(cli, env)["patches"].value
+            value = resolve_settings(cli, env).patches
         except UserError as exc:
             assert str(exc).strip() and "\n\n" not in str(exc)
             continue

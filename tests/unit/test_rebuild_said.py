@@ -3,12 +3,13 @@ and from this machine, and what differs between the subject wheel and the rebuil
 
 from __future__ import annotations
 
+import dataclasses
 import zipfile
 from pathlib import Path
 
 from tritonbuild.fileutil import sha256_of
 from tritonbuild.request import flag_settings
-from tritonbuild.settings.model import SPEC_BY_NAME
+from tritonbuild.settings.model import Settings
 from tritonbuild.wheel import attestation, rebuild_rules
 
 CLAIM = attestation.Claim(wheel="triton-3.6.0-cp312-cp312-linux_x86_64.whl", sha256="a" * 64,
@@ -40,8 +41,7 @@ def test_machine_settings_at_their_default_are_named_once_and_a_differing_one_is
     flags = flag_settings()
     names = attestation.taken_from_machine(flags)
     assert "jobs" in names
-    settings = {n: {"value": SPEC_BY_NAME[n].default, "origin": "default"} for n in names}
-    settings["jobs"] = {"value": 8, "origin": "cli -j"}
+    settings = dataclasses.replace(Settings(), jobs=8).with_origin(["jobs"], "cli -j")
     lines = rebuild_rules.machine_said(CLAIM, settings, flags)
     assert lines[0] == "from this machine: jobs = 8 (cli -j); the provenance's 3 is not used"
     assert lines[-1].startswith("from this machine, at their defaults as in the provenance: ")

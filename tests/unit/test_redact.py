@@ -11,7 +11,8 @@ import pytest
 
 from tests.helpers import plan_for
 from tritonbuild.errors import UserError
-from tritonbuild.plan import compute_key, redact, redact_text
+from tritonbuild.plan import compute_key
+from tritonbuild.redact import redact, redact_text
 from tritonbuild.resolve.compilercache import build_env
 
 SECRET = "PASSW0RD"
@@ -48,7 +49,7 @@ def test_redact_walks_nested_data_and_keeps_other_types() -> None:
 def test_the_plan_keeps_the_real_remote_for_ccache_and_shows_it_redacted(tree) -> None:
     p = plan_for(tree(), {"ccache_remote": REMOTE})
     assert dict(p.cmake.env)["CCACHE_REMOTE_STORAGE"] == REMOTE  # the build's environment: ccache gets it
-    assert p.settings["ccache_remote"]["value"] == REMOTE
+    assert p.settings.ccache_remote == REMOTE
     text = p.to_json()  # plan --json, <build dir>/plan.json, the manifest's "plan"
     assert SECRET not in text
     data = json.loads(text)

@@ -57,7 +57,7 @@ def test_an_empty_source_is_refused_not_taken_as_the_current_directory(empty: st
                     refusal(resolve_settings, {"source": empty}, {})):
         assert message.startswith("The setting source = ") and "is empty" in message, message
         assert "current directory" in message and "\n" not in message
-    assert resolve_settings({"source": "."}, {})["source"].value == "."
+    assert resolve_settings({"source": "."}, {}).source == "."
 
 
 @pytest.mark.parametrize("value", [";", ";;", " ; ; ", ";\t;"])
@@ -69,8 +69,8 @@ def test_a_list_variable_of_separators_only_is_refused_by_name(variable: str, va
     assert message.startswith(f"The environment variable {variable}=") and "names nothing" in message, message
     assert "\n" not in message
     setting = {"TRITON_PLUGIN_DIRS": "plugin_dirs", "TRITONBUILD_PATCHES": "patches", "TRITONBUILD_DEPS": "deps"}
-    assert resolve_settings({}, {variable: "a;"})[setting[variable]].value == ["a"]
-    assert resolve_settings({}, {variable: ""})[setting[variable]].origin == "default"
+    assert resolve_settings({}, {variable: "a;"}).report()[setting[variable]]["value"] == ["a"]
+    assert resolve_settings({}, {variable: ""}).origin(setting[variable]) == "default"
 
 
 _BAD_URLS = ["https://mirror.example/llvm builds", "https://mirror.example/llvm#frag", "https://mirror.example/#",
@@ -97,7 +97,7 @@ def test_url_checks_refuse_control_characters_themselves() -> None:
         for bad in ("https://h/a\tb", "https://h/a\x00", "https://h/a\x9b", "https://h/a\x7f"):
             assert check(bad), (name, bad)
         assert check("https://h:8080/llvm-builds") is None
-    assert resolve_settings({}, {"PIP_INDEX_URL": "file:///srv/simple"})["pypi_index"].value == "file:///srv/simple"
+    assert resolve_settings({}, {"PIP_INDEX_URL": "file:///srv/simple"}).pypi_index == "file:///srv/simple"
 
 
 def cli_exit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -155,7 +155,7 @@ def test_a_negative_zero_or_a_signed_leading_zero_is_no_whole_number(capsys: pyt
 
 def test_zero_and_negative_numbers_are_still_whole_numbers() -> None:
     assert [ascii_int(t) for t in ("0", "00", "7", "-1", "-10", "4096")] == [0, 0, 7, -1, -10, 4096]
-    assert resolve_settings({}, {"TRITONBUILD_UNITY_BUILD": "0"})["unity_build"].value == 0
+    assert resolve_settings({}, {"TRITONBUILD_UNITY_BUILD": "0"}).unity_build == 0
 
 
 def test_verify_refuses_a_given_python_that_is_no_interpreter_even_without_the_import(

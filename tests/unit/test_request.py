@@ -78,12 +78,12 @@ def test_settings_come_from_the_requests_env_and_recipe_not_the_process(tmp_path
     (tmp_path / "r.toml").write_text(f'cache_dir = "{tmp_path / "cache"}"\nwheel_name = "from-the-recipe"\n')
     env = {"HOME": str(tmp_path), "MAX_JOBS": "3"}
     s, cache_dir, root = settings_of(Request.from_cli({"recipe": "r.toml"}, env, tmp_path))
-    assert (s["jobs"].value, s["jobs"].origin) == (3, "env MAX_JOBS")
-    assert s["wheel_name"].value == "from-the-recipe" and "r.toml" in s["wheel_name"].origin
+    assert (s.jobs, s.origin("jobs")) == (3, "env MAX_JOBS")
+    assert s.wheel_name == "from-the-recipe" and "r.toml" in s.origin("wheel_name")
     assert cache_dir == str(tmp_path / "cache") and root == tmp_path / "cache"
     typed = settings_of(Request.from_cli({"recipe": "r.toml", "jobs": 5, "cache_dir": str(tmp_path / "c2")}, env,
                                          tmp_path))
-    assert (typed[0]["jobs"].value, typed[0]["jobs"].origin, typed[2]) == (5, "cli -j/--jobs", tmp_path / "c2")
+    assert (typed[0].jobs, typed[0].origin("jobs"), typed[2]) == (5, "cli -j/--jobs", tmp_path / "c2")
 
 
 def test_a_command_for_one_interpreter_refuses_several_before_any_work(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def test_default_plan(tree) -> None:
     assert p.cmake.define("LLVM_SYSPATH") == "/usr/lib/llvm-22"
     assert p.cmake.define("TRITONBUILD_LLVM_DYLIB_FIX") == "ON"
     assert p.cmake.build_targets == ("triton",)
-    assert p.settings["backends"]["origin"] == "default"
+    assert p.settings.origin("backends") == "default"
 
 
 def test_plugin_spirv_and_tuple(tree, plugin) -> None:
@@ -76,7 +76,7 @@ def test_g1_limit_is_four_and_proton_not_in_tuple(tree, plugin) -> None:
 def test_codegen_backends_from_env(tree) -> None:
     p = plan_for(tree(), env={"TRITON_CODEGEN_BACKENDS": "amd,nvidia,cpu"})
     assert p.backend_names == ("amd", "nvidia", "cpu")
-    assert p.settings["backends"]["origin"] == "env TRITON_CODEGEN_BACKENDS"
+    assert p.settings.origin("backends") == "env TRITON_CODEGEN_BACKENDS"
 
 
 def test_system_llvm_missing_target_is_rejected_with_reason(tree) -> None:

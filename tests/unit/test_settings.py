@@ -8,32 +8,32 @@ from tritonbuild.settings.model import SPECS, resolve_settings
 
 def test_defaults_everywhere_with_empty_inputs() -> None:
     s = resolve_settings({}, {})
-    assert {k: v.origin for k, v in s.items()} == {spec.name: "default" for spec in SPECS}
-    assert s["llvm"].value == "auto" and s["build_type"].value == "TritonRelBuildWithAsserts"
+    assert {spec.name: s.origin(spec.name) for spec in SPECS} == {spec.name: "default" for spec in SPECS}
+    assert s.llvm == "auto" and s.build_type == "TritonRelBuildWithAsserts"
 
 
 def test_precedence_default_recipe_env_cli() -> None:
     recipe = {"backends": "cpu", "jobs": 3, "clang": True}
     env = {"TRITON_CODEGEN_BACKENDS": "amd", "MAX_JOBS": "5"}
     s = resolve_settings({"jobs": 7}, env, recipe, "recipe r.toml")
-    assert (s["backends"].value, s["backends"].origin) == ("amd", "env TRITON_CODEGEN_BACKENDS")
-    assert (s["jobs"].value, s["jobs"].origin) == (7, "cli -j/--jobs")
-    assert (s["clang"].value, s["clang"].origin) == (True, "recipe r.toml")
+    assert (s.backends, s.origin("backends")) == ("amd", "env TRITON_CODEGEN_BACKENDS")
+    assert (s.jobs, s.origin("jobs")) == (7, "cli -j/--jobs")
+    assert (s.clang, s.origin("clang")) == (True, "recipe r.toml")
     s = resolve_settings({}, {}, recipe, "recipe r.toml")
-    assert s["jobs"].origin == "recipe r.toml"
+    assert s.origin("jobs") == "recipe r.toml"
 
 
 def test_lists_replace_not_merge() -> None:
     s = resolve_settings({"plugin_dirs": ("x",)}, {"TRITON_PLUGIN_DIRS": "a;b"}, {"plugin_dirs": ["r"]})
-    assert s["plugin_dirs"].value == ["x"]
+    assert s.plugin_dirs == ("x",)
     s = resolve_settings({"plugin_dirs": ()}, {"TRITON_PLUGIN_DIRS": " a ; b ;"})
-    assert s["plugin_dirs"].value == ["a", "b"] and s["plugin_dirs"].origin == "env TRITON_PLUGIN_DIRS"
+    assert s.plugin_dirs == ("a", "b") and s.origin("plugin_dirs") == "env TRITON_PLUGIN_DIRS"
 
 
 @pytest.mark.parametrize(("value", "expected"), [("1", True), ("ON", True), ("yes", True), ("0", False),
                                                  ("OFF", False), ("", False)])
 def test_env_bools(value: str, expected: bool) -> None:
-    assert resolve_settings({}, {"TRITON_BUILD_WITH_CLANG_LLD": value})["clang"].value is expected
+    assert resolve_settings({}, {"TRITON_BUILD_WITH_CLANG_LLD": value}).clang is expected
 
 
 def test_bad_env_values_name_the_variable() -> None:
@@ -49,14 +49,14 @@ def test_bad_env_values_name_the_variable() -> None:
 
 def test_build_type_from_setup_py_variables_in_their_order() -> None:
     s = resolve_settings({}, {"REL_WITH_DEB_INFO": "1", "TRITON_REL_BUILD_WITH_ASSERTS": "1"})
-    assert (s["build_type"].value, s["build_type"].origin) == ("RelWithDebInfo", "env REL_WITH_DEB_INFO")
+    assert (s.build_type, s.origin("build_type")) == ("RelWithDebInfo", "env REL_WITH_DEB_INFO")
     s = resolve_settings({}, {"DEBUG": "0", "TRITON_BUILD_WITH_O1": "1"})
-    assert s["build_type"].value == "TritonBuildWithO1"
+    assert s.build_type == "TritonBuildWithO1"
 
 
 def test_append_cmake_args_are_split_like_a_shell() -> None:
     s = resolve_settings({}, {"TRITON_APPEND_CMAKE_ARGS": "-DA=1 '-DB=two words'"})
-    assert s["cmake_args"].value == ["-DA=1", "-DB=two words"]
+    assert s.cmake_args == ("-DA=1", "-DB=two words")
 
 
 def test_unknown_cli_setting_is_a_programming_error() -> None:
@@ -88,7 +88,7 @@ def test_a_whole_number_setting_has_one_range_from_flag_env_and_recipe(spec, tmp
     option = _build_options()[spec.name]
     assert (option.type.min, option.type.max) == (low, high)  # type: ignore[attr-defined]
     for env_name in spec.env_names:
-        assert resolve_settings({}, {env_name: str(low)})[spec.name].value == low
+        assert resolve_settings({}, {env_name: str(low)}).report()[spec.name]["value"] == low
         with pytest.raises(UserError, match="must be a whole number"):
             resolve_settings({}, {env_name: str(low - 1)})
     assert recipes.parse({spec.name: low}, tmp_path / "r.toml").settings()[spec.name] == low
@@ -107,7 +107,7 @@ def test_every_yes_no_setting_can_be_undone_on_the_command_line() -> None:
         option = options[spec.name]
         assert spec.flag == "/".join(option.opts + option.secondary_opts), spec.name  # type: ignore[attr-defined]
         assert option.secondary_opts and option.secondary_opts[0].startswith("--no-"), spec.name  # type: ignore[attr-defined]
-        assert resolve_settings({spec.name: False}, {})[spec.name].value is False
+        assert resolve_settings({spec.name: False}, {}).report()[spec.name]["value"] is False
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.choices], ids=lambda s: s.name)
@@ -121,7 +121,7 @@ def test_a_word_setting_has_one_set_of_choices_from_flag_env_and_recipe(spec, tm
     with pytest.raises(UserError, match="one of"):
         recipes.parse({spec.name: "no-such-choice"}, tmp_path / "r.toml")
     for env_name in spec.env_names if spec.name != "build_type" else ():  # setup.py's yes/no variables
-        assert resolve_settings({}, {env_name: spec.choices[-1]})[spec.name].value == spec.choices[-1]
+        assert resolve_settings({}, {env_name: spec.choices[-1]}).report()[spec.name]["value"] == spec.choices[-1]
         with pytest.raises(UserError, match="must be one of"):
             resolve_settings({}, {env_name: "no-such-choice"})
 
@@ -161,13 +161,13 @@ def test_every_setting_reads_the_same_value_from_flag_env_and_recipe(spec, tmp_p
         assert result.exit_code == 0, result.output
         given = seen[spec.name]
         assert (list(given) if isinstance(given, tuple) else given) == expected
-        assert resolve_settings({spec.name: given}, {})[spec.name].value == expected
+        assert resolve_settings({spec.name: given}, {}).report()[spec.name]["value"] == expected
     for env_name in spec.env_names:
         if spec.name == "build_type":  # setup.py's yes/no variables pick a build type
             continue
         below = {"TRITON_HOME": "/.triton/tritonbuild", "XDG_CACHE_HOME": "/tritonbuild"}  # the cache root's
         want = expected + below[env_name] if spec.name == "cache_root" and env_name in below else expected
-        assert resolve_settings({}, {env_name: env_text})[spec.name].value == want, env_name
+        assert resolve_settings({}, {env_name: env_text}).report()[spec.name]["value"] == want, env_name
     if spec.recipe:
         schema = recipes.json_schema()["properties"][spec.name]
         kinds = {o.get("type") for o in schema.get("oneOf", [schema])}

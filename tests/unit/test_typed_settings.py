@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.settings import model
-from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, Settings, resolve_settings
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, Resolved, Settings, resolve_settings
 
 HINTS = typing.get_type_hints(Settings)
 
@@ -28,10 +28,6 @@ def _literal_words(hint: object) -> tuple[str, ...]:
 # What each kind of spec may be typed as (besides None where the default is None).
 KIND_TYPES: dict[str, tuple[object, ...]] = {"str": (str, Path), "int": (int,), "float": (float,),
                                               "bool": (bool,), "list": (tuple[str, ...],)}
-
-
-def test_the_fields_are_exactly_the_declared_settings_in_their_order() -> None:
-    assert [f.name for f in dataclasses.fields(Settings)] == [s.name for s in SPECS]
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
@@ -66,26 +62,35 @@ def test_of_types_the_values_whatever_their_origin(tmp_path: Path) -> None:
     env = {"TRITON_PTXAS_BLACKWELL_PATH": str(tmp_path / "bw" / "ptxas"), "TRITONBUILD_LINKER": "gold",
            "TRITON_PLUGIN_DIRS": "a;b", "MAX_JOBS": "3", "TRITONBUILD_HTTP_TIMEOUT": "2.5"}
     recipe = {"zip_level": 1, "clang": "auto", "repair_exclude": ["libcuda.so.1", "libfoo.so"]}
-    s = Settings.of(resolve_settings({"cmake_args": ("-DA=1",), "jobs": 5}, env, recipe, "recipe r.toml"))
+    s = resolve_settings({"cmake_args": ("-DA=1",), "jobs": 5}, env, recipe, "recipe r.toml")
     assert s.ptxas_blackwell == tmp_path / "bw" / "ptxas" and isinstance(s.ptxas_blackwell, Path)
     assert s.linker == "gold" and s.plugin_dirs == ("a", "b") and s.cmake_args == ("-DA=1",)
     assert s.jobs == 5 and s.zip_level == 1 and s.clang == "auto" and s.http_timeout == 2.5
     assert s.repair_exclude == ("libcuda.so.1", "libfoo.so")
-    default = Settings.of(resolve_settings({}, {}))
+    default = resolve_settings({}, {})
     assert default.ptxas_blackwell is None and default.patches == () and default.jobs is None
     assert default.zip_level == SPEC_BY_NAME["zip_level"].default
     with pytest.raises(dataclasses.FrozenInstanceError):
         default.jobs = 2  # type: ignore[misc]
 
 
-def test_of_refuses_an_incomplete_mapping_and_the_report_fills_defaults() -> None:
-    resolved = resolve_settings({"linker": "bfd"}, {})
-    del resolved["jobs"]
+def test_of_refuses_an_incomplete_mapping_and_the_report_says_each_value_as_given() -> None:
+    given = {spec.name: Resolved(spec.default, "default") for spec in model.SPECS}
+    del given["jobs"]
     with pytest.raises(ValueError, match="jobs"):
-        Settings.of(resolved)
-    report = {"linker": {"value": "bfd", "origin": "cli --linker"}, "patches": {"value": ["p.diff"], "origin": "x"}}
-    s = Settings.of_report(report)
-    assert s.linker == "bfd" and s.patches == ("p.diff",) and s.pypi_index == SPEC_BY_NAME["pypi_index"].default
+        Settings.of(given)
+    s = resolve_settings({"linker": "bfd", "targets": ("triton-opt",)}, {"TRITON_PTXAS_PATH": "./cuda//bin/ptxas/"})
+    assert s.ptxas == Path("cuda/bin/ptxas") and s.targets == ("triton-opt",)
+    report = s.report()  # the plan's JSON (and its identity): the path as typed, a list as a list
+    assert list(report) == sorted(report) and len(report) == len(model.SPECS)
+    assert report["ptxas"] == {"value": "./cuda//bin/ptxas/", "origin": "env TRITON_PTXAS_PATH"}
+    assert report["targets"] == {"value": ["triton-opt"], "origin": "cli --target"}
+    assert report["linker"] == {"value": "bfd", "origin": "cli --linker"}
+    cloned = dataclasses.replace(s, plugin_dirs=("/cache/plugin",))  # a value replaced after resolving (git plugins)
+    assert cloned.report()["plugin_dirs"] == {"value": ["/cache/plugin"], "origin": "default"}
+    assert Settings().report() == resolve_settings({}, {}).report()  # the fields' defaults are the specs'
+    with pytest.raises(ValueError, match="no setting"):
+        s.origin("no_such_setting")
 
 
 def _elf(path: Path) -> Path:
@@ -113,10 +118,10 @@ def test_the_ptxas_blackwell_setting_is_what_nvidia_discovery_uses(tree, tmp_pat
     root, bw = _wants_blackwell(tree()), _elf(tmp_path / "cuda-13" / "bin" / "ptxas")
     bare = {"PATH": "", "CUDA_HOME": str(tmp_path / "no-cuda")}  # no toolkit: no second ptxas to fall back on
     resolved = resolve_settings({}, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)})
-    assert resolved["ptxas_blackwell"].origin == "env TRITON_PTXAS_BLACKWELL_PATH"
-    found = discover.gather(root, nvidia_settings(Settings.of(resolved)), bare, tmp_path / "cache")
+    assert resolved.origin("ptxas_blackwell") == "env TRITON_PTXAS_BLACKWELL_PATH"
+    found = discover.gather(root, nvidia_settings(resolved), bare, tmp_path / "cache")
     assert ("ptxas-blackwell", str(bw), "env TRITON_PTXAS_BLACKWELL_PATH") in found.tools
-    unset = nvidia_settings(Settings.of(resolve_settings({}, bare)))
+    unset = nvidia_settings(resolve_settings({}, bare))
     ignored = discover.gather(root, unset, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)}, tmp_path / "cache")
     assert found.wants_ptxas_blackwell and not [t for t in ignored.tools if t[0] == "ptxas-blackwell"]
 

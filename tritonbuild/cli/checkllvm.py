@@ -44,9 +44,8 @@ def check_llvm(as_json: bool, **kw: Any) -> int:
                          f"({pin})"), highlight=False, soft_wrap=True)
     for problem in p.preflight:
         console.print(escape(f"preflight: {problem}"), soft_wrap=True, highlight=False)
-    canary_setting = p.settings.get("canary", {})
-    if canary_setting.get("value") == "off":
-        console.print(escape(f"note: the canary is off ({canary_setting.get('origin')}), but check-llvm always runs "
+    if p.settings.canary == "off":
+        console.print(escape(f"note: the canary is off ({p.settings.origin('canary')}), but check-llvm always runs "
                              "it: the canary compile is what check-llvm checks; the setting applies to build and "
                              "develop."), soft_wrap=True, highlight=False)
     result = canary.check(p, console, req.env)

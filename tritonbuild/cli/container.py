@@ -9,7 +9,6 @@ from tritonbuild.cli.options import given_options
 from tritonbuild.reporter import Reporter
 from tritonbuild.request import Request, settings_of
 from tritonbuild.settings import recipes
-from tritonbuild.settings.model import Settings
 
 
 def build_in_container(req: Request, ctx: click.Context, console: Reporter) -> int | None:
@@ -18,8 +17,7 @@ def build_in_container(req: Request, ctx: click.Context, console: Reporter) -> i
     from tritonbuild.execute import container
 
     recipe = recipes.load(req.recipe, req.cwd) if req.recipe else (recipes.Recipe(), "recipe")
-    resolved, cache_dir, _root = settings_of(req, recipe)
-    s = Settings.of(resolved)
+    s, cache_dir, _root = settings_of(req, recipe)
     if not s.container:
         return None
     out = (req.cwd / (req.out or recipe[0].out_dir or "dist")).resolve()

@@ -81,9 +81,7 @@ def ensure(python: str, reqs: tuple[str, ...], cache_root: Path, *, offline: boo
 
 def build_env_args(plan: Plan) -> tuple[tuple[str, ...], str | None]:
     """The build requirements of the source, and the wheelhouse to install them from (None: the index)."""
-    from tritonbuild.settings.model import Settings
-
-    wheelhouse = Settings.of_report(plan.settings).wheelhouse
+    wheelhouse = plan.settings.wheelhouse
     return requirements(plan.source.build_requires), (str(wheelhouse) if wheelhouse else None)
 
 

@@ -33,7 +33,7 @@ from tritonbuild.reporter import Reporter
 from tritonbuild.request import Request
 from tritonbuild.resolve import bisect
 from tritonbuild.resolve.facts import LLVMInstall
-from tritonbuild.settings.model import SPECS, Resolved, Settings, split_patch
+from tritonbuild.settings.model import SPECS, Settings, split_patch
 
 SCHEMA = 1
 # What each step sets itself besides the source and the LLVM (``_plan`` says why): not the user's choice.
@@ -155,7 +155,7 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, canar
     cwd = request.cwd
     commits.parse_range(given_range)  # a bad range is refused before anything else runs
     s, _cache_dir, cache_root = settings_of(request)
-    llvm = commits.llvm(Settings.of(s).llvm, cwd)
+    llvm = commits.llvm(s.llvm, cwd)
     checkout = collect.source_root(s, cwd, cache_root, request.warn)
     history = commits.history(checkout, given_range)
     key = answer_key(llvm, s, request, canary_on)
@@ -296,18 +296,18 @@ def prune(run: _Run, known: Mapping[int, bool]) -> None:
             commits.remove(path)
 
 
-def answer_key(llvm: LLVMInstall, s: Mapping[str, Resolved], request: Request, canary_on: bool) -> str:
+def answer_key(llvm: LLVMInstall, s: Settings, request: Request, canary_on: bool) -> str:
     """The step cache's key: the LLVM, the canary on or off, and every setting that can change the answer (with
     the patches' and the plugin dirs' contents, and the interpreter)."""
     from tritonbuild.request import active_python
 
-    settings, typed = {k: r.value for k, r in s.items() if k not in IRRELEVANT}, Settings.of(s)
+    settings = {k: given["value"] for k, given in s.report().items() if k not in IRRELEVANT}
     data = {"schema": SCHEMA, "tritonbuild": __version__, "canary": canary_on,
             "llvm": [llvm.prefix, llvm.version, llvm.revision], "settings": settings,
             "python": list(request.pythons) or active_python(request.env),
             "patches": [_file_hash(request.cwd / file) if target is None else [target, _file_hash(request.cwd / file)]
-                        for target, file in map(split_patch, typed.patches)],
-            "plugins": [_dir_print(request.cwd / p) for p in typed.plugin_dirs if not p.startswith("git+")]}
+                        for target, file in map(split_patch, s.patches)],
+            "plugins": [_dir_print(request.cwd / p) for p in s.plugin_dirs if not p.startswith("git+")]}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from tritonbuild.plan import Plan, redact_text
+from tritonbuild.plan import Plan
+from tritonbuild.redact import redact_text
 from tritonbuild.result import BuildResult
 
 if TYPE_CHECKING:

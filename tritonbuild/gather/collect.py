@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from tritonbuild.resolve.llvm import STRATEGIES
 from tritonbuild.resolve.plugins import submodule_pin
 from tritonbuild.resolve.source import GitState, SourceInfo
 from tritonbuild.settings import cacheroot
-from tritonbuild.settings.model import Resolved, Settings, show, split_patch
+from tritonbuild.settings.model import Settings, show, split_patch
 
 
 def nvidia_settings(s: Settings) -> dict[str, str | None]:
@@ -53,11 +54,10 @@ def tool_lookup(s: Settings, source: SourceInfo, cwd: Path) -> nvidia_discover.T
     return nvidia_discover.ToolLookup(s.cuda_tools_from, s.pypi_index, house, s.offline, platform.machine())
 
 
-def source_root(o: Mapping[str, Resolved], cwd: Path, cache: Path, warn: Callable[[str], None]) -> Path:
+def source_root(s: Settings, cwd: Path, cache: Path, warn: Callable[[str], None]) -> Path:
     """The checkout to build: --source (a path, or a git URL cloned into ``cache``), else ``cwd`` when it is a Triton
-    tree (``o``: what ``resolve_settings`` decided, whose origins the messages name; ``warn``: where a fallback is
-    said, the request's ``warn``)."""
-    s = Settings.of(o)
+    tree (``s``: the request's settings, whose origins the messages name; ``warn``: where a fallback is said,
+    the request's ``warn``)."""
     given = s.source
     if given is None:
         if looks_like_triton(cwd):
@@ -69,36 +69,34 @@ def source_root(o: Mapping[str, Resolved], cwd: Path, cache: Path, warn: Callabl
         )
     text = given
     if git.is_git_url(text) and not Path(text).exists():
-        return _source_url(s, o, text, cwd, cache, warn)
-    if s.ref and not (o["ref"].origin.startswith("recipe") and not o["source"].origin.startswith("recipe")):
+        return _source_url(s, text, cwd, cache, warn)
+    if s.ref and not (s.origin('ref').startswith("recipe") and not s.origin('source').startswith("recipe")):
         # a recipe's ref belongs to the recipe's source URL; it does not apply to a path given on top of it
         raise UserError("--ref only applies when --source is a git URL; check out the ref in your tree instead.")
     return absolute(text, cwd)
 
 
-def _source_url(s: Settings, o: Mapping[str, Resolved], url: str, cwd: Path, cache: Path,
+def _source_url(s: Settings, url: str, cwd: Path, cache: Path,
                 warn: Callable[[str], None]) -> Path:
     """The checkout of a source URL. Offline nothing is cloned: a cached clone at the ref, else, for a recipe's
     URL run inside a Triton checkout, that checkout (said through ``warn``), else the offline error."""
     try:
         return git.checkout_url(url, s.ref, cache, offline=s.offline)
     except git.OfflineMissing:
-        if not (o["source"].origin.startswith("recipe") and looks_like_triton(cwd)):
+        if not (s.origin("source").startswith("recipe") and looks_like_triton(cwd)):
             raise
     warn(f"offline, and the recipe's source {url} is not in the source cache: building the Triton checkout in the "
          f"current directory {cwd} instead (pass --source to choose another).")
     return cwd
 
 
-def clone_git_plugins(o: Mapping[str, Resolved], env: Mapping[str, str], cache_dir: str | None
-                      ) -> dict[str, Resolved]:
+def clone_git_plugins(s: Settings, env: Mapping[str, str], cache_dir: str | None) -> Settings:
     """Replace ``git+URL@REF`` plugin specs with their checkouts in the source cache (clone once; offline only
-    a cached clone at the ref is used). Every spec is checked before any git runs. ``o`` is what
-    ``resolve_settings`` decided; so is the mapping returned, with the checkouts as ``plugin_dirs``."""
-    s = Settings.of(o)
+    a cached clone at the ref is used). Every spec is checked before any git runs. The settings
+    returned have the checkouts as ``plugin_dirs`` (their origin the same)."""
     specs = s.plugin_dirs
     if not any(p.startswith("git+") for p in specs):
-        return dict(o)
+        return s
     cache = cacheroot.cache_root(env, cache_dir)
     wanted = [_plugin_url(spec) if spec.startswith("git+") else None for spec in specs]
     for item in wanted:
@@ -106,9 +104,9 @@ def clone_git_plugins(o: Mapping[str, Resolved], env: Mapping[str, str], cache_d
             safegit.check_url(item[0], "The plugin URL")
             if item[1]:
                 safegit.check_ref(item[1], f"The ref of the plugin {item[0]}:")
-    out = [str(git.checkout_url(item[0], item[1], cache, offline=s.offline, given_as="--plugin-dir"))
-           if item else spec for spec, item in zip(specs, wanted, strict=True)]
-    return {**o, "plugin_dirs": Resolved(out, o["plugin_dirs"].origin)}
+    out = tuple(str(git.checkout_url(item[0], item[1], cache, offline=s.offline, given_as="--plugin-dir"))
+                if item else spec for spec, item in zip(specs, wanted, strict=True))
+    return replace(s, plugin_dirs=out)
 
 
 def _path_kind(given: str | None, cwd: Path) -> str | None:
@@ -126,21 +124,20 @@ def _plugin_url(spec: str) -> tuple[str, str | None]:
     return (url, ref or None) if url and ":" not in ref else (text, None)
 
 
-def gather(o: Mapping[str, Resolved], env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
+def gather(s: Settings, env: Mapping[str, str], cwd: Path, cache_dir: str | None = None,
            python: str | None = None, *, warn: Callable[[str], None]) -> Facts:
-    """Every fact the plan of these settings needs (``o``: what ``resolve_settings`` decided; ``warn``: where a
-    warning is said)."""
-    s, cache = Settings.of(o), cacheroot.cache_root(env, cache_dir)
-    checkout = source_root(o, cwd, cache, warn)
+    """Every fact the plan of these settings needs (``warn``: where a warning is said)."""
+    cache = cacheroot.cache_root(env, cache_dir)
+    checkout = source_root(s, cwd, cache, warn)
     if not checkout.exists():
-        raise UserError(f"The source {checkout} (from {o['source'].origin}) does not exist. Check --source.")
-    source_given, plugin_given = split_patches(o, cwd)
-    root, applied = patched_source(o, source_given, checkout, cwd, cache)
-    copies = patched_plugins(o, plugin_given, cwd, cache)
+        raise UserError(f"The source {checkout} (from {s.origin('source')}) does not exist. Check --source.")
+    source_given, plugin_given = split_patches(s, cwd)
+    root, applied = patched_source(s, source_given, checkout, cwd, cache)
+    copies = patched_plugins(s, plugin_given, cwd, cache)
     source = inspect_source(root, git.git_state(checkout))
     explicit = None
     if s.llvm not in STRATEGIES:
-        explicit = probe(absolute(s.llvm, cwd), found_by=o["llvm"].origin)
+        explicit = probe(absolute(s.llvm, cwd), found_by=s.origin("llvm"))
     system = () if explicit else tuple(probe(Path(p), found_by=how) for p, how in system_prefixes())
     pin = source.pin
     at_pin = [e for e in llvm_cache.entries(cache) if llvm_cache.read_marker(e).get("llvm_hash") == pin.llvm_hash]
@@ -198,16 +195,16 @@ def environment_facts(env: Mapping[str, str], source: SourceInfo) -> dict[str, A
     return {"sccache_config": config, "proton_env": proton}
 
 
-def split_patches(o: Mapping[str, Resolved], cwd: Path) -> tuple[list[str], dict[str, list[str]]]:
+def split_patches(s: Settings, cwd: Path) -> tuple[list[str], dict[str, list[str]]]:
     """The patch files for the Triton source, and by plugin name those for a plugin's dir (``NAME=FILE``,
     ``settings.model.split_patch``), in the order given. An entry spelled ``NAME=FILE`` that is also the name of an
     existing file (relative to the current directory) is refused as ambiguous."""
     source: list[str] = []
     plugin: dict[str, list[str]] = {}
-    for entry in Settings.of(o).patches:
+    for entry in s.patches:
         target, file = split_patch(entry)
         if target is None:
-            _not_misnamed(entry, o, cwd)
+            _not_misnamed(entry, s, cwd)
             source.append(file)
             continue
         try:
@@ -215,7 +212,7 @@ def split_patches(o: Mapping[str, Resolved], cwd: Path) -> tuple[list[str], dict
         except (OSError, ValueError):
             exists = False
         if exists:
-            raise UserError(f"The patch {show(entry)} (from {o['patches'].origin}) is ambiguous: it reads as a "
+            raise UserError(f"The patch {show(entry)} (from {s.origin('patches')}) is ambiguous: it reads as a "
                             f"patch for the plugin {target!r} (NAME=FILE), and a file of that whole name exists in "
                             f"{cwd}. Write ./{show(entry)[1:-1]} for that file as a patch for the Triton source, or "
                             "rename it; nothing was changed.")
@@ -223,7 +220,7 @@ def split_patches(o: Mapping[str, Resolved], cwd: Path) -> tuple[list[str], dict
     return source, plugin
 
 
-def _not_misnamed(entry: str, o: Mapping[str, Resolved], cwd: Path) -> None:
+def _not_misnamed(entry: str, s: Settings, cwd: Path) -> None:
     """Refuse a source patch spelled ``X=FILE`` whose X is a selected plugin's backend name once ``-`` and ``.`` are
     ``_`` (``my-plug=FILE`` for the plugin ``my_plug``), or, when no file of that whole name exists, the name of a
     plugin dir: it was meant for the plugin, and NAME must be the backend name (a plugin dir that is no plugin, such
@@ -235,33 +232,33 @@ def _not_misnamed(entry: str, o: Mapping[str, Resolved], cwd: Path) -> None:
         exists = os.path.lexists(cwd / entry)
     except (OSError, ValueError):
         exists = False
-    for raw in Settings.of(o).plugin_dirs:
+    for raw in s.plugin_dirs:
         path = absolute(raw, cwd)
         try:
-            name = read_plugin(path, _plugin_origin(o)).name
+            name = read_plugin(path, _plugin_origin(s)).name
         except UserError:
             if not exists and before == path.name:
                 raise  # meant for this plugin (1plug=FILE): its own refusal says what is wrong with it
             continue  # refused later, as the plan refuses it
         if before.replace("-", "_").replace(".", "_") == name or (not exists and before == path.name):
             also = f" (write ./{show(entry)[1:-1]} for the file of that whole name)" if exists else ""
-            raise UserError(f"The patch {show(entry)} (from {o['patches'].origin}) reads as a patch file for the "
+            raise UserError(f"The patch {show(entry)} (from {s.origin('patches')}) reads as a patch file for the "
                             f"Triton source{' that does not exist' if not exists else ''}, but {show(before)} "
                             f"names the plugin {name!r} ({path}): NAME must be the plugin's backend name "
                             f"(`{name}`): write --patch {show(name + '=' + file)[1:-1]}{also}. Nothing was "
                             "changed.")
 
 
-def patched_plugins(o: Mapping[str, Resolved], given: Mapping[str, list[str]], cwd: Path, cache: Path
+def patched_plugins(s: Settings, given: Mapping[str, list[str]], cwd: Path, cache: Path
                     ) -> dict[str, tuple[Path, Path, tuple[PatchInfo, ...]]]:
     """By plugin dir as given, the patched copy of each plugin a ``NAME=FILE`` patch targets, the dir it was made
     from and its patches (``gather.patches``, as the source's). A NAME no selected plugin has is refused, naming
     the plugins there are; a plugin dir that is no plugin is refused as the plan's own check would refuse it."""
     if not given:
         return {}
-    origin = o["patches"].origin
-    dirs = Settings.of(o).plugin_dirs
-    found = {read_plugin(absolute(raw, cwd), _plugin_origin(o)).name: raw for raw in dirs}
+    origin = s.origin("patches")
+    dirs = s.plugin_dirs
+    found = {read_plugin(absolute(raw, cwd), _plugin_origin(s)).name: raw for raw in dirs}
     unknown = [name for name in given if name not in found]
     if unknown:
         have = ", ".join(f"{n!r} ({absolute(r, cwd)})" for n, r in found.items()) or "none (no --plugin-dir given)"
@@ -303,11 +300,11 @@ def _keeps_name(plugin_dir: Path, name: str, origin: str) -> Callable[[Sequence[
     return check
 
 
-def _plugin_origin(o: Mapping[str, Resolved]) -> str:
-    return o["plugin_dirs"].origin.replace("cli ", "")
+def _plugin_origin(s: Settings) -> str:
+    return s.origin("plugin_dirs").replace("cli ", "")
 
 
-def patched_source(o: Mapping[str, Resolved], given: list[str], checkout: Path, cwd: Path, cache: Path
+def patched_source(s: Settings, given: list[str], checkout: Path, cwd: Path, cache: Path
                    ) -> tuple[Path, tuple[PatchInfo, ...]]:
     """The tree every later fact is read from: the checkout itself, or with ``--patch`` tritonbuild's patched copy
     of it (``gather.patches``; a checkout that is no Triton tree is refused first, as itself). ``given``: the
@@ -316,7 +313,7 @@ def patched_source(o: Mapping[str, Resolved], given: list[str], checkout: Path, 
         return checkout, ()
     if not looks_like_triton(checkout):
         inspect_source(checkout)  # its own refusal, naming the checkout, before anything is copied
-    return patches.prepare(checkout, list(given), o["patches"].origin, cwd, cache)
+    return patches.prepare(checkout, list(given), s.origin("patches"), cwd, cache)
 
 
 def known_issue_facts(root: Path, llvms: list[LLVMInstall]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tritonbuild import proc, safegit
 from tritonbuild.fileutil import read_text
-from tritonbuild.plan import redact_text
+from tritonbuild.redact import redact_text
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from tritonbuild.llvm import cache, download, source_build
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
 from tritonbuild.resolve.llvm_requirement import LLVMRequest
-from tritonbuild.settings.model import Settings
 
 
 class Provider(Protocol):
@@ -36,7 +35,7 @@ PROVIDERS: dict[str, Provider] = {"download": _download, "source": _source}
 def request_from(plan: Plan, **overrides: Any) -> LLVMRequest:
     """What the plan's LLVM provider needs, from the plan (its settings as the plan resolved them: the environment
     is not read again)."""
-    s = Settings.of_report(plan.settings)
+    s = plan.settings
     req = LLVMRequest(
         llvm_hash=plan.llvm.pinned_hash, build_number=plan.llvm.build_number, sha256=dict(plan.llvm.sha256),
         suffix=plan.llvm.host_suffix, targets=plan.llvm.required_targets, cache_root=Path(plan.cache_root),

@@ -250,9 +250,7 @@ def wheel_tools(nv: NvidiaFacts, *, tools_from: str
 def missing_tools(plan: Plan) -> tuple[str, ...]:
     """The tools the plan's wheel lacks of cuobjdump and nvdisasm, when it bundles the nvidia backend's tools (for
     the build summary and the manifest: the plan warned of each)."""
-    from tritonbuild.settings.model import Settings
-
-    if "nvidia" not in plan.backend_names or not Settings.of_report(plan.settings).bundle_nvidia_tools:
+    if "nvidia" not in plan.backend_names or not plan.settings.bundle_nvidia_tools:
         return ()
     bundled = dict(bundled_tools(plan))
     return tuple(t for t in TOOL_PROJECTS if t not in bundled)

@@ -22,7 +22,6 @@ from tritonbuild.nvidia.discover import closure, lib_files
 from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.nvidia.probe import describe, host_machine
 from tritonbuild.plan import NvidiaPart, Plan
-from tritonbuild.settings.model import Settings
 
 STAGE = "tritonbuild-nvidia"
 
@@ -82,7 +81,7 @@ def stage(plan: Plan, log: Callable[[str], None]) -> dict[str, int]:
     if not plan.nvidia:
         shutil.rmtree(root, ignore_errors=True)
         return {}
-    settings = Settings.of_report(plan.settings)
+    settings = plan.settings
     for spec in dict.fromkeys(w for part in plan.nvidia for w in part.wheels):
         project, _, version = spec.partition("==")
         pypi.provide(WheelRef(project, version, ""), Path(plan.cache_root), index=settings.pypi_index,

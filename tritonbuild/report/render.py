@@ -7,8 +7,8 @@ import os
 import sys
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from tritonbuild.plan import redact, redact_text
 from tritonbuild.printable import printable as shown  # every path printed: a newline in it cannot forge a line
+from tritonbuild.redact import redact, redact_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -170,7 +170,7 @@ def print_settings(plan: Plan, out: Console) -> None:
     table.add_column("setting")
     table.add_column("value")
     table.add_column("from")
-    for name, item in plan.settings.items():
+    for name, item in plan.settings.report().items():
         table.add_row(name, str(redact(item["value"])), item["origin"])  # a URL's password never shows
     out.print(table)
 

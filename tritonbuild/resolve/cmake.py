@@ -18,7 +18,7 @@ from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.source import limited_api
 from tritonbuild.resolve.toolchain import ninja_args
-from tritonbuild.settings.model import Resolved, Settings
+from tritonbuild.settings.model import Settings
 
 INSTALL_COMPONENT = "tritonbuild"
 
@@ -28,11 +28,10 @@ def shim_dir(cache_root: str, name: str, path: str) -> str:
     return str(Path(cache_root) / "plugin-shims" / f"{name}-{hashlib.sha256(path.encode()).hexdigest()[:8]}")
 
 
-def cmake_plan(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan,
+def cmake_plan(s: Settings, facts: Facts, toolchain: ToolchainPlan,
                plugins: tuple[Plugin, ...], epoch: int | None,
                all_defines: Mapping[str, str]) -> tuple[CMakePlan, str, str]:
-    """The CMake side of the plan, with the key of its build dir and its path-independent fingerprint (``o``: the
-    settings' origins, for messages)."""
+    """The CMake side of the plan, with the key of its build dir and its path-independent fingerprint."""
     src = facts.source
     stable = s.stable_paths and toolchain.compiler_cache != "none"
     # in the key too: another source dir (the link or the checkout) cannot reuse a configured build dir
@@ -55,21 +54,21 @@ def cmake_plan(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: 
         generator="Ninja",
         defines=pathviews.rewrite_all(defines, links),
         extra_args=tuple(pathviews.rewrite(a, links) for a in extra_args),
-        build_targets=("triton", *extra_targets(s.targets, o["targets"].origin)),
+        build_targets=("triton", *extra_targets(s.targets, s.origin("targets"))),
         install_component=INSTALL_COMPONENT,
-        env=tuple(_cmake_env(s, o, facts, toolchain, plugins, epoch, build_dir, bool(links))),
+        env=tuple(_cmake_env(s, facts, toolchain, plugins, epoch, build_dir, bool(links))),
         plugin_shims=pathviews.rewrite_all(shims, links),
         views=links,
     )
     return cmake, key, fingerprint
 
 
-def _cmake_env(s: Settings, o: Mapping[str, Resolved], facts: Facts, toolchain: ToolchainPlan,
+def _cmake_env(s: Settings, facts: Facts, toolchain: ToolchainPlan,
                plugins: tuple[Plugin, ...], epoch: int | None, build_dir: str, views: bool) -> list[tuple[str, str]]:
     """What the build's environment adds: a ccache remote, SOURCE_DATE_EPOCH, ccache's base dir."""
     out: list[tuple[str, str]] = []
     if s.ccache_remote and not toolchain.ccache:
-        raise UserError(f"A ccache remote ({o['ccache_remote'].origin}) needs ccache, which is off or not "
+        raise UserError(f"A ccache remote ({s.origin('ccache_remote')}) needs ccache, which is off or not "
                         "installed. Install ccache (Debian: ccache) or drop --ccache-remote.")
     if s.reproducible:
         if epoch is None:
@@ -127,10 +126,10 @@ def _placeholders(value: str, source: str, cache: str, plugins: tuple[Plugin, ..
     return value.replace(source, "<source>").replace(cache, "<cache>")
 
 
-def defines(s: Settings, o: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...],
+def defines(s: Settings, facts: Facts, names: tuple[str, ...],
             plugins: tuple[Plugin, ...], tc: ToolchainPlan, llvm: LLVMPlan) -> tuple[tuple[str, str], ...]:
     """The CMake cache variables of the plan (without LLVM linkage, NVIDIA parts and dependencies)."""
-    d = {**_core_defines(facts, names, plugins, tc), **_python_defines(s, o, facts),
+    d = {**_core_defines(facts, names, plugins, tc), **_python_defines(s, facts),
          **_toolchain_defines(s, facts, tc), **_llvm_defines(llvm),
          **_dependency_defines(s, facts, names, tc)}
     return tuple(sorted(d.items()))
@@ -164,11 +163,11 @@ def _core_defines(facts: Facts, names: tuple[str, ...], plugins: tuple[Plugin, .
     return d
 
 
-def _python_defines(s: Settings, o: Mapping[str, Resolved], facts: Facts) -> dict[str, str]:
+def _python_defines(s: Settings, facts: Facts) -> dict[str, str]:
     """The Python-facing build: the stable ABI (a cp312-abi3 wheel) and the extension headers."""
     src, d = facts.source, {"TRITONBUILD_EXT_HEADERS": "ON" if s.ext_headers else "OFF"}
     if src.stable_abi:
-        abi3 = limited_api(src, facts.host.python_abi, s.stable_abi, o["stable_abi"].origin)
+        abi3 = limited_api(src, facts.host.python_abi, s.stable_abi, s.origin("stable_abi"))
         d["TRITON_STABLE_ABI"] = "ON" if abi3 else "OFF"
     if src.ext_option:
         d["TRITON_EXT_ENABLED"] = "ON" if s.ext_headers else "OFF"

@@ -9,8 +9,9 @@ from enum import StrEnum
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.plan import LLVMPlan, redact_text
+from tritonbuild.plan import LLVMPlan
 from tritonbuild.printable import printable, quoted
+from tritonbuild.redact import redact_text
 from tritonbuild.resolve.facts import Facts, LLVMInstall
 from tritonbuild.resolve.llvm_requirement import (
     PREBUILT_TARGETS,
@@ -22,7 +23,7 @@ from tritonbuild.resolve.llvm_requirement import (
 )
 from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.safegit import url_problem
-from tritonbuild.settings.model import Resolved, Settings
+from tritonbuild.settings.model import Settings
 
 
 class DownloadBlock(StrEnum):
@@ -101,21 +102,20 @@ class _Pick:
 
 
 def resolve_llvm(
-    s: Settings, o: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...],
+    s: Settings, facts: Facts, targets: tuple[str, ...],
     need_lld: bool = True, users: Mapping[str, tuple[str, ...]] | None = None,
 ) -> LLVMPlan:
     """auto: an explicit prefix, else a cached LLVM at the pinned commit, else the prebuilt download, else a
-    system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run. ``o``:
-    the settings' origins, for messages."""
+    system LLVM (with a warning that it is not the pinned commit), else a problem that says what to run."""
     suffix = host_suffix(facts.host, s.llvm_system_suffix)
     choice = s.llvm
     rejected: list[tuple[str, str]] = []
-    pick = ((_explicit(o, facts, targets, need_lld) if choice not in STRATEGIES else None)
+    pick = ((_explicit(s, facts, targets, need_lld) if choice not in STRATEGIES else None)
             or (_first_usable(facts.llvm_cached, "cached", targets, need_lld, rejected, facts.llvm_stale)
                 if choice == "auto" else None)
             or (_download(s, facts, targets, suffix, users or {}, rejected) if choice in ("auto", "download")
                 else None)
-            or (_from_source(s, o, facts, targets) if choice == "source" else None)
+            or (_from_source(s, facts, targets) if choice == "source" else None)
             or (_first_usable(facts.llvm_system, "system", targets, need_lld, rejected)
                 if choice in ("auto", "system") else None))
     problem = None if pick else _no_llvm(facts, targets, rejected)
@@ -125,13 +125,13 @@ def resolve_llvm(
 STRATEGIES = ("auto", "system", "download", "source")
 
 
-def _explicit(o: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...], need_lld: bool) -> _Pick:
+def _explicit(s: Settings, facts: Facts, targets: tuple[str, ...], need_lld: bool) -> _Pick:
     inst = facts.llvm_explicit
     assert inst is not None, "facts.gather probes an explicit LLVM prefix"
     why = check(inst, targets, need_lld)
     if why:
         raise UserError(
-            f"The LLVM at {inst.prefix} (from {o['llvm'].origin}) cannot build this plan: {why}. Point "
+            f"The LLVM at {inst.prefix} (from {s.origin('llvm')}) cannot build this plan: {why}. Point "
             f"--llvm/LLVM_SYSPATH at an LLVM prefix with MLIR{' and LLD' if need_lld else ''}, or run "
             "`tritonbuild llvm status`."
         )
@@ -163,12 +163,12 @@ def _download(s: Settings, facts: Facts, targets: tuple[str, ...], suffix: str |
     return None
 
 
-def _from_source(s: Settings, o: Mapping[str, Resolved], facts: Facts, targets: tuple[str, ...]) -> _Pick:
+def _from_source(s: Settings, facts: Facts, targets: tuple[str, ...]) -> _Pick:
     pin = facts.source.pin
     entry = source_entry(LLVMRequest(pin.llvm_hash, None, {}, None, targets, Path(facts.cache_root), "",
                                      assertions=s.llvm_assertions))
     built = any(Path(i.prefix) == entry for i in facts.llvm_cached)  # the build will not check anything out
-    check_llvm_src(s.llvm_src, o["llvm_src"].origin, facts.llvm_src_kind, s.offline and not built)
+    check_llvm_src(s.llvm_src, s.origin("llvm_src"), facts.llvm_src_kind, s.offline and not built)
     return _Pick("source", prefix=str(entry), pinned=True)
 
 

@@ -11,17 +11,16 @@ allow-list into ``triton/_C`` with ``$ORIGIN`` run paths.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 
 from tritonbuild.errors import UserError
 from tritonbuild.plan import LLVMPlan
-from tritonbuild.settings.model import Resolved, Settings
+from tritonbuild.settings.model import Settings
 
 
-def llvm_link(s: Settings, o: Mapping[str, Resolved], llvm: LLVMPlan, *, editable: bool) -> tuple[str, str]:
+def llvm_link(s: Settings, llvm: LLVMPlan, *, editable: bool) -> tuple[str, str]:
     """``("static"|"shared", why)``: how libtriton will link this LLVM (the words are the setting's,
-    ``settings.model.LLVMLink``, checked where it is resolved; ``o`` gives its origin)."""
-    value, origin = s.llvm_link, o["llvm_link"].origin
+    ``settings.model.LLVMLink``, checked where it is resolved)."""
+    value, origin = s.llvm_link, s.origin("llvm_link")
     if not llvm.link_dylib:
         return "static", "this LLVM is built as static libraries"
     missing = ", ".join(llvm.static_missing) or "libLLVMSupport.a, libMLIRIR.a"

@@ -46,11 +46,7 @@ from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
 from tritonbuild.resolve.plugins import Plugin, resolve_plugins
 from tritonbuild.resolve.source import SourceInfo, limited_api
 from tritonbuild.resolve.toolchain import resolve_toolchain
-from tritonbuild.settings.model import Resolved, Settings, VersionScheme, show, version_problem
-
-
-def _settings_dict(settings: Mapping[str, Resolved]) -> dict[str, dict[str, object]]:
-    return {k: {"value": v.value, "origin": v.origin} for k, v in sorted(settings.items())}
+from tritonbuild.settings.model import Settings, VersionScheme, show, version_problem
 
 
 def _plugin_origin(origin: str) -> str:
@@ -83,29 +79,29 @@ def wheel_version(src: SourceInfo, suffix: str | None, scheme: VersionScheme = "
     return version + ("." if "+" in version else "+") + f"p{patched[:8]}" if patched else version
 
 
-def _checked_version(version: str, s: Settings, o: Mapping[str, Resolved], src: SourceInfo) -> str:
+def _checked_version(version: str, s: Settings, src: SourceInfo) -> str:
     """Refuse at plan time a version the wheel's metadata would refuse at the end of the build (PEP 440)."""
     problem = version_problem(version)
     if problem is None:
         return version
     sfx = s.version_suffix
-    what = (f"The version suffix {show(sfx)} ({o['version_suffix'].origin})" if sfx
+    what = (f"The version suffix {show(sfx)} ({s.origin('version_suffix')})" if sfx
             else "The wheel's version scheme")
     raise UserError(f"{what} {problem}. The tree's version is {show(src.version)} (version scheme "
                     f"{s.version_scheme}); give a suffix such as .post1, .dev1 or +local1.")
 
 
-def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, *,
+def resolve_plan(s: Settings, facts: Facts, *,
                  editable: bool = False, keep_preflight: bool = False) -> Plan:
     """The plan: backends, toolchain, LLVM, CMake and wheel, each resolved from the settings and the facts.
     The include preflight's problems refuse the plan, or with ``keep_preflight`` are kept in ``Plan.preflight``
-    (check-llvm reports them beside the canary's causes). ``settings`` is what ``resolve_settings`` decided: its
-    typed values (``Settings``) are read, its origins go into messages and into the plan's settings report."""
-    s, o, src = Settings.of(settings), settings, facts.source
+    (check-llvm reports them beside the canary's causes). ``s`` is what ``resolve_settings`` decided: its values
+    are read, its origins go into messages, and it is the plan's ``settings``."""
+    src = facts.source
     notes: list[str] = []
     warnings: list[str] = []
-    sel, plugins = _backends_step(s, o, facts, notes, warnings)
-    toolchain, tnotes = resolve_toolchain(s, o, facts)
+    sel, plugins = _backends_step(s, facts, notes, warnings)
+    toolchain, tnotes = resolve_toolchain(s, facts)
     notes.extend(tnotes)
     nv = choose.resolve(facts.nvidia, names=sel.names, proton=toolchain.proton, offline=toolchain.offline,
                         bundle_tools=s.bundle_nvidia_tools, compile_headers=src.nvidia_missing_headers,
@@ -113,46 +109,46 @@ def resolve_plan(settings: Mapping[str, Resolved], facts: Facts, *,
     notes.extend(nv.notes)
     warnings.extend(nv.warnings)
     tup = backends_tuple(src, sel.names, toolchain.proton, plugins)
-    llvm = _llvm_step(s, o, facts, sel.names, plugins, editable, notes, warnings)
-    preflight_problems = _preflight(s, o, facts, llvm, sel.names, toolchain.proton, plugins, warnings, keep_preflight)
+    llvm = _llvm_step(s, facts, sel.names, plugins, editable, notes, warnings)
+    preflight_problems = _preflight(s, facts, llvm, sel.names, toolchain.proton, plugins, warnings, keep_preflight)
     _source_remarks(src, facts, notes, warnings, editable=editable, names={p.path: p.name for p in plugins})
-    warnings += platform_warnings(s, o, facts.host.glibc, facts.host.machine, llvm.strategy)
+    warnings += platform_warnings(s, facts.host.glibc, facts.host.machine, llvm.strategy)
     epoch = s.source_date_epoch if s.source_date_epoch is not None else src.git.commit_time if src.git else None
-    all_defines = {**dict(defines(s, o, facts, sel.names, plugins, toolchain, llvm)),
+    all_defines = {**dict(defines(s, facts, sel.names, plugins, toolchain, llvm)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
     paths, path_notes, path_warnings = choose.configure_paths(src.configure_nvidia_paths, nv, all_defines)
     all_defines.update(paths)
     notes.extend(path_notes)
     warnings.extend(path_warnings)
     deps, dep_defines = _deps_step(s, facts, sel.names, toolchain, all_defines, warnings)
-    cmake, key, fingerprint = cmake_plan(s, o, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines})
+    cmake, key, fingerprint = cmake_plan(s, facts, toolchain, plugins, epoch, {**all_defines, **dep_defines})
     planned = _backend_plans(src, sel.names, plugins, facts.host.machine, facts.plugin_patches)
     backends = backend_api.attach(s.api_check, facts.api, planned, warnings)
     return Plan(
         tritonbuild_version=__version__, source=_source_plan(src, facts), backends=backends, backends_tuple=tup,
         llvm=llvm, toolchain=toolchain,
-        wheel=_wheel_plan(s, o, src, facts, epoch, backends, proton=toolchain.proton),
-        cmake=cmake, python=facts.host.python, cache_root=facts.cache_root, settings=_settings_dict(o), key=key,
+        wheel=_wheel_plan(s, src, facts, epoch, backends, proton=toolchain.proton),
+        cmake=cmake, python=facts.host.python, cache_root=facts.cache_root, settings=s, key=key,
         fingerprint=fingerprint, reproducible=s.reproducible, strip=s.strip,
         repair=s.repair_exclude if s.repair else None, repair_plat=s.plat if s.repair else None, notes=tuple(notes),
         warnings=tuple(warnings), commands=commands(cmake, toolchain), nvidia=nv.parts, deps=deps,
         compile_check=compilecheck.plan_check(s.compile_check, s.compile_check_timeout,
-                                              tuple(b.name for b in backends), o["compile_check"].origin,
+                                              tuple(b.name for b in backends), s.origin("compile_check"),
                                               src.version),
-        canary=plan_canary(s.canary, o["canary"].origin, llvm.is_pinned, llvm.pinned_hash, llvm.version,
-                           budget=s.canary_budget, budget_origin=o["canary_budget"].origin,
+        canary=plan_canary(s.canary, s.origin("canary"), llvm.is_pinned, llvm.pinned_hash, llvm.version,
+                           budget=s.canary_budget, budget_origin=s.origin("canary_budget"),
                            whole_cover=keep_preflight),
         preflight=preflight_problems,
     )
 
 
-def platform_warnings(s: Settings, o: Mapping[str, Resolved], glibc: str | None, machine: str,
+def platform_warnings(s: Settings, glibc: str | None, machine: str,
                       llvm_strategy: str) -> list[str]:
     """What keeps this host from the policy ``--plat`` asks for: a glibc newer than the policy's (the wheel would
     link its newer symbols and the repair refuse), another arch; and ``--plat`` without ``--repair``."""
     if s.plat is None:
         return []
-    given = f"{s.plat} ({o['plat'].origin})"
+    given = f"{s.plat} ({s.origin('plat')})"
     if not s.repair:
         return [f"--plat {given} has no effect without --repair (TRITONBUILD_REPAIR=1, recipe key repair)"]
     out = []
@@ -172,12 +168,12 @@ def platform_warnings(s: Settings, o: Mapping[str, Resolved], glibc: str | None,
     return out
 
 
-def _backends_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, notes: list[str],
+def _backends_step(s: Settings, facts: Facts, notes: list[str],
                    warnings: list[str]) -> tuple[Selection, tuple[Plugin, ...]]:
     """The in-tree backends asked for, then the plugins."""
     src = facts.source
-    sel = _in_tree_step(s, o, src, notes, facts.checkout)
-    origin = _plugin_origin(o["plugin_dirs"].origin)
+    sel = _in_tree_step(s, src, notes, facts.checkout)
+    origin = _plugin_origin(s.origin("plugin_dirs"))
     plugins, pnotes, pwarn = resolve_plugins(
         [(p, origin) for p in s.plugin_dirs], files=facts.plugin_files, in_tree=src.backend_names,
         source_commit=src.git.commit if src.git else None, git_states=facts.plugin_git)
@@ -230,11 +226,11 @@ def _deps_step(s: Settings, facts: Facts, names: tuple[str, ...], toolchain: Too
     return deps, dep_defines
 
 
-def _in_tree_step(s: Settings, o: Mapping[str, Resolved], src: SourceInfo, notes: list[str],
+def _in_tree_step(s: Settings, src: SourceInfo, notes: list[str],
                   checkout: str | None = None) -> Selection:
     """The in-tree backends asked for (or the source's default list), refusing one whose submodule is empty."""
     text, where = ((";".join(src.default_backends), "the source's default backend list") if s.backends is None
-                   else (s.backends, o["backends"].origin))
+                   else (s.backends, s.origin("backends")))
     sel = select_backends(text, src.backend_names, src.required_backends, strict=s.strict,
                           where=where)
     notes.extend(sel.notes)
@@ -251,7 +247,7 @@ def _in_tree_step(s: Settings, o: Mapping[str, Resolved], src: SourceInfo, notes
     return sel
 
 
-def _wheel_plan(s: Settings, o: Mapping[str, Resolved], src: SourceInfo, facts: Facts, epoch: int | None,
+def _wheel_plan(s: Settings, src: SourceInfo, facts: Facts, epoch: int | None,
                 backends: tuple[BackendPlan, ...], *, proton: bool) -> WheelPlan:
     scripts: tuple[tuple[str, str], ...] = ()
     if proton:
@@ -259,7 +255,7 @@ def _wheel_plan(s: Settings, o: Mapping[str, Resolved], src: SourceInfo, facts: 
     return WheelPlan(
         name=s.wheel_name,
         version=_checked_version(wheel_version(src, s.version_suffix, s.version_scheme, epoch, facts.every_patch()),
-                                 s, o, src),
+                                 s, src),
         requires_python=s.requires_python,
         entry_points=tuple((b.name, f"triton.backends.{b.name}") for b in backends),
         scripts=scripts,
@@ -269,7 +265,7 @@ def _wheel_plan(s: Settings, o: Mapping[str, Resolved], src: SourceInfo, facts: 
         zip_level=s.zip_level,  # its range (0-9) is the setting's, checked where it is resolved
         requires=src.install_requires,
         python_abi=facts.host.python_abi,
-        py_api="cp312" if limited_api(src, facts.host.python_abi, s.stable_abi, o["stable_abi"].origin)
+        py_api="cp312" if limited_api(src, facts.host.python_abi, s.stable_abi, s.origin("stable_abi"))
         else None,
     )
 
@@ -293,7 +289,7 @@ def backends_tuple(src: SourceInfo, names: tuple[str, ...], proton_built: bool,
     return tup
 
 
-def _llvm_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, names: tuple[str, ...],
+def _llvm_step(s: Settings, facts: Facts, names: tuple[str, ...],
                plugins: tuple[Plugin, ...], editable: bool, notes: list[str], warnings: list[str]) -> LLVMPlan:
     """The LLVM targets the selection needs, the LLVM chosen for them, how libtriton links it."""
     src, machine = facts.source, facts.host.machine
@@ -303,7 +299,7 @@ def _llvm_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, names: tupl
     targets = expand_targets([*CORE_LLVM_TARGETS, *(t for ts in users.values() for t in ts)], machine)
     need_lld = (src.core_finds_lld or any(src.backend(n).finds_lld for n in names)
                 or any(p.finds_lld for p in plugins))
-    llvm = resolve_llvm(s, o, facts, targets, need_lld, users)
+    llvm = resolve_llvm(s, facts, targets, need_lld, users)
     if llvm.problem:
         warnings.append(llvm.problem)
     elif llvm.is_pinned is not True:
@@ -311,7 +307,7 @@ def _llvm_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, names: tupl
         if s.require_pinned_llvm:
             raise UserError(
                 f"LLVM {llvm.version} at {llvm.prefix} is not the source's pinned commit {llvm.pinned_hash[:12]} (it "
-                f"{what}), and this build requires the pin ({o['require_pinned_llvm'].origin}): MLIR behaviour "
+                f"{what}), and this build requires the pin ({s.origin('require_pinned_llvm')}): MLIR behaviour "
                 "that differs from the pin can make a wheel that builds and imports hang on real kernels. "
                 f"{pinned_hint(llvm, src, names, *_given(facts))} Or accept this LLVM with "
                 "--no-require-pinned-llvm (recipe: require_pinned_llvm = false); the compile check still runs."
@@ -321,7 +317,7 @@ def _llvm_step(s: Settings, o: Mapping[str, Resolved], facts: Facts, names: tupl
             "the build adds -Wno-error=deprecated-declarations, and a source that uses APIs this LLVM changed "
             f"will fail to compile. {pinned_hint(llvm, src, names, *_given(facts))}"
         )
-    link, link_why = llvm_linkage.llvm_link(s, o, llvm, editable=editable)
+    link, link_why = llvm_linkage.llvm_link(s, llvm, editable=editable)
     notes.extend(llvm_linkage.notes(s, llvm, link, link_why))
     return replace(llvm, link=link)
 
@@ -331,13 +327,13 @@ def _given(facts: Facts) -> tuple[str | None, tuple[str, ...]]:
     return facts.checkout, tuple(p.path for p in facts.patches)
 
 
-def _preflight(s: Settings, o: Mapping[str, Resolved], facts: Facts, llvm: LLVMPlan, names: tuple[str, ...],
+def _preflight(s: Settings, facts: Facts, llvm: LLVMPlan, names: tuple[str, ...],
                proton: bool, plugins: tuple[Plugin, ...], warnings: list[str], keep: bool = False) -> tuple[str, ...]:
     """Every header the compiled code includes that this LLVM lacks, and every known source/LLVM issue
     (tritonbuild.resolve.knownissues), refused in one message listing them all (resolve.preflight); with ``keep``
     returned instead, one problem each."""
     built = preflight.Built(names, facts.source.backend_names, proton, tuple(p.path for p in plugins),
-                            bin=bool(extra_targets(s.targets, o["targets"].origin)))
+                            bin=bool(extra_targets(s.targets, s.origin("targets"))))
     label = f"{llvm.version} at {llvm.prefix}"
     found = preflight.check(facts.includes, facts.known_source, facts.known_llvm.get(llvm.prefix or "", ()),
                             llvm.prefix, label, s.compile_check, built)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from tritonbuild.errors import UserError
 from tritonbuild.nvidia import choose
 from tritonbuild.plan import ToolchainPlan
 from tritonbuild.resolve import compilercache, debuginfo, linker
 from tritonbuild.resolve.facts import Facts, HostFacts
-from tritonbuild.settings.model import MAX_JOBS, Resolved, Settings
+from tritonbuild.settings.model import MAX_JOBS, Settings
 
 GIB_PER_COMPILE_JOB = 2.5
 GIB_PER_LINK_JOB = 8.0
@@ -28,7 +26,7 @@ def default_link_jobs(host: HostFacts, jobs: int) -> int:
     return max(1, min(jobs, int(host.mem_total_gib / GIB_PER_LINK_JOB)))
 
 
-def _compilers(s: Settings, o: Mapping[str, Resolved], host: HostFacts, notes: list[str]) -> tuple[str, str, bool]:
+def _compilers(s: Settings, host: HostFacts, notes: list[str]) -> tuple[str, str, bool]:
     """C and C++ compilers, and whether they are clang (with lld)."""
     clang = s.clang
     if clang == "auto":
@@ -38,7 +36,7 @@ def _compilers(s: Settings, o: Mapping[str, Resolved], host: HostFacts, notes: l
         cc, cxx, lld = host.tool("clang"), host.tool("clang++"), host.tool("ld.lld")
         if not (cc and cxx and lld):
             raise UserError(
-                f"clang+lld was asked for ({o['clang'].origin}) but clang, clang++ or ld.lld is not installed "
+                f"clang+lld was asked for ({s.origin('clang')}) but clang, clang++ or ld.lld is not installed "
                 "(looked on PATH and in /usr/lib/llvm-*/bin). Install them (Debian: clang-22 lld-22) or drop "
                 "--clang / TRITON_BUILD_WITH_CLANG_LLD."
             )
@@ -49,26 +47,26 @@ def _compilers(s: Settings, o: Mapping[str, Resolved], host: HostFacts, notes: l
     return cc, cxx, False
 
 
-def _compiler_cache(s: Settings, o: Mapping[str, Resolved], host: HostFacts,
+def _compiler_cache(s: Settings, host: HostFacts,
                     notes: list[str]) -> tuple[str, str | None, str | None, str | None]:
     """The compiler cache (kind and tool) and distcc (tool and hosts)."""
-    origin = o["compiler_cache"].origin if s.compiler_cache else o["ccache"].origin
+    origin = s.origin("compiler_cache") if s.compiler_cache else s.origin("ccache")
     cache, cache_tool = compilercache.choose(s.compiler_cache, s.ccache, origin, host.tool, notes)
     hosts = s.distcc
     distcc = host.tool("distcc") if hosts else None
-    compilercache.check(cache, s.ccache_remote, o["ccache_remote"].origin, hosts)
+    compilercache.check(cache, s.ccache_remote, s.origin("ccache_remote"), hosts)
     if hosts and not distcc:
-        raise UserError(f"--distcc ({o['distcc'].origin}) needs distcc, which is not installed. Install it "
+        raise UserError(f"--distcc ({s.origin('distcc')}) needs distcc, which is not installed. Install it "
                         "(Debian: distcc) or drop --distcc.")
     return cache, cache_tool, distcc, hosts
 
 
-def _proton(s: Settings, o: Mapping[str, Resolved], facts: Facts, notes: list[str]) -> bool:
+def _proton(s: Settings, facts: Facts, notes: list[str]) -> bool:
     """Whether proton is built: as asked, else when the source has it and CUPTI headers are available."""
     proton, src = s.proton, facts.source
     if proton and not src.has_proton:
         raise UserError(
-            f"Proton was asked for ({o['proton'].origin}) but this source has no third_party/proton. Drop "
+            f"Proton was asked for ({s.origin('proton')}) but this source has no third_party/proton. Drop "
             "--proton / TRITON_BUILD_PROTON."
         )
     if proton is None:
@@ -81,13 +79,12 @@ def _proton(s: Settings, o: Mapping[str, Resolved], facts: Facts, notes: list[st
     return bool(proton)
 
 
-def resolve_toolchain(s: Settings, o: Mapping[str, Resolved], facts: Facts) -> tuple[ToolchainPlan, list[str]]:
-    """The toolchain from the settings' values ``s``; ``o`` (what ``resolve_settings`` decided) gives the origins
-    the messages name."""
+def resolve_toolchain(s: Settings, facts: Facts) -> tuple[ToolchainPlan, list[str]]:
+    """The toolchain from the settings ``s`` (their origins are the ones its messages name)."""
     host, notes = facts.host, list[str]()
-    cc, cxx, clang = _compilers(s, o, host, notes)
-    link_with, lld_dir = linker.choose(s.linker, o["linker"].origin, clang, host)
-    cache, cache_tool, distcc, hosts = _compiler_cache(s, o, host, notes)
+    cc, cxx, clang = _compilers(s, host, notes)
+    link_with, lld_dir = linker.choose(s.linker, s.origin("linker"), clang, host)
+    cache, cache_tool, distcc, hosts = _compiler_cache(s, host, notes)
     jobs = s.jobs or min(compilercache.fleet_jobs(hosts) if hosts else default_jobs(host), MAX_JOBS)
     link_jobs = s.link_jobs or default_link_jobs(host, jobs)
     build_type = s.build_type
@@ -97,7 +94,7 @@ def resolve_toolchain(s: Settings, o: Mapping[str, Resolved], facts: Facts) -> t
         sccache=cache_tool if cache == "sccache" else None, distcc=distcc, distcc_hosts=hosts,
         jobs=jobs, link_jobs=link_jobs, build_type=build_type, debug_info=debuginfo.choose(s.debug_info, build_type),
         unity_batch=s.unity_build, unity_exclude=s.unity_exclude,
-        proton=_proton(s, o, facts, notes), offline=s.offline, mem_total_gib=host.mem_total_gib,
+        proton=_proton(s, facts, notes), offline=s.offline, mem_total_gib=host.mem_total_gib,
     ), notes
 
 

@@ -4,17 +4,19 @@ A ``Spec`` holds all there is to know of a setting: its kind (str, int, bool, li
 choices), default, range or choices, environment variables, command-line flag (with its ``--no-`` form),
 whether a recipe may set it, and what it is to the rest of the build (``trust``, ``local``, ``compiles``,
 ``decides``: the provenance's rules, ``llvm compat``'s key and ``rebuild``'s differences are made from these; one
-test walks every spec for them). The click options (``tritonbuild.cli.options``), the recipe model and schema
-(``tritonbuild.settings.recipes``) and the README's settings table (``tritonbuild.settings.docs``) are made
-from ``SPECS``; nothing else declares a setting.
+test walks every spec for them). Each setting is declared once, as a field of ``Settings`` whose metadata holds its
+Spec (``setting(...)``, as scikit-build-core's settings model does); ``SPECS`` is made from the fields. The click
+options (``tritonbuild.cli.options``), the recipe model and schema (``tritonbuild.settings.recipes``) and the
+README's settings table (``tritonbuild.settings.docs``) are made from ``SPECS``; nothing else declares a setting.
 
-Each resolved value remembers its origin (``default``, ``recipe <path>``, ``env NAME``, ``cli --flag``) so
-the plan can say where every choice came from. ``resolve_settings`` takes the environment as an argument, never
-os.environ; the variables of others the build reads (``SOURCE_DATE_EPOCH``, ``TRITON_LLVM_SYSTEM_SUFFIX``,
-``SCCACHE_SERVER_PORT``, the cache root's) are settings without a flag, so resolvers take no environment (what else
-they need of it, sccache's configuration and the tree's own proton variables, the edge gathers as facts).
-``Settings.of`` makes the resolved values a frozen, typed ``Settings`` (one field per spec; word settings are the
-Literals whose args are the specs' choices): the code reads those, and the ``Resolved`` mapping only for origins.
+``resolve_settings`` returns a frozen, typed ``Settings`` (word settings are the Literals whose args are the specs'
+choices) that remembers where each value came from (``default``, ``recipe <path>``, ``env NAME``, ``cli --flag``:
+``settings.origin("jobs")``); it is the plan's ``settings`` as it is, and ``Settings.report`` its JSON. Code reads
+attributes, never a setting's name as a string (tests/unit/test_settings_declared_once.py). ``resolve_settings``
+takes the environment as an argument, never os.environ; the variables of others the build reads
+(``SOURCE_DATE_EPOCH``, ``TRITON_LLVM_SYSTEM_SUFFIX``, ``SCCACHE_SERVER_PORT``, the cache root's) are settings
+without a flag, so resolvers take no environment (what else they need of it, sccache's configuration and the tree's
+own proton variables, the edge gathers as facts).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 from urllib.parse import SplitResult
@@ -33,7 +35,7 @@ from packaging.version import InvalidVersion, Version
 
 from tritonbuild import manylinux
 from tritonbuild.errors import UserError
-from tritonbuild.plan import redact_text
+from tritonbuild.redact import redact_text
 from tritonbuild.urls import split_url
 
 TRUE = {"ON", "1", "YES", "TRUE", "Y"}
@@ -338,19 +340,25 @@ def _kind(default: Any, flag: str | None, minimum: int | None, choices: tuple[st
     return "list" if isinstance(default, list) else "str"
 
 
-def _spec(name: str, default: Any, flag: str | None, env: dict[str, Callable[..., Any]] | None, help: str,
-          extra: tuple[EnvReader, ...] = (), extra_names: tuple[str, ...] = (), minimum: int | None = None,
-          maximum: int | None = None, choices: tuple[str, ...] = (), recipe: bool | None = None,
-          recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "",
-          trust: Trust | None = None, local: bool | None = None, compiles: bool | None = None,
-          decides: tuple[str, ...] = ()) -> Spec:
-    """A setting; its kind follows from its default, flag, range and choices. A recipe may set every setting
-    that has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only)."""
+def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] | None, help: str,
+            extra: tuple[EnvReader, ...] = (), extra_names: tuple[str, ...] = (), minimum: int | None = None,
+            maximum: int | None = None, choices: tuple[str, ...] = (), recipe: bool | None = None,
+            recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "",
+            trust: Trust | None = None, local: bool | None = None, compiles: bool | None = None,
+            decides: tuple[str, ...] = ()) -> Any:
+    """A ``Settings`` field and its ``Spec`` (in the field's metadata, named after the field): the one declaration
+    of a setting. Its kind follows from its default, flag, range and choices. A recipe may set every setting that
+    has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only). The
+    field's default is the typed one (a list's is a tuple)."""
     env = env or {}
     readers = tuple(_from(n, r) for n, r in env.items()) + extra
-    return Spec(name, default, flag, readers, tuple(env) + extra_names, help, _kind(default, flag, minimum, choices),
+    spec = Spec("", default, flag, readers, tuple(env) + extra_names, help, _kind(default, flag, minimum, choices),
                 minimum, maximum, choices, flag is not None if recipe is None else recipe, recipe_also, validate,
                 refusal_hint, trust, local, compiles, decides)
+    return field(default=tuple(default) if isinstance(default, list) else default, metadata={SPEC: spec})
+
+
+SPEC = "tritonbuild.spec"  # the key of a ``Settings`` field's metadata that holds its ``Spec``
 
 
 # The values' own rules (pure: nothing here looks at the disk; a path that must exist is checked where it is read).
@@ -583,378 +591,352 @@ Auto = Literal["auto"]  # the word a recipe may give a yes/no setting besides tr
 BUILD_TYPES: tuple[str, ...] = get_args(BuildType)
 
 
-SPECS: tuple[Spec, ...] = (
-    _spec("source", None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
-          validate=_source, trust="runs", local=False, compiles=True),
-    _spec("ref", None, "--ref", None, "git ref to check out when --source is a URL", validate=_git_ref,
-          trust="", local=False, compiles=True),
-    _spec("patches", [], "--patch", {"TRITONBUILD_PATCHES": _list_semicolon},
-          "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
-          "checkout is never edited; one that does not apply stops the plan (repeatable; env ';' separated; "
-          "a recipe's paths are relative to the recipe and must stay in its directory); their sha256 go into the "
-          "build dir key and the version (+...pHASH8); NAME=FILE patches the plugin named NAME (its backend "
-          "name) in a copy of its dir instead", validate=_patch_entries, trust="runs",
-          local=False, compiles=True, decides=("source.patches",)),
-    _spec("backends", None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
-          "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)",
-          trust="", local=False, compiles=True, decides=("backends_tuple",)),
-    _spec("plugin_dirs", [], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},
-          "external plugin directories (repeatable; env: ';' separated; in a recipe: the key plugins)",
-          recipe=False, validate=_paths, trust="runs", local=False, compiles=True, decides=("backends_tuple",)),
-    _spec("llvm", "auto", "--llvm", {"LLVM_SYSPATH": _str},
-          "LLVM: auto, system, download, source or a prefix path", validate=_llvm, trust="runs",
-          local=False, compiles=True),
-    _spec("llvm_mirror", "https://oaitriton.blob.core.windows.net/public/llvm-builds", "--llvm-mirror",
-          {"TRITONBUILD_LLVM_MIRROR": _str}, "base URL of prebuilt LLVM archives (a company mirror): http or https",
-          validate=_http_url, trust="reaches", local=False, compiles=False),
-    _spec("allow_unpinned", False, "--allow-unpinned/--no-allow-unpinned", {"TRITONBUILD_ALLOW_UNPINNED": env_bool},
-          "accept a prebuilt LLVM the pin has no sha256 for (llvm-hash.txt pins); its sha256 is logged",
-          trust="", local=False, compiles=True),
-    _spec("llvm_src", None, "--llvm-src", {"TRITONBUILD_LLVM_SRC": _str},
-          "llvm-project URL or local clone for --llvm source (default: the upstream repository)", validate=_path,
-          trust="runs", local=False, compiles=True),
-    _spec("llvm_assertions", False, "--llvm-assertions/--no-llvm-assertions", None,
-          "build LLVM from source with assertions", trust="", local=False, compiles=True),
-    _spec("clang", False, "--clang/--no-clang", {"TRITON_BUILD_WITH_CLANG_LLD": env_bool},
-          "build with clang and lld instead of the default compiler (a recipe may say \"auto\": when installed)",
-          recipe_also=get_args(Auto), trust="", local=False, compiles=True,
-          decides=("toolchain.compiler", "toolchain.compiler_path", "toolchain.linker")),
-    _spec("ccache", None, "--ccache/--no-ccache", {"TRITON_BUILD_WITH_CCACHE": env_bool},
-          "use ccache (default: on when ccache is found)", trust="", local=True, compiles=False),
-    _spec("compiler_cache", None, "--compiler-cache", {"TRITONBUILD_COMPILER_CACHE": _str},
-          "compiler cache: ccache, sccache or none (default: ccache when found; sccache's remote storage comes "
-          "from its own SCCACHE_* variables)", choices=get_args(CompilerCache), trust="runs",
-          local=True, compiles=False),
-    _spec("distcc", None, "--distcc", {"TRITONBUILD_DISTCC_HOSTS": _str},
-          "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
-          "with compile jobs sized to its slots", trust="reaches", local=True, compiles=False),
-    _spec("stable_paths", True, "--stable-paths/--no-stable-paths", {"TRITONBUILD_STABLE_PATHS": env_bool},
-          "with a compiler cache, CMake sees the source and plugins through links in the build dir, so another "
-          "checkout of the same commit at another path hits the cache", trust="", local=False, compiles=True),
-    _spec("unity_build", 0, "--unity-build", {"TRITONBUILD_UNITY_BUILD": env_int},
-          "CMake unity builds: this many source files per translation unit (0: off); a target whose files fail "
-          "to compile joined is learned and built file by file (unity-learned.txt in the build dir)",
-          minimum=0, maximum=64, trust="", local=False, compiles=True),
-    _spec("unity_exclude", [], "--unity-exclude", None,
-          "a CMake target compiled file by file under --unity-build (repeatable): one whose files clash when joined",
-          validate=_names("a CMake target name"), trust="", local=False, compiles=True),
-    _spec("jobs", None, "-j/--jobs", {"MAX_JOBS": env_int},
-          "parallel compile jobs (default: min(cores, total GiB / 2.5))", minimum=1,
-          maximum=MAX_JOBS, trust="", local=True, compiles=False),
-    _spec("link_jobs", None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
-          "parallel link jobs (default: min(jobs, total GiB / 8), at least 1)", minimum=1,
-          maximum=MAX_JOBS, trust="", local=True, compiles=False),
-    _spec("build_type", "TritonRelBuildWithAsserts", "--build-type", None,
-          "CMake build type; the default is setup.py's (-O2 -g, assertions on); another one goes in with "
-          "--cmake-arg -DCMAKE_BUILD_TYPE=NAME",
-          extra=(_build_type,), extra_names=tuple(n for n, _ in BUILD_TYPE_ENV), choices=BUILD_TYPES,
-          refusal_hint="A build type of the tree's own CMake goes in with --cmake-arg -DCMAKE_BUILD_TYPE=NAME "
-                       "(the last -D wins).", trust="", local=False, compiles=True, decides=("toolchain.build_type",)),
-    _spec("linker", "auto", "--linker", {"TRITONBUILD_LINKER": _str},
-          "linker for gcc builds: auto (lld when installed, else gold), lld, gold, bfd, default (the compiler's); "
-          "--clang always links with lld", choices=get_args(Linker),
-          trust="", local=False, compiles=True, decides=("toolchain.linker",)),
-    _spec("debug_info", "auto", "--debug-info", {"TRITONBUILD_DEBUG_INFO": _str},
-          "debug info in the objects: lines (-g1, file:line in backtraces), full (-g, as setup.py), none (-g0), "
-          "tree (the build type's own flags); auto: lines for build types that compile with -g "
-          "(TritonRelBuildWithAsserts, Debug, RelWithDebInfo), tree otherwise",
-          choices=get_args(DebugInfo), trust="", local=False, compiles=True),
-    _spec("proton", None, "--proton/--no-proton", {"TRITON_BUILD_PROTON": env_bool},
-          "build the proton profiler (default: on when the source has it and CUPTI headers are found)",
-          trust="", local=False, compiles=True, decides=("backends_tuple", "toolchain.proton")),
-    _spec("offline", False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
-          "never touch the network; fail listing what is missing", trust="", local=True, compiles=True),
-    _spec("cmake_args", [], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
-          "extra CMake arguments appended to the configure command", validate=_arguments, trust="runs",
-          local=False, compiles=True),
-    _spec("deps", [], "--dep", {"TRITONBUILD_DEPS": _list_semicolon},
-          "NAME=PATH|URL: a local checkout (or a git URL, cloned at the pinned tag) for a dependency the tree "
-          "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated", trust="runs",
-          local=False, compiles=True),
-    _spec("targets", [], "--target", None,
-          "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
-          "they stay in the build dir, the wheel does not change", validate=_not_options,
-          trust="", local=False, compiles=True),  # names: resolve.cmake
-    _spec("strict", False, "--strict/--no-strict", None, "refuse to add back backends the source cannot drop",
-          trust="", local=False, compiles=True),
-    _spec("compile_check", True, "--compile-check/--no-compile-check", {"TRITONBUILD_COMPILE_CHECK": env_bool},
-          "after the import, compile real kernels (matmul fp16/bf16/fp8, reduction, softmax, split/permute, atomics) "
-          "with the launcher's specialisations for each backend's targets; a failure or hang keeps the wheel out",
-          trust="", local=False, compiles=True),
-    _spec("compile_check_timeout", 120, "--compile-check-timeout", {"TRITONBUILD_COMPILE_CHECK_TIMEOUT": env_int},
-          "seconds one kernel of the compile check may take before it counts as a hang", minimum=1,
-          maximum=86400, trust="", local=False, compiles=False),
-    _spec("canary", "auto", "--canary", {"TRITONBUILD_CANARY": _str},
-          "after configure, compile with -fsyntax-only a few translation units that together include every header "
-          "of the tree (and the LLVM/MLIR headers those include) and stop a build the errors doom, summarised by "
-          "cause; auto: only when the LLVM is not (or does not record being) the source's pin",
-          choices=get_args(Canary), trust="", local=False, compiles=True),
-    _spec("canary_budget", 120.0, "--canary-budget", {"TRITONBUILD_CANARY_BUDGET": env_float},
-          "seconds the canary may take after configure (generating the headers it needs counts): the first units "
-          "(one per job, the most widely included headers) always start, then no unit starts once the budget has "
-          "passed (the units running finish; the full build "
-          "compiles the rest), so a doomed build stops early while the canary's cost stays bounded; 0: no budget, "
-          "the whole cover. The default applies to build; check-llvm (and llvm compat) compile the whole cover "
-          "unless a budget is given", minimum=0, maximum=86400, trust="", local=False, compiles=True),
-    _spec("require_pinned_llvm", False, "--require-pinned-llvm/--no-require-pinned-llvm",
-          {"TRITONBUILD_REQUIRE_PINNED_LLVM": env_bool},
-          "refuse an LLVM that is not (or does not record being) the source's pin (the nightly recipe sets it)",
-          trust="", local=False, compiles=True),
-    _spec("api_check", True, "--api-check/--no-api-check", None,
-          "refuse a backend that lacks a method the source's BaseBackend/DriverBase declare abstract (off: a warning)",
-          trust="", local=False, compiles=True),
-    _spec("wheelhouse", None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
-          "a dir of wheels, offline: scikit-build-core and pybind11/nanobind for the isolated build environment of a "
-          "target interpreter that lacks them, and NVIDIA's nvidia-cuda-cuobjdump/-nvdisasm wheels",
-          validate=_path, trust="runs", local=True, compiles=False),
-    _spec("stable_abi", None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
-          "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
-          "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
-          "per interpreter", trust="", local=False, compiles=True),
-    _spec("ext_headers", True, "--ext-headers/--no-ext-headers", {"TRITON_EXT_ENABLED": env_bool},
-          "extension headers in the wheel (triton/include: Triton's *.h, *.td and generated *.h.inc, for every tree "
-          "generation) and TRITON_EXT_ENABLED=ON where the tree has it, as PyTorch's and Intel's wheels do",
-          trust="", local=False, compiles=True),
-    _spec("wheel_name", "triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str},
-          "distribution name of the wheel (letters, digits, '.', '_', '-'; PEP 427/503)", validate=wheel_name_problem,
-          trust="", local=False, compiles=False, decides=("wheel.name",)),
-    _spec("version_suffix", None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},
-          "appended to the version (default: +git<sha8> off release branches, like setup.py); the version must "
-          "stay PEP 440", validate=_version_suffix, trust="", local=False, compiles=False, decides=("wheel.version",)),
-    _spec("version_scheme", "setup", "--version-scheme", {"TRITONBUILD_VERSION_SCHEME": _str},
-          "version suffix: setup (+git<sha8> off release branches), git, date (.devYYYYMMDD), date+git, none",
-          choices=get_args(VersionScheme), trust="", local=False, compiles=False, decides=("wheel.version",)),
-    _spec("requires_python", ">=3.10", None, None, "Requires-Python of the wheel", recipe=True,
-          validate=_specifier, trust="", local=False, compiles=True),
-    _spec("zip_level", 6, "--zip-level", {"TRITONBUILD_ZIP_LEVEL": env_int},
-          "deflate level of the wheel, 0-9 (default 6, like zipfile; the dev recipe uses 1: a 400 MB libtriton "
-          "zips several times faster)", minimum=0, maximum=9, trust="", local=False, compiles=False),
-    _spec("reproducible", False, "--reproducible/--no-reproducible", {"TRITONBUILD_REPRODUCIBLE": env_bool},
-          "byte-identical wheels: SOURCE_DATE_EPOCH from the commit, prefix maps, fixed zip metadata",
-          trust="", local=False, compiles=False, decides=("wheel.reproducible",)),
-    _spec("strip", False, "--strip/--no-strip", None, "strip debug info from the installed libtriton",
-          trust="", local=False, compiles=False),
-    _spec("repair", False, "--repair/--no-repair", {"TRITONBUILD_REPAIR": env_bool},
-          "manylinux repair with auditwheel (grafts needed libraries into the wheel)",
-          trust="", local=False, compiles=False),
-    _spec("repair_exclude", ["libcuda.so.1"], "--repair-exclude", None,
-          "libraries the user's system provides (like the CUDA driver): never bundled, never grafted by auditwheel",
-          validate=_names("a library file name"),
-          trust="", local=False, compiles=False, decides=("wheel.system_libs",)),
-    _spec("plat", None, "--plat", {"TRITONBUILD_PLAT": _str},
-          "the policy --repair gives the wheel (manylinux_2_28_x86_64, manylinux2014_x86_64, musllinux_1_2_x86_64: "
-          "auditwheel's names), refused with the symbols that need a newer glibc; default: the lowest the wheel "
-          "meets", validate=_plat, trust="", local=False, compiles=True),
-    _spec("llvm_link", "auto", "--llvm-link", {"TRITONBUILD_LLVM_LINK": _str},
-          "how libtriton links a shared-libLLVM LLVM (Debian's): auto (static for wheels when its static libraries "
-          "are installed, shared for develop), static, shared", choices=get_args(LLVMLink),
-          trust="", local=False, compiles=True, decides=("llvm.link", "llvm.shared_libllvm")),
-    _spec("bundle_libs", True, "--bundle-libs/--no-bundle-libs", {"TRITONBUILD_BUNDLE_LIBS": env_bool},
-          "self-contained wheels: copy needed libraries from outside the manylinux allow-list into triton/_C "
-          "($ORIGIN run paths) and drop needed entries nothing uses",
-          trust="", local=False, compiles=True, decides=("wheel.self_contained",)),
-    _spec("ccache_remote", None, "--ccache-remote", {"TRITONBUILD_CCACHE_REMOTE": _str},
-          "ccache remote storage shared by build machines (redis://host:port, http://host/path)",
-          validate=_ccache_remote, trust="reaches", local=True, compiles=False),
-    _spec("json_syspath", None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)",
-          validate=_path, trust="runs", local=False, compiles=True),
-    _spec("bundle_nvidia_tools", True, "--bundle-nvidia-tools/--no-bundle-nvidia-tools", None,
-          "copy ptxas, cuobjdump and nvdisasm (TRITON_<TOOL>_PATH, else a CUDA toolkit's, else NVIDIA's wheels: "
-          "cuda_tools_from) into backends/nvidia/bin, "
-          "as setup.py does", trust="", local=False, compiles=True),
-    _spec("ptxas", None, None, {"TRITON_PTXAS_PATH": _str},
-          "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)",
-          validate=_path, trust="runs", local=False, compiles=True),
-    _spec("cuobjdump", None, None, {"TRITON_CUOBJDUMP_PATH": _str},
-          "cuobjdump bundled as backends/nvidia/bin/cuobjdump (default: see cuda_tools_from)", validate=_path,
-          trust="runs", local=False, compiles=True),
-    _spec("nvdisasm", None, None, {"TRITON_NVDISASM_PATH": _str},
-          "nvdisasm bundled as backends/nvidia/bin/nvdisasm (default: see cuda_tools_from)", validate=_path,
-          trust="runs", local=False, compiles=True),
-    _spec("cuda_tools_from", "auto", "--cuda-tools-from", {"TRITONBUILD_CUDA_TOOLS_FROM": _str},
-          "where the bundled cuobjdump and nvdisasm come from when TRITON_<TOOL>_PATH is not set: auto (a CUDA "
-          "toolkit or PATH, else NVIDIA's nvidia-cuda-<tool> wheel from pypi_index or --wheelhouse, at the CUDA major "
-          "of the bundled ptxas), host (never a wheel), pypi (the wheel even when the host has the tool)",
-          choices=get_args(CudaToolsFrom), trust="", local=False, compiles=True),
-    _spec("cupti_include", None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str},
-          "CUPTI headers for proton (default: a CUDA toolkit's, else NVIDIA's CUPTI wheel at the tree's pin)",
-          validate=_path, trust="runs", local=False, compiles=True),
-    _spec("cupti_lib", None, None, {"TRITON_CUPTI_LIB_PATH": _str},
-          "CUPTI libraries copied into backends/nvidia/lib/cupti (default: a toolkit's, else the CUPTI wheel's)",
-          validate=_path, trust="runs", local=False, compiles=True),
-    _spec("cudart_path", None, None, {"TRITON_CUDART_PATH": _str},
-          "CUDA runtime headers (cuda.h) for backends/nvidia/include (default: a toolkit's, else the PyPI wheel's)",
-          validate=_path, trust="runs", local=False, compiles=True),
-    _spec("cudacrt_path", None, None, {"TRITON_CUDACRT_PATH": _str}, "CUDA CRT headers (an include dir with crt/)",
-          validate=_path, trust="runs", local=False, compiles=True),
-    _spec("ptxas_blackwell", None, None, {"TRITON_PTXAS_BLACKWELL_PATH": _str},
-          "ptxas for sm_100+ bundled as backends/nvidia/bin/ptxas-blackwell, for trees that look for it "
-          "(default: a second CUDA toolkit's ptxas)", validate=_path, trust="runs", local=False, compiles=True),
-    _spec("roctracer_include", None, None, {"TRITON_ROCTRACER_INCLUDE_PATH": _str},
-          "roctracer headers for proton (default: the amd backend's third_party/amd/backend/include)", validate=_path,
-          trust="runs", local=False, compiles=True),
-    _spec("rocm_include", None, None, {"TRITON_ROCM_INCLUDE_PATH": _str},
-          "ROCm headers for proton in trees that require ROCM_INCLUDE_DIR (default: third_party/amd/backend/include)",
-          validate=_path, trust="runs", local=False, compiles=True),
-    _spec("xpupti_include", None, None, {"TRITON_XPUPTI_INCLUDE_PATH": _str},
-          "Intel XPUPTI headers for proton in trees that require XPUPTI_INCLUDE_DIR (default: "
-          "third_party/intel/backend/proton/include)", validate=_path, trust="runs", local=False, compiles=True),
-    _spec("pypi_index", "https://pypi.org/simple", None,
-          {"TRITONBUILD_PYPI_INDEX": _str, "PIP_INDEX_URL": _str},
-          "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files (http, https or "
-          "file, as pip takes it)",
-          validate=_index_url, trust="reaches", local=False, compiles=False),
-    _spec("http_retries", 3, None, {"TRITONBUILD_HTTP_RETRIES": env_int},
-          "attempts of each download of a prebuilt LLVM before it counts as a network failure",
-          minimum=1, maximum=100, trust="", local=True, compiles=False),
-    _spec("http_timeout", 30.0, None, {"TRITONBUILD_HTTP_TIMEOUT": env_float},
-          "seconds a download of a prebuilt LLVM may wait for the server before the attempt fails", minimum=0,
-          maximum=3600, validate=_positive_seconds, trust="", local=True, compiles=False),
-    _spec("http_deadline", 3600.0, None, {"TRITONBUILD_HTTP_DEADLINE": env_float},
-          "seconds one download (a prebuilt LLVM, an NVIDIA wheel) may take, all its attempts together, before it "
-          "is stopped (a read may overrun it by up to http_timeout)", minimum=0, maximum=604800,
-          validate=_positive_seconds, trust="", local=True, compiles=False),
-    _spec("http_min_rate", 1024, None, {"TRITONBUILD_HTTP_MIN_RATE": env_int},
-          "bytes per second a download must average over each 60 s window once its first 60 s have passed, else "
-          "the attempt is stopped (and retried while the deadline allows); 0: no minimum", minimum=0,
-          maximum=1 << 30, trust="", local=True, compiles=False),
-    _spec("http_max_bytes", 4 << 30, None, {"TRITONBUILD_HTTP_MAX_BYTES": env_int},
-          "bytes one download may have: a larger Content-Length is refused before the body is read, and a body that "
-          "grows past it is stopped (not retried); a prebuilt LLVM archive is about 0.5-1 GiB", minimum=1,
-          maximum=1 << 40, trust="", local=True, compiles=False),
-    _spec("source_date_epoch", None, None, {"SOURCE_DATE_EPOCH": _epoch},
-          "seconds since 1970 that a reproducible build and the date version schemes take for the build's time "
-          "(reproducible-builds.org's variable; default: the source's commit time)", minimum=0, maximum=MAX_EPOCH,
-          trust="", local=False, compiles=False),
-    _spec("llvm_system_suffix", None, None, {"TRITON_LLVM_SYSTEM_SUFFIX": _suffix},
-          "the platform suffix of Triton's prebuilt LLVM archive (ubuntu-x64, ubuntu-arm64, almalinux-x64, "
-          "almalinux-arm64, macos-arm64; Triton's variable; default: this host's)",
-          trust="", local=True, compiles=False),
-    _spec("sccache_server_port", None, None, {"SCCACHE_SERVER_PORT": env_int},
-          "the port of the sccache server the build uses (sccache's variable; default: one port per SCCACHE_* "
-          "configuration and base dirs, 20000-29999)", minimum=1, maximum=65535,
-          trust="", local=True, compiles=False),
-    _spec("cache_root", None, None, None,
-          "the cache root when neither --cache-dir nor a recipe's cache_dir names one: TRITONBUILD_CACHE_DIR, else "
-          "$TRITON_HOME/.triton/tritonbuild, else $XDG_CACHE_HOME/tritonbuild, else ~/.cache/tritonbuild",
-          extra=(_cache_root,), extra_names=tuple(n for n, _ in CACHE_ENV), trust="runs", local=True,
-          compiles=False),
-
-    _spec("container", None, "--container", {"TRITONBUILD_CONTAINER": _str},
-          "run the build inside this container image (docker or podman), as cibuildwheel does: the source, "
-          "plugins, patches and wheelhouse mounted read-only, the cache and the out dir read-write, at the same "
-          "paths; tritonbuild from this installation, run as your user; an empty value builds on this host",
-          validate=image_problem, trust="runs", local=True, compiles=False),
-    _spec("container_engine", "auto", "--container-engine", {"TRITONBUILD_CONTAINER_ENGINE": _str},
-          "the engine of --container: docker, podman, or auto (the first of them found on PATH)",
-          choices=get_args(ContainerEngine), trust="runs", local=True, compiles=False),
-    _spec("container_python", None, "--container-python", {"TRITONBUILD_CONTAINER_PYTHON": _str},
-          "the image's Python 3.11+ that runs tritonbuild in --container (a path inside the image or a command "
-          "name; default: /opt/python/cp312-cp312/bin/python in pypa's manylinux and musllinux images, else "
-          "python3); the wheel is for it unless --python names another",
-          validate=_container_python, trust="runs", local=True, compiles=False),)
-SPEC_BY_NAME = {s.name: s for s in SPECS}
-
-
 @dataclass(frozen=True)
 class Settings:
-    """The values of ``SPECS``, typed: one field per setting (same name), made by ``Settings.of`` from what
-    ``resolve_settings`` decided. Word settings are the Literals above, lists are tuples, machine paths are ``Path``.
-    Where each value came from stays in the ``Resolved`` mapping (the plan's origin report)."""
+    """Every setting, declared once: a typed field whose metadata holds its ``Spec`` (``setting``). Word settings
+    are the Literals above, lists are tuples, machine paths are ``Path``. ``resolve_settings`` makes one, and it
+    travels as it is from there to execution (``Plan.settings``); ``origin`` says where a value came from, and
+    ``report`` is the plan's JSON of it (each value as it was given, with its origin)."""
 
-    source: str | None  # a path or a git URL
-    ref: str | None
-    patches: tuple[str, ...]
-    backends: str | None
-    plugin_dirs: tuple[str, ...]  # paths or git+URL@REF
-    llvm: str  # auto, system, download, source or a prefix path
-    llvm_mirror: str
-    allow_unpinned: bool
-    llvm_src: str | None  # a URL or a local clone
-    llvm_assertions: bool
-    clang: bool | Auto
-    ccache: bool | None
-    compiler_cache: CompilerCache | None
-    distcc: str | None
-    stable_paths: bool
-    unity_build: int
-    unity_exclude: tuple[str, ...]
-    jobs: int | None
-    link_jobs: int | None
-    build_type: BuildType
-    linker: Linker
-    debug_info: DebugInfo
-    proton: bool | None
-    offline: bool
-    cmake_args: tuple[str, ...]
-    deps: tuple[str, ...]
-    targets: tuple[str, ...]
-    strict: bool
-    compile_check: bool
-    compile_check_timeout: int
-    canary: Canary
-    canary_budget: float  # seconds; 0: none
-    require_pinned_llvm: bool
-    api_check: bool
-    wheelhouse: Path | None
-    stable_abi: bool | None
-    ext_headers: bool
-    wheel_name: str
-    version_suffix: str | None
-    version_scheme: VersionScheme
-    requires_python: str
-    zip_level: int
-    reproducible: bool
-    strip: bool
-    repair: bool
-    repair_exclude: tuple[str, ...]
-    plat: str | None
-    llvm_link: LLVMLink
-    bundle_libs: bool
-    ccache_remote: str | None
-    json_syspath: Path | None
-    bundle_nvidia_tools: bool
-    ptxas: Path | None
-    cuobjdump: Path | None
-    nvdisasm: Path | None
-    cuda_tools_from: CudaToolsFrom
-    cupti_include: Path | None
-    cupti_lib: Path | None
-    cudart_path: Path | None
-    cudacrt_path: Path | None
-    ptxas_blackwell: Path | None
-    roctracer_include: Path | None
-    rocm_include: Path | None
-    xpupti_include: Path | None
-    pypi_index: str
-    http_retries: int
-    http_timeout: float
-    http_deadline: float  # seconds for all the attempts of one download
-    http_min_rate: int  # bytes/s over a sliding window; 0: no minimum
-    http_max_bytes: int
-    source_date_epoch: int | None
-    llvm_system_suffix: str | None
-    sccache_server_port: int | None
-    cache_root: str | None  # from the environment; --cache-dir and a recipe's cache_dir come before it
-    container: str | None  # an image reference; "" or None: this host
-    container_engine: ContainerEngine
-    container_python: str | None  # inside the image
+    # a path or a git URL
+    source: str | None = setting(
+        None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
+        validate=_source, trust="runs", local=False, compiles=True)
+    ref: str | None = setting(None, "--ref", None, "git ref to check out when --source is a URL", validate=_git_ref,
+        trust="", local=False, compiles=True)
+    patches: tuple[str, ...] = setting([], "--patch", {"TRITONBUILD_PATCHES": _list_semicolon},
+        "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
+        "checkout is never edited; one that does not apply stops the plan (repeatable; env ';' separated; "
+        "a recipe's paths are relative to the recipe and must stay in its directory); their sha256 go into the "
+        "build dir key and the version (+...pHASH8); NAME=FILE patches the plugin named NAME (its backend "
+        "name) in a copy of its dir instead", validate=_patch_entries, trust="runs",
+        local=False, compiles=True, decides=("source.patches",))
+    backends: str | None = setting(None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
+        "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)",
+        trust="", local=False, compiles=True, decides=("backends_tuple",))
+    # paths or git+URL@REF
+    plugin_dirs: tuple[str, ...] = setting([], "--plugin-dir", {"TRITON_PLUGIN_DIRS": _list_semicolon},
+        "external plugin directories (repeatable; env: ';' separated; in a recipe: the key plugins)",
+        recipe=False, validate=_paths, trust="runs", local=False, compiles=True, decides=("backends_tuple",))
+    # auto, system, download, source or a prefix path
+    llvm: str = setting("auto", "--llvm", {"LLVM_SYSPATH": _str},
+        "LLVM: auto, system, download, source or a prefix path", validate=_llvm, trust="runs",
+        local=False, compiles=True)
+    llvm_mirror: str = setting("https://oaitriton.blob.core.windows.net/public/llvm-builds", "--llvm-mirror",
+        {"TRITONBUILD_LLVM_MIRROR": _str}, "base URL of prebuilt LLVM archives (a company mirror): http or https",
+        validate=_http_url, trust="reaches", local=False, compiles=False)
+    allow_unpinned: bool = setting(
+        False, "--allow-unpinned/--no-allow-unpinned", {"TRITONBUILD_ALLOW_UNPINNED": env_bool},
+        "accept a prebuilt LLVM the pin has no sha256 for (llvm-hash.txt pins); its sha256 is logged",
+        trust="", local=False, compiles=True)
+    # a URL or a local clone
+    llvm_src: str | None = setting(None, "--llvm-src", {"TRITONBUILD_LLVM_SRC": _str},
+        "llvm-project URL or local clone for --llvm source (default: the upstream repository)", validate=_path,
+        trust="runs", local=False, compiles=True)
+    llvm_assertions: bool = setting(False, "--llvm-assertions/--no-llvm-assertions", None,
+        "build LLVM from source with assertions", trust="", local=False, compiles=True)
+    clang: bool | Auto = setting(False, "--clang/--no-clang", {"TRITON_BUILD_WITH_CLANG_LLD": env_bool},
+        "build with clang and lld instead of the default compiler (a recipe may say \"auto\": when installed)",
+        recipe_also=get_args(Auto), trust="", local=False, compiles=True,
+        decides=("toolchain.compiler", "toolchain.compiler_path", "toolchain.linker"))
+    ccache: bool | None = setting(None, "--ccache/--no-ccache", {"TRITON_BUILD_WITH_CCACHE": env_bool},
+        "use ccache (default: on when ccache is found)", trust="", local=True, compiles=False)
+    compiler_cache: CompilerCache | None = setting(None, "--compiler-cache", {"TRITONBUILD_COMPILER_CACHE": _str},
+        "compiler cache: ccache, sccache or none (default: ccache when found; sccache's remote storage comes "
+        "from its own SCCACHE_* variables)", choices=get_args(CompilerCache), trust="runs",
+        local=True, compiles=False)
+    distcc: str | None = setting(None, "--distcc", {"TRITONBUILD_DISTCC_HOSTS": _str},
+        "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
+        "with compile jobs sized to its slots", trust="reaches", local=True, compiles=False)
+    stable_paths: bool = setting(True, "--stable-paths/--no-stable-paths", {"TRITONBUILD_STABLE_PATHS": env_bool},
+        "with a compiler cache, CMake sees the source and plugins through links in the build dir, so another "
+        "checkout of the same commit at another path hits the cache", trust="", local=False, compiles=True)
+    unity_build: int = setting(0, "--unity-build", {"TRITONBUILD_UNITY_BUILD": env_int},
+        "CMake unity builds: this many source files per translation unit (0: off); a target whose files fail "
+        "to compile joined is learned and built file by file (unity-learned.txt in the build dir)",
+        minimum=0, maximum=64, trust="", local=False, compiles=True)
+    unity_exclude: tuple[str, ...] = setting([], "--unity-exclude", None,
+        "a CMake target compiled file by file under --unity-build (repeatable): one whose files clash when joined",
+        validate=_names("a CMake target name"), trust="", local=False, compiles=True)
+    jobs: int | None = setting(None, "-j/--jobs", {"MAX_JOBS": env_int},
+        "parallel compile jobs (default: min(cores, total GiB / 2.5))", minimum=1,
+        maximum=MAX_JOBS, trust="", local=True, compiles=False)
+    link_jobs: int | None = setting(None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
+        "parallel link jobs (default: min(jobs, total GiB / 8), at least 1)", minimum=1,
+        maximum=MAX_JOBS, trust="", local=True, compiles=False)
+    build_type: BuildType = setting("TritonRelBuildWithAsserts", "--build-type", None,
+        "CMake build type; the default is setup.py's (-O2 -g, assertions on); another one goes in with "
+        "--cmake-arg -DCMAKE_BUILD_TYPE=NAME",
+        extra=(_build_type,), extra_names=tuple(n for n, _ in BUILD_TYPE_ENV), choices=BUILD_TYPES,
+        refusal_hint="A build type of the tree's own CMake goes in with --cmake-arg -DCMAKE_BUILD_TYPE=NAME "
+                     "(the last -D wins).", trust="", local=False, compiles=True, decides=("toolchain.build_type",))
+    linker: Linker = setting("auto", "--linker", {"TRITONBUILD_LINKER": _str},
+        "linker for gcc builds: auto (lld when installed, else gold), lld, gold, bfd, default (the compiler's); "
+        "--clang always links with lld", choices=get_args(Linker),
+        trust="", local=False, compiles=True, decides=("toolchain.linker",))
+    debug_info: DebugInfo = setting("auto", "--debug-info", {"TRITONBUILD_DEBUG_INFO": _str},
+        "debug info in the objects: lines (-g1, file:line in backtraces), full (-g, as setup.py), none (-g0), "
+        "tree (the build type's own flags); auto: lines for build types that compile with -g "
+        "(TritonRelBuildWithAsserts, Debug, RelWithDebInfo), tree otherwise",
+        choices=get_args(DebugInfo), trust="", local=False, compiles=True)
+    proton: bool | None = setting(None, "--proton/--no-proton", {"TRITON_BUILD_PROTON": env_bool},
+        "build the proton profiler (default: on when the source has it and CUPTI headers are found)",
+        trust="", local=False, compiles=True, decides=("backends_tuple", "toolchain.proton"))
+    offline: bool = setting(False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
+        "never touch the network; fail listing what is missing", trust="", local=True, compiles=True)
+    cmake_args: tuple[str, ...] = setting([], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
+        "extra CMake arguments appended to the configure command", validate=_arguments, trust="runs",
+        local=False, compiles=True)
+    deps: tuple[str, ...] = setting([], "--dep", {"TRITONBUILD_DEPS": _list_semicolon},
+        "NAME=PATH|URL: a local checkout (or a git URL, cloned at the pinned tag) for a dependency the tree "
+        "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated", trust="runs",
+        local=False, compiles=True)
+    targets: tuple[str, ...] = setting([], "--target", None,
+        "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
+        "they stay in the build dir, the wheel does not change", validate=_not_options,
+        trust="", local=False, compiles=True)
+    strict: bool = setting(False, "--strict/--no-strict", None, "refuse to add back backends the source cannot drop",
+        trust="", local=False, compiles=True)
+    compile_check: bool = setting(True, "--compile-check/--no-compile-check", {"TRITONBUILD_COMPILE_CHECK": env_bool},
+        "after the import, compile real kernels (matmul fp16/bf16/fp8, reduction, softmax, split/permute, atomics) "
+        "with the launcher's specialisations for each backend's targets; a failure or hang keeps the wheel out",
+        trust="", local=False, compiles=True)
+    compile_check_timeout: int = setting(120, "--compile-check-timeout", {"TRITONBUILD_COMPILE_CHECK_TIMEOUT": env_int},
+        "seconds one kernel of the compile check may take before it counts as a hang", minimum=1,
+        maximum=86400, trust="", local=False, compiles=False)
+    canary: Canary = setting("auto", "--canary", {"TRITONBUILD_CANARY": _str},
+        "after configure, compile with -fsyntax-only a few translation units that together include every header "
+        "of the tree (and the LLVM/MLIR headers those include) and stop a build the errors doom, summarised by "
+        "cause; auto: only when the LLVM is not (or does not record being) the source's pin",
+        choices=get_args(Canary), trust="", local=False, compiles=True)
+    # seconds; 0: none
+    canary_budget: float = setting(120.0, "--canary-budget", {"TRITONBUILD_CANARY_BUDGET": env_float},
+        "seconds the canary may take after configure (generating the headers it needs counts): the first units "
+        "(one per job, the most widely included headers) always start, then no unit starts once the budget has "
+        "passed (the units running finish; the full build "
+        "compiles the rest), so a doomed build stops early while the canary's cost stays bounded; 0: no budget, "
+        "the whole cover. The default applies to build; check-llvm (and llvm compat) compile the whole cover "
+        "unless a budget is given", minimum=0, maximum=86400, trust="", local=False, compiles=True)
+    require_pinned_llvm: bool = setting(False, "--require-pinned-llvm/--no-require-pinned-llvm",
+        {"TRITONBUILD_REQUIRE_PINNED_LLVM": env_bool},
+        "refuse an LLVM that is not (or does not record being) the source's pin (the nightly recipe sets it)",
+        trust="", local=False, compiles=True)
+    api_check: bool = setting(True, "--api-check/--no-api-check", None,
+        "refuse a backend that lacks a method the source's BaseBackend/DriverBase declare abstract (off: a warning)",
+        trust="", local=False, compiles=True)
+    wheelhouse: Path | None = setting(None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
+        "a dir of wheels, offline: scikit-build-core and pybind11/nanobind for the isolated build environment of a "
+        "target interpreter that lacks them, and NVIDIA's nvidia-cuda-cuobjdump/-nvdisasm wheels",
+        validate=_path, trust="runs", local=True, compiles=False)
+    stable_abi: bool | None = setting(None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
+        "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
+        "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
+        "per interpreter", trust="", local=False, compiles=True)
+    ext_headers: bool = setting(True, "--ext-headers/--no-ext-headers", {"TRITON_EXT_ENABLED": env_bool},
+        "extension headers in the wheel (triton/include: Triton's *.h, *.td and generated *.h.inc, for every tree "
+        "generation) and TRITON_EXT_ENABLED=ON where the tree has it, as PyTorch's and Intel's wheels do",
+        trust="", local=False, compiles=True)
+    wheel_name: str = setting("triton", "--wheel-name", {"TRITON_WHEEL_NAME": _str},
+        "distribution name of the wheel (letters, digits, '.', '_', '-'; PEP 427/503)", validate=wheel_name_problem,
+        trust="", local=False, compiles=False, decides=("wheel.name",))
+    version_suffix: str | None = setting(None, "--version-suffix", {"TRITON_WHEEL_VERSION_SUFFIX": _str},
+        "appended to the version (default: +git<sha8> off release branches, like setup.py); the version must "
+        "stay PEP 440", validate=_version_suffix, trust="", local=False, compiles=False, decides=("wheel.version",))
+    version_scheme: VersionScheme = setting("setup", "--version-scheme", {"TRITONBUILD_VERSION_SCHEME": _str},
+        "version suffix: setup (+git<sha8> off release branches), git, date (.devYYYYMMDD), date+git, none",
+        choices=get_args(VersionScheme), trust="", local=False, compiles=False, decides=("wheel.version",))
+    requires_python: str = setting(">=3.10", None, None, "Requires-Python of the wheel", recipe=True,
+        validate=_specifier, trust="", local=False, compiles=True)
+    zip_level: int = setting(6, "--zip-level", {"TRITONBUILD_ZIP_LEVEL": env_int},
+        "deflate level of the wheel, 0-9 (default 6, like zipfile; the dev recipe uses 1: a 400 MB libtriton "
+        "zips several times faster)", minimum=0, maximum=9, trust="", local=False, compiles=False)
+    reproducible: bool = setting(False, "--reproducible/--no-reproducible", {"TRITONBUILD_REPRODUCIBLE": env_bool},
+        "byte-identical wheels: SOURCE_DATE_EPOCH from the commit, prefix maps, fixed zip metadata",
+        trust="", local=False, compiles=False, decides=("wheel.reproducible",))
+    strip: bool = setting(False, "--strip/--no-strip", None, "strip debug info from the installed libtriton",
+        trust="", local=False, compiles=False)
+    repair: bool = setting(False, "--repair/--no-repair", {"TRITONBUILD_REPAIR": env_bool},
+        "manylinux repair with auditwheel (grafts needed libraries into the wheel)",
+        trust="", local=False, compiles=False)
+    repair_exclude: tuple[str, ...] = setting(["libcuda.so.1"], "--repair-exclude", None,
+        "libraries the user's system provides (like the CUDA driver): never bundled, never grafted by auditwheel",
+        validate=_names("a library file name"),
+        trust="", local=False, compiles=False, decides=("wheel.system_libs",))
+    plat: str | None = setting(None, "--plat", {"TRITONBUILD_PLAT": _str},
+        "the policy --repair gives the wheel (manylinux_2_28_x86_64, manylinux2014_x86_64, musllinux_1_2_x86_64: "
+        "auditwheel's names), refused with the symbols that need a newer glibc; default: the lowest the wheel "
+        "meets", validate=_plat, trust="", local=False, compiles=True)
+    llvm_link: LLVMLink = setting("auto", "--llvm-link", {"TRITONBUILD_LLVM_LINK": _str},
+        "how libtriton links a shared-libLLVM LLVM (Debian's): auto (static for wheels when its static libraries "
+        "are installed, shared for develop), static, shared", choices=get_args(LLVMLink),
+        trust="", local=False, compiles=True, decides=("llvm.link", "llvm.shared_libllvm"))
+    bundle_libs: bool = setting(True, "--bundle-libs/--no-bundle-libs", {"TRITONBUILD_BUNDLE_LIBS": env_bool},
+        "self-contained wheels: copy needed libraries from outside the manylinux allow-list into triton/_C "
+        "($ORIGIN run paths) and drop needed entries nothing uses",
+        trust="", local=False, compiles=True, decides=("wheel.self_contained",))
+    ccache_remote: str | None = setting(None, "--ccache-remote", {"TRITONBUILD_CCACHE_REMOTE": _str},
+        "ccache remote storage shared by build machines (redis://host:port, http://host/path)",
+        validate=_ccache_remote, trust="reaches", local=True, compiles=False)
+    json_syspath: Path | None = setting(
+        None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)",
+        validate=_path, trust="runs", local=False, compiles=True)
+    bundle_nvidia_tools: bool = setting(True, "--bundle-nvidia-tools/--no-bundle-nvidia-tools", None,
+        "copy ptxas, cuobjdump and nvdisasm (TRITON_<TOOL>_PATH, else a CUDA toolkit's, else NVIDIA's wheels: "
+        "cuda_tools_from) into backends/nvidia/bin, "
+        "as setup.py does", trust="", local=False, compiles=True)
+    ptxas: Path | None = setting(None, None, {"TRITON_PTXAS_PATH": _str},
+        "ptxas given to Triton's CMake; also the one bundled (default: a CUDA toolkit's real binary)",
+        validate=_path, trust="runs", local=False, compiles=True)
+    cuobjdump: Path | None = setting(None, None, {"TRITON_CUOBJDUMP_PATH": _str},
+        "cuobjdump bundled as backends/nvidia/bin/cuobjdump (default: see cuda_tools_from)", validate=_path,
+        trust="runs", local=False, compiles=True)
+    nvdisasm: Path | None = setting(None, None, {"TRITON_NVDISASM_PATH": _str},
+        "nvdisasm bundled as backends/nvidia/bin/nvdisasm (default: see cuda_tools_from)", validate=_path,
+        trust="runs", local=False, compiles=True)
+    cuda_tools_from: CudaToolsFrom = setting("auto", "--cuda-tools-from", {"TRITONBUILD_CUDA_TOOLS_FROM": _str},
+        "where the bundled cuobjdump and nvdisasm come from when TRITON_<TOOL>_PATH is not set: auto (a CUDA "
+        "toolkit or PATH, else NVIDIA's nvidia-cuda-<tool> wheel from pypi_index or --wheelhouse, at the CUDA major "
+        "of the bundled ptxas), host (never a wheel), pypi (the wheel even when the host has the tool)",
+        choices=get_args(CudaToolsFrom), trust="", local=False, compiles=True)
+    cupti_include: Path | None = setting(None, None, {"TRITON_CUPTI_INCLUDE_PATH": _str},
+        "CUPTI headers for proton (default: a CUDA toolkit's, else NVIDIA's CUPTI wheel at the tree's pin)",
+        validate=_path, trust="runs", local=False, compiles=True)
+    cupti_lib: Path | None = setting(None, None, {"TRITON_CUPTI_LIB_PATH": _str},
+        "CUPTI libraries copied into backends/nvidia/lib/cupti (default: a toolkit's, else the CUPTI wheel's)",
+        validate=_path, trust="runs", local=False, compiles=True)
+    cudart_path: Path | None = setting(None, None, {"TRITON_CUDART_PATH": _str},
+        "CUDA runtime headers (cuda.h) for backends/nvidia/include (default: a toolkit's, else the PyPI wheel's)",
+        validate=_path, trust="runs", local=False, compiles=True)
+    cudacrt_path: Path | None = setting(
+        None, None, {"TRITON_CUDACRT_PATH": _str}, "CUDA CRT headers (an include dir with crt/)",
+        validate=_path, trust="runs", local=False, compiles=True)
+    ptxas_blackwell: Path | None = setting(None, None, {"TRITON_PTXAS_BLACKWELL_PATH": _str},
+        "ptxas for sm_100+ bundled as backends/nvidia/bin/ptxas-blackwell, for trees that look for it "
+        "(default: a second CUDA toolkit's ptxas)", validate=_path, trust="runs", local=False, compiles=True)
+    roctracer_include: Path | None = setting(None, None, {"TRITON_ROCTRACER_INCLUDE_PATH": _str},
+        "roctracer headers for proton (default: the amd backend's third_party/amd/backend/include)", validate=_path,
+        trust="runs", local=False, compiles=True)
+    rocm_include: Path | None = setting(None, None, {"TRITON_ROCM_INCLUDE_PATH": _str},
+        "ROCm headers for proton in trees that require ROCM_INCLUDE_DIR (default: third_party/amd/backend/include)",
+        validate=_path, trust="runs", local=False, compiles=True)
+    xpupti_include: Path | None = setting(None, None, {"TRITON_XPUPTI_INCLUDE_PATH": _str},
+        "Intel XPUPTI headers for proton in trees that require XPUPTI_INCLUDE_DIR (default: "
+        "third_party/intel/backend/proton/include)", validate=_path, trust="runs", local=False, compiles=True)
+    pypi_index: str = setting("https://pypi.org/simple", None,
+        {"TRITONBUILD_PYPI_INDEX": _str, "PIP_INDEX_URL": _str},
+        "package index NVIDIA's CUDA/CUPTI wheels are fetched from when no toolkit has the files (http, https or "
+        "file, as pip takes it)",
+        validate=_index_url, trust="reaches", local=False, compiles=False)
+    http_retries: int = setting(3, None, {"TRITONBUILD_HTTP_RETRIES": env_int},
+        "attempts of each download of a prebuilt LLVM before it counts as a network failure",
+        minimum=1, maximum=100, trust="", local=True, compiles=False)
+    http_timeout: float = setting(30.0, None, {"TRITONBUILD_HTTP_TIMEOUT": env_float},
+        "seconds a download of a prebuilt LLVM may wait for the server before the attempt fails", minimum=0,
+        maximum=3600, validate=_positive_seconds, trust="", local=True, compiles=False)
+    # seconds for all the attempts of one download
+    http_deadline: float = setting(3600.0, None, {"TRITONBUILD_HTTP_DEADLINE": env_float},
+        "seconds one download (a prebuilt LLVM, an NVIDIA wheel) may take, all its attempts together, before it "
+        "is stopped (a read may overrun it by up to http_timeout)", minimum=0, maximum=604800,
+        validate=_positive_seconds, trust="", local=True, compiles=False)
+    # bytes/s over a sliding window; 0: no minimum
+    http_min_rate: int = setting(1024, None, {"TRITONBUILD_HTTP_MIN_RATE": env_int},
+        "bytes per second a download must average over each 60 s window once its first 60 s have passed, else "
+        "the attempt is stopped (and retried while the deadline allows); 0: no minimum", minimum=0,
+        maximum=1 << 30, trust="", local=True, compiles=False)
+    http_max_bytes: int = setting(4 << 30, None, {"TRITONBUILD_HTTP_MAX_BYTES": env_int},
+        "bytes one download may have: a larger Content-Length is refused before the body is read, and a body that "
+        "grows past it is stopped (not retried); a prebuilt LLVM archive is about 0.5-1 GiB", minimum=1,
+        maximum=1 << 40, trust="", local=True, compiles=False)
+    source_date_epoch: int | None = setting(None, None, {"SOURCE_DATE_EPOCH": _epoch},
+        "seconds since 1970 that a reproducible build and the date version schemes take for the build's time "
+        "(reproducible-builds.org's variable; default: the source's commit time)", minimum=0, maximum=MAX_EPOCH,
+        trust="", local=False, compiles=False)
+    llvm_system_suffix: str | None = setting(None, None, {"TRITON_LLVM_SYSTEM_SUFFIX": _suffix},
+        "the platform suffix of Triton's prebuilt LLVM archive (ubuntu-x64, ubuntu-arm64, almalinux-x64, "
+        "almalinux-arm64, macos-arm64; Triton's variable; default: this host's)",
+        trust="", local=True, compiles=False)
+    sccache_server_port: int | None = setting(None, None, {"SCCACHE_SERVER_PORT": env_int},
+        "the port of the sccache server the build uses (sccache's variable; default: one port per SCCACHE_* "
+        "configuration and base dirs, 20000-29999)", minimum=1, maximum=65535,
+        trust="", local=True, compiles=False)
+    # from the environment; --cache-dir and a recipe's cache_dir come before it
+    cache_root: str | None = setting(None, None, None,
+        "the cache root when neither --cache-dir nor a recipe's cache_dir names one: TRITONBUILD_CACHE_DIR, else "
+        "$TRITON_HOME/.triton/tritonbuild, else $XDG_CACHE_HOME/tritonbuild, else ~/.cache/tritonbuild",
+        extra=(_cache_root,), extra_names=tuple(n for n, _ in CACHE_ENV), trust="runs", local=True,
+        compiles=False)
+    # an image reference; "" or None: this host
+    container: str | None = setting(None, "--container", {"TRITONBUILD_CONTAINER": _str},
+        "run the build inside this container image (docker or podman), as cibuildwheel does: the source, "
+        "plugins, patches and wheelhouse mounted read-only, the cache and the out dir read-write, at the same "
+        "paths; tritonbuild from this installation, run as your user; an empty value builds on this host",
+        validate=image_problem, trust="runs", local=True, compiles=False)
+    container_engine: ContainerEngine = setting("auto", "--container-engine", {"TRITONBUILD_CONTAINER_ENGINE": _str},
+        "the engine of --container: docker, podman, or auto (the first of them found on PATH)",
+        choices=get_args(ContainerEngine), trust="runs", local=True, compiles=False)
+    # inside the image
+    container_python: str | None = setting(None, "--container-python", {"TRITONBUILD_CONTAINER_PYTHON": _str},
+        "the image's Python 3.11+ that runs tritonbuild in --container (a path inside the image or a command "
+        "name; default: /opt/python/cp312-cp312/bin/python in pypa's manylinux and musllinux images, else "
+        "python3); the wheel is for it unless --python names another",
+        validate=_container_python, trust="runs", local=True, compiles=False)
+
+    _given: Mapping[str, Resolved] = field(default_factory=dict, repr=False, hash=False)
+
+    def origin(self, name: str) -> str:
+        """Where the value of the setting ``name`` came from: ``default``, ``recipe <path>``, ``env NAME``,
+        ``cli --flag``."""
+        return self._resolved(name).origin
+
+    def _resolved(self, name: str) -> Resolved:
+        if name not in SPEC_BY_NAME:
+            raise ValueError(f"no setting is named {name!r}")
+        return self._given.get(name) or Resolved(SPEC_BY_NAME[name].default, "default")
+
+    def report(self) -> dict[str, dict[str, Any]]:
+        """``{"name": {"value": ..., "origin": ...}}`` by name: the plan's settings as its JSON says them. A value is
+        as it was given (a list as a list, a path as typed), unless it was replaced since (``dataclasses.replace``:
+        the checkouts of git plugins), then it is the new one as JSON holds it."""
+        out = {}
+        for name in sorted(SPEC_BY_NAME):
+            given, value = self._resolved(name), getattr(self, name)
+            kept = given.value if _typed(_HINTS[name], given.value) == value else _plain(value)
+            out[name] = {"value": kept, "origin": given.origin}
+        return out
+
+    def with_origin(self, names: Iterable[str], origin: str) -> Settings:
+        """These settings, the values the same, said to come from ``origin`` (a remembered request's flags)."""
+        given = {**self._given, **{n: Resolved(self._resolved(n).value, origin) for n in names}}
+        return replace(self, _given=given)
 
     @classmethod
     def of(cls, resolved: Mapping[str, Resolved]) -> Settings:
-        """The typed values of a complete ``resolve_settings`` result (its values were checked by their specs)."""
-        missing = [f.name for f in fields(cls) if f.name not in resolved]
+        """The typed values of what ``resolve_settings`` decided for each setting (checked by their specs)."""
+        missing = [name for name in SPEC_BY_NAME if name not in resolved]
         if missing:
             raise ValueError(f"settings missing from the resolved mapping: {missing}")
-        hints = get_type_hints(cls)
-        return cls(**{f.name: _typed(hints[f.name], resolved[f.name].value) for f in fields(cls)})
+        return cls(**{name: _typed(_HINTS[name], resolved[name].value) for name in SPEC_BY_NAME},
+                   _given=dict(resolved))
 
-    @classmethod
-    def of_report(cls, report: Mapping[str, Mapping[str, object]]) -> Settings:
-        """The typed values of a plan's settings report (``{"name": {"value": ..., "origin": ...}}``); a setting the
-        report lacks (a plan written before it was declared) has its default."""
-        return cls.of({spec.name: Resolved(report[spec.name].get("value"), str(report[spec.name].get("origin")))
-                       if spec.name in report else Resolved(spec.default, "default") for spec in SPECS})
+
+def specs_of(cls: type) -> tuple[Spec, ...]:
+    """The ``Spec`` of each public field of the dataclass ``cls``, named after it, in the fields' order; a field
+    declared without ``setting`` (no ``Spec`` in its metadata) is refused: it would be a value nothing reads."""
+    bare = [f.name for f in fields(cls) if not f.name.startswith("_") and not isinstance(f.metadata.get(SPEC), Spec)]
+    if bare:
+        raise TypeError(f"{cls.__name__} declares {', '.join(bare)} without setting(...): every setting is declared "
+                        "with its Spec")
+    return tuple(replace(f.metadata[SPEC], name=f.name) for f in fields(cls) if not f.name.startswith("_"))
+
+
+SPECS = specs_of(Settings)
+SPEC_BY_NAME = {s.name: s for s in SPECS}
+_HINTS = get_type_hints(Settings)
+
+
+def _plain(value: Any) -> Any:
+    """A typed value as JSON holds it: a tuple as a list, a path as its text."""
+    return list(value) if isinstance(value, tuple) else str(value) if isinstance(value, Path) else value
 
 
 def _typed(hint: Any, value: Any) -> Any:
@@ -973,14 +955,14 @@ def resolve_settings(
     env: Mapping[str, str],
     recipe: Mapping[str, Any] | None = None,
     recipe_origin: str = "recipe",
-) -> dict[str, Resolved]:
+) -> Settings:
     """Apply default < recipe < environment < CLI to every setting. ``None`` in ``cli`` means not given. Every
     value is checked by its ``Spec`` whichever origin gave it, so a plan never holds a value the build refuses."""
     recipe = recipe or {}
     unknown = set(cli) - set(SPEC_BY_NAME)
     if unknown:
         raise ValueError(f"unknown settings from the CLI: {sorted(unknown)}")
-    return {spec.name: _resolve(spec, cli, env, recipe, recipe_origin) for spec in SPECS}
+    return Settings.of({spec.name: _resolve(spec, cli, env, recipe, recipe_origin) for spec in SPECS})
 
 
 def _resolve(spec: Spec, cli: Mapping[str, Any], env: Mapping[str, str], recipe: Mapping[str, Any],

@@ -28,8 +28,9 @@ from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor  # typ
 
 from tritonbuild import __version__
 from tritonbuild.errors import UserError
-from tritonbuild.plan import REDACTED, Plan, redact
-from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, show
+from tritonbuild.plan import Plan
+from tritonbuild.redact import REDACTED, redact
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, Settings, show
 from tritonbuild.wheel import provenance_fields as fields
 
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
@@ -67,7 +68,7 @@ def _git_uri(where: str, commit: str | None) -> str:
 def dependencies(plan: Plan, build_info: Mapping[str, Any]) -> list[Any]:
     """The resolved dependencies: source, plugins, LLVM, patches, tools (ResourceDescriptor protos)."""
     src = plan.source
-    given = plan.settings.get("source", {}).get("value")
+    given = plan.settings.source
     out = [_rd("source", _git_uri(str(redact(given)) if given and "://" in str(given) else src.root, src.commit),
                {"gitCommit": src.commit or ""},
                {"path": src.checkout or src.root, "dirty": src.dirty, "version": src.version,
@@ -139,7 +140,7 @@ def predicate(plan: Plan, sha256: str, build_info: Mapping[str, Any], finished: 
     prov = provenance_pb2.Provenance()
     bd = prov.build_definition
     bd.build_type = BUILD_TYPE
-    bd.external_parameters.update({"settings": redact(plan.settings),
+    bd.external_parameters.update({"settings": redact(plan.settings.report()),
                                    "python": {"path": plan.python, "abi": plan.wheel.python_abi}})
     bd.internal_parameters.update({"tritonbuildVersion": __version__, "planKey": plan.key,
                                    "planFingerprint": plan.fingerprint, "reproducible": plan.reproducible})
@@ -297,7 +298,7 @@ def _statement(obj: Any) -> dict[str, Any]:
 
 
 def _redacted(value: Any) -> bool:
-    """Whether a value had a secret the provenance does not hold (``tritonbuild.plan.redact``)."""
+    """Whether a value had a secret the provenance does not hold (``tritonbuild.redact.redact``)."""
     items = value if isinstance(value, list) else [value]
     return any(isinstance(v, str) and REDACTED in v for v in items)
 
@@ -401,10 +402,11 @@ def _norm(value: Any) -> Any:
     return json.loads(json.dumps(redact(value)))
 
 
-def setting_differences(claim: Claim, settings: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def setting_differences(claim: Claim, plan_settings: Settings) -> list[str]:
     """Settings whose value in the rebuilt plan is not the claim's (the source's location and what ``LOCAL``
-    names left out): '<name>: <claimed> (<origin>) in the provenance, <value> (<origin>) here'."""
-    out = []
+    names left out), compared as the provenance holds them (``Settings.report``): '<name>: <claimed> (<origin>)
+    in the provenance, <value> (<origin>) here'."""
+    out, settings = [], plan_settings.report()
     for name in sorted(set(claim.settings) | set(settings)):
         if name in LOCAL or name in ("source", "ref") or name not in claim.settings:
             continue
@@ -415,9 +417,10 @@ def setting_differences(claim: Claim, settings: Mapping[str, Mapping[str, Any]])
     return out
 
 
-def new_settings(claim: Claim, settings: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def new_settings(claim: Claim, plan_settings: Settings) -> list[str]:
     """Settings the provenance lacks (declared after it was written): not differences, but said, with the value
     the rebuild used ('<name>: new since the provenance, <value> (<origin>) used')."""
+    settings = plan_settings.report()
     return [f"{name}: new since the provenance, {show(settings[name].get('value'))} "
             f"({settings[name].get('origin', 'default')}) used"
             for name in sorted(set(settings) - set(claim.settings)) if name in SPEC_BY_NAME]

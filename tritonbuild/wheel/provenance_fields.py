@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tritonbuild.errors import UserError
-from tritonbuild.plan import REDACTED, redact
+from tritonbuild.redact import REDACTED, redact
 from tritonbuild.settings.model import SPECS, Spec, show
 
 Kind = Literal["data", "code", "host"]

@@ -16,7 +16,8 @@ from tritonbuild.diskspace import is_disk_problem, write_failed
 from tritonbuild.errors import DiskProblem
 from tritonbuild.fileutil import sha256_of, write_if_changed
 from tritonbuild.nvidia.choose import missing_tools
-from tritonbuild.plan import Plan, redact
+from tritonbuild.plan import Plan
+from tritonbuild.redact import redact
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel import attestation
 from tritonbuild.wheel import sums as sum_lines
@@ -42,7 +43,7 @@ def publish(wheel: Path, out_dir: Path) -> Path:
 
 def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
     """The build manifest: the wheel, its hash and size, timings, ccache figures, provenance and the plan. It is
-    published next to the wheel: URL secrets in it are redacted (``tritonbuild.plan.redact``)."""
+    published next to the wheel: URL secrets in it are redacted (``tritonbuild.redact.redact``)."""
     out: dict[str, Any] = redact({
         "wheel": str(result.wheel), "size": result.size, "sha256": result.sha256, "seconds": result.seconds,
         "timings": result.timings, "ccache": result.ccache, "sccache": result.sccache, "distcc": result.distcc,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import given_file, sha256_of
-from tritonbuild.settings.model import SPEC_BY_NAME, show
+from tritonbuild.settings.model import SPEC_BY_NAME, Settings, show
 from tritonbuild.wheel import attestation, zipguard
 from tritonbuild.wheel import provenance_fields as fields
 
@@ -203,12 +203,11 @@ def sources_said(claim: attestation.Claim, kw: Mapping[str, Any], *, source_give
     return lines
 
 
-def machine_said(claim: attestation.Claim, settings: Mapping[str, Mapping[str, Any]], flags: tuple[str, ...]
-                 ) -> list[str]:
+def machine_said(claim: attestation.Claim, plan_settings: Settings, flags: tuple[str, ...]) -> list[str]:
     """The settings this machine gives instead of the provenance (``attestation.taken_from_machine``): a line for
     each not at its default here, or whose value in the provenance differs (that one is said not to be used), then
     one line naming the rest."""
-    lines, rest = [], []
+    lines, rest, settings = [], [], plan_settings.report()
     for name in attestation.taken_from_machine(flags):
         ours = settings.get(name, {})
         theirs = claim.settings.get(name)

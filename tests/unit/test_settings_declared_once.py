@@ -1,0 +1,116 @@
+"""One declaration per setting, read by attribute (#48): every ``Settings`` field carries its ``Spec`` (``setting``),
+``SPECS`` is made from the fields, and no code of the package looks a setting up by its name as a string (the
+``o["canary"].origin`` / ``s["wheelhouse"]`` / ``plan.settings.get("canary", {}).get("value")`` of before): it reads
+``settings.canary`` and ``settings.origin("canary")``, a name ``origin`` checks against the declared ones."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from tritonbuild.settings import model
+from tritonbuild.settings.model import SPEC, SPECS, Settings, Spec, setting, specs_of
+
+PKG = Path(__file__).resolve().parents[2] / "tritonbuild"
+SKIP = ("example/tree/", "example/backend_template/", "example/plugin_template/")
+NAMES = frozenset(s.name for s in SPECS)
+HOLDERS = ("s", "o", "settings", "resolved")  # what a settings mapping was called
+# A provenance's claim (``attestation.Claim``) is JSON read from a file, hostile input whose settings attestation
+# checks one by one: its own reader, not the settings the plan resolved.
+JSON_READERS = ("claim",)
+
+
+def test_every_field_is_a_setting_declared_with_its_spec_and_specs_are_made_from_them() -> None:
+    public = [f for f in dataclasses.fields(Settings) if not f.name.startswith("_")]
+    assert [f.name for f in dataclasses.fields(Settings) if f.name.startswith("_")] == ["_given"]  # the origins
+    assert [f.name for f in public if not isinstance(f.metadata.get(SPEC), Spec)] == []
+    assert [s.name for s in SPECS] == [f.name for f in public] and len(SPECS) == len(model.SPEC_BY_NAME)
+    for f, spec in zip(public, SPECS, strict=True):  # the field's default is the spec's, typed
+        assert f.default == (tuple(spec.default) if isinstance(spec.default, list) else spec.default), f.name
+
+
+def test_a_field_declared_without_its_spec_is_refused_by_name() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Made:
+        jobs: int | None = setting(None, "-j/--jobs", None, "parallel jobs", minimum=1, trust="", local=True,
+                                   compiles=False)
+        forgotten: int = 3
+        _given: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    with pytest.raises(TypeError, match="Made declares forgotten without setting"):
+        specs_of(Made)
+    kept = specs_of(dataclasses.make_dataclass("Kept", [("jobs", int | None, dataclasses.fields(Made)[0])]))
+    assert [(s.name, s.kind, s.flag) for s in kept] == [("jobs", "int", "-j/--jobs")]
+
+
+def _string_lookups(source: str, rel: str) -> list[str]:
+    """Where ``source`` looks a setting up by a string: ``x["name"]`` or ``x.get("name")`` on a settings mapping
+    (``HOLDERS``, ``*.settings``) or followed by ``.value``/``.origin``/``["value"]``/``["origin"]``; an
+    ``.origin("name")`` of no declared setting; any ``of_report`` or ``Resolved`` outside the model."""
+    tree = ast.parse(source, rel)
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        name, holder = _looked_up(node)
+        if name in NAMES and (_is_holder(holder) or _reads_resolved(node, parents)):
+            found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "origin" \
+                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value not in NAMES:
+            found.append(f"{rel}:{node.lineno}: {ast.unparse(node)} (no such setting)")
+        if rel != "settings/model.py" and ((isinstance(node, ast.Attribute) and node.attr == "of_report")
+                                           or (isinstance(node, ast.Name) and node.id == "Resolved")
+                                           or (isinstance(node, ast.alias) and node.name == "Resolved")):
+            found.append(f"{rel}:{getattr(node, 'lineno', 0)}: {ast.unparse(node)}")
+    return sorted(found, key=lambda line: int(line.split(":")[1]))
+
+
+def _looked_up(node: ast.AST) -> tuple[object, ast.expr | None]:
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return node.slice.value, node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+            and node.args and isinstance(node.args[0], ast.Constant):
+        return node.args[0].value, node.func.value
+    return None, None
+
+
+def _is_holder(expr: ast.expr | None) -> bool:
+    return (isinstance(expr, ast.Name) and expr.id in HOLDERS) or \
+        (isinstance(expr, ast.Attribute) and expr.attr == "settings"
+         and not (isinstance(expr.value, ast.Name) and expr.value.id in JSON_READERS))
+
+
+def _reads_resolved(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether what was looked up is read as a resolved value or a report entry (``.value``, ``["origin"]``,
+    ``.get("value")``)."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Attribute) and parent.attr == "get":
+        call = parents.get(id(parent))
+        return isinstance(call, ast.Call) and bool(call.args) and isinstance(call.args[0], ast.Constant) \
+            and call.args[0].value in ("value", "origin")
+    if isinstance(parent, ast.Attribute):
+        return parent.attr in ("value", "origin")
+    return isinstance(parent, ast.Subscript) and isinstance(parent.slice, ast.Constant) \
+        and parent.slice.value in ("value", "origin")
+
+
+def test_the_check_finds_each_old_way_of_reading_a_setting() -> None:
+    old = ('origin = o["canary"].origin\nif s["wheelhouse"]: pass\n'
+           'v = plan.settings.get("canary", {}).get("value")\nw = report["jobs"]["value"]\n'
+           'x = settings.origin("canaryy")\ny = Settings.of_report(plan.settings)\n'
+           'from tritonbuild.settings.model import Resolved\n')
+    assert [line.split(": ", 1)[0] for line in _string_lookups(old, "x.py")] == [
+        "x.py:1", "x.py:2", "x.py:3", "x.py:4", "x.py:5", "x.py:6", "x.py:7"]
+    fine = 'a = s.canary\nb = s.origin("canary")\nc = data["llvm"]\nd = plan.settings.report()\n'
+    assert _string_lookups(fine, "x.py") == []
+
+
+def test_no_code_of_the_package_looks_a_setting_up_by_a_string() -> None:
+    found = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).as_posix()
+        if not rel.startswith(SKIP):
+            found += _string_lookups(path.read_text(), rel)
+    assert found == [], "read settings as attributes (settings.x, settings.origin('x')):\n" + "\n".join(found)
