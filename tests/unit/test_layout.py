@@ -33,7 +33,6 @@ IO_CALLS = re.compile(r"\.(read_text|read_bytes|write_text|is_dir|is_file|exists
 ABOVE = {
     "__main__": "the entry point: runs the CLI",
     "request": "the pipeline's start: gathers the facts and resolves them into plans",
-    "http": "reads its retry and timeout defaults from the settings' one declaration",
 }
 # An import: the file (relative to the package's parent), its line, and the statement as written.
 Where = tuple[str, int, str]

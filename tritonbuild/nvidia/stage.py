@@ -27,6 +27,12 @@ from tritonbuild.settings.model import Settings
 STAGE = "tritonbuild-nvidia"
 
 
+def http_limits(settings: Settings) -> http.Limits:
+    """The limits a plan's settings give its downloads (``http`` reads no setting: its callers give it these)."""
+    return http.Limits(retries=settings.http_retries, timeout=settings.http_timeout, deadline=settings.http_deadline,
+                       min_rate=settings.http_min_rate, max_bytes=settings.http_max_bytes)
+
+
 def stage_dir(plan: Plan) -> Path:
     return Path(plan.cmake.build_dir) / STAGE
 
@@ -87,7 +93,7 @@ def stage(plan: Plan, log: Callable[[str], None]) -> dict[str, int]:
         project, _, version = spec.partition("==")
         pypi.provide(WheelRef(project, version, ""), Path(plan.cache_root), index=settings.pypi_index,
                      machine=platform.machine(), offline=plan.toolchain.offline, log=log,
-                     wheelhouse=settings.wheelhouse, limits=http.Limits.of(settings))
+                     wheelhouse=settings.wheelhouse, limits=http_limits(settings))
     wanted: dict[str, Path] = {}
     counts: dict[str, int] = {}
     for part in plan.nvidia:
