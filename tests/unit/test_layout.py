@@ -18,13 +18,10 @@ PKG = ROOT / "tritonbuild"
 SKIP = ("example/tree", "example/backend_template", "example/plugin_template")
 
 # Pure: resolve a request into a plan and describe it, without reading the disk or running a program.
-PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "redact.py", "nvidia/parts.py", "nvidia/choose.py")
+PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "redact.py")
 # The edge: what reads the disk, runs programs or talks to the network.
 EDGE = ("tritonbuild.proc", "tritonbuild.http", "tritonbuild.fileutil", "tritonbuild.gather", "tritonbuild.execute",
-        "tritonbuild.wheel", "tritonbuild.cli", "tritonbuild.report", "tritonbuild.llvm.probe",
-        "tritonbuild.llvm.cache", "tritonbuild.llvm.download", "tritonbuild.llvm.provision",
-        "tritonbuild.llvm.source_build", "tritonbuild.nvidia.discover", "tritonbuild.nvidia.pypi",
-        "tritonbuild.nvidia.stage")
+        "tritonbuild.wheel", "tritonbuild.cli", "tritonbuild.report", "tritonbuild.llvm", "tritonbuild.nvidia")
 IO_CALLS = re.compile(r"\.(read_text|read_bytes|write_text|is_dir|is_file|exists|iterdir|r?glob)\(|"
                       r"\bopen\(|\bsubprocess\b|\bos\.environ\b|\bshutil\.")
 # The top-level modules that stand above the stage packages, and why. Every other top-level module is the base

@@ -17,11 +17,11 @@ from pathlib import Path
 from tritonbuild import http
 from tritonbuild.diskspace import is_disk_problem
 from tritonbuild.nvidia import pypi
-from tritonbuild.nvidia.choose import refuse_inputs
 from tritonbuild.nvidia.discover import closure, lib_files
-from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.nvidia.probe import describe, host_machine
 from tritonbuild.plan import NvidiaPart, Plan
+from tritonbuild.resolve.nvidia import refuse_inputs
+from tritonbuild.resolve.nvidia_parts import WheelRef
 from tritonbuild.settings.model import Settings
 
 STAGE = "tritonbuild-nvidia"

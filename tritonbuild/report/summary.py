@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tritonbuild.nvidia.choose import missing_tools
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import compilecheck
+from tritonbuild.resolve.nvidia import missing_tools
 from tritonbuild.result import BuildResult
 
 if TYPE_CHECKING:
