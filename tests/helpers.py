@@ -39,8 +39,8 @@ from tritonbuild.gather.collect import environment_facts
 from tritonbuild.gather.plugins import read_all
 from tritonbuild.gather.source import inspect_source
 from tritonbuild.nvidia.discover import driver_headers
-from tritonbuild.nvidia.parts import NvidiaFacts, Source
 from tritonbuild.resolve.facts import Facts, HostFacts, LLVMInstall
+from tritonbuild.resolve.nvidia_parts import NvidiaFacts, Source
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.resolve.source import GitState
 from tritonbuild.settings.model import resolve_settings

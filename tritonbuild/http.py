@@ -25,15 +25,16 @@ from typing import Any
 from tritonbuild.errors import EnvironmentProblem
 from tritonbuild.printable import printable
 from tritonbuild.redact import redact_text
-from tritonbuild.settings.model import SPEC_BY_NAME, Settings
 
 Progress = Callable[[int, int | None], None]
-# The declared settings' defaults (TRITONBUILD_HTTP_*, read and checked by the settings model).
-RETRIES: int = SPEC_BY_NAME["http_retries"].default
-TIMEOUT: float = SPEC_BY_NAME["http_timeout"].default
-DEADLINE: float = SPEC_BY_NAME["http_deadline"].default
-MIN_RATE: int = SPEC_BY_NAME["http_min_rate"].default
-MAX_BYTES: int = SPEC_BY_NAME["http_max_bytes"].default
+# The defaults of a download no caller limits otherwise. A plan's downloads take theirs from the settings
+# (http_retries, http_timeout, ... read and checked by the settings model), whose defaults are these
+# (tests/unit/test_http_limits.py holds the two the same).
+RETRIES = 3
+TIMEOUT = 30.0  # seconds of waiting for one read
+DEADLINE = 3600.0  # seconds for all the attempts together
+MIN_RATE = 1024  # bytes/s
+MAX_BYTES = 4 << 30
 RATE_WINDOW = 60.0  # seconds: the minimum rate is each window's average, checked once an attempt is this old
 TEXT_MAX_BYTES = 16 << 20  # an index page (PyPI's largest simple pages are a few MiB)
 TEXT_DEADLINE = 300.0  # seconds for an index page, all attempts together
@@ -56,12 +57,6 @@ class Limits:
     window: float = RATE_WINDOW
     size_from: str = "TRITONBUILD_HTTP_MAX_BYTES (the http_max_bytes setting)"
     deadline_from: str = "TRITONBUILD_HTTP_DEADLINE (the http_deadline setting)"
-
-    @classmethod
-    def of(cls, settings: Settings) -> Limits:
-        """The limits the plan's settings give."""
-        return cls(retries=settings.http_retries, timeout=settings.http_timeout, deadline=settings.http_deadline,
-                   min_rate=settings.http_min_rate, max_bytes=settings.http_max_bytes)
 
 
 DEFAULT_LIMITS = Limits()

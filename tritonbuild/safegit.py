@@ -29,10 +29,9 @@ from typing import IO
 
 from tritonbuild.errors import UserError
 from tritonbuild.proc import Result, run, start_bytes
-from tritonbuild.urls import split_url
+from tritonbuild.urls import PROTOCOLS, url_problem
 
 TRUSTED_SCOPES = frozenset({"system", "global", "command"})
-PROTOCOLS = ("https", "http", "ssh", "git", "file")
 
 # Always set: no hook, no fsmonitor, no pager, no signature check (gpg.program), no submodule followed, no
 # automatic gc or maintenance after a fetch, only the protocols above.
@@ -163,8 +162,6 @@ def run_clone(url: str, dest: Path, *, timeout: float = 3600, env: Mapping[str, 
                cwd=dest.parent, env=with_config(base_env(env), BASE), timeout=timeout)
 
 
-_SCP = re.compile(r"[A-Za-z0-9._~+-]+@[A-Za-z0-9][A-Za-z0-9.-]*:(?!-)[^\s]+")  # fullmatch
-_BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -178,31 +175,6 @@ def check_args(args: Sequence[str]) -> Sequence[str]:
                             "newline, a tab, an escape). Give the name or path without it (rename a path that has "
                             "one).")
     return args
-
-
-def url_problem(url: str) -> str | None:
-    """Why ``url`` is not a git URL tritonbuild clones (None: it is one)."""
-    if re.match(r"[A-Za-z0-9+.-]*::", url):
-        return "it names a git remote helper (transport::address, such as ext:: or fd::), which can run programs"
-    if not url or url.startswith("-"):
-        return "it starts with '-' (git would read it as an option)" if url else "it is empty"
-    if _BAD_CHARS.search(url):
-        return "it contains whitespace or control characters"
-    if _SCP.fullmatch(url):
-        return None
-    parts = split_url(url)
-    if parts is None:
-        return ("it cannot be read as a URL (an unclosed '[' of an IPv6 host, or a port that is not a number from 0 "
-                "to 65535)")
-    if parts.scheme not in PROTOCOLS:
-        return f"its scheme {parts.scheme + '://' if parts.scheme else '(none)'} is not one of " + \
-            ", ".join(f"{p}://" for p in PROTOCOLS) + " (or user@host:path)"
-    host = parts.netloc.rpartition("@")[2]
-    if parts.scheme != "file" and not host:
-        return "it names no host"
-    if host.startswith("-") or parts.path.startswith("-"):
-        return "a part of it starts with '-' (ssh would read it as an option)"
-    return None
 
 
 def check_url(url: str, given_as: str) -> None:

@@ -21,8 +21,8 @@ from tests.integration.llvm_fixtures import Server, prefix_files
 from tritonbuild.errors import UserError
 from tritonbuild.llvm import download
 from tritonbuild.nvidia import pypi
-from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.resolve.llvm_requirement import LLVMRequest
+from tritonbuild.resolve.nvidia_parts import WheelRef
 
 H = "2eb709b95d8f521aa15401e159fac0729d56a677"
 TOP = "llvm-2eb709b9-ubuntu-x64-1"

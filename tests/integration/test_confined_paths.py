@@ -192,7 +192,7 @@ def test_a_hostile_nvidia_wheel_is_refused_whole(tmp_path: Path, kind: str) -> N
     from tests.helpers import serve
     from tritonbuild.errors import UserError
     from tritonbuild.nvidia import pypi
-    from tritonbuild.nvidia.parts import pypi_wheel
+    from tritonbuild.resolve.nvidia_parts import pypi_wheel
 
     # a wheel true to its name (its METADATA), so what refuses it is the hostile member, not the name check
     metadata = b"Metadata-Version: 2.1\nName: nvidia-cuda-runtime\nVersion: 13.1.80\n"
@@ -215,7 +215,7 @@ def test_a_hostile_nvidia_wheel_is_refused_whole(tmp_path: Path, kind: str) -> N
 def test_a_tree_pinning_an_nvidia_version_with_a_path_cannot_leave_the_cache(tmp_path: Path) -> None:
     from tritonbuild.errors import UserError
     from tritonbuild.nvidia import pypi
-    from tritonbuild.nvidia.parts import WheelRef
+    from tritonbuild.resolve.nvidia_parts import WheelRef
 
     ref = WheelRef("nvidia-cuda-runtime", "1/../../../../escaped", "cu13")
     with pytest.raises(UserError, match="would lead outside"):

@@ -131,7 +131,7 @@ def test_wheels_from_the_index_fill_backends_nvidia_and_then_work_offline(index:
 def test_a_wheel_that_does_not_match_the_index_hash_is_refused(tmp_path: Path) -> None:
     from tritonbuild.errors import UserError
     from tritonbuild.nvidia import pypi
-    from tritonbuild.nvidia.parts import pypi_wheel
+    from tritonbuild.resolve.nvidia_parts import pypi_wheel
 
     root = tmp_path / "index"
     make_index(root, tamper="nvidia-cuda-runtime")
@@ -144,11 +144,11 @@ def test_a_wheel_that_does_not_match_the_index_hash_is_refused(tmp_path: Path) -
 
 
 def test_a_wheel_over_the_download_cap_is_stopped_and_nothing_is_cached(tmp_path: Path) -> None:
-    """#44: the limits the plan's settings give (stage passes ``Limits.of(settings)``) reach the wheel's download:
+    """#44: the limits the plan's settings give (``stage.http_limits(settings)``) reach the wheel's download:
     a wheel larger than http_max_bytes is refused before its body, and nothing of it is left."""
     from tritonbuild.http import Limits, Stopped
     from tritonbuild.nvidia import pypi
-    from tritonbuild.nvidia.parts import pypi_wheel
+    from tritonbuild.resolve.nvidia_parts import pypi_wheel
 
     root = tmp_path / "index"
     make_index(root)

@@ -29,9 +29,9 @@ from tests.integration.conftest import plan_json, run_cli
 from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.nvidia import discover, pypi
-from tritonbuild.nvidia.choose import missing_tools
-from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.report.summary import print_summary
+from tritonbuild.resolve.nvidia import missing_tools
+from tritonbuild.resolve.nvidia_parts import WheelRef
 from tritonbuild.result import BuildResult
 from tritonbuild.settings.model import resolve_settings
 from tritonbuild.wheel.publish import manifest

@@ -63,6 +63,19 @@ def test_run_builds_refuses_an_output_dir_before_any_build(base: Path, tmp_path:
 
     (tmp_path / "a-file").write_text("not a dir\n")
     plan = make_plan(request(base, out=str(tmp_path / "a-file")))
+    shown: list[object] = []
+
+    class Shows:  # execute.runs.Shows, recording: nothing is shown before the refusal
+        def plan(self, plan: object) -> None:
+            shown.append(plan)
+
+        def built(self, plan: object, result: object) -> None:
+            shown.append(result)
+
+        def wheels(self, built: object) -> None:
+            shown.append(built)
+
     with pytest.raises(UserError, match="is a file, not a directory"):
-        run_builds([plan], PlainReporter(), env=dict(os.environ))  # type: ignore[arg-type]
+        run_builds([plan], PlainReporter(), Shows(), env=dict(os.environ))
+    assert shown == []
     assert not (Path(plan.cmake.build_dir) / "build.log").exists()

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from tritonbuild import http as tb_http
 from tritonbuild.errors import UserError
 from tritonbuild.http import Limits, NetworkError, NotFound, Stopped
+from tritonbuild.nvidia.stage import http_limits
 from tritonbuild.settings.model import SPEC_BY_NAME, env_float, env_int, resolve_settings
 
 
@@ -200,9 +201,12 @@ def test_the_limits_come_from_the_settings_and_refuse_other_digits() -> None:
     env = {"TRITONBUILD_HTTP_DEADLINE": "90", "TRITONBUILD_HTTP_MIN_RATE": "0", "TRITONBUILD_HTTP_MAX_BYTES": "4096"}
     resolved = resolve_settings({}, env)
     assert resolved.origin("http_deadline") == "env TRITONBUILD_HTTP_DEADLINE"
-    limits = Limits.of(resolved)
+    limits = http_limits(resolved)
     assert (limits.deadline, limits.min_rate, limits.max_bytes) == (90.0, 0, 4096)
-    assert Limits.of(resolve_settings({}, {})) == Limits()
+    # http.py declares its own defaults (it reads no setting): they are the settings' defaults
+    assert http_limits(resolve_settings({}, {})) == Limits()
+    assert {f: getattr(Limits(), f) for f in ("retries", "timeout", "deadline", "min_rate", "max_bytes")} == {
+        f: SPEC_BY_NAME[f"http_{f}"].default for f in ("retries", "timeout", "deadline", "min_rate", "max_bytes")}
     readers = {"TRITONBUILD_HTTP_DEADLINE": env_float, "TRITONBUILD_HTTP_MIN_RATE": env_int,
                "TRITONBUILD_HTTP_MAX_BYTES": env_int}
     for name, parser in readers.items():

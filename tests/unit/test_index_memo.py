@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tritonbuild.nvidia import pypi
-from tritonbuild.nvidia.parts import numeric
+from tritonbuild.resolve.nvidia_parts import numeric
 
 INDEX, PROJECT, MACHINE = "https://pypi.org/simple", "nvidia-cuda-nvdisasm", "x86_64"
 

@@ -18,13 +18,10 @@ PKG = ROOT / "tritonbuild"
 SKIP = ("example/tree", "example/backend_template", "example/plugin_template")
 
 # Pure: resolve a request into a plan and describe it, without reading the disk or running a program.
-PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "redact.py", "nvidia/parts.py", "nvidia/choose.py")
+PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "redact.py")
 # The edge: what reads the disk, runs programs or talks to the network.
 EDGE = ("tritonbuild.proc", "tritonbuild.http", "tritonbuild.fileutil", "tritonbuild.gather", "tritonbuild.execute",
-        "tritonbuild.wheel", "tritonbuild.cli", "tritonbuild.report", "tritonbuild.llvm.probe",
-        "tritonbuild.llvm.cache", "tritonbuild.llvm.download", "tritonbuild.llvm.provision",
-        "tritonbuild.llvm.source_build", "tritonbuild.nvidia.discover", "tritonbuild.nvidia.pypi",
-        "tritonbuild.nvidia.stage")
+        "tritonbuild.wheel", "tritonbuild.cli", "tritonbuild.report", "tritonbuild.llvm", "tritonbuild.nvidia")
 IO_CALLS = re.compile(r"\.(read_text|read_bytes|write_text|is_dir|is_file|exists|iterdir|r?glob)\(|"
                       r"\bopen\(|\bsubprocess\b|\bos\.environ\b|\bshutil\.")
 # The top-level modules that stand above the stage packages, and why. Every other top-level module is the base
@@ -34,7 +31,6 @@ ABOVE = {
     "__main__": "the entry point: runs the CLI",
     "request": "the pipeline's start: gathers the facts and resolves them into plans",
     "plan": "holds the request's settings as the model types them (settings.model.Settings), not as JSON",
-    "http": "reads its retry and timeout defaults from the settings' one declaration",
 }
 # An import: the file (relative to the package's parent), its line, and the statement as written.
 Where = tuple[str, int, str]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tritonbuild.nvidia.choose import Resolution, configure_paths
 from tritonbuild.plan import NvidiaPart
+from tritonbuild.resolve.nvidia import Resolution, configure_paths
 from tritonbuild.resolve.source import parse_configure_nvidia_paths
 
 # the shape of 23ca0e48a2's top-level CMakeLists.txt, in short

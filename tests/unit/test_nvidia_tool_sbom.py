@@ -10,8 +10,8 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
 from tests.helpers import nvidia_facts, plan_for
-from tritonbuild.nvidia.parts import ToolOffer
 from tritonbuild.nvidia.pypi import wheel_origin
+from tritonbuild.resolve.nvidia_parts import ToolOffer
 from tritonbuild.wheel.sbom import Facts, Tool, sbom_json
 
 SHA = "ab" * 32

@@ -70,7 +70,7 @@ def test_only_trees_that_look_for_ptxas_blackwell_get_one(tree) -> None:
 
 
 def test_the_tool_wheels_version_follows_ptxas() -> None:
-    from tritonbuild.nvidia.choose import pick_tool_version as pick
+    from tritonbuild.resolve.nvidia import pick_tool_version as pick
 
     offered = ("13.0.20", "13.1.80", "13.2.51", "13.3.29", "14.0.1", "12.9.1", "junk", "13.x")
     assert pick(offered, ptxas="13.0.88", pin="13.1.80")[0] == "13.1.80"  # the tree's pin, when there
@@ -89,7 +89,7 @@ def test_the_tool_wheels_version_follows_ptxas() -> None:
        pin=st.one_of(st.none(), st.tuples(st.integers(12, 15), st.integers(0, 9), st.integers(0, 99))))
 def test_the_picked_version_is_offered_of_ptxas_major_and_by_the_rules(
         offered: list[tuple[int, int, int]], ptxas: tuple[int, int, int], pin: tuple[int, int, int] | None) -> None:
-    from tritonbuild.nvidia.choose import pick_tool_version
+    from tritonbuild.resolve.nvidia import pick_tool_version
 
     def text(v: tuple[int, int, int]) -> str:
         return ".".join(map(str, v))

@@ -9,9 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.helpers import facts, llvm, nvidia_facts
-from tritonbuild.nvidia.parts import Source, ToolOffer
 from tritonbuild.plan import Plan, identity, identity_dict
 from tritonbuild.resolve.facts import Facts
+from tritonbuild.resolve.nvidia_parts import Source, ToolOffer
 from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.settings.model import resolve_settings
 

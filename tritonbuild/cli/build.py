@@ -62,6 +62,7 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
     from tritonbuild.execute import outdir
     from tritonbuild.execute.runs import run_builds
     from tritonbuild.report import render
+    from tritonbuild.report.summary import BuildTables
     from tritonbuild.request import provisioned_plans
     from tritonbuild.wheel import publish
 
@@ -73,7 +74,8 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
         return code  # --container: the build ran inside the image, its exit code is ours
     # the output dir is checked before the LLVM is provisioned or a lock taken
     plans = provisioned_plans(req, console, check=outdir.check)
-    results = run_builds(plans, console, env=req.env, smoke=req.smoke_test, compile_commands=compile_commands)
+    results = run_builds(plans, console, BuildTables(console), env=req.env, smoke=req.smoke_test,
+                         compile_commands=compile_commands)
     if as_json:
         manifests = [publish.manifest(p, r) for p, r in zip(plans, results, strict=True)]
         click.echo(jsonout.dumps("build", {"wheels": manifests}))

@@ -119,9 +119,11 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
 
     from tritonbuild.execute import selftest as run_selftest
     from tritonbuild.report import render
+    from tritonbuild.report.summary import BuildTables
 
     console = render.console()
-    spirv = run_selftest.run(out, cache_dir, llvm, env=environment(), cwd=Path.cwd(), console=console)
+    spirv = run_selftest.run(out, cache_dir, llvm, env=environment(), cwd=Path.cwd(), reporter=console,
+                             shows=BuildTables(console))
     console.print(f"[cyan]spirv:[/cyan] {escape(spirv)}")
     console.print("[green bold]self-test passed:[/green bold] this host builds and imports a multi-backend "
                   "Triton-shaped wheel. Next: tritonbuild plan --source PATH-OR-URL --backends 'nvidia;amd'")

@@ -327,7 +327,7 @@ def _render_dir(template: Path, dest: Path, values: dict[str, str]) -> None:
 
 def stand_in_library() -> bytes:
     """A small real shared library of this host (glibc's libdl/libutil stub, 14 KB) to stand in for CUPTI's: the plan
-    bundles only ELF shared objects of this machine (tritonbuild.nvidia.choose.input_problem)."""
+    bundles only ELF shared objects of this machine (tritonbuild.resolve.nvidia.input_problem)."""
     import sysconfig
 
     triplet = sysconfig.get_config_var("MULTIARCH") or "-"

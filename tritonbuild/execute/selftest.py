@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from tritonbuild import __version__, proc
 
 if TYPE_CHECKING:
-    from tritonbuild.report.console import SafeConsole
+    from tritonbuild.execute.runs import Shows
+    from tritonbuild.reporter import Reporter
 
 # Runs in the wheel's own files: the spirv backend's stages, as Triton's compiler drives them.
 _SPIRV = """
@@ -54,10 +55,10 @@ def spirv_check(python: str, wheel: Path, env: Mapping[str, str]) -> str:
 
 
 def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, str], cwd: Path,
-        console: SafeConsole) -> str:
-    """Write the example tree, build it through the request path (``run_builds``, as ``build`` does, saying it on
-    ``console``), then import the wheel and compile with its spirv backend: what ``spirv_check`` says. ``env``,
-    ``cwd``: the command line's (``Request``'s)."""
+        reporter: Reporter, shows: Shows) -> str:
+    """Write the example tree, build it through the request path (``run_builds``, as ``build`` does, saying it to
+    ``reporter``, its plan and summary through ``shows``), then import the wheel and compile with its spirv backend:
+    what ``spirv_check`` says. ``env``, ``cwd``: the command line's (``Request``'s)."""
     from tritonbuild import example as ex
     from tritonbuild.execute.runs import run_builds
     from tritonbuild.request import Request, make_plan
@@ -74,5 +75,5 @@ def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, 
                        "llvm": llvm or "system", "offline": True, "deps": (f"spirv-kernel-abi={abi}",)},
                       env, cwd, cache_dir=cache_dir, out=out)
     p = make_plan(request)
-    [result] = run_builds([p], console, env=request.env, smoke=request.smoke_test)
+    [result] = run_builds([p], reporter, shows, env=request.env, smoke=request.smoke_test)
     return spirv_check(p.python, result.wheel, request.env)

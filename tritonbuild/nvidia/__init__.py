@@ -7,8 +7,12 @@ ptxas-blackwell, cuobjdump, nvdisasm (``bin/``). tritonbuild never writes into t
 files (Triton's ``TRITON_*_PATH`` variables, a CUDA toolkit, or NVIDIA's wheels on PyPI, cached) and installs
 them where setup.py would have put them.
 
-- ``parts``: pure facts (the tree's version pins, PyPI names, the include closure parser).
+The pure halves sit beside the other pure choices, in ``resolve/``: ``resolve.nvidia_parts`` (the fact types, the
+tree's version pins, PyPI names, the include closure parser) and ``resolve.nvidia`` (which files a plan installs and
+from where), as LLVM's choice is ``resolve.llvm`` and its provisioning ``tritonbuild.llvm``. This package is the edge:
+
 - ``discover``: what this machine has (edge: reads the tree, toolkits, the cache).
 - ``pypi``: fetch and unpack an NVIDIA wheel into the cache (edge: network).
+- ``probe``: what a bundled or host NVIDIA tool really is (edge: reads ELF headers, runs ``--version``).
 - ``stage``: copy the planned files into the build dir for the install step (edge).
 """

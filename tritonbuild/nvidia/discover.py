@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.elf import is_elf
-from tritonbuild.nvidia.choose import header_name_ok
-from tritonbuild.nvidia.parts import (
+from tritonbuild.nvidia.probe import describe, host_machine, host_tool
+from tritonbuild.resolve.nvidia import header_name_ok
+from tritonbuild.resolve.nvidia_parts import (
     CUPTI_LIBS,
     ENV,
     TOOL_PROJECTS,
@@ -36,7 +37,6 @@ from tritonbuild.nvidia.parts import (
     pypi_wheel,
     version_key,
 )
-from tritonbuild.nvidia.probe import describe, host_machine, host_tool
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
 _CUDA_NAME = re.compile(r"^(cuda|cupti|driver_|vector_types|crt/|nv|generated_)")
@@ -102,7 +102,7 @@ def ptxas_version(ptxas: str | None, machine: int | None) -> str | None:
     """What ``ptxas --version`` says (``V13.0.88``), run (10 s at most) only when it is an ELF executable this host
     runs: one the plan would refuse is not run."""
     from tritonbuild import proc
-    from tritonbuild.nvidia.choose import input_problem
+    from tritonbuild.resolve.nvidia import input_problem
 
     if ptxas is None or input_problem(describe(ptxas, "tool", ""), machine):
         return None
@@ -338,7 +338,7 @@ def wheel_offers(tools: Sequence[tuple[str, str, str]], pins: Mapping[str, str],
                              f"{TOOL_WHEEL_MAJOR} on") for t in offers}, version
     taken = {t: p for t in offers if numeric(p := pins.get(t, "")) and
              (major is None or version_key(p)[0] == major)}  # what pick_tool_version takes when at hand
-    from tritonbuild.nvidia.choose import pick_tool_version
+    from tritonbuild.resolve.nvidia import pick_tool_version
 
     def choice(tool: str) -> Callable[[tuple[str, ...]], str | None]:
         return lambda versions: pick_tool_version(versions, ptxas=basis, pin=pins.get(tool))[0]

@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from tritonbuild.nvidia.choose import input_problem
-from tritonbuild.nvidia.parts import InputFile
+from tritonbuild.resolve.nvidia import input_problem
+from tritonbuild.resolve.nvidia_parts import InputFile
 
 VERSION_TIMEOUT = 10.0  # seconds a tool's --version may take
 _CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from tritonbuild.archive import extract_zip, open_zip
 from tritonbuild.errors import UserError
 from tritonbuild.fileutil import confined, read_text, sha256_of, write_if_changed
-from tritonbuild.nvidia.parts import TOOL_PROJECTS, WheelRef, numeric, tool_wheel, wheel_file_version
+from tritonbuild.resolve.nvidia_parts import TOOL_PROJECTS, WheelRef, numeric, tool_wheel, wheel_file_version
 from tritonbuild.settings.model import show
 from tritonbuild.urls import join_url, split_url
 

@@ -17,13 +17,20 @@ from pathlib import Path
 from tritonbuild import http
 from tritonbuild.diskspace import is_disk_problem
 from tritonbuild.nvidia import pypi
-from tritonbuild.nvidia.choose import refuse_inputs
 from tritonbuild.nvidia.discover import closure, lib_files
-from tritonbuild.nvidia.parts import WheelRef
 from tritonbuild.nvidia.probe import describe, host_machine
 from tritonbuild.plan import NvidiaPart, Plan
+from tritonbuild.resolve.nvidia import refuse_inputs
+from tritonbuild.resolve.nvidia_parts import WheelRef
+from tritonbuild.settings.model import Settings
 
 STAGE = "tritonbuild-nvidia"
+
+
+def http_limits(settings: Settings) -> http.Limits:
+    """The limits a plan's settings give its downloads (``http`` reads no setting: its callers give it these)."""
+    return http.Limits(retries=settings.http_retries, timeout=settings.http_timeout, deadline=settings.http_deadline,
+                       min_rate=settings.http_min_rate, max_bytes=settings.http_max_bytes)
 
 
 def stage_dir(plan: Plan) -> Path:
@@ -86,7 +93,7 @@ def stage(plan: Plan, log: Callable[[str], None]) -> dict[str, int]:
         project, _, version = spec.partition("==")
         pypi.provide(WheelRef(project, version, ""), Path(plan.cache_root), index=settings.pypi_index,
                      machine=platform.machine(), offline=plan.toolchain.offline, log=log,
-                     wheelhouse=settings.wheelhouse, limits=http.Limits.of(settings))
+                     wheelhouse=settings.wheelhouse, limits=http_limits(settings))
     wanted: dict[str, Path] = {}
     counts: dict[str, int] = {}
     for part in plan.nvidia:

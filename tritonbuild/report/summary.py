@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tritonbuild.nvidia.choose import missing_tools
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import compilecheck
+from tritonbuild.resolve.nvidia import missing_tools
 from tritonbuild.result import BuildResult
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from tritonbuild.report.console import SafeConsole
 
 
 def bundle_line(plan: Plan, bundled: Mapping[str, Any]) -> str:
@@ -83,7 +86,7 @@ def print_summary(plan: Plan, result: BuildResult, console: Console) -> None:
     console.print(t)
 
 
-def print_wheels(built: list[tuple[Plan, BuildResult]], console: Console) -> None:
+def print_wheels(built: Sequence[tuple[Plan, BuildResult]], console: Console) -> None:
     """The matrix: each interpreter's wheel, time and compiler-cache figures (the later ones hit the first's)."""
     from rich.table import Table
 
@@ -95,6 +98,30 @@ def print_wheels(built: list[tuple[Plan, BuildResult]], console: Console) -> Non
         figures = f"{cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses" if cache else "-"
         t.add_row(plan.python, result.wheel.name, f"{result.seconds:.1f} s", figures)
     console.print(t)
+
+
+@dataclass(frozen=True)
+class BuildTables:
+    """How ``build`` and ``selftest`` show a run (``execute.runs.Shows``) on the console: each plan before its build
+    (at ``-q`` only its warnings), the summary of what it made, and with several wheels the table of them."""
+
+    console: SafeConsole
+
+    def plan(self, plan: Plan) -> None:
+        from tritonbuild.redact import redact_text
+        from tritonbuild.report import render
+
+        if self.console.verbosity >= 0:
+            render.print_plan(plan, self.console)
+        else:  # -q: of the plan, only its warnings
+            for warning in plan.warnings:
+                self.console.warn(redact_text(warning))
+
+    def built(self, plan: Plan, result: BuildResult) -> None:
+        print_summary(plan, result, self.console)
+
+    def wheels(self, built: Sequence[tuple[Plan, BuildResult]]) -> None:
+        print_wheels(built, self.console)
 
 
 def critical_line(report: Mapping[str, Any]) -> str:

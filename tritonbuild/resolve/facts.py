@@ -1,7 +1,7 @@
 """What a plan is resolved from: every fact about the disk, git, the host and LLVMs, as values.
 
 ``tritonbuild.gather`` fills them at the edge (``gather.collect.gather``); the resolvers only read them. The
-types of the facts live here or in other pure modules (``resolve.source``, ``nvidia.parts``), never in a module
+types of the facts live here or in other pure modules (``resolve.source``, ``resolve.nvidia_parts``), never in a module
 that reads the disk or runs a program, so that resolving imports nothing of the edge."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tritonbuild.nvidia.parts import NvidiaFacts
 from tritonbuild.plan import PatchInfo
 from tritonbuild.resolve import fetchdeps
 from tritonbuild.resolve.backend_api import BackendApi
+from tritonbuild.resolve.nvidia_parts import NvidiaFacts
 from tritonbuild.resolve.plugins import PluginFiles
 from tritonbuild.resolve.preflight import IncludeFacts
 from tritonbuild.resolve.source import GitState, SourceInfo

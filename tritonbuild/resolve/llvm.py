@@ -22,8 +22,8 @@ from tritonbuild.resolve.llvm_requirement import (
     source_entry,
 )
 from tritonbuild.resolve.source import SourceInfo
-from tritonbuild.safegit import url_problem
 from tritonbuild.settings.model import Settings
+from tritonbuild.urls import url_problem
 
 
 class DownloadBlock(StrEnum):

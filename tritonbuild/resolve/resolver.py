@@ -13,7 +13,6 @@ from pathlib import Path
 
 from tritonbuild import __version__, manylinux
 from tritonbuild.errors import UserError
-from tritonbuild.nvidia import choose
 from tritonbuild.plan import (
     BackendPlan,
     LLVMPlan,
@@ -29,6 +28,7 @@ from tritonbuild.resolve import (
     compilecheck,
     fetchdeps,
     llvm_linkage,
+    nvidia,
     preflight,
     proton,
 )
@@ -103,7 +103,7 @@ def resolve_plan(s: Settings, facts: Facts, *,
     sel, plugins = _backends_step(s, facts, notes, warnings)
     toolchain, tnotes = resolve_toolchain(s, facts)
     notes.extend(tnotes)
-    nv = choose.resolve(facts.nvidia, names=sel.names, proton=toolchain.proton, offline=toolchain.offline,
+    nv = nvidia.resolve(facts.nvidia, names=sel.names, proton=toolchain.proton, offline=toolchain.offline,
                         bundle_tools=s.bundle_nvidia_tools, compile_headers=src.nvidia_missing_headers,
                         tools_from=s.cuda_tools_from)
     notes.extend(nv.notes)
@@ -116,7 +116,7 @@ def resolve_plan(s: Settings, facts: Facts, *,
     epoch = s.source_date_epoch if s.source_date_epoch is not None else src.git.commit_time if src.git else None
     all_defines = {**dict(defines(s, facts, sel.names, plugins, toolchain, llvm)),
                    **llvm_linkage.defines(s, llvm, llvm.link), **nv.defines}
-    paths, path_notes, path_warnings = choose.configure_paths(src.configure_nvidia_paths, nv, all_defines)
+    paths, path_notes, path_warnings = nvidia.configure_paths(src.configure_nvidia_paths, nv, all_defines)
     all_defines.update(paths)
     notes.extend(path_notes)
     warnings.extend(path_warnings)

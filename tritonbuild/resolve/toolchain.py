@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from tritonbuild.errors import UserError
-from tritonbuild.nvidia import choose
 from tritonbuild.plan import ToolchainPlan
-from tritonbuild.resolve import compilercache, debuginfo, linker
+from tritonbuild.resolve import compilercache, debuginfo, linker, nvidia
 from tritonbuild.resolve.facts import Facts, HostFacts
 from tritonbuild.settings.model import MAX_JOBS, Settings
 
@@ -70,7 +69,7 @@ def _proton(s: Settings, facts: Facts, notes: list[str]) -> bool:
             "--proton / TRITON_BUILD_PROTON."
         )
     if proton is None:
-        proton = src.has_proton and choose.cupti_available(facts.nvidia, s.offline)
+        proton = src.has_proton and nvidia.cupti_available(facts.nvidia, s.offline)
         if src.has_proton and not proton:
             cupti = facts.nvidia.sources.get("cupti")
             why = f"{cupti.wheel} from PyPI is not cached and the build is offline" if cupti else "none found"

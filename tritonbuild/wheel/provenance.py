@@ -69,7 +69,7 @@ def bundled_tools(plan: Plan) -> dict[str, dict[str, str]]:
     provenance's ``resolvedDependencies``; a file that cannot be read has no sha256."""
     from tritonbuild.fileutil import sha256_of
     from tritonbuild.nvidia import pypi
-    from tritonbuild.nvidia.choose import bundled_tools as planned
+    from tritonbuild.resolve.nvidia import bundled_tools as planned
 
     out: dict[str, dict[str, str]] = {}
     for name, path in planned(plan):

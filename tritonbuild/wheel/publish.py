@@ -15,9 +15,9 @@ from typing import Any
 from tritonbuild.diskspace import is_disk_problem, write_failed
 from tritonbuild.errors import DiskProblem
 from tritonbuild.fileutil import sha256_of, write_if_changed
-from tritonbuild.nvidia.choose import missing_tools
 from tritonbuild.plan import Plan
 from tritonbuild.redact import redact
+from tritonbuild.resolve.nvidia import missing_tools
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel import attestation
 from tritonbuild.wheel import sums as sum_lines

@@ -1,5 +1,5 @@
 """manylinux repair with auditwheel (edge: runs auditwheel). With a policy asked for (``--plat``), the wheel's ELF
-files are held to it first (``tritonbuild.manylinux``): a wheel that needs a newer glibc is refused with the
+files are held to it first (``tritonbuild.wheel.elfneeds``): a wheel that needs a newer glibc is refused with the
 symbols that need it and what to do, before auditwheel runs."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import IO, Any
 from tritonbuild import elf, manylinux, proc
 from tritonbuild.errors import BuildFailed, EnvironmentProblem
 from tritonbuild.plan import Plan
-from tritonbuild.wheel import zipguard
+from tritonbuild.wheel import elfneeds, zipguard
 from tritonbuild.wheel.checks.elf import extract_elves
 
 
@@ -43,12 +43,12 @@ def repair(plan: Plan, wheel: Path, log: IO[str], log_path: Path) -> tuple[Path,
                          "excluded": list(plan.repair or ())}
 
 
-def needs(wheel: Path) -> list[manylinux.ElfNeeds]:
+def needs(wheel: Path) -> list[elfneeds.ElfNeeds]:
     """What each ELF file of ``wheel`` needs (read through ``zipguard``, extracted into a temp dir)."""
     with tempfile.TemporaryDirectory(prefix="tritonbuild-plat-") as tmp, zipguard.open_wheel(wheel) as zf:
         root = Path(tmp)
         extract_elves(zf, root)
-        return [found for path in elf.elf_files(root) if (found := manylinux.read(path, root)) is not None]
+        return [found for path in elf.elf_files(root) if (found := elfneeds.read(path, root)) is not None]
 
 
 def refuse_above(wheel: Path, plat: str) -> None:
@@ -56,11 +56,11 @@ def refuse_above(wheel: Path, plat: str) -> None:
     libraries off its allow-list) and what to do; nothing when they meet it."""
     policy = manylinux.find(plat)
     elves = needs(wheel)
-    blocked = manylinux.blockers(elves, policy) if policy is not None else [f"{plat} is no policy auditwheel knows"]
+    blocked = elfneeds.blockers(elves, policy) if policy is not None else [f"{plat} is no policy auditwheel knows"]
     if not blocked:
         return
     arch = manylinux.arch_of(plat) or ""
-    lowest = manylinux.level(elves, arch).policy if arch else "?"
+    lowest = elfneeds.level(elves, arch).policy if arch else "?"
     shown = "; ".join(blocked[:8]) + (f" and {len(blocked) - 8} more" if len(blocked) > 8 else "")
     want = manylinux.glibc_of(plat)
     host = os.confstr("CS_GNU_LIBC_VERSION") if "CS_GNU_LIBC_VERSION" in os.confstr_names else None

@@ -1,5 +1,5 @@
 """The platform check (verify): the lowest manylinux/musllinux policy the wheel's ELF files meet, from the symbol
-versions and the libraries each needs (``tritonbuild.manylinux``: auditwheel's policy data and decision), held to
+versions and the libraries each needs (``tritonbuild.wheel.elfneeds``: auditwheel's policy data and decision), held to
 the policy its file name's platform tag claims. A tag that claims an older policy than the files need is a FAIL
 (pip would install the wheel where it cannot load); a plain ``linux_<arch>`` tag is a note: no package index takes
 it, and the row names the policy ``--repair --plat`` could give it."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tritonbuild import elf, manylinux
 from tritonbuild.printable import printable
-from tritonbuild.wheel import zipguard
+from tritonbuild.wheel import elfneeds, zipguard
 from tritonbuild.wheel.checks.base import Context, Finding
 from tritonbuild.wheel.checks.elf import extracted
 
@@ -23,12 +23,12 @@ def _tags(wheel: Path) -> list[str]:
     return wheel.name.removesuffix(".whl").split("-")[-1].split(".")
 
 
-def _needs(root: Path) -> tuple[list[manylinux.ElfNeeds], list[str]]:
+def _needs(root: Path) -> tuple[list[elfneeds.ElfNeeds], list[str]]:
     elves, problems = [], []
     for path in elf.elf_files(root):
         rel = path.relative_to(root).as_posix()
         try:
-            found = manylinux.read(path, root)
+            found = elfneeds.read(path, root)
         except Exception as exc:  # pyelftools on a hostile file: any error is a finding, not a traceback
             problems.append(f"{printable(rel)} cannot be read ({printable(str(exc) or type(exc).__name__)[:200]})")
             continue
@@ -37,14 +37,14 @@ def _needs(root: Path) -> tuple[list[manylinux.ElfNeeds], list[str]]:
     return elves, problems
 
 
-def _why(level: manylinux.Level) -> str:
+def _why(level: elfneeds.Level) -> str:
     if not level.why:
         return "the oldest policy auditwheel knows"
     more = f" and {len(level.why) - SHOWN} more" if len(level.why) > SHOWN else ""
     return printable("; ".join(level.why[:SHOWN])) + more
 
 
-def _judge(level: manylinux.Level, tags: list[str]) -> Finding:
+def _judge(level: elfneeds.Level, tags: list[str]) -> Finding:
     need = f"the ELF files need {level.policy} at least ({_why(level)})"
     if level.policy.startswith("linux_"):
         need = f"the ELF files meet no manylinux or musllinux policy ({_why(level)})"
@@ -91,4 +91,4 @@ class Platform:
         if not elves:
             return [Finding(self.name, "ok", f"no dynamically linked ELF files: the tag {'.'.join(tags)} ties the "
                             "wheel to no glibc")]
-        return [_judge(manylinux.level(elves, arch), tags)]
+        return [_judge(elfneeds.level(elves, arch), tags)]

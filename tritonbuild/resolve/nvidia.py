@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tritonbuild.nvidia.parts import (
+from tritonbuild.plan import NvidiaPart, Plan
+from tritonbuild.resolve.nvidia_parts import (
     CUPTI_LIBS,
     TOOL_PROJECTS,
     InputFile,
@@ -16,7 +17,6 @@ from tritonbuild.nvidia.parts import (
     tool_wheel,
     version_key,
 )
-from tritonbuild.plan import NvidiaPart, Plan
 
 
 @dataclass
