@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild import elf
+from tritonbuild.system import elf
 
 
 def cc(out: Path, source: str, *args: str) -> Path:

@@ -7,9 +7,9 @@ import dataclasses
 import zipfile
 from pathlib import Path
 
-from tritonbuild.fileutil import sha256_of
 from tritonbuild.request import flag_settings
 from tritonbuild.settings.model import Settings
+from tritonbuild.system.fileutil import sha256_of
 from tritonbuild.wheel import attestation, rebuild_rules
 
 CLAIM = attestation.Claim(wheel="triton-3.6.0-cp312-cp312-linux_x86_64.whl", sha256="a" * 64,
