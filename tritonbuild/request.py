@@ -211,8 +211,8 @@ def provisioned_plans(request: Request, reporter: Reporter,
 def _provisioned(make: Callable[[Request], list[Plan]], request: Request, reporter: Reporter) -> list[Plan]:
     """Plans whose LLVM exists. If an ``auto`` download fails on the network, say so and fall back to the system
     LLVM (new plans: a different LLVM is a different build dir)."""
-    from tritonbuild.http import NetworkError
     from tritonbuild.llvm import provision
+    from tritonbuild.system.http import NetworkError
 
     plans = make(request)
     try:

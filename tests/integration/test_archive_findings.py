@@ -153,7 +153,7 @@ def test_a_zip_claiming_millions_of_members_costs_verify_little_memory(tmp_path:
 
 _EXTRACT = """import sys
 from pathlib import Path
-from tritonbuild import archive
+from tritonbuild.system import archive
 from tritonbuild.errors import UserError
 try:
     archive.extract_tar(Path(sys.argv[1]), Path(sys.argv[2]), "the archive", caps=archive.Caps(members=20000))

@@ -462,7 +462,7 @@ def test_2024_tree_gets_cuda_headers_from_the_toolkit_not_the_source(work: dict,
 
 
 def elf_facts(wheel: str, member: str, tmp: Path):
-    from tritonbuild import elf
+    from tritonbuild.system import elf
 
     with zipfile.ZipFile(wheel) as zf:
         zf.extract(member, tmp)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tritonbuild import elf
+from tritonbuild.system import elf
 
 
 def cc(out: Path, source: str, *args: str) -> Path:

@@ -267,5 +267,5 @@ def test_plan_imports_only_what_it_uses(tmp_path: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "tritonbuild.request" in imported  # the listing is what it seems
     for heavy in ("jsonschema", "rfc3987_syntax", "lark", "cyclonedx.validation.json", "http.client", "urllib.request",
-                  "tritonbuild.http"):
+                  "tritonbuild.system.http"):
         assert heavy not in imported, heavy

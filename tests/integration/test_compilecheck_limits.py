@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild.archive import extract_zip
 from tritonbuild.plan import Case, CompileCheckPlan
 from tritonbuild.resolve import compilecheck
+from tritonbuild.system.archive import extract_zip
 from tritonbuild.wheel import compilecheck_run
 
 TAG = f"cp{sys.version_info.major}{sys.version_info.minor}"

@@ -7,7 +7,7 @@ import sys
 
 SCRIPT = """
 import signal, sys
-from tritonbuild import proc
+from tritonbuild.system import proc
 from tritonbuild.cli.main import _terminated  # tritonbuild's own SIGTERM handler: raises Terminated
 signal.signal(signal.SIGTERM, _terminated)
 out = proc.fork_map(str.upper, [f"f{i}" for i in range(40)], parallel_from=16)
@@ -25,7 +25,7 @@ def test_forked_workers_end_quietly_under_tritonbuilds_sigterm_handler() -> None
 
 
 def test_few_items_run_in_this_process() -> None:
-    from tritonbuild import proc
+    from tritonbuild.system import proc
 
     assert proc.fork_map(str.upper, ["a", "b"], parallel_from=16) == ["A", "B"]
 
@@ -56,7 +56,7 @@ def test_an_interrupted_thread_map_stops_its_running_children_at_once() -> None:
 
     import pytest
 
-    from tritonbuild import proc
+    from tritonbuild.system import proc
 
     started: list[str] = []
 

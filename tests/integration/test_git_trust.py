@@ -11,9 +11,9 @@ import pytest
 
 from tests.helpers import one_of
 from tests.integration.conftest import flat, git_commit, plan_json, run_cli
-from tritonbuild import safegit
 from tritonbuild.errors import UserError
 from tritonbuild.gather import compat
+from tritonbuild.system import safegit
 
 
 def repo(path: Path) -> Path:

@@ -195,7 +195,7 @@ SLOW_NINJA = textwrap.dedent("""
 DRIVER = textwrap.dedent("""
     import io, os, sys
     from pathlib import Path
-    from tritonbuild import proc
+    from tritonbuild.system import proc
     from tritonbuild.reporter import PlainReporter
 
     class Tracker:
@@ -417,7 +417,7 @@ def test_an_interrupted_build_is_interrupted_not_failed_and_leaves_no_compiler(t
     """``terminal``: Ctrl-C to tritonbuild's foreground group; ``children``: the interrupt reaches only the build's
     own processes (Ninja, its compilers), which fail saying so before tritonbuild sees anything; ``sigterm``: a
     plain ``kill`` of tritonbuild."""
-    from tritonbuild.proc import session_members
+    from tritonbuild.system.proc import session_members
 
     cache = tmp_path / "cache"
     env = {**os.environ, "CCACHE_DISABLE": "1", "NO_COLOR": "1", "CUDA_HOME": cuda_stub()}

@@ -146,9 +146,9 @@ def test_a_wheel_that_does_not_match_the_index_hash_is_refused(tmp_path: Path) -
 def test_a_wheel_over_the_download_cap_is_stopped_and_nothing_is_cached(tmp_path: Path) -> None:
     """#44: the limits the plan's settings give (``stage.http_limits(settings)``) reach the wheel's download:
     a wheel larger than http_max_bytes is refused before its body, and nothing of it is left."""
-    from tritonbuild.http import Limits, Stopped
     from tritonbuild.nvidia import pypi
     from tritonbuild.resolve.nvidia_parts import pypi_wheel
+    from tritonbuild.system.http import Limits, Stopped
 
     root = tmp_path / "index"
     make_index(root)

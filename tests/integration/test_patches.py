@@ -25,10 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from tests.helpers import WHEEL_ONLY, one_of, patch_headers
 from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, refused, run_cli, snapshot
 from tests.integration.conftest import offline_plan as plan
-from tritonbuild import example, paths
+from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.gather import patches
 from tritonbuild.plan import PatchInfo
+from tritonbuild.system import paths
 
 OLD, NEW = example.OLD_PASS_PLUGIN, "llvm/Plugins/PassPlugin.h"
 

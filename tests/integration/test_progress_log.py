@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild import proc, reporter
-from tritonbuild.progress import Tracker
+from tritonbuild import reporter
 from tritonbuild.report.render import console
+from tritonbuild.system import proc
+from tritonbuild.system.progress import Tracker
 
 NINJA_LIKE = "import time\nfor i in range(1, 13):\n    print(f'[{i}/12] Building CXX object u{i}.o', flush=True)\n" \
              "    time.sleep(0.05)\n"

@@ -18,7 +18,7 @@ from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.gather import pythons
-from tritonbuild.proc import tool
+from tritonbuild.system.proc import tool
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "python"
 

@@ -1,4 +1,4 @@
-"""The one extractor (tritonbuild.archive), issue 44: its own member filter on every Python (no setuid/setgid/sticky,
+"""The one extractor (``system/archive.py``), issue 44: its own member filter on every Python (no setuid/setgid/sticky,
 no group or world write, owner never the archive's, only regular files, dirs and links that stay inside), caps read
 before members are listed (a zip's end record, a tar counted as it streams), the ratio cap, and a property test
 over generated hostile tar and zip members."""
@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import claims, deflated, deflated_zeros, hand_zip, many_empty_members, sound
-from tritonbuild import archive
 from tritonbuild.errors import UserError
+from tritonbuild.system import archive
 from tritonbuild.wheel import zipguard
 
 

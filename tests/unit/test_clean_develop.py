@@ -11,9 +11,9 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from tritonbuild import paths
 from tritonbuild.cli.main import cli
 from tritonbuild.execute import lastrequest
+from tritonbuild.system import paths
 
 
 def _listing(root: Path) -> set[tuple[str, bool]]:

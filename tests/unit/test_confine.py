@@ -1,5 +1,5 @@
-"""Issue #35: the helpers that keep paths inside their roots (tritonbuild.fileutil), the checks of names that become
-paths (the platform suffix, a plugin's name and LLVM targets) and the wheel writers' refusal of outside links."""
+"""Issue #35: the helpers that keep paths inside their roots (tritonbuild.system.fileutil), the checks of names that
+become paths (the platform suffix, a plugin's name and LLVM targets) and the wheel writers' refusal of outside links."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tritonbuild import archive, fileutil
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.facts import HostFacts
 from tritonbuild.resolve.llvm_requirement import host_suffix
 from tritonbuild.resolve.plugins import PluginFiles, check_plugin
 from tritonbuild.settings.model import check_suffix, env_resolved
+from tritonbuild.system import archive, fileutil
 from tritonbuild.wheel import writer
 
 HOST = HostFacts(machine="x86_64", system="Linux", glibc="2.36", cpus=2, mem_total_gib=8.0, mem_available_gib=4.0,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from tritonbuild.diskspace import destination, file_system, is_disk_problem, mount_point, size_text, write_failed
+from tritonbuild.system.diskspace import destination, file_system, is_disk_problem, mount_point, size_text, write_failed
 
 
 def test_a_copy_is_named_by_its_destination() -> None:

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tritonbuild import safegit
 from tritonbuild.errors import UserError
+from tritonbuild.system import safegit
 
 
 @pytest.mark.parametrize("url", [

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tritonbuild import http as tb_http
 from tritonbuild.errors import UserError
-from tritonbuild.http import Limits, NetworkError, NotFound, Stopped
 from tritonbuild.nvidia.stage import http_limits
 from tritonbuild.settings.model import SPEC_BY_NAME, Settings, env_float, env_int, resolve_settings
+from tritonbuild.system import http as tb_http
+from tritonbuild.system.http import Limits, NetworkError, NotFound, Stopped
 
 
 @dataclass

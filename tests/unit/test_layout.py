@@ -19,14 +19,16 @@ SKIP = ("example/tree", "example/backend_template", "example/plugin_template")
 
 # Pure: resolve a request into a plan and describe it, without reading the disk or running a program.
 PURE = ("resolve", "settings/model.py", "plan.py", "result.py", "redact.py")
-# The edge: what reads the disk, runs programs or talks to the network.
-EDGE = ("tritonbuild.proc", "tritonbuild.http", "tritonbuild.fileutil", "tritonbuild.gather", "tritonbuild.execute",
-        "tritonbuild.wheel", "tritonbuild.cli", "tritonbuild.report", "tritonbuild.llvm", "tritonbuild.nvidia")
+# The edge: what reads the disk, runs programs or talks to the network (system: the helpers every stage shares).
+EDGE = ("tritonbuild.system", "tritonbuild.gather", "tritonbuild.execute", "tritonbuild.wheel", "tritonbuild.cli",
+        "tritonbuild.report", "tritonbuild.llvm", "tritonbuild.nvidia")
+# The package below every stage: the system helpers, which import only the base layer.
+SYSTEM = "system"
 IO_CALLS = re.compile(r"\.(read_text|read_bytes|write_text|is_dir|is_file|exists|iterdir|r?glob)\(|"
                       r"\bopen\(|\bsubprocess\b|\bos\.environ\b|\bshutil\.")
 # The top-level modules that stand above the stage packages, and why. Every other top-level module is the base
-# layer (proc, errors, paths, fileutil, safegit, progress, elf, plan, result, ...): it imports no stage package and
-# none of these, so every stage may import it without making a loop.
+# layer (errors, plan, result, printable, redact, urls, ...): plain values that import no package (the system
+# helpers included) and none of these, so every stage and the system helpers may import them without a loop.
 ABOVE = {
     "__main__": "the entry point: runs the CLI",
     "request": "the pipeline's start: gathers the facts and resolves them into plans",
@@ -173,6 +175,19 @@ def base_layer_faults(pkg: Path = PKG) -> list[str]:
     return [f"{file}:{line}: {text} (the base layer imports only itself)" for file, line, text in sorted(faults)]
 
 
+def system_faults(pkg: Path = PKG) -> list[str]:
+    """Imports by a module of the system helpers of a stage package or of ``ABOVE`` (anything but the base layer)."""
+    mods = modules(pkg)
+    stages = {package_of(m) for m, path in mods.items() if path.name == "__init__.py" and m != "tritonbuild"}
+    faults: set[Where] = set()
+    for name, path in mods.items():
+        if package_of(name) == SYSTEM and name.count(".") > 1:
+            faults |= {where for dep, where in import_lines(path, set(mods), pkg.parent).items()
+                       if package_of(dep) in (stages - {SYSTEM}) | set(ABOVE)}
+    return [f"{file}:{line}: {text} (the system helpers import only the base layer)" for file, line, text in
+            sorted(faults)]
+
+
 def is_pure(name: str) -> bool:
     rel = name.removeprefix("tritonbuild.").replace(".", "/")
     return any(rel == p.removesuffix(".py") or rel.startswith(p + "/") or rel == p for p in PURE)
@@ -206,7 +221,14 @@ def test_the_base_layer_imports_no_stage_package() -> None:
     faults = base_layer_faults()
     assert not faults, "\n".join(faults)
     base = {package_of(m) for m in modules() if m.count(".") == 1} - set(ABOVE)
-    assert {"proc", "errors", "paths", "fileutil", "safegit", "progress", "elf"} <= base, sorted(base)
+    assert {"errors", "plan", "result", "printable", "redact", "urls"} <= base, sorted(base)
+
+
+def test_the_system_helpers_import_only_the_base_layer() -> None:
+    faults = system_faults()
+    assert not faults, "\n".join(faults)
+    system = {m.removeprefix(f"tritonbuild.{SYSTEM}.") for m in modules() if package_of(m) == SYSTEM}
+    assert {"proc", "safegit", "fileutil", "http", "archive", "elf"} <= system, sorted(system)
 
 
 def test_the_loop_finder_finds_three_packages_in_a_loop_and_no_loop_where_there_is_none() -> None:
@@ -220,7 +242,7 @@ def test_the_loop_finder_finds_three_packages_in_a_loop_and_no_loop_where_there_
 
 def made_up_package(root: Path, *, loop: bool) -> Path:
     """A package ``tritonbuild`` under ``root``: a -> b (module level), b -> c (inside a function), c -> a when
-    ``loop``; and a top-level ``base`` module that imports a stage package."""
+    ``loop``; a top-level ``base`` module that imports a stage package; a system helper that imports one."""
     files = {
         "__init__.py": "",
         "base.py": "import os\n\nfrom tritonbuild.errors import Oops\nfrom tritonbuild.b import y\n",
@@ -231,6 +253,8 @@ def made_up_package(root: Path, *, loop: bool) -> Path:
         "b/y.py": "def f() -> None:\n    from tritonbuild.c import (\n        z,\n    )\n",
         "c/__init__.py": "",
         "c/z.py": "import tritonbuild.a.x\n" if loop else "import json\n",
+        "system/__init__.py": "",
+        "system/run.py": "from tritonbuild.errors import Oops\nfrom tritonbuild.a import x\n",
     }
     for rel, text in files.items():
         (root / "tritonbuild" / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -249,6 +273,8 @@ def test_the_layout_checks_name_the_loop_and_each_import_that_makes_it(tmp_path:
     assert describe_loops(package_graph(made_up_package(tmp_path / "none", loop=False))) == []
     assert base_layer_faults(pkg) == [
         "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports only itself)"]
+    assert system_faults(pkg) == [
+        "tritonbuild/system/run.py:2: from tritonbuild.a import x (the system helpers import only the base layer)"]
 
 
 def test_test_modules_take_shared_helpers_from_helpers_or_a_conftest_not_from_each_other() -> None:

@@ -15,8 +15,9 @@ SKIP = ("example/tree", "example/backend_template", "example/plugin_template")
 # Modules that read the process environment, and why that is not the request's environment.
 ALLOWED = {
     "cli/options.py": "the command line's one snapshot (environment()) that every Request is made with",
-    "proc.py": "the one subprocess runner: a child inherits the process's environment when its caller passes none",
-    "safegit.py": "git's child environment: the process's, less what redirects git, when its caller passes none",
+    "system/proc.py": "the one subprocess runner: a child inherits the process's environment when its "
+                      "caller passes none",
+    "system/safegit.py": "git's child environment: the process's, less what redirects git, when its caller passes none",
     "report/render.py": "NO_COLOR: how the console draws, not what a command asked for",
     "execute/source_tests.py": "the test runner's child environment (lit, ctest, pytest), the process's",
     "gather/patches.py": "git apply's child environment, with GIT_CEILING_DIRECTORIES added",

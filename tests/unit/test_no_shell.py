@@ -1,4 +1,4 @@
-"""No shell anywhere in tritonbuild (#35): programs run from argument lists through tritonbuild/proc.py, so no
+"""No shell anywhere in tritonbuild (#35): programs run from argument lists through tritonbuild/system/proc.py, so no
 path, environment variable or wheel content is ever read by a shell. The checker is tried on bad snippets too,
 so it cannot pass by finding nothing."""
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from tritonbuild.progress import Tracker
+from tritonbuild.system.progress import Tracker
 
 
 class Clock:

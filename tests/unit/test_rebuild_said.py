@@ -6,9 +6,9 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from tritonbuild.fileutil import sha256_of
 from tritonbuild.request import flag_settings
 from tritonbuild.settings.model import SPEC_BY_NAME
+from tritonbuild.system.fileutil import sha256_of
 from tritonbuild.wheel import attestation, rebuild_rules
 
 CLAIM = attestation.Claim(wheel="triton-3.6.0-cp312-cp312-linux_x86_64.whl", sha256="a" * 64,

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from tritonbuild.errors import UserError
-from tritonbuild.paths import recipes_dir
 from tritonbuild.settings import recipes
 from tritonbuild.settings.model import SPEC_BY_NAME
+from tritonbuild.system.paths import recipes_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 

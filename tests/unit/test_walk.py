@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import files_under, walk
+from tritonbuild.system.fileutil import files_under, walk
 
 
 def test_the_walk_of_root_leaves_out_proc_sys_dev_and_other_file_systems() -> None:

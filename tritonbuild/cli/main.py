@@ -21,9 +21,9 @@ import click
 
 from tritonbuild import __version__, jsonout
 from tritonbuild.cli import backends, build, checkllvm, host, llvm, rebuild, recipes, wheels
-from tritonbuild.diskspace import is_disk_problem, write_failed
 from tritonbuild.errors import BuildFailed, DiskProblem, EnvironmentProblem, StdoutClosed, TritonBuildError, UserError
-from tritonbuild.proc import Terminated
+from tritonbuild.system.diskspace import is_disk_problem, write_failed
+from tritonbuild.system.proc import Terminated
 
 STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a program a closed pipe stopped
 

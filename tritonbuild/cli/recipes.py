@@ -15,8 +15,8 @@ def recipes() -> None:
 @recipes.command(name="list")
 def recipes_list() -> None:
     """List the recipes shipped with tritonbuild."""
-    from tritonbuild.paths import recipes_dir
     from tritonbuild.settings import recipes as rec
+    from tritonbuild.system.paths import recipes_dir
 
     for name in rec.names_available():
         r = rec.read(recipes_dir() / f"{name}.toml")

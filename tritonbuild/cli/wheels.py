@@ -19,7 +19,7 @@ LABELS = {"ok": "[green]ok[/green]  ", "fail": "[red]FAIL[/red]", "skip": "[yell
 def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
     """The given paths, each checked to be a regular file before any work starts (exit 2 otherwise)."""
     from tritonbuild.errors import UserError
-    from tritonbuild.fileutil import given_file
+    from tritonbuild.system.fileutil import given_file
 
     for p in map(Path, paths):
         kind = given_file(p, what, "Give the path of a .whl file.")

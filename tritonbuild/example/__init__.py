@@ -383,7 +383,7 @@ _SPIRV_ABI_HEADER = """#pragma once
 def write_spirv_abi(dest: Path, tag: str = SPIRV_ABI_TAG) -> Path:
     """The example spirv backend's configure-time dependency, as a local git repository with ``tag`` (what
     ``--dep spirv-kernel-abi=PATH`` points at; the tree fetches it from GitHub otherwise)."""
-    from tritonbuild.proc import run
+    from tritonbuild.system.proc import run
 
     (dest / "include").mkdir(parents=True, exist_ok=True)
     (dest / "include" / "spirv_kernel_abi.h").write_text(_SPIRV_ABI_HEADER.format(tag=tag))

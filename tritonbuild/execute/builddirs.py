@@ -26,8 +26,8 @@ from typing import Any
 
 from tritonbuild.errors import UserError
 from tritonbuild.execute.lock import LOCK, MARKER, file_lock
-from tritonbuild.fileutil import read_checked
 from tritonbuild.jsonout import iso_time
+from tritonbuild.system.fileutil import read_checked
 
 
 def dir_size(path: Path) -> int:
@@ -161,7 +161,7 @@ def _links_into(d: Path) -> list[Path]:
 def _backend_links(d: Path) -> list[Path]:
     """A 2024 tree's ``python/triton/backends/<name>`` links that develop made for build dir ``d``'s backends (to
     their ``backend`` dirs, as setup.py's develop links them): they point into the source, not the build dir."""
-    from tritonbuild import paths
+    from tritonbuild.system import paths
 
     plan = plan_of(d)
     try:

@@ -19,11 +19,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from tritonbuild import proc
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.execute.staging import SKBUILD_MINIMUM_VERSION
 from tritonbuild.gather import pythons
 from tritonbuild.plan import Plan
+from tritonbuild.system import proc
 
 # The build requirements tritonbuild's staging pyproject needs (the binding library follows the tree's own pins).
 BASE_REQUIREMENTS = (f"scikit-build-core>={SKBUILD_MINIMUM_VERSION}",)

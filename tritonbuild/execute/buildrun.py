@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild import __version__, proc
+from tritonbuild import __version__
 from tritonbuild.errors import BuildFailed, DiskProblem
 from tritonbuild.execute import cache_stats as compilercache
 from tritonbuild.execute import ninjalog, republish, unity
@@ -26,11 +26,12 @@ from tritonbuild.execute.prepare import (
     target_outputs,
 )
 from tritonbuild.execute.staging import cmake_build_dir
-from tritonbuild.fileutil import sha256_of
 from tritonbuild.plan import Plan
-from tritonbuild.progress import Tracker
 from tritonbuild.reporter import Reporter
 from tritonbuild.result import BuildResult
+from tritonbuild.system import proc
+from tritonbuild.system.fileutil import sha256_of
+from tritonbuild.system.progress import Tracker
 from tritonbuild.wheel.acceptance import smoke_test
 from tritonbuild.wheel.publish import publish, write_outputs
 from tritonbuild.wheel.repair import repair

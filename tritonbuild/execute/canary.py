@@ -21,21 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild import proc
 from tritonbuild.errors import BuildFailed
 from tritonbuild.execute import buildenv, develop
 from tritonbuild.execute.diagnose import error_kind
 from tritonbuild.execute.lock import lock
 from tritonbuild.execute.prepare import build_env, prepare
 from tritonbuild.execute.staging import make_program
-from tritonbuild.fileutil import read_text
 from tritonbuild.gather.includes import include_graph
 from tritonbuild.plan import Plan
-from tritonbuild.progress import Tracker
 from tritonbuild.reporter import Reporter
 from tritonbuild.resolve import canary as pure
 from tritonbuild.resolve import pathviews
 from tritonbuild.resolve.canary import Cause, Unit
+from tritonbuild.system import proc
+from tritonbuild.system.fileutil import read_text
+from tritonbuild.system.progress import Tracker
 
 LOG = "canary.log"
 

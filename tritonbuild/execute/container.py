@@ -26,11 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tritonbuild import paths, proc
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.reporter import Reporter
 from tritonbuild.settings import cacheroot
 from tritonbuild.settings.model import SPECS, Settings, join_patch, show, split_patch
+from tritonbuild.system import paths, proc
 
 ENGINES = ("docker", "podman")
 OWN = ("container", "container_engine", "container_python")  # never passed on: the inner run builds where it is

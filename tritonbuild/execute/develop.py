@@ -32,13 +32,13 @@ from tritonbuild.execute.prepare import (
     target_outputs,
     write_shims,
 )
-from tritonbuild.fileutil import write_if_changed
 from tritonbuild.gather.source import discovers_backends_by_directory
 from tritonbuild.nvidia.stage import stage as stage_nvidia
 from tritonbuild.plan import VOLATILE_DEFINES, Plan
-from tritonbuild.proc import run, run_logged, tool
-from tritonbuild.progress import Tracker
 from tritonbuild.reporter import Reporter
+from tritonbuild.system.fileutil import write_if_changed
+from tritonbuild.system.proc import run, run_logged, tool
+from tritonbuild.system.progress import Tracker
 
 STAMP = ".tritonbuild-configure.json"
 

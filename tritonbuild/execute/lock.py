@@ -14,12 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import paths, proc
-from tritonbuild.diskspace import destination, is_disk_problem, mount_point, write_failed
 from tritonbuild.errors import DiskProblem, EnvironmentProblem
 from tritonbuild.execute import orphans
 from tritonbuild.execute.diagnose import disk_hint
 from tritonbuild.plan import Plan
+from tritonbuild.system import paths, proc
+from tritonbuild.system.diskspace import destination, is_disk_problem, mount_point, write_failed
 
 LOCK = ".tritonbuild.lock"
 MARKER = paths.BUILD_DIR_MARKER  # written into every build dir tritonbuild makes or uses
@@ -83,7 +83,7 @@ def free_gib(path: Path) -> float | None:
 
 def disk_problem(plan: Plan, exc: OSError, root: Path) -> OSError | DiskProblem:
     """A full or read-only disk as one paragraph: the destination written, its file system and free space
-    (``tritonbuild.diskspace``), then what the build dir needs when it is on that file system; any other OSError
+    (``tritonbuild.system.diskspace``), then what the build dir needs when it is on that file system; any other OSError
     as it was."""
     if not is_disk_problem(exc):
         return exc

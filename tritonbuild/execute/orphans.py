@@ -1,5 +1,5 @@
 """What an earlier run left working in a build dir: the process groups it recorded in the lock dir while it held
-the lock (``tritonbuild.proc.record_groups_in``). The next run that takes the lock stops those still alive there
+the lock (``tritonbuild.system.proc.record_groups_in``). The next run that takes the lock stops those still alive there
 before it starts, so two runs never compile the same units side by side (edge: reads /proc, sends signals)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from tritonbuild import proc
+from tritonbuild.system import proc
 
 RECORD = ".tritonbuild.pgid"
 

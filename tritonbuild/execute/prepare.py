@@ -13,15 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import proc
 from tritonbuild.errors import UserError
 from tritonbuild.execute import cache_stats as compilercache
 from tritonbuild.execute import unity
 from tritonbuild.execute.lock import LOCK, MARKER
 from tritonbuild.execute.staging import cmake_build_dir, license_files, pyproject, staging_dir
-from tritonbuild.fileutil import write_if_changed
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import pathviews
+from tritonbuild.system import proc
+from tritonbuild.system.fileutil import write_if_changed
 from tritonbuild.wheel.provenance import provenance
 
 STRAY_ENV_PREFIXES = ("SKBUILD_",)

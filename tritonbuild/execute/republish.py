@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import proc
 from tritonbuild.execute.staging import cmake_build_dir, make_program, staging_dir
 from tritonbuild.plan import Plan, identity, identity_dict
+from tritonbuild.system import proc
 
 STATE = "last-wheel.json"
 _SKIP_DIRS = {"__pycache__", ".git", "build", ".pytest_cache"}

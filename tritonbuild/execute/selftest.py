@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tritonbuild import __version__, proc
+from tritonbuild import __version__
+from tritonbuild.system import proc
 
 if TYPE_CHECKING:
     from tritonbuild.execute.runs import Shows

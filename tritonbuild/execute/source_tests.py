@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tritonbuild import proc
 from tritonbuild.errors import UserError
 from tritonbuild.execute.develop import dev_dir, ninja_program
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
+from tritonbuild.system import proc
 
 
 def _ninja_targets(build: Path) -> set[str]:

@@ -7,9 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import paths, safegit
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import read_text
 from tritonbuild.gather import compat, deps, git, host, includes, patches
 from tritonbuild.gather.plugins import absolute, has_backend, read_files, read_plugin
 from tritonbuild.gather.source import inspect_source, looks_like_triton
@@ -25,6 +23,8 @@ from tritonbuild.resolve.plugins import submodule_pin
 from tritonbuild.resolve.source import GitState, SourceInfo
 from tritonbuild.settings import cacheroot
 from tritonbuild.settings.model import Resolved, Settings, show, split_patch
+from tritonbuild.system import paths, safegit
+from tritonbuild.system.fileutil import read_text
 
 
 def nvidia_settings(s: Settings) -> dict[str, str | None]:

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from tritonbuild import safegit
 from tritonbuild.errors import UserError
 from tritonbuild.llvm.probe import probe, system_prefixes
-from tritonbuild.proc import Result, end
 from tritonbuild.resolve.facts import LLVMInstall
 from tritonbuild.settings.model import MAX_TEXT, show, text_problem
+from tritonbuild.system import safegit
+from tritonbuild.system.proc import Result, end
 
 DEFAULT_DEPTH = 50  # the default range: HEAD~50..HEAD
 MARKER = ".tritonbuild-export.json"  # written last into an export

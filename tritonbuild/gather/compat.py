@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import proc, safegit
-from tritonbuild.fileutil import files_under, read_text, write_if_changed
 from tritonbuild.resolve import backend_api, binding_calls
+from tritonbuild.system import proc, safegit
+from tritonbuild.system.fileutil import files_under, read_text, write_if_changed
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 _CXX = {".h", ".hpp", ".cpp", ".cc", ".cxx", ".inc", ".td"}

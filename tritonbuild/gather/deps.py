@@ -8,7 +8,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from tritonbuild.fileutil import files_under
 from tritonbuild.resolve.fetchdeps import (
     Decl,
     Supplied,
@@ -16,6 +15,7 @@ from tritonbuild.resolve.fetchdeps import (
     parse,
     split_spec,
 )
+from tritonbuild.system.fileutil import files_under
 
 _SUBDIR = re.compile(r"\badd_subdirectory\s*\(\s*([^\s)]+)", re.I)
 _INCLUDE = re.compile(r"\binclude\s*\(\s*([^\s)]+)", re.I)
@@ -115,9 +115,9 @@ def supplied(specs: Iterable[str], decls: Iterable[Decl], cwd: Path, cache: Path
              offline: bool = False) -> dict[str, Supplied]:
     """Each ``--dep NAME=PATH|URL`` as a local dir (a URL is cloned into the source cache at the declared tag;
     offline only a cached clone is used) and whether it is at the tags the tree declares for it (edge: runs git)."""
-    from tritonbuild import safegit
     from tritonbuild.errors import UserError
     from tritonbuild.gather import git
+    from tritonbuild.system import safegit
 
     tags: dict[str, str | None] = {}
     for name, _, _, _, tag in decls:

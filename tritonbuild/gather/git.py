@@ -10,11 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from tritonbuild import safegit
 from tritonbuild.errors import UserError
-from tritonbuild.proc import Result
 from tritonbuild.resolve.source import GitState
 from tritonbuild.settings.model import parse_epoch
+from tritonbuild.system import safegit
+from tritonbuild.system.proc import Result
 
 
 def git_state(path: Path) -> GitState | None:

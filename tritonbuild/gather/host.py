@@ -14,8 +14,8 @@ from pathlib import Path
 
 from tritonbuild.errors import UserError
 from tritonbuild.gather import pythons
-from tritonbuild.proc import run, tool
 from tritonbuild.resolve.facts import HostFacts, PythonFacts
+from tritonbuild.system.proc import run, tool
 
 TOOLS = ("cmake", "ninja", "ccache", "sccache", "distcc", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld",
          "lld", "ld.gold", "git", "ptxas")

@@ -23,9 +23,9 @@ import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from tritonbuild import proc
-from tritonbuild.fileutil import walk, write_if_changed
 from tritonbuild.resolve.preflight import NAMESPACES, Include, IncludeFacts, LLVMHeaders, header_path_ok
+from tritonbuild.system import proc
+from tritonbuild.system.fileutil import walk, write_if_changed
 
 SOURCE_DIRS = ("lib", "include", "python/src", "bin", "test/lib", "third_party")
 SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inc", ".def", ".td"}

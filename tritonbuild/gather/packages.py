@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tritonbuild import proc, safegit
-from tritonbuild.fileutil import read_text
 from tritonbuild.redact import redact_text
+from tritonbuild.system import proc, safegit
+from tritonbuild.system.fileutil import read_text
 
 
 @dataclass(frozen=True)

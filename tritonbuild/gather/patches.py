@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from tritonbuild import paths, safegit
 from tritonbuild.errors import EnvironmentProblem, UserError
-from tritonbuild.fileutil import TEXT_LIMIT, name_problem, read_checked, walk
 from tritonbuild.plan import PatchInfo
+from tritonbuild.system import paths, safegit
+from tritonbuild.system.fileutil import TEXT_LIMIT, name_problem, read_checked, walk
 
 FIX = "Fix the patch (paths are read with -p1: a/PATH and b/PATH relative to the top of the source), or drop it."
 SOURCE = "the source"  # the role of the tree patched (``what``): the Triton source, or "the plugin dir NAME"

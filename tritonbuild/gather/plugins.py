@@ -6,10 +6,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from tritonbuild.fileutil import read_checked, read_text, refuse_unpackable, resolved
 from tritonbuild.gather.source import package_extras
 from tritonbuild.resolve.plugins import NAME_CONF_LIMIT, Plugin, PluginFiles, check_plugin
 from tritonbuild.resolve.source import finds_lld
+from tritonbuild.system.fileutil import read_checked, read_text, refuse_unpackable, resolved
 
 
 def absolute(path: str, cwd: Path) -> Path:

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.proc import run
 from tritonbuild.resolve.facts import PythonFacts
 from tritonbuild.settings.model import show, text_problem
+from tritonbuild.system.proc import run
 
 _VERSION = re.compile(r"(?:python|cp|cpython-?)?(3)\.?([0-9]{1,2})(t?)", re.I)  # fullmatch; [0-9]: \d reads any script
 

@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import files_under, read_checked, read_text, refuse_unpackable
 from tritonbuild.resolve.pins import LLVMPin, parse_llvm_hash_txt, parse_llvm_info_json
 from tritonbuild.resolve.proton import FALLBACK_DIRS, required_variables, setup_dirs
 from tritonbuild.resolve.source import (
@@ -33,6 +32,7 @@ from tritonbuild.resolve.source import (
     parse_tuple_limit,
     parse_version,
 )
+from tritonbuild.system.fileutil import files_under, read_checked, read_text, refuse_unpackable
 
 _CORE_DIRS = ("lib", "include", "python/src", "bin")
 _CORE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".c", ".inc"}

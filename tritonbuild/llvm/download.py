@@ -11,17 +11,17 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from tritonbuild import http
-from tritonbuild.archive import Caps, extract_tar
-from tritonbuild.diskspace import write_failed
 from tritonbuild.errors import EnvironmentProblem, UserError
-from tritonbuild.fileutil import confined, sha256_of
 from tritonbuild.llvm import cache
 from tritonbuild.printable import printable
-from tritonbuild.proc import run
 from tritonbuild.reporter import NoBar, ProgressBar, Reporter
 from tritonbuild.resolve.llvm_requirement import LLVMRequest, download_entry, llvm_dir
 from tritonbuild.settings.model import check_suffix
+from tritonbuild.system import http
+from tritonbuild.system.archive import Caps, extract_tar
+from tritonbuild.system.diskspace import write_failed
+from tritonbuild.system.fileutil import confined, sha256_of
+from tritonbuild.system.proc import run
 
 # The default mirror is the llvm_mirror setting's (tritonbuild.settings.model); the plan's request carries it.
 # Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.
@@ -84,7 +84,7 @@ _VERSION = re.compile(r"\d+\.\d+(\.\d+)?(git|rc\d*)?")
 
 
 def extract(archive: Path, staging: Path) -> Path:
-    """Extract into ``staging`` through the one extractor (``tritonbuild.archive``: its own member filter and
+    """Extract into ``staging`` through the one extractor (``tritonbuild.system.archive``: its own member filter and
     caps, the same on every Python); return the prefix (the single top-level dir holding bin/, or staging). A
     refusal is a UserError and the caller drops staging."""
     extract_tar(archive, staging, f"the LLVM archive {archive.name}", caps=LLVM_CAPS,

@@ -7,8 +7,8 @@ import re
 import shutil
 from pathlib import Path
 
-from tritonbuild.proc import run
 from tritonbuild.resolve.facts import LLVMInstall
+from tritonbuild.system.proc import run
 
 MARKER = "tritonbuild-llvm.json"  # written by tritonbuild's own providers next to an LLVM they installed
 

@@ -39,7 +39,7 @@ def checkout(req: LLVMRequest, reporter: Reporter) -> Path:
     """Clone (or reuse) llvm-project from a URL or local path and check out exactly the pinned commit. git runs
     through ``gather.safegit``: a URL is checked first (no ``ext::``, no option), the cache repository's own config
     runs nothing, offline nothing is fetched."""
-    from tritonbuild import safegit
+    from tritonbuild.system import safegit
 
     url = req.llvm_src or DEFAULT_LLVM_SRC
     local = Path(url).exists()
@@ -69,7 +69,7 @@ def checkout(req: LLVMRequest, reporter: Reporter) -> Path:
 
 
 def _git_or_fail(req: LLVMRequest, url: str, dest: Path, *args: str, fetch: bool = False) -> None:
-    from tritonbuild import safegit
+    from tritonbuild.system import safegit
 
     res = safegit.run_git(dest, *args, timeout=None, fetch=fetch)
     if not res.ok:
@@ -78,8 +78,8 @@ def _git_or_fail(req: LLVMRequest, url: str, dest: Path, *args: str, fetch: bool
 
 
 def provide(req: LLVMRequest, reporter: Reporter, *, ccache: str | None = None) -> Path:
-    from tritonbuild.proc import run_logged
-    from tritonbuild.progress import Tracker
+    from tritonbuild.system.proc import run_logged
+    from tritonbuild.system.progress import Tracker
 
     entry = source_entry(req)
     if cache.is_complete(entry):

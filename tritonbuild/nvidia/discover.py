@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tritonbuild.elf import is_elf
 from tritonbuild.nvidia.probe import describe, host_machine, host_tool
 from tritonbuild.resolve.nvidia import header_name_ok
 from tritonbuild.resolve.nvidia_parts import (
@@ -37,6 +36,7 @@ from tritonbuild.resolve.nvidia_parts import (
     pypi_wheel,
     version_key,
 )
+from tritonbuild.system.elf import is_elf
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
 _CUDA_NAME = re.compile(r"^(cuda|cupti|driver_|vector_types|crt/|nv|generated_)")
@@ -101,8 +101,8 @@ class ToolLookup:
 def ptxas_version(ptxas: str | None, machine: int | None) -> str | None:
     """What ``ptxas --version`` says (``V13.0.88``), run (10 s at most) only when it is an ELF executable this host
     runs: one the plan would refuse is not run."""
-    from tritonbuild import proc
     from tritonbuild.resolve.nvidia import input_problem
+    from tritonbuild.system import proc
 
     if ptxas is None or input_problem(describe(ptxas, "tool", ""), machine):
         return None

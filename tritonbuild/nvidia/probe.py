@@ -55,7 +55,7 @@ def host_machine() -> int | None:
 def says(path: str) -> str:
     """What ``path --version`` prints (stdout and stderr, at most 400 characters); run with a clean environment
     and a short timeout, only for a file already known to be an ELF executable this host runs."""
-    from tritonbuild import proc
+    from tritonbuild.system import proc
 
     out = proc.run([path, "--version"], timeout=VERSION_TIMEOUT, env=_CLEAN_ENV)
     if out.returncode == 124:

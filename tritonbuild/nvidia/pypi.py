@@ -20,15 +20,15 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from tritonbuild.archive import extract_zip, open_zip
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import confined, read_text, sha256_of, write_if_changed
 from tritonbuild.resolve.nvidia_parts import TOOL_PROJECTS, WheelRef, numeric, tool_wheel, wheel_file_version
 from tritonbuild.settings.model import show
+from tritonbuild.system.archive import extract_zip, open_zip
+from tritonbuild.system.fileutil import confined, read_text, sha256_of, write_if_changed
 from tritonbuild.urls import join_url, split_url
 
 if TYPE_CHECKING:  # imported where used: urllib, http.client and email cost a plan that reads no page 50 ms
-    from tritonbuild import http
+    from tritonbuild.system import http
 
 # The default index is the pypi_index setting's (tritonbuild.settings.model); the plan's settings carry it.
 
@@ -71,7 +71,7 @@ def unpacked_dir(cache_root: Path, ref: WheelRef) -> Path:
 
 
 def _extract(wheel: Path, staging: Path, name: str) -> None:
-    """Unpack the wheel's ``nvidia/`` tree into ``staging`` through the one extractor (``tritonbuild.archive``):
+    """Unpack the wheel's ``nvidia/`` tree into ``staging`` through the one extractor (``tritonbuild.system.archive``):
     the whole archive is checked, its count and sizes from its central directory, before anything is written."""
     extract_zip(wheel, staging, f"the wheel {name}", keep=lambda member: member.startswith("nvidia/"),
                 outcome="nothing was unpacked", fix="Check the index or mirror.")
@@ -85,7 +85,7 @@ def index_versions(index: str, project: str, machine: str, log: Callable[[str], 
                    ) -> tuple[tuple[str, ...], str | None]:
     """The versions of ``project``'s Linux ``machine`` wheels on the index page, and why none could be read (the
     page is missing, the network failed), or None."""
-    from tritonbuild import http
+    from tritonbuild.system import http
 
     page_url = f"{index.rstrip('/')}/{project}/"
     try:
@@ -325,7 +325,7 @@ def provide(ref: WheelRef, cache_root: Path, *, index: str, machine: str, offlin
 def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable[[str], None],
               limits: http.Limits | None) -> None:
     """Fetch ``ref``'s wheel from the index, check its sha256 and METADATA, and publish it into ``dest``."""
-    from tritonbuild import http
+    from tritonbuild.system import http
 
     page_url = f"{index.rstrip('/')}/{ref.project}/"
     hint = "Check the network or the index (TRITONBUILD_PYPI_INDEX / PIP_INDEX_URL)."

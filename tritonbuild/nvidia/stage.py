@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from tritonbuild import http
-from tritonbuild.diskspace import is_disk_problem
 from tritonbuild.nvidia import pypi
 from tritonbuild.nvidia.discover import closure, lib_files
 from tritonbuild.nvidia.probe import describe, host_machine
@@ -23,6 +21,8 @@ from tritonbuild.plan import NvidiaPart, Plan
 from tritonbuild.resolve.nvidia import refuse_inputs
 from tritonbuild.resolve.nvidia_parts import WheelRef
 from tritonbuild.settings.model import Settings
+from tritonbuild.system import http
+from tritonbuild.system.diskspace import is_disk_problem
 
 STAGE = "tritonbuild-nvidia"
 

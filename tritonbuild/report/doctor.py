@@ -21,7 +21,7 @@ def python_packages() -> list[Row]:
     """The Python packages tritonbuild's default path needs, and patchelf (bundling rewrites run paths with it)."""
     import importlib.util
 
-    from tritonbuild import proc
+    from tritonbuild.system import proc
 
     out: list[Row] = []
     missing = [dist for module, dist in PACKAGES if importlib.util.find_spec(module) is None]

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tritonbuild.errors import EnvironmentProblem, UserError
-from tritonbuild.fileutil import resolved
 from tritonbuild.settings.model import env_resolved
+from tritonbuild.system.fileutil import resolved
 
 
 def cache_root(env: Mapping[str, str], given: str | None = None, given_as: str = "--cache-dir") -> Path:

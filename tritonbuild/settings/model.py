@@ -189,7 +189,7 @@ def _suffix(env: Mapping[str, str], name: str) -> str | None:
 
 
 # The cache root's variables, in order, with the dirs below each (the home directory's ~/.cache/tritonbuild, the
-# last resort, is the edge's: tritonbuild.paths).
+# last resort, is the edge's: tritonbuild.system.paths).
 CACHE_ENV = (("TRITONBUILD_CACHE_DIR", ()), ("TRITON_HOME", (".triton", "tritonbuild")),
              ("XDG_CACHE_HOME", ("tritonbuild",)))
 

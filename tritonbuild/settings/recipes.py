@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.paths import recipes_dir
 from tritonbuild.settings.model import SPECS, Spec, join_patch, show, split_patch, text_problem
+from tritonbuild.system.paths import recipes_dir
 
 REQUEST_KEYS = ("description", "plugins", "pythons", "out_dir", "cache_dir")  # not settings: the request
 SETTING_KEYS: dict[str, Spec] = {spec.name: spec for spec in SPECS if spec.recipe}

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild.archive import extract_zip
 from tritonbuild.errors import BuildFailed
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
+from tritonbuild.system.archive import extract_zip
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks import registry
 from tritonbuild.wheel.checks.base import BuildSide, Finding

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tritonbuild import elf, proc
+from tritonbuild.system import elf, proc
 
 
 @dataclass

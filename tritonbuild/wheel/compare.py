@@ -28,8 +28,8 @@ from email.parser import Parser
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tritonbuild import elf
 from tritonbuild.errors import UserError
+from tritonbuild.system import elf
 from tritonbuild.wheel import verify, zipguard
 from tritonbuild.wheel.checks.backends import read_entry_points
 

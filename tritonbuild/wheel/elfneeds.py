@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tritonbuild import elf
 from tritonbuild.manylinux import policies
+from tritonbuild.system import elf
 
 MAX_VERNEED = 1024  # version-need entries of one file (libtriton: 6), each with its auxiliary entries (a few dozen)
 MAX_VERNAUX = 16384  # auxiliary entries of one file, all together: pyelftools follows their offsets, which may loop

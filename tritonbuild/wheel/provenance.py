@@ -67,9 +67,9 @@ def bundled_tools(plan: Plan) -> dict[str, dict[str, str]]:
     nvdisasm): the file on this machine, the sha256 of that file (the bytes the wheel carries), and for one unpacked
     from NVIDIA's wheel, that wheel's spec (project==version) and sha256 (its cache entry's record). For the
     provenance's ``resolvedDependencies``; a file that cannot be read has no sha256."""
-    from tritonbuild.fileutil import sha256_of
     from tritonbuild.nvidia import pypi
     from tritonbuild.resolve.nvidia import bundled_tools as planned
+    from tritonbuild.system.fileutil import sha256_of
 
     out: dict[str, dict[str, str]] = {}
     for name, path in planned(plan):

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tritonbuild.diskspace import is_disk_problem, write_failed
 from tritonbuild.errors import DiskProblem
-from tritonbuild.fileutil import sha256_of, write_if_changed
 from tritonbuild.plan import Plan
 from tritonbuild.redact import redact
 from tritonbuild.resolve.nvidia import missing_tools
 from tritonbuild.result import BuildResult
+from tritonbuild.system.diskspace import is_disk_problem, write_failed
+from tritonbuild.system.fileutil import sha256_of, write_if_changed
 from tritonbuild.wheel import attestation
 from tritonbuild.wheel import sums as sum_lines
 from tritonbuild.wheel.provenance import bundled_tools, provenance
@@ -139,7 +139,7 @@ def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
 
 def _disk_problem(exc: OSError, out_dir: Path) -> OSError | DiskProblem:
     """A full or read-only disk under the output dir as one paragraph naming the file written, its file system
-    and free space (``tritonbuild.diskspace``); any other OSError as it was."""
+    and free space (``tritonbuild.system.diskspace``); any other OSError as it was."""
     if not is_disk_problem(exc):
         return exc
     return DiskProblem(f"Publishing the wheel into the output dir {out_dir} failed. {write_failed(exc, out_dir)} "

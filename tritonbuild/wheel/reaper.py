@@ -1,6 +1,6 @@
 """Running a wheel's own code with a time limit, and stopping everything it starts (edge): ``verify``'s import.
 
-``run`` starts ``python -m tritonbuild.wheel.reaper`` (through ``tritonbuild.proc``), which first points its own
+``run`` starts ``python -m tritonbuild.wheel.reaper`` (through ``tritonbuild.system.proc``), which first points its own
 stdin at /dev/null and its stdout and stderr at files in a scratch dir, so no process the wheel starts can hold a
 pipe tritonbuild waits on; then becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``: a process that leaves its
 parent, even after ``setsid`` and a double fork, is adopted by the reaper instead of by init) and runs the program
@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tritonbuild import proc
+from tritonbuild.system import proc
 
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 MAX_WRITTEN = 256 << 20  # RLIMIT_FSIZE of the program: its output files (and any file it writes) stay this small

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import given_file, sha256_of
 from tritonbuild.settings.model import SPEC_BY_NAME, show
+from tritonbuild.system.fileutil import given_file, sha256_of
 from tritonbuild.wheel import attestation, zipguard
 from tritonbuild.wheel import provenance_fields as fields
 

@@ -11,9 +11,10 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from tritonbuild import elf, manylinux, proc
+from tritonbuild import manylinux
 from tritonbuild.errors import BuildFailed, EnvironmentProblem
 from tritonbuild.plan import Plan
+from tritonbuild.system import elf, proc
 from tritonbuild.wheel import elfneeds, zipguard
 from tritonbuild.wheel.checks.elf import extract_elves
 

@@ -20,11 +20,11 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from tritonbuild.fileutil import read_text, record_hash
 from tritonbuild.gather import packages
 from tritonbuild.nvidia import pypi
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.nvidia import bundled_tools
+from tritonbuild.system.fileutil import read_text, record_hash
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
 from tritonbuild.wheel.writer import _copy_compressed, _raw

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.fileutil import record_hash
+from tritonbuild.system.fileutil import record_hash
 
 _LOCAL_HEADER = 30  # fixed part of a zip local file header
 _DATA_DESCRIPTOR = 0x08

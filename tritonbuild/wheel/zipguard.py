@@ -2,7 +2,7 @@
 
 A wheel is a zip archive whose headers can lie. Opening one checks, before anything is read, that it is a zip
 at all, that its member count and the sizes its central directory declares stay under the one extractor's caps
-(``tritonbuild.archive.zip_census``: read before ``zipfile`` parses the directory, so a zip claiming millions of
+(``tritonbuild.system.archive.zip_census``: read before ``zipfile`` parses the directory, so a zip claiming millions of
 members costs a few reads), and that every member name is a relative path inside the archive (no ``..``, no
 absolute path, no backslash, NUL or drive letter, no link, no name twice); reading then streams in blocks and
 counts, so a member that inflates past what its header said (or past a cap) stops there. Members are extracted
@@ -21,10 +21,10 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from tritonbuild import archive
-from tritonbuild.archive import Caps
-from tritonbuild.archive import mib as mib
 from tritonbuild.errors import TritonBuildError, UserError
+from tritonbuild.system import archive
+from tritonbuild.system.archive import Caps
+from tritonbuild.system.archive import mib as mib
 
 CAPS = Caps()  # the one extractor's: 200,000 members (the official 3.6.0 wheel has 410), 16 GiB in all, 8 GiB a
 # member (the official libtriton.so: 396 MiB; debug builds: more), 100 times a member over 1 MiB (official: 14)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from tritonbuild import elf
 from tritonbuild.printable import printable
+from tritonbuild.system import elf
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks.base import Context, Finding
 

@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tritonbuild import proc
+from tritonbuild.system import proc
 from tritonbuild.wheel import reaper
 from tritonbuild.wheel.checks.backends import listed
 from tritonbuild.wheel.checks.base import BuildSide, Context, Finding, status

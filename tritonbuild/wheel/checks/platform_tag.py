@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonbuild import elf, manylinux
+from tritonbuild import manylinux
 from tritonbuild.printable import printable
+from tritonbuild.system import elf
 from tritonbuild.wheel import elfneeds, zipguard
 from tritonbuild.wheel.checks.base import Context, Finding
 from tritonbuild.wheel.checks.elf import extracted

@@ -14,8 +14,8 @@ import os
 import stat
 from pathlib import Path
 
-from tritonbuild.fileutil import sha256_of
 from tritonbuild.printable import printable
+from tritonbuild.system.fileutil import sha256_of
 from tritonbuild.wheel import attestation, sums
 from tritonbuild.wheel.checks.base import Context, Finding
 

@@ -203,10 +203,11 @@ def _watchdog(sid: int) -> subprocess.Popen[bytes] | None:
     """A watchdog for session ``sid``. PR_SET_PDEATHSIG reaches only the direct child: a full build's is the
     interpreter that runs scikit-build-core, which dies of it and leaves CMake, Ninja and the compilers under it."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[1]),
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[2]),
                                                     env.get("PYTHONPATH")) if p)
     try:
-        return subprocess.Popen([sys.executable, "-S", "-c", f"from tritonbuild.proc import _watch; _watch({sid})"],
+        watch = f"from tritonbuild.system.proc import _watch; _watch({sid})"
+        return subprocess.Popen([sys.executable, "-S", "-c", watch],
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
     except OSError:
@@ -317,7 +318,7 @@ def start_bytes(argv: Sequence[str], *, stdin: IO[bytes], cwd: str | Path | None
 
 
 class LineTracker(Protocol):
-    """What ``run_logged`` feeds each output line to (``tritonbuild.progress.Tracker``)."""
+    """What ``run_logged`` feeds each output line to (``tritonbuild.system.progress.Tracker``)."""
 
     total: int
     done: int

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).resolve().parents[1]  # the package: this module is in tritonbuild/system/
 BUILD_DIR_MARKER = ".tritonbuild-build-dir"  # written into every build dir tritonbuild makes or uses
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from tritonbuild.errors import UserError
-from tritonbuild.proc import Result, run, start_bytes
+from tritonbuild.system.proc import Result, run, start_bytes
 from tritonbuild.urls import PROTOCOLS, url_problem
 
 TRUSTED_SCOPES = frozenset({"system", "global", "command"})
