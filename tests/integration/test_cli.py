@@ -255,6 +255,23 @@ def test_an_interpreter_without_build_packages_is_refused_only_offline_without_a
     assert "lacks the build requirements" in err and "--wheelhouse DIR" in err
 
 
+def test_test_python_without_pytest_says_what_the_host_lacks_before_running(tree, tmp_path: Path) -> None:
+    # the review of issue 45: in a venv without pytest, `test python` printed the runner's bare "No module named
+    # pytest" and exited 1, which reads as failed tests; the host lacks a tool: exit 3, one paragraph, nothing run
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    args = ["--source", str(tree()), "--python", str(bare / "bin" / "python"), "--cache-dir", str(tmp_path / "c")]
+    dev = Path(plan_json(*args, cwd=tmp_path)["cmake"]["build_dir"]) / "dev"
+    dev.mkdir(parents=True)
+    (dev / "build.ninja").write_text("")  # what develop leaves: `test` runs against it
+    proc = run_cli("test", "python", *args, "--", "-q", cwd=tmp_path, check=False)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    said = flat(proc.stderr)
+    assert f"pytest is not installed in {bare}, the environment of {bare / 'bin' / 'python'}" in said, said
+    assert f"{bare / 'bin' / 'python'} -m pip install pytest" in said and "Traceback" not in said
+    assert "-m pytest" not in proc.stdout + proc.stderr  # checked before the runner starts
+
+
 def test_plan_imports_only_what_it_uses(tmp_path: Path) -> None:
     # issue 45: a warm plan took 0.53 s, 0.9 s more with the SBOM check's jsonschema (its format checkers build
     # ~40 grammars at import) and the index reader's urllib/http.client/email; a plan that reads no page and

@@ -9,8 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 from click.testing import CliRunner
 
+from tritonbuild import jsonout
 from tritonbuild.cli.main import cli
 from tritonbuild.execute import lastrequest
 from tritonbuild.system import paths
@@ -160,3 +162,33 @@ def test_develop_of_a_patched_copy_removes_the_checkouts_links_into_other_build_
     assert not lib.is_symlink() and not (co / "compile_commands.json").is_symlink()
     assert len(notes) == 2 and all(f"into build dir {builds / old.name}" in n for n in notes), notes
     assert unlink_from_checkout(plan) == []  # not a patched copy: the checkout's links are its own
+
+
+def test_status_says_yes_only_for_the_develop_dir_the_checkout_uses_now(tmp_path: Path) -> None:
+    # the review of issue 45: after develops with other flags or another Python, status said `yes` for every build
+    # dir develop had ever used in the checkout, although the checkout and the venv use only the newest
+    cache = tmp_path / "cache"
+    co, other = _checkout(tmp_path, "triton"), _checkout(tmp_path, "other")
+    earlier = _build_dir(cache, "a" * 16, co, develop=True)
+    for p in (co / "compile_commands.json", co / "python" / "triton" / "_C" / "libtriton.so",
+              co / "python" / "triton" / "backends" / "nvidia"):
+        p.unlink()  # the next develop re-points them
+    now = _build_dir(cache, "b" * 16, co, develop=True)
+    alone = _build_dir(cache, "c" * 16, other, develop=True)  # another checkout's only develop dir: in use
+    wheel = _build_dir(cache, "d" * 16, co, develop=False)
+    record = lastrequest.IN_BUILD_DIR
+    os.utime(earlier / record, ns=(10**18, 10**18))
+    os.utime(now / record, ns=(2 * 10**18, 2 * 10**18))
+    status = json.loads(_run("status", "--json", "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path).output)
+    jsonschema.validate(status, json.loads(jsonout.schema_path("status").read_text()))
+    rows = {r["key"]: r for r in status["build_dirs"]}
+    assert [rows[d.name]["develop_current"] for d in (earlier, now, alone, wheel)] == [False, True, True, False]
+    assert [rows[d.name]["develop"] for d in (earlier, now, alone, wheel)] == [True, True, True, False]
+    table = _run("status", "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path).output
+    lines = {key: line for line in table.splitlines() for key in (earlier.name, now.name) if key in line}
+    assert "used before: --backends nvidia --jobs 2" in lines[earlier.name], table
+    assert "yes: --backends nvidia --jobs 2" in lines[now.name] and "used before" not in lines[now.name], table
+    os.utime(earlier / record, ns=(3 * 10**18, 3 * 10**18))  # a develop with the earlier flags again
+    rows = {r["key"]: r for r in json.loads(_run("status", "--json", "--cache-dir", str(cache), cwd=tmp_path,
+                                                 home=tmp_path).output)["build_dirs"]}
+    assert rows[earlier.name]["develop_current"] and not rows[now.name]["develop_current"]

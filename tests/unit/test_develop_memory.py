@@ -97,6 +97,22 @@ def test_a_record_others_may_write_or_a_link_is_ignored_with_a_note(tmp_path: Pa
     assert "not a regular file" in (lr.recall(_request(tmp_path, source=str(tree))).note or "")
 
 
+def test_a_cache_dir_that_is_a_file_gives_no_note_only_the_plans_error(tmp_path: Path) -> None:
+    # the review of issue 45: `develop --cache-dir FILE` said the record "cannot be opened (Not a directory) ...
+    # remembered in its place" before the real error (the cache root is a file, exit 2): noise, and untrue
+    tree, a_file = tmp_path / "triton", tmp_path / "a-file"
+    tree.mkdir()
+    a_file.write_text("")
+    for cache in (a_file, a_file / "sub"):
+        got = lr.recall(Request({"source": str(tree)}, {"HOME": str(tmp_path)}, tmp_path, cache_dir=str(cache),
+                                editable=True))
+        assert got.note is None and got.used == "" and got.request.flags["source"] == str(tree)
+    develop = tmp_path / "cache" / "develop"
+    develop.parent.mkdir()
+    develop.write_text("")  # <cache>/develop a file: no record either (develop then says it cannot remember)
+    assert lr.recall(_request(tmp_path, source=str(tree))).note is None
+
+
 def test_a_record_naming_another_checkout_or_a_value_the_settings_refuse_is_ignored(tmp_path: Path) -> None:
     tree = tmp_path / "triton"
     tree.mkdir()

@@ -19,7 +19,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,7 +120,28 @@ def build_dirs(root: Path) -> list[dict[str, Any]]:
     """A row per build dir under ``root`` (links and dirs that are not tritonbuild's are not listed)."""
     if not root.is_dir():
         return []
-    return [_row(d) for d in sorted(root.iterdir()) if is_build_dir(d)]
+    dirs = [d for d in sorted(root.iterdir()) if is_build_dir(d)]
+    rows = [_row(d) for d in dirs]
+    current = current_develop_dirs(d for d, r in zip(dirs, rows, strict=True) if r["develop"])
+    for d, r in zip(dirs, rows, strict=True):
+        r["develop_current"] = d in current
+    return rows
+
+
+def current_develop_dirs(dirs: Iterable[Path]) -> set[Path]:
+    """Of develop dirs ``dirs``, the one each checkout's develop uses now: the one whose record of the last develop
+    request is newest (``develop`` writes it there and as the checkout's record on every run, before it builds).
+    The others were used by an earlier develop of that checkout (another Python, other flags)."""
+    from tritonbuild.execute import lastrequest
+
+    newest: dict[str, tuple[int, Path]] = {}
+    for d in dirs:
+        found, _note = lastrequest.read(d / lastrequest.IN_BUILD_DIR, None)
+        with contextlib.suppress(OSError):
+            when = (d / lastrequest.IN_BUILD_DIR).lstat().st_mtime_ns
+            if found is not None and (found.checkout not in newest or when > newest[found.checkout][0]):
+                newest[found.checkout] = (when, d)
+    return {d for _when, d in newest.values()}
 
 
 @dataclass

@@ -47,6 +47,7 @@ import os
 import sys
 
 MAPPING = {mapping}
+CHECKOUT = {checkout}
 
 
 class TritonBuildFinder:
@@ -55,6 +56,12 @@ class TritonBuildFinder:
         location = MAPPING.get(fullname)
         if location is None:
             return None
+        if not os.path.isdir(location):
+            raise ImportError(
+                f"{{fullname}} is installed by `tritonbuild develop` (plan {key}) from {{location}}, which does not "
+                f"exist: the checkout {{CHECKOUT}} or its build dir was moved or removed. Run `tritonbuild develop` "
+                "again in the checkout, or uninstall it (python -m pip uninstall triton).",
+                name=fullname, path=location)
         init = os.path.join(location, "__init__.py")
         if os.path.isfile(init):
             return importlib.util.spec_from_file_location(fullname, init, submodule_search_locations=[location])
@@ -71,7 +78,7 @@ def install():
 
 def finder_module(plan: Plan, lib_dir: str) -> str:
     mapping = json.dumps(package_map(plan, lib_dir), indent=4, sort_keys=True)
-    return _FINDER.format(key=plan.key, mapping=mapping)
+    return _FINDER.format(key=plan.key, mapping=mapping, checkout=json.dumps(plan.source.checkout or plan.source.root))
 
 
 def pth_file() -> str:

@@ -217,8 +217,8 @@ def read(path: Path, checkout: Path | None) -> tuple[Remembered | None, str | No
     none). ``checkout``: the checkout it must name (None: any, for ``status``)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None, None
+    except (FileNotFoundError, NotADirectoryError):  # a file on the way (a --cache-dir that is one): there is none,
+        return None, None  # and the plan says what is wrong with that path, once
     except OSError as exc:
         return None, _ignored(path, f"it cannot be opened ({exc.strerror or exc})")
     try:

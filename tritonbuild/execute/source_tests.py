@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tritonbuild.errors import UserError
+from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.execute.develop import dev_dir, ninja_program
 from tritonbuild.plan import Plan
+from tritonbuild.printable import printable
 from tritonbuild.reporter import Reporter
 from tritonbuild.system import proc
 
@@ -21,6 +22,23 @@ def _ninja(build: Path, targets: list[str], jobs: int) -> None:
     rc = proc.run([ninja_program(), "-C", str(build), f"-j{jobs}", *targets], capture=False).returncode
     if rc != 0:
         raise UserError(f"Building the test dependencies ({' '.join(targets) or 'all'}) failed in {build}.")
+
+
+# Whether the tests' Python has pytest, then its environment (sys.prefix, last: a path may hold a newline).
+_HAS_PYTEST = ("import importlib.util, sys; "
+               "sys.stdout.write(str(importlib.util.find_spec('pytest') is not None) + chr(10) + sys.prefix)")
+
+
+def check_pytest(python: str, env: dict[str, str]) -> None:
+    """Refuse (the host lacks a tool, exit 3) when ``python`` has no pytest, before anything runs: its own error
+    ("No module named pytest", exit 1) would read as failed tests. A probe that fails otherwise says nothing here:
+    the run itself reports that."""
+    out = proc.run([python, "-c", _HAS_PYTEST], env=env, timeout=60)
+    has, _, prefix = out.stdout.partition("\n")
+    if out.ok and has == "False":
+        raise EnvironmentProblem(f"pytest is not installed in {printable(prefix)}, the environment of "
+                                 f"{printable(python)} that runs the Python tests: {printable(python)} -m pip install "
+                                 "pytest (or activate the environment that has it).")
 
 
 def run(plan: Plan, suite: str, extra: list[str], reporter: Reporter) -> int:
@@ -47,6 +65,7 @@ def run(plan: Plan, suite: str, extra: list[str], reporter: Reporter) -> int:
         argv = ["ctest", "--test-dir", str(build), "--output-on-failure", *extra]
     else:
         tests = Path(plan.source.root) / "python" / "test"
+        check_pytest(plan.python, env)
         argv = [plan.python, "-m", "pytest", str(tests), *extra]
     reporter.step(f"$ {' '.join(argv)}")
     return proc.run(argv, env=env, capture=False).returncode

@@ -238,7 +238,8 @@ def _cache_words(tc: Any) -> str:
 
 def print_build_dirs(rows: list[dict[str, Any]], console: Console) -> None:
     """``tritonbuild status``: one row per build dir; a develop dir says so, with its last develop request's options
-    (``clean --develop`` removes them)."""
+    (``clean --develop`` removes them): "yes" for the one its checkout's develop uses now, "used before" for the
+    others that checkout's develop made."""
     from rich.table import Table
     from rich.text import Text
 
@@ -246,7 +247,8 @@ def print_build_dirs(rows: list[dict[str, Any]], console: Console) -> None:
     for col in ("key", "source", "backends", "size", "last build", "wheels", "develop"):
         table.add_column(col)
     for r in rows:
-        dev = ("yes" + (f": {shown(r['develop_request'])}" if r.get("develop_request") else "")) \
+        used = "yes" if r.get("develop_current") else "used before"  # only the checkout's newest develop is in use
+        dev = (used + (f": {shown(r['develop_request'])}" if r.get("develop_request") else "")) \
             if r.get("develop") else "-"
         table.add_row(r["key"], shown(r["source"] or "?"), ", ".join(r["backends"]), f"{r['size'] / 2**20:.1f} MiB",
                       _local_minute(r["last_build"]), "\n".join(shown(w) for w in r["wheels"]) or "-", Text(dev))
