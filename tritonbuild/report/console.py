@@ -15,7 +15,7 @@ from rich.table import Table
 
 from tritonbuild.errors import StdoutClosed
 from tritonbuild.printable import printable_text
-from tritonbuild.reporter import NoBar, ProgressBar, Reporter, log_progress, shows
+from tritonbuild.reporter import NoBar, ProgressBar, log_progress, shows
 
 # The colour of each topic's label; a topic not named here is cyan.
 TOPIC_STYLE = {"warning": "yellow", "error": "red"}
@@ -211,8 +211,3 @@ class RichReporter:
     def progress(self, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
         with progress_on(self.console, label, transfer=transfer) as bar:
             yield bar
-
-
-def reporter_for(out: Reporter | Console) -> Reporter:
-    """``out`` as a Reporter: itself when it is one (``render.console()``'s console is), else wrapped."""
-    return out if isinstance(out, Reporter) else RichReporter(out)
