@@ -63,7 +63,7 @@ HOST = HostFacts(
 def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
     base: dict[str, object] = {
         "prefix": prefix, "runs": True, "version": "22.1.8", "targets_built": ALL_TARGETS, "has_mlir": True,
-        "has_lld": True, "mlir_tblgen_runs": True, "has_filecheck": True, "link_dylib": True, "revision": None,
+        "has_lld": True, "mlir_tblgen_runs": True, "link_dylib": True, "revision": None,
         "found_by": "/usr/lib/llvm-*",
     }
     base.update(kw)
