@@ -463,10 +463,6 @@ class PlainReporter:
         self._verbosity = clamp(verbosity)
 
     @property
-    def is_terminal(self) -> bool:
-        return False
-
-    @property
     def verbosity(self) -> int:
         return self._verbosity
 

@@ -44,9 +44,6 @@ class Reporter(Protocol):
     ``verbosity`` ``shows`` that kind of message."""
 
     @property
-    def is_terminal(self) -> bool: ...
-
-    @property
     def verbosity(self) -> int:
         """-2 (``-qq``) to 2 (``-vv``); 0 by default."""
 

@@ -55,7 +55,7 @@ def test_the_cli_console_is_a_reporter() -> None:
 def test_the_plain_reporter_writes_topic_lines_and_no_bar() -> None:
     buf = io.StringIO()
     rep = PlainReporter(buf)
-    assert isinstance(rep, Reporter) and not rep.is_terminal
+    assert isinstance(rep, Reporter)
     rep.note("a [b]", topic="llvm")
     rep.warn("c")
     rep.step("$ ninja")
