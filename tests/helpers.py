@@ -24,13 +24,16 @@ import posixpath
 import stat
 import struct
 import subprocess
+import sys
 import tarfile
 import threading
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
+from typing import IO, Literal
 
 from hypothesis import strategies as st
 
@@ -39,6 +42,7 @@ from tritonbuild.gather.collect import environment_facts
 from tritonbuild.gather.plugins import read_all
 from tritonbuild.gather.source import inspect_source
 from tritonbuild.nvidia.discover import driver_headers
+from tritonbuild.reporter import Kind, ProgressBar, clamp, log_progress, shows
 from tritonbuild.resolve.facts import Facts, HostFacts, LLVMInstall
 from tritonbuild.resolve.nvidia_parts import NvidiaFacts, Source
 from tritonbuild.resolve.resolver import resolve_plan
@@ -59,7 +63,7 @@ HOST = HostFacts(
 def llvm(prefix: str = "/usr/lib/llvm-22", **kw: object) -> LLVMInstall:
     base: dict[str, object] = {
         "prefix": prefix, "runs": True, "version": "22.1.8", "targets_built": ALL_TARGETS, "has_mlir": True,
-        "has_lld": True, "mlir_tblgen_runs": True, "has_filecheck": True, "link_dylib": True, "revision": None,
+        "has_lld": True, "mlir_tblgen_runs": True, "link_dylib": True, "revision": None,
         "found_by": "/usr/lib/llvm-*",
     }
     base.update(kw)
@@ -448,3 +452,42 @@ def shared_ccache() -> str:
 # pairs build with NO_CANARY: they compare wheels and count cache hits).
 NO_CANARY = {"TRITONBUILD_CANARY": "off"}  # a test about the wheel, with its own compiler cache
 WHEEL_ONLY = {"CCACHE_DIR": shared_ccache(), **NO_CANARY}
+
+
+class PlainReporter:
+    """A ``Reporter`` writing ``topic: text`` lines to a stream, no colours and no bars (progress as log lines):
+    for tests."""
+
+    def __init__(self, stream: IO[str] | None = None, verbosity: int = 0) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self._verbosity = clamp(verbosity)
+
+    @property
+    def verbosity(self) -> int:
+        return self._verbosity
+
+    def _write(self, text: str, kind: Kind = "plain") -> None:
+        if shows(kind, self._verbosity):
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def note(self, text: str, topic: str = "note") -> None:
+        self._write(f"{topic}: {text}", "note")
+
+    def warn(self, text: str, topic: str = "warning") -> None:
+        self._write(f"{topic}: {text}", "warn")
+
+    def step(self, text: str) -> None:
+        self._write(text, "step")
+
+    def plain(self, text: str) -> None:
+        self._write(text)
+
+    def result(self, text: str) -> None:
+        self._write(text, "result")
+
+    def detail(self, text: str, kind: Literal["command", "output"] = "command") -> None:
+        self._write(text, kind)
+
+    def progress(self, label: str, *, transfer: bool = False) -> AbstractContextManager[ProgressBar]:
+        return log_progress(lambda line: self._write(line, "progress"), label, transfer=transfer)

@@ -1,16 +1,15 @@
 """What the edge says to the person running it, by meaning, not by markup: a note, a warning, a step, plain text,
 a result, a detail (a command line, a compiler's output) and a progress bar, each shown or not by the reporter's
 ``verbosity`` (``-v``/``-q`` counted as pip counts them: ``shows``). ``Reporter`` is the protocol every stage
-talks to; the rich implementation (colours, escaping of text from others) lives in ``tritonbuild.report.console``;
-``PlainReporter`` writes unstyled lines to a stream (tests, pipes)."""
+talks to; the rich implementation (colours, escaping of text from others) lives in ``tritonbuild.report.console``
+(the tests' ``PlainReporter`` writes unstyled lines to a stream)."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import IO, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 
 class ProgressBar(Protocol):
@@ -43,9 +42,6 @@ class Reporter(Protocol):
     """Where the edge's messages go. Every text given is plain text from anywhere (a path, a commit subject, a
     compiler's line): an implementation shows it as written, never interprets it as markup, and only when its
     ``verbosity`` ``shows`` that kind of message."""
-
-    @property
-    def is_terminal(self) -> bool: ...
 
     @property
     def verbosity(self) -> int:
@@ -129,45 +125,3 @@ def log_progress(write: Callable[[str], None], label: str, *, transfer: bool = F
     yield bar
     bar.finish()
 
-
-class PlainReporter:
-    """A ``Reporter`` writing ``topic: text`` lines to a stream, no colours and no bars (progress as log lines):
-    for tests and pipes."""
-
-    def __init__(self, stream: IO[str] | None = None, verbosity: int = 0) -> None:
-        self.stream = stream if stream is not None else sys.stdout
-        self._verbosity = clamp(verbosity)
-
-    @property
-    def is_terminal(self) -> bool:
-        return False
-
-    @property
-    def verbosity(self) -> int:
-        return self._verbosity
-
-    def _write(self, text: str, kind: Kind = "plain") -> None:
-        if shows(kind, self._verbosity):
-            self.stream.write(text + "\n")
-            self.stream.flush()
-
-    def note(self, text: str, topic: str = "note") -> None:
-        self._write(f"{topic}: {text}", "note")
-
-    def warn(self, text: str, topic: str = "warning") -> None:
-        self._write(f"{topic}: {text}", "warn")
-
-    def step(self, text: str) -> None:
-        self._write(text, "step")
-
-    def plain(self, text: str) -> None:
-        self._write(text)
-
-    def result(self, text: str) -> None:
-        self._write(text, "result")
-
-    def detail(self, text: str, kind: Literal["command", "output"] = "command") -> None:
-        self._write(text, kind)
-
-    def progress(self, label: str, *, transfer: bool = False) -> AbstractContextManager[ProgressBar]:
-        return log_progress(lambda line: self._write(line, "progress"), label, transfer=transfer)

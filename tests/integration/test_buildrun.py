@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import plan_for
+from tests.helpers import PlainReporter, plan_for
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
 from tritonbuild.execute import republish
 from tritonbuild.execute.buildrun import BuildRun, WheelFacts
-from tritonbuild.reporter import PlainReporter
 
 PKG = Path(__file__).resolve().parents[2] / "tritonbuild"
 UNITY_FAIL = "FAILED: [code=1] lib/A/CMakeFiles/TritonAlpha.dir/Unity/unity_0_cxx.cxx.o"

@@ -74,7 +74,7 @@ def test_a_child_stopped_by_ctrl_c_is_the_users_interrupt_not_a_failed_build(tmp
     signal) must still end the run as "Interrupted." (exit 130), not as a failed build (exit 1): seen under load."""
     import io
 
-    from tritonbuild.reporter import PlainReporter
+    from tests.helpers import PlainReporter
     from tritonbuild.system.proc import run_logged
     from tritonbuild.system.progress import Tracker
 

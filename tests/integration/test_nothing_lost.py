@@ -196,7 +196,7 @@ DRIVER = textwrap.dedent("""
     import io, os, sys
     from pathlib import Path
     from tritonbuild.system import proc
-    from tritonbuild.reporter import PlainReporter
+    from tests.helpers import PlainReporter
 
     class Tracker:
         total = done = 0

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import PlainReporter
 from tests.integration.conftest import LLVM, cuda_stub
 from tritonbuild import example
 from tritonbuild.errors import UserError
-from tritonbuild.reporter import PlainReporter
 from tritonbuild.request import Request, make_plan, make_plans
 
 

@@ -82,7 +82,7 @@ def test_read_text_skips_what_is_no_regular_file_and_caps_what_it_reads(tmp_path
     assert fileutil.read_text(tmp_path / "big").endswith("\ufffd")
 
 
-def test_escaping_links_lists_only_links_a_copy_of_the_dir_cannot_keep(tmp_path: Path) -> None:
+def test_unpackable_entries_lists_the_links_a_copy_of_the_dir_cannot_keep(tmp_path: Path) -> None:
     root = tmp_path / "plugin"
     (root / "backend" / "sub").mkdir(parents=True)
     (root / "lib").mkdir()
@@ -95,17 +95,17 @@ def test_escaping_links_lists_only_links_a_copy_of_the_dir_cannot_keep(tmp_path:
     (root / "backend" / "lib").symlink_to("../lib")  # inside the plugin but outside backend/: broken in the wheel
     (root / "backend" / "abs.py").symlink_to(root / "backend" / "f.py")  # absolute: the wheel's copy points here
     (root / "lib" / "not-packaged").symlink_to("/etc/hostname")
-    bad = {p.name: why for p, why in fileutil.escaping_links(root, ("backend",))}
+    bad = {p.name: why for p, why in fileutil.unpackable_entries(root, ("backend",))}
     assert set(bad) == {"leak.txt", "dangle", "loop", "lib", "abs.py"}
     assert bad["leak.txt"].startswith("points outside") and bad["loop"] == "is a symlink loop"
     assert bad["lib"] == f"points outside {root / 'backend'}, to {root / 'lib'}"
     assert bad["dangle"].startswith("dangles") and bad["abs.py"].startswith("is an absolute link")
     # a packaged dir that is itself a link out of the root is reported, not walked; one inside is walked
     (root / "language").symlink_to(tmp_path)
-    assert [p.name for p, _ in fileutil.escaping_links(root, ("language",))] == ["language"]
+    assert [p.name for p, _ in fileutil.unpackable_entries(root, ("language",))] == ["language"]
     (root / "tools").symlink_to("lib")
-    assert [p.name for p, _ in fileutil.escaping_links(root, ("tools",))] == ["not-packaged"]
-    assert fileutil.escaping_links(root, ("backend",), skip=lambda rel: rel.startswith("backend/")) == []
+    assert [p.name for p, _ in fileutil.unpackable_entries(root, ("tools",))] == ["not-packaged"]
+    assert fileutil.unpackable_entries(root, ("backend",), skip=lambda rel: rel.startswith("backend/")) == []
 
 
 @pytest.mark.parametrize("name,problem", [
@@ -244,8 +244,7 @@ def test_unpackable_entries_names_fifos_sockets_odd_names_and_links_back_into_th
     assert bad["backend/a\nb.py"].startswith("has a name with a control character")
     assert bad["backend/sub/self"].startswith("is a symlink loop (-> .")
     assert bad["backend/sub/up"].startswith("is a symlink loop (-> ..")
-    # escaping_links keeps to links; shown() prints an odd name on one line with its bytes escaped
-    assert {p.name for p, _ in fileutil.escaping_links(root, ("backend",))} == {"self", "up", "okdir"}
+    # shown() prints an odd name on one line with its bytes escaped
     assert fileutil.shown(root / "backend" / f"{chr(0xDCFF)}.py") == f"'{root}/backend/\\xff.py'"
     assert fileutil.shown(root / "backend" / "a\nb.py") == f"'{root}/backend/a\\nb.py'"
     assert fileutil.shown(root / "backend" / "f.py") == f"{root}/backend/f.py"

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from tritonbuild.errors import UserError
 from tritonbuild.system import safegit
+from tritonbuild.urls import url_problem
 
 
 @pytest.mark.parametrize("url", [
@@ -15,7 +16,7 @@ from tritonbuild.system import safegit
     "git://example.com/x", "file:///srv/git/triton", "file://localhost/srv/x", "git@github.com:org/repo.git",
     "ssh://[::1]/repo"])
 def test_urls_git_may_clone(url: str) -> None:
-    assert safegit.url_problem(url) is None
+    assert url_problem(url) is None
     safegit.check_url(url, "--source")
 
 
@@ -27,7 +28,7 @@ def test_urls_git_may_clone(url: str) -> None:
     ("https:///path-only", "no host"), ("", "empty"), ("https://[::1/x.git", "cannot be read as a URL"),
     ("https://example.com:http/x.git", "cannot be read as a URL")])
 def test_urls_refused_before_git_runs(url: str, why: str) -> None:
-    assert why in (safegit.url_problem(url) or "")
+    assert why in (url_problem(url) or "")
     with pytest.raises(UserError, match="is not a git URL tritonbuild clones"):
         safegit.check_url(url, "--source")
 
@@ -84,7 +85,7 @@ def test_a_control_character_anywhere_in_a_name_keeps_it_from_git(name: str, ch:
     bad = {"end": name + ch, "start": ch + name, "middle": name[:2] + ch + name[2:]}[where]
     with pytest.raises(UserError):
         safegit.check_ref(bad, "--ref")
-    assert safegit.url_problem(bad) is not None
+    assert url_problem(bad) is not None
     with pytest.raises(UserError, match="--range"):
         parse_range(f"{bad}..HEAD")
     with pytest.raises(UserError, match="--range"):

@@ -20,7 +20,7 @@ from tritonbuild.resolve import compilercache, knownissues
 from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.facts import Facts, LLVMInstall
 from tritonbuild.resolve.llvm import STRATEGIES
-from tritonbuild.resolve.plugins import submodule_pin
+from tritonbuild.resolve.plugins import plugin_origin, submodule_pin
 from tritonbuild.resolve.source import GitState, SourceInfo
 from tritonbuild.settings import cacheroot
 from tritonbuild.settings.model import Settings, show, split_patch
@@ -235,7 +235,7 @@ def _not_misnamed(entry: str, s: Settings, cwd: Path) -> None:
     for raw in s.plugin_dirs:
         path = absolute(raw, cwd)
         try:
-            name = read_plugin(path, _plugin_origin(s)).name
+            name = read_plugin(path, plugin_origin(s)).name
         except UserError:
             if not exists and before == path.name:
                 raise  # meant for this plugin (1plug=FILE): its own refusal says what is wrong with it
@@ -258,7 +258,7 @@ def patched_plugins(s: Settings, given: Mapping[str, list[str]], cwd: Path, cach
         return {}
     origin = s.origin("patches")
     dirs = s.plugin_dirs
-    found = {read_plugin(absolute(raw, cwd), _plugin_origin(s)).name: raw for raw in dirs}
+    found = {read_plugin(absolute(raw, cwd), plugin_origin(s)).name: raw for raw in dirs}
     unknown = [name for name in given if name not in found]
     if unknown:
         have = ", ".join(f"{n!r} ({absolute(r, cwd)})" for n, r in found.items()) or "none (no --plugin-dir given)"
@@ -298,10 +298,6 @@ def _keeps_name(plugin_dir: Path, name: str, origin: str) -> Callable[[Sequence[
                                 "part of the patch (rename the plugin in its dir instead, and give that name); "
                                 "nothing was changed.")
     return check
-
-
-def _plugin_origin(s: Settings) -> str:
-    return s.origin("plugin_dirs").replace("cli ", "")
 
 
 def patched_source(s: Settings, given: list[str], checkout: Path, cwd: Path, cache: Path

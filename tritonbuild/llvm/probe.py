@@ -70,7 +70,6 @@ def probe(prefix: Path, found_by: str = "") -> LLVMInstall:
         has_mlir=(prefix / "lib" / "cmake" / "mlir" / "MLIRConfig.cmake").is_file(),
         has_lld=(prefix / "lib" / "cmake" / "lld" / "LLDConfig.cmake").is_file(),
         mlir_tblgen_runs=tblgen_ok,
-        has_filecheck=(prefix / "bin" / "FileCheck").is_file(),
         link_dylib=link_dylib,
         static_libs=not _static_missing(prefix),
         static_missing=_static_missing(prefix),

@@ -66,10 +66,6 @@ def pick(page: str, page_url: str, ref: WheelRef, machine: str) -> tuple[str, st
     return None
 
 
-def unpacked_dir(cache_root: Path, ref: WheelRef) -> Path:
-    return cache_root / "nvidia" / f"{ref.project}-{ref.version}"
-
-
 def _extract(wheel: Path, staging: Path, name: str) -> None:
     """Unpack the wheel's ``nvidia/`` tree into ``staging`` through the one extractor (``tritonbuild.system.archive``):
     the whole archive is checked, its count and sizes from its central directory, before anything is written."""

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from tritonbuild.errors import StdoutClosed
 from tritonbuild.printable import printable_text
-from tritonbuild.reporter import NoBar, ProgressBar, Reporter, log_progress, shows
+from tritonbuild.reporter import NoBar, ProgressBar, log_progress, shows
 
 # The colour of each topic's label; a topic not named here is cyan.
 TOPIC_STYLE = {"warning": "yellow", "error": "red"}
@@ -174,45 +174,3 @@ def progress_on(console: Console, label: str, *, transfer: bool = False) -> Iter
     with Progress(*columns, console=console, transient=True) as bar:
         yield _Bar(bar, bar.add_task(escape(label), total=None))
 
-
-class RichReporter:
-    """The ``Reporter`` over any rich Console (one not made by ``render.console``)."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.console.is_terminal
-
-    @property
-    def verbosity(self) -> int:
-        return 0
-
-    def result(self, text: str) -> None:
-        self.plain(text)
-
-    def detail(self, text: str, kind: Literal["command", "output"] = "command") -> None:
-        pass  # shown from -v: a console not made by ``render.console`` is at the default verbosity
-
-    def note(self, text: str, topic: str = "note") -> None:
-        say(self.console, topic, printable_text(text), TOPIC_STYLE.get(topic, "cyan"))
-
-    def warn(self, text: str, topic: str = "warning") -> None:
-        say(self.console, topic, printable_text(text), "yellow")
-
-    def step(self, text: str) -> None:
-        self.console.print(escape(printable_text(text)), highlight=False)
-
-    def plain(self, text: str) -> None:
-        self.console.print(escape(printable_text(text)), soft_wrap=True, highlight=False)
-
-    @contextmanager
-    def progress(self, label: str, *, transfer: bool = False) -> Iterator[ProgressBar]:
-        with progress_on(self.console, label, transfer=transfer) as bar:
-            yield bar
-
-
-def reporter_for(out: Reporter | Console) -> Reporter:
-    """``out`` as a Reporter: itself when it is one (``render.console()``'s console is), else wrapped."""
-    return out if isinstance(out, Reporter) else RichReporter(out)

@@ -20,7 +20,6 @@ from tritonbuild.settings.model import Canary
 
 MAX_UNITS = 64  # units compiled at most: d8da7c998 has 264 (unity sources split), and every header is covered by 54
 UNIT_TIMEOUT = 300  # seconds one -fsyntax-only may take (a big Triton unit parses in ~20 s on one core)
-NAMESPACES = ("llvm/", "llvm-c/", "mlir/", "mlir-c/", "lld/")
 
 
 def plan_canary(choice: Canary, origin: str, is_pinned: bool | None, pinned: str, version: str | None, *,
@@ -186,10 +185,6 @@ def choose(covers: Mapping[str, frozenset[str]], cap: int = MAX_UNITS) -> list[s
         chosen.append(best)
         left -= covers[best]
     return chosen
-
-
-def namespaced(header: str) -> bool:
-    return header.startswith(NAMESPACES)
 
 
 # gcc/clang: "file:line:col: error: message" (clang and gcc both; "fatal error" for a missing header)

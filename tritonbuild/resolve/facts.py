@@ -52,7 +52,6 @@ class LLVMInstall:
     has_mlir: bool = False
     has_lld: bool = False
     mlir_tblgen_runs: bool = False
-    has_filecheck: bool = False
     link_dylib: bool = False
     static_libs: bool = False  # lib/ has the LLVM and MLIR component archives (libtriton can link LLVM statically)
     static_missing: tuple[str, ...] = ()  # archives a static link needs that lib/ lacks (libPolly.a)

@@ -14,15 +14,6 @@ from tritonbuild.errors import UserError
 
 _HASH = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-KNOWN_SUFFIXES = (
-    "ubuntu-x64",
-    "ubuntu-arm64",
-    "almalinux-x64",
-    "almalinux-arm64",
-    "macos-x64",
-    "macos-arm64",
-    "windows-x64",
-)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from tritonbuild.printable import printable
 from tritonbuild.resolve.backends import split_list
 from tritonbuild.resolve.pins import same_commit
 from tritonbuild.resolve.source import GitState
+from tritonbuild.settings.model import Settings
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NAME_LIMIT = 64  # characters of a plugin name: it becomes init_triton_<name>(), a module and a CMake target
@@ -154,6 +155,11 @@ def check_plugin(files: PluginFiles, given_as: str) -> Plugin:
     return Plugin(name=name, path=str(path), name_from=name_from, given_as=given_as, language=files.language,
                   tools=files.tools, llvm_targets=targets, finds_lld=files.finds_lld, triton_pin=pin,
                   triton_pin_from="triton-hash.txt" if pin else None)
+
+
+def plugin_origin(s: Settings) -> str:
+    """Where the plugin dirs came from, as a plugin's messages name it (``--plugin-dir``, not ``cli --plugin-dir``)."""
+    return s.origin("plugin_dirs").replace("cli ", "")
 
 
 def submodule_pin(plugin: Plugin, git: GitState | None) -> Plugin:

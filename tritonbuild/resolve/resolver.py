@@ -43,14 +43,10 @@ from tritonbuild.resolve.canary import plan_canary
 from tritonbuild.resolve.cmake import cmake_plan, commands, defines, extra_targets
 from tritonbuild.resolve.facts import Facts
 from tritonbuild.resolve.llvm import pinned_hint, resolve_llvm
-from tritonbuild.resolve.plugins import Plugin, resolve_plugins
+from tritonbuild.resolve.plugins import Plugin, plugin_origin, resolve_plugins
 from tritonbuild.resolve.source import SourceInfo, limited_api
 from tritonbuild.resolve.toolchain import resolve_toolchain
 from tritonbuild.settings.model import Settings, VersionScheme, show, version_problem
-
-
-def _plugin_origin(origin: str) -> str:
-    return origin.replace("cli ", "")
 
 
 def wheel_version(src: SourceInfo, suffix: str | None, scheme: VersionScheme = "setup", epoch: int | None = None,
@@ -173,7 +169,7 @@ def _backends_step(s: Settings, facts: Facts, notes: list[str],
     """The in-tree backends asked for, then the plugins."""
     src = facts.source
     sel = _in_tree_step(s, src, notes, facts.checkout)
-    origin = _plugin_origin(s.origin("plugin_dirs"))
+    origin = plugin_origin(s)
     plugins, pnotes, pwarn = resolve_plugins(
         [(p, origin) for p in s.plugin_dirs], files=facts.plugin_files, in_tree=src.backend_names,
         source_commit=src.git.commit if src.git else None, git_states=facts.plugin_git)

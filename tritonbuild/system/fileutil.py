@@ -192,24 +192,17 @@ def confined(root: Path, *parts: str, what: str = "a path") -> Path:
     return path
 
 
-def escaping_links(root: Path, subdirs: tuple[str, ...] = ("",),
-                   skip: Callable[[str], bool] = lambda rel: False) -> list[tuple[Path, str]]:
-    """Symlinks that would not survive a copy of each ``root / sub`` (what CMake installs into a wheel: it copies
-    links as they are), each with what is wrong: a ``sub`` that resolves outside ``root``; inside a ``sub``, a link
-    that leaves that ``sub``, is absolute (its copy would point back into this tree), dangles or loops (also a link
-    to a directory it lies in, which a copy that follows links never finishes). Links that stay inside are fine,
-    and are not walked into (their targets are checked). ``skip(rel)``: entries (by their path relative to
-    ``root``, posix) that are not looked at, nor walked into."""
-    return [(p, why) for p, why in unpackable_entries(root, subdirs, skip) if p.is_symlink() and not
-            why.startswith("has a name")]
-
-
 def unpackable_entries(root: Path, subdirs: tuple[str, ...] = ("",),
                        skip: Callable[[str], bool] = lambda rel: False) -> list[tuple[Path, str]]:
-    """What in each ``root / sub`` (a dir that goes into a wheel) the wheel cannot carry, each with why: the
-    links ``escaping_links`` describes; an entry that is neither a regular file, a directory nor such a link (a
-    fifo would block the install forever, a device never end); a name that is not UTF-8 or holds a control
-    character (a wheel's RECORD cannot list it); a directory that cannot be read. ``skip`` as there."""
+    """What in each ``root / sub`` (a dir that goes into a wheel) the wheel cannot carry, each with why: symlinks
+    that would not survive a copy of each ``root / sub`` (what CMake installs into a wheel: it copies links as they
+    are), a ``sub`` that resolves outside ``root``; inside a ``sub``, a link that leaves that ``sub``, is absolute
+    (its copy would point back into this tree), dangles or loops (also a link to a directory it lies in, which a
+    copy that follows links never finishes); links that stay inside are fine, and are not walked into (their
+    targets are checked); an entry that is neither a regular file, a directory nor such a link (a fifo would block
+    the install forever, a device never end); a name that is not UTF-8 or holds a control character (a wheel's
+    RECORD cannot list it); a directory that cannot be read. ``skip(rel)``: entries (by their path relative to
+    ``root``, posix) that are not looked at, nor walked into."""
     base = Path(os.path.realpath(root))
     found: list[tuple[Path, str]] = []
     for sub in subdirs:

@@ -32,6 +32,7 @@ from tritonbuild.errors import UserError
 from tritonbuild.system import elf
 from tritonbuild.wheel import verify, zipguard
 from tritonbuild.wheel.checks.backends import read_entry_points
+from tritonbuild.wheel.checks.base import dist_info
 
 KINDS = ("only-a", "only-b", "metadata", "entry-point", "backend", "needed", "nvidia-tool")
 NVIDIA_BIN = "triton/backends/nvidia/bin/"
@@ -109,7 +110,7 @@ def _facts(path: Path, zf: zipfile.ZipFile, tmp: Path) -> WheelFacts | list[str]
     if problems:
         return problems
     facts = WheelFacts(str(path), {i.filename: i.file_size for i in zf.infolist() if not i.is_dir()})
-    meta = verify.dist_info(zf, "METADATA")
+    meta = dist_info(zf, "METADATA")
     facts.metadata = _metadata(zf, meta) if meta else {}
     facts.entry_points = {f"{g}:{n}": v.strip() for g, group in read_entry_points(zf).items()
                           for n, v in group.items()}

@@ -23,6 +23,7 @@ from typing import Any
 
 from tritonbuild.plan import Case, CompileCheckPlan, Plan
 from tritonbuild.resolve.compilecheck import judge
+from tritonbuild.system.fileutil import sha256_of
 
 SCRIPT = Path(__file__).resolve().parent / "corpus_kernels.py"
 # The child sees only the wheel: no caller PYTHON* variable, no user site, a private kernel cache.
@@ -256,16 +257,7 @@ _RECORD_LIMIT = 4 << 20  # bytes: a record holds one report (a few KB per case)
 
 
 def _file_digest(path: Path, whole: bool) -> str:
-    st = path.lstat()
-    if not whole:
-        return f"size {st.st_size}"
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return sha256_of(path) if whole else f"size {path.lstat().st_size}"
 
 
 def wheel_digest(root: Path, extra_paths: Sequence[Path] = ()) -> str | None:

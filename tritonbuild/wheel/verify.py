@@ -23,8 +23,6 @@ from tritonbuild.gather import pythons
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks import registry
 from tritonbuild.wheel.checks.base import Finding, Provenance
-from tritonbuild.wheel.checks.base import dist_info as dist_info
-from tritonbuild.wheel.checks.base import entry_points as entry_points
 
 STRUCTURAL = ("RECORD", "provenance")  # the checks of the wheel's structure alone
 
