@@ -29,16 +29,14 @@ def git_state(path: Path) -> GitState | None:
         res = git(*args, timeout=30)
         return res.stdout.strip() if res.ok else None
 
-    top = out("rev-parse", "--show-toplevel")
-    if top is None or Path(top).resolve() != path.resolve():
+    # one rev-parse for the top level, the commit and the branch (a run each was three processes on every plan)
+    parsed = (out("rev-parse", "--show-toplevel", "HEAD", "--abbrev-ref", "HEAD") or "").splitlines()
+    if len(parsed) != 3 or Path(parsed[0]).resolve() != path.resolve() or not parsed[1]:
         return None
-    commit = out("rev-parse", "HEAD")
-    if not commit:
-        return None
+    _, commit, branch = parsed
     # no optional lock (the index is not rewritten), filters neutralised (a clean filter runs on stat-dirty files);
     # a submodule's own work tree is not entered (only its commit is compared)
     status = out("status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
-    branch = out("rev-parse", "--abbrev-ref", "HEAD")
     when = out("show", "-s", "--format=%ct", "HEAD")
     return GitState(
         commit=commit,
