@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from tritonbuild.resolve.preflight import (
+    API_USES,
+    BACKWARD_ANALYSIS,
     GEN_PASS_CLASSES,
     NAMESPACES,
     Include,
@@ -45,6 +47,9 @@ _NS = b"|".join(re.escape(n.encode()) for n in NAMESPACES)
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]((?:' + _NS + rb')/[^">\r\n]*)[">]', re.M)
 _TD_INCLUDE = re.compile(rb'^[ \t]*include[ \t]+"((?:' + _NS + rb')/[^"\r\n]*)"', re.M)
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|include)\b([^\r\n]*)", re.M)
+# a class or struct whose base clause names MLIR's SparseBackwardDataFlowAnalysis (the clause may span lines)
+_BACKWARD = re.compile(rb"\b(?:class|struct)[ \t\n]+\w+[ \t\n]*(?:final[ \t\n]*)?:[^;{()]*?"
+                       rb"\bSparseBackwardDataFlowAnalysis[ \t\n]*<")
 _ZERO = re.compile(rb"[ \t(]*0[ \t)]*")
 # a line that ends in a backslash, and the lines it continues into
 _CONTINUED = re.compile(rb"^[^\n]*\\\r?\n(?:[^\n]*\\\r?\n)*[^\n]*", re.M)
@@ -56,7 +61,7 @@ _TOKEN = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)"
                     rb"|\"(?:[^\"\\\n]|\\.)*\"?|(?<![0-9])'(?:[^'\\\n]|\\.)*'?", re.S)
 # the same for TableGen: comments, strings, and [{ code }] blocks (which hold C++, not includes)
 _TD_TOKEN = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\[\{.*?(?:\}\]|\Z)|\"(?:[^\"\\\n]|\\.)*\"?", re.S)
-SCANNER = 3  # bumped when scan() changes what it finds: kept scans of an older scanner are not reused
+SCANNER = 4  # bumped when scan() changes what it finds: kept scans of an older scanner are not reused
 
 Use = tuple[str, int, bool]  # header, line, conditional
 
@@ -67,15 +72,18 @@ def scan(data: bytes, tablegen: bool = False) -> list[Use]:
     ``#define X``) does not count as an #if. Continued lines are joined and comments blanked first (an include
     inside ``/* */`` is none; ``#include \\`` then a header on the next line is one, on the ``#include`` line)."""
     macro = not tablegen and b"GEN_PASS_CLASSES" in data
-    if not macro and not any(n.encode() + b"/" in data for n in NAMESPACES):
+    backward = (not tablegen and b"SparseBackwardDataFlowAnalysis" in data
+                and b"visitNonControlFlowArguments" not in data)
+    if not macro and not backward and not any(n.encode() + b"/" in data for n in NAMESPACES):
         return []
     data = data if tablegen else _joined(data)
-    data = data if macro else _head(data)
+    data = data if macro or backward else _head(data)
     data = _uncommented(data, _TD_TOKEN) if tablegen else _uncommented(data, _TOKEN)
     if tablegen:
         return [(m.group(1).decode("utf-8", "replace"), data.count(b"\n", 0, m.start()) + 1, False)
                 for m in _TD_INCLUDE.finditer(data)]
-    out: list[Use] = []
+    out: list[Use] = [(BACKWARD_ANALYSIS, data.count(b"\n", 0, m.start()) + 1, False)
+                      for m in _BACKWARD.finditer(data)] if backward else []
     stack: list[str] = []  # per open #if: "zero", "has", "cond" or "guard"
     directives = list(_DIRECTIVE.finditer(data))
     line, pos = 1, 0
@@ -96,7 +104,7 @@ def scan(data: bytes, tablegen: bool = False) -> list[Use]:
                 line += data.count(b"\n", pos, m.start())
                 pos = m.start()
                 out.append((name, line, "cond" in stack))
-    return out
+    return sorted(out, key=lambda u: u[1])
 
 
 def _joined(data: bytes) -> bytes:
@@ -266,15 +274,10 @@ def llvm_headers(prefix: str, headers: Iterable[str]) -> LLVMHeaders:
     inc = Path(prefix) / "include"
     if not (inc / "llvm").is_dir():
         return LLVMHeaders(prefix, checked=False)
-    missing = tuple(sorted(h for h in headers if not (inc / h).is_file() if h != GEN_PASS_CLASSES))
-    gone = (GEN_PASS_CLASSES,) if GEN_PASS_CLASSES in headers and _no_pass_classes(inc) else ()
+    missing = tuple(sorted(h for h in headers if not (inc / h).is_file() if h not in API_USES))
+    gone = tuple(k for k, u in API_USES.items() if k in headers and u.llvm_marker.encode() in _read(str(inc /
+                 u.llvm_header)))
     return LLVMHeaders(prefix, True, missing + gone, elsewhere(inc, missing) if missing else ())
-
-
-def _no_pass_classes(inc: Path) -> bool:
-    """Whether this LLVM's mlir-tblgen refuses ``GEN_PASS_CLASSES`` (LLVM 22: its generated Passes.h.inc have
-    ``#error "GEN_PASS_CLASSES is deprecated; use per-pass macros"``), read from one generated header it ships."""
-    return b'#error "GEN_PASS_CLASSES is deprecated' in _read(str(inc / "mlir" / "Transforms" / "Passes.h.inc"))
 
 
 def elsewhere(inc: Path, missing: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -308,12 +311,12 @@ def gather(source: Path, plugins: Sequence[Path], prefixes: Sequence[str], cache
     store = cache / ("includes-" + hashlib.sha256(str(source).encode()).hexdigest()[:16] + ".json") if cache else None
     scanned = cached_scan([f for f, _, _ in files], store)
     uses = [Include(h, shown, line, scope, cond) for path, shown, scope in files
-            for h, line, cond in scanned.get(path, ()) if header_path_ok(h) or h == GEN_PASS_CLASSES]
+            for h, line, cond in scanned.get(path, ()) if header_path_ok(h) or h in API_USES]
     headers = sorted({u.header for u in uses})
     llvms = [llvm_headers(p, headers) for p in dict.fromkeys(prefixes)]
     missing = {h for llvm in llvms for h in llvm.missing}
     roots = _roots(source, plugins)
-    own = {h for h in missing - {GEN_PASS_CLASSES}
+    own = {h for h in missing - set(API_USES)
            if any(_own(h, str(source / u.file), roots) for u in uses if u.header == h)}
     llvms = [LLVMHeaders(x.prefix, x.checked, tuple(h for h in x.missing if h not in own),
                          tuple(e for e in x.elsewhere if e[0] not in own)) for x in llvms]

@@ -13,19 +13,52 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tritonbuild.printable import printable
 from tritonbuild.resolve import knownissues
 
 NAMESPACES = ("llvm", "llvm-c", "mlir", "mlir-c", "lld")
-# Not a header: a ``#define GEN_PASS_CLASSES`` before including a tree's generated Passes.h.inc, recorded by the
-# scan as if it were an include; an LLVM "lacks" it when its mlir-tblgen no longer emits the classes (LLVM 22).
-# Found on triton-shared 22a7b0e (12 files) by the canary after 86 s (docs/real-trees.md); now named by the plan.
+
+
+@dataclass(frozen=True)
+class ApiUse:
+    """Not a header: code the scan records as if it were an include (``key``), which an LLVM "lacks" when one of
+    its headers shows the change (``llvm_marker`` in ``llvm_header``). Each was found on a real tree by the canary
+    or the build, long after a plan that could have named every site (docs/real-trees.md, #47)."""
+
+    key: str
+    llvm_header: str  # relative to the LLVM's include/
+    llvm_marker: str
+    verb: str  # "<file:line> defines ..." / "derives ..."
+    name: str
+    text: str  # what the LLVM did, and the port
+    what: str  # the problem's kind, for the one message
+    fix: str
+
+
 GEN_PASS_CLASSES = "#define GEN_PASS_CLASSES"
-_NO_PASS_CLASSES = ("this LLVM's mlir-tblgen generates no pass base classes under it (its Passes.h.inc say #error "
-                    "\"GEN_PASS_CLASSES is deprecated; use per-pass macros\", LLVM 22): define GEN_PASS_DEF_<PASS> "
-                    "for each pass before the include and derive from impl::<Pass>Base")
+BACKWARD_ANALYSIS = "class : SparseBackwardDataFlowAnalysis without visitNonControlFlowArguments"
+API_USES = {u.key: u for u in (
+    # triton-shared 22a7b0e: 12 files, the canary's first error after 86 s
+    ApiUse(GEN_PASS_CLASSES, "mlir/Transforms/Passes.h.inc", '#error "GEN_PASS_CLASSES is deprecated',
+           "define", "GEN_PASS_CLASSES",
+           "this LLVM's mlir-tblgen generates no pass base classes under it (its Passes.h.inc say #error "
+           "\"GEN_PASS_CLASSES is deprecated; use per-pass macros\", LLVM 22): define GEN_PASS_DEF_<PASS> for each "
+           "pass before the include and derive from impl::<Pass>Base",
+           "passes generated with GEN_PASS_CLASSES, which this LLVM's mlir-tblgen no longer emits",
+           "Each file that defines GEN_PASS_CLASSES stops at the #error of its generated Passes.h.inc: port its "
+           "passes to the per-pass macros"),
+    # d8da7c998's TaskIdBackwardPropagation (a known issue), then triton-shared's UseAnalysis after 60 min of build
+    ApiUse(BACKWARD_ANALYSIS, "mlir/Analysis/DataFlow/SparseAnalysis.h", "ArrayRef<BlockArgument> arguments) = 0;",
+           "derive", "a class from SparseBackwardDataFlowAnalysis without visitNonControlFlowArguments",
+           "this LLVM made visitNonControlFlowArguments(RegionSuccessor &, ArrayRef<BlockArgument>) pure virtual "
+           "(LLVM 22.1), so loading the analysis into a DataFlowSolver fails to compile: add `void "
+           "visitNonControlFlowArguments(RegionSuccessor &, ArrayRef<BlockArgument>) override {}` (a backward "
+           "analysis has nothing to propagate into non-forwarded arguments)",
+           "backward dataflow analyses without the override this LLVM requires",
+           "Each such analysis is an abstract class with this LLVM: add the empty override"),
+)}
 MAX_PLACES = 4  # include sites listed per header; the rest are counted
 
 
@@ -93,7 +126,7 @@ class Findings:
     errors: tuple[str, ...] = ()  # one line per missing header (all its include sites), then each known issue
     warnings: tuple[str, ...] = ()
     headers_missing: int = 0
-    macros: int = 0  # of the errors: uses of generated code the LLVM's mlir-tblgen no longer emits
+    api: tuple[str, ...] = ()  # the ApiUse keys among the errors (code this LLVM changed, not headers)
     known: tuple[str, ...] = field(default=())  # ids of the known issues found
 
 
@@ -136,8 +169,8 @@ def header_lines(facts: IncludeFacts, prefix: str | None, built: Built) -> tuple
     for header in sorted(by_header):
         moved, name = _moved_text(header, elsewhere), printable(header)  # the header as the tree wrote it
         verb = "include"
-        if header == GEN_PASS_CLASSES:
-            moved, name, verb = _NO_PASS_CLASSES, "GEN_PASS_CLASSES", "define"
+        if api := API_USES.get(header):
+            moved, name, verb = api.text, api.name, api.verb
         always, behind_if = by_header[header].get(False, []), by_header[header].get(True, [])
         if always:
             errors.append(f"{_places(always)} {verb}{'s' if len(always) == 1 else ''} {name}: {moved}")
@@ -152,17 +185,19 @@ def check(facts: IncludeFacts, known_source: tuple[str, ...], known_llvm: tuple[
     """Every problem of this source with the LLVM at ``prefix`` (``label``: "22.1.8 at /usr/lib/llvm-22"): the
     missing headers (errors; those behind an #if warnings) and the known issues (errors while the compile check
     is on, which would fail after the whole build; warnings otherwise)."""
+    issues = knownissues.matching(known_source, known_llvm)
+    told = {i.source_file for i in issues}  # a known issue's own file keeps its measured message, not a second one
+    facts = replace(facts, uses=tuple(u for u in facts.uses if u.header not in API_USES or u.file not in told))
     errors, warnings = header_lines(facts, prefix, built)
     have = facts.llvm(prefix)
-    macros = int(have is not None and GEN_PASS_CLASSES in have.missing and any(
-        u.header == GEN_PASS_CLASSES and not u.conditional and built.compiles(u) for u in facts.uses))
-    headers = len(errors) - macros
-    issues = knownissues.matching(known_source, known_llvm)
+    api = tuple(k for k in API_USES if have is not None and k in have.missing and any(
+        u.header == k and not u.conditional and built.compiles(u) for u in facts.uses))
+    headers = len(errors) - len(api)
     texts = [knownissues.message(i, label, compile_check) for i in issues]
     refused = [t for i, t in zip(issues, texts, strict=True) if compile_check or i.fails == "compile"]
     return Findings(errors=(*errors, *refused),
                     warnings=(*(f"with LLVM {label}, {w}" for w in warnings), *(t for t in texts if t not in refused)),
-                    headers_missing=headers, macros=macros, known=tuple(i.id for i in issues))
+                    headers_missing=headers, api=api, known=tuple(i.id for i in issues))
 
 
 def error_text(found: Findings, label: str, pinned: str | None) -> str | None:
@@ -170,23 +205,21 @@ def error_text(found: Findings, label: str, pinned: str | None) -> str | None:
     issue keeps its own message."""
     if not found.errors:
         return None
-    if not found.headers_missing and not found.macros and len(found.errors) == 1:
+    if not found.headers_missing and not found.api and len(found.errors) == 1:
         return found.errors[0]
     what = []
     if found.headers_missing:
         what.append(f"{found.headers_missing} included header{'s' if found.headers_missing > 1 else ''} this "
                     "LLVM lacks")
-    if found.macros:
-        what.append("passes generated with GEN_PASS_CLASSES, which this LLVM's mlir-tblgen no longer emits")
+    what += [API_USES[k].what for k in found.api]
     if found.known:
         what.append(f"{len(found.known)} known issue{'s' if len(found.known) > 1 else ''}")
     pin = f"the source's pinned LLVM ({pinned[:12]})" if pinned else "the source's pinned LLVM"
     lines = "\n".join(f"  - {e}" for e in found.errors)
     fix = (" Each missing header fails the compile of the file that includes it: build against "
            f"{pin}, or an LLVM that has these headers, or patch the source." if found.headers_missing else "")
-    if found.macros:
-        fix += (" Each file that defines GEN_PASS_CLASSES stops at the #error of its generated Passes.h.inc: port "
-                f"its passes to the per-pass macros (a patch: --patch, --patch PLUGIN=FILE), or build against {pin}.")
+    fix += "".join(f" {API_USES[k].fix} (a patch: --patch, --patch PLUGIN=FILE), or build against {pin}."
+                   for k in found.api)
     return (f"This source will not build with LLVM {label}: {_listed(what)}, found before building "
             f"(all of them, not only the first).{fix}\n{lines}")
 
