@@ -48,6 +48,8 @@ def child_env(env: Mapping[str, str], root: Path, on_path: bool, cache: Path,
             out[var] = env[var]
         elif not _bundled(root, bundled) and (found := _toolkit_tool(env, "ptxas")):
             out[var] = found  # CUDA 12.8+'s ptxas also assembles sm_100
+    if "TRITON_PTXAS_BLACKWELL_PATH" in out:  # Triton before late 2025 (acd810499) reads this spelling (knobs.py)
+        out["TRITON_PTXAS-BLACKWELL_PATH"] = out["TRITON_PTXAS_BLACKWELL_PATH"]
     # amd backends before mid-2025 link with an external ld.lld (TRITON_HIP_LLD_PATH, else /opt/rocm's)
     if "TRITON_HIP_LLD_PATH" in env:
         out["TRITON_HIP_LLD_PATH"] = env["TRITON_HIP_LLD_PATH"]
