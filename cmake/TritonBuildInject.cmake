@@ -276,6 +276,34 @@ function(_tritonbuild_llvm_static)
   set_target_properties(LLVM PROPERTIES INTERFACE_LINK_LIBRARIES "${_system}")
   list(LENGTH _archives _count)
   message(STATUS "tritonbuild: LLVM linked statically: `LLVM` points at ${_count} component archives (${_script})")
+  _tritonbuild_mlir_static()
+endfunction()
+
+# The same for the `MLIR` dylib target (Debian's libMLIR.so): libtriton links MLIR's archives, but a tool that a
+# plugin builds beside it (triton-shared-opt) also got libMLIR.so from some MLIR target's link interface, so it held
+# two copies of MLIR and every op's traits were two TypeIDs ("'tt.func' op symbol's parent must have the
+# SymbolTable trait", its top-level options gone: docs/real-trees.md, #47). One copy: MLIR's archives, grouped.
+function(_tritonbuild_mlir_static)
+  if(NOT TARGET MLIR)
+    return()
+  endif()
+  get_target_property(_type MLIR TYPE)
+  if(NOT _type STREQUAL "SHARED_LIBRARY")
+    return()
+  endif()
+  file(GLOB _archives "${LLVM_LIBRARY_DIR}/libMLIR*.a")
+  if(NOT _archives)
+    message(WARNING "tritonbuild: `MLIR` is libMLIR.so and ${LLVM_LIBRARY_DIR} has no MLIR archives: a tool that "
+            "links it holds a second copy of MLIR")
+    return()
+  endif()
+  set(_script "${CMAKE_BINARY_DIR}/tritonbuild-mlir-static.ld")
+  list(JOIN _archives "\n  " _lines)
+  file(CONFIGURE OUTPUT "${_script}" CONTENT "/* tritonbuild: MLIR's archives, linked statically */\nGROUP (\n  ${_lines}\n)\n" @ONLY)
+  _tritonbuild_set_location(MLIR "${_script}")
+  set_target_properties(MLIR PROPERTIES INTERFACE_LINK_LIBRARIES "LLVM")
+  list(LENGTH _archives _count)
+  message(STATUS "tritonbuild: MLIR linked statically: `MLIR` points at ${_count} archives (${_script})")
 endfunction()
 
 function(_tritonbuild_install_backend name path)
