@@ -157,3 +157,33 @@ def test_no_code_of_the_package_looks_a_setting_up_by_a_string() -> None:
             found += _string_lookups(path.read_text(), rel)
             found += [] if rel == "settings/model.py" else _keyed_by_name(path.read_text(), rel)
     assert found == [], "read settings as attributes (settings.x, settings.origin('x')):\n" + "\n".join(found)
+
+
+# A setting is consumed where its value is read as ``s.name`` / ``settings.name`` / ``<...>.settings.name`` (the
+# names a ``Settings`` goes by; ``Settings.name``, its default, is no consumer). The modules that only describe the
+# settings (the declarations, README's table, the recipe schema) consume none.
+DESCRIBERS = ("settings/model.py", "settings/docs.py", "settings/recipes.py")
+
+
+def _settings_read(source: str) -> set[str]:
+    return {node.attr for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load) and node.attr in NAMES
+            and ((isinstance(node.value, ast.Name) and node.value.id in ("s", "settings"))
+                 or (isinstance(node.value, ast.Attribute) and node.value.attr == "settings"))}
+
+
+def test_the_consumer_check_sees_only_reads_of_a_settings_value() -> None:
+    assert _settings_read("a = s.jobs\nb = plan.settings.canary\nc = settings.llvm + 1\n") == {
+        "jobs", "canary", "llvm"}
+    assert _settings_read("a = line.strip()\nb = Settings.jobs\ns.canary = 1\nc = plan.source\n") == set()
+
+
+def test_every_setting_is_read_by_some_consumer() -> None:
+    """A declared setting that nothing reads is accepted on the command line, shown, recorded in the provenance and
+    does nothing: a new setting's one declaration comes with its consumer, or this fails naming it."""
+    read: set[str] = set()
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).as_posix()
+        if not rel.startswith(SKIP) and rel not in DESCRIBERS:
+            read |= _settings_read(path.read_text())
+    assert sorted(NAMES - read) == [], "settings nothing reads (as s.name or plan.settings.name)"

@@ -33,10 +33,10 @@ def cache_root(env: Mapping[str, str], given: str | None = None, given_as: str =
 
 def _from_env(env: Mapping[str, str]) -> tuple[str, str] | None:
     """The setting ``cache_root`` (checked by its spec) and its variable (``$NAME``), None when no variable sets it."""
-    chosen = env_settings(env)
-    if chosen.cache_root is None:
+    s = env_settings(env)
+    if s.cache_root is None:
         return None
-    return chosen.cache_root, "$" + chosen.origin("cache_root").removeprefix("env ")
+    return s.cache_root, "$" + s.origin("cache_root").removeprefix("env ")
 
 
 def cache_origin(env: Mapping[str, str], given: str | None, given_as: str = "--cache-dir") -> str:
