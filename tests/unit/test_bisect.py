@@ -5,6 +5,7 @@ failing ends, a window of passing commits found by probing when it is wide enoug
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -130,3 +131,20 @@ def test_kept_ends_as_the_answer(results: list[bool]) -> None:
     answer, order = search(len(results), lambda i: known.setdefault(i, results[i]))
     ends = {answer.newest_passing, answer.first_failing} - {None} if answer.found else {0, len(results) - 1}
     assert kept(known) == ends and kept(known) <= set(order)
+
+
+def test_llvm_compat_runs_the_canary_as_the_resolved_setting_says_not_as_the_flag_was_typed(tmp_path: Path) -> None:
+    """``llvm compat`` with the canary off by its variable or a recipe tests no commit with the canary compile (it
+    read the flag as typed, None unless given, and compiled minutes per commit); ``--no-canary`` always wins."""
+    from tritonbuild.execute.compat import canary_runs
+    from tritonbuild.request import Request, settings_of
+
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('canary = "off"\n')
+    env = {"HOME": str(tmp_path)}
+    for request in (Request({}, {**env, "TRITONBUILD_CANARY": "off"}, tmp_path),
+                    Request({}, env, tmp_path, recipe=str(recipe)), Request({"canary": "off"}, env, tmp_path)):
+        assert canary_runs(settings_of(request)[0], no_canary=False) is False, request
+    on = Request({}, env, tmp_path)
+    assert canary_runs(settings_of(on)[0], no_canary=False) is True
+    assert canary_runs(settings_of(on)[0], no_canary=True) is False

@@ -58,8 +58,9 @@ def test_readme_names_the_checks_that_run_at_build_time_and_in_verify() -> None:
     readme = " ".join((ROOT / "README.md").read_text().split())
     found = re.search(r"at build time ((?:`[\w-]+`(?:, )?)+); in `verify` ((?:`[\w-]+`(?:, )?)+)", readme)
     assert found, "README lacks the sentence naming the wheel checks at build time and in verify"
-    for group, where in ((1, "build"), (2, "verify")):
-        assert re.findall(r"`([\w-]+)`", found.group(group)) == [c.name for c in registry.checks(where)]
+    for group, where, said in ((1, "build", "at build time"), (2, "verify", "in verify")):
+        assert re.findall(r"`([\w-]+)`", found.group(group)) == [c.name for c in registry.checks(where)], \
+            f"README's sentence naming the checks {said} differs from wheel/checks/registry.py"
 
 
 def test_a_failed_finding_becomes_the_build_error_in_the_check_words_or_the_general_ones() -> None:

@@ -188,3 +188,16 @@ def test_a_record_that_cannot_be_written_is_said_and_leaves_no_temporary_file(tm
     assert said is not None and f"{record} cannot be written" in said
     assert sorted(p.name for p in record.parent.iterdir()) == [record.name]  # no .tmp left beside it
     assert record.is_dir() and lr.records(tmp_path / "cache") == []
+
+
+def test_the_checkout_is_the_resolved_source_setting_a_recipes_too(tmp_path: Path) -> None:
+    """The checkout whose record a develop reads is the one the plan builds: a recipe's ``source`` is that checkout,
+    as ``--source`` is (the flag as typed alone missed it: no record was read); settings the plan refuses give none."""
+    tree = tmp_path / "triton"
+    tree.mkdir()
+    _develop(_request(tmp_path, source=str(tree), jobs=3), tmp_path / "b")
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f"source = {json.dumps(str(tree))}\n")
+    by_recipe = Request({}, {"HOME": str(tmp_path)}, tmp_path, recipe=str(recipe), cache_dir=str(tmp_path / "cache"))
+    assert lr.checkout_of(by_recipe) == tree.resolve() and lr.recall(by_recipe).used == "--jobs 3"
+    assert lr.checkout_of(_request(tmp_path, env={"MAX_JOBS": "x"}, source=str(tree))) is None

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.helpers import HOST, plan_for
 from tritonbuild.errors import UserError
 from tritonbuild.settings import cacheroot
-from tritonbuild.settings.model import MAX_EPOCH, SPEC_BY_NAME, env_resolved, resolve_settings
+from tritonbuild.settings.model import MAX_EPOCH, SPEC_BY_NAME, env_resolved, env_settings, resolve_settings
 
 RESOLVE = Path(__file__).resolve().parents[2] / "tritonbuild" / "resolve"
 ENV_NAMES = {"env", "environ", "environment"}
@@ -90,6 +90,22 @@ def test_the_cache_roots_one_precedence(env: dict[str, str], root: str, origin: 
     home = {"HOME": "/home/u"}
     assert cacheroot.cache_root(home) == Path("/home/u/.cache/tritonbuild")
     assert cacheroot.cache_origin(home, None) == "$HOME"
+
+
+def test_the_environments_settings_are_read_by_attribute_each_checked_when_read() -> None:
+    """``env_settings``: doctor's LLVM and the cache root read ``.llvm``/``.cache_root`` (no name as a string); a
+    setting read is checked by its spec, one not read is not (a bad MAX_JOBS does not stop ``doctor``)."""
+    env = {"LLVM_SYSPATH": "/opt/llvm", "MAX_JOBS": "many", "TRITONBUILD_HTTP_RETRIES": "5", "TRITON_HOME": "/h"}
+    s = env_settings(env)
+    assert (s.llvm, s.origin("llvm"), s.http_retries, s.canary) == ("/opt/llvm", "env LLVM_SYSPATH", 5, "auto")
+    assert (s.cache_root, s.origin("cache_root")) == ("/h/.triton/tritonbuild", "env TRITON_HOME")
+    assert s.plugin_dirs == () and s.origin("canary") == "default"  # typed as the field is
+    with pytest.raises(UserError, match="MAX_JOBS"):
+        _ = s.jobs
+    with pytest.raises(AttributeError, match="no setting is named 'lvm'"):
+        _ = s.lvm  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="no setting"):
+        s.origin("lvm")
 
 
 @pytest.mark.parametrize(("env", "said"), [

@@ -97,3 +97,60 @@ def test_the_checker_finds_each_way_of_running_a_shell(snippet: str) -> None:
 ])
 def test_the_checker_leaves_argument_lists_alone(snippet: str) -> None:
     assert not shell_uses(snippet), snippet
+
+
+# Every child process is started by tritonbuild/system/proc.py (#48): a session of its own when it is long, the
+# death signal, a watchdog, the lock dir's record, stopped with tritonbuild on every way out. Nothing else starts
+# one; each module that must is named here with why.
+STARTERS = {("subprocess", n) for n in ("Popen", "run", "call", "check_call", "check_output")} | {
+    ("os", n) for n in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "spawnv", "spawnve", "spawnvp", "spawnvpe",
+                        "spawnl", "spawnle", "spawnlp", "spawnlpe", "execv", "execve", "execvp", "execvpe", "execl",
+                        "execle", "execlp", "execlpe")} | {
+    ("asyncio", "create_subprocess_exec"), ("multiprocessing", "Process"), ("multiprocessing", "Pool"),
+    ("multiprocessing", "get_context"), ("concurrent.futures", "ProcessPoolExecutor")}
+# the example's tree and templates are what a test wheel runs, not tritonbuild's code (templates hold @NAME@ holes)
+NOT_OURS = ("example/tree/", "example/backend_template/", "example/plugin_template/")
+STARTS_ALLOWED = {
+    "system/proc.py": "the one way children start",
+    "wheel/hide.py": "runs as a child proc started (inside unshare): os.execv becomes the program, starting none",
+}
+
+
+def process_starts(source: str) -> list[str]:
+    """Where ``source`` starts a process: a call ``subprocess.Popen(...)``/``os.fork()``/... (an annotation such as
+    ``subprocess.Popen[str]`` is no start), or an import of a starter by name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                (func.value.id, func.attr) in STARTERS:
+            found.append(f"{node.lineno}: {func.value.id}.{func.attr}(...)")
+        if isinstance(node, ast.ImportFrom) and any((node.module, a.name) in STARTERS for a in node.names):
+            found.append(f"{node.lineno}: from {node.module} import a process starter")
+    return found
+
+
+def test_no_module_but_proc_starts_a_process() -> None:
+    bad = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).as_posix()
+        if rel.startswith(NOT_OURS) or rel in STARTS_ALLOWED:
+            continue
+        bad += [f"tritonbuild/{rel}:{hit}" for hit in process_starts(path.read_text())]
+    assert not bad, "start children through tritonbuild/system/proc.py (run, start, start_bytes):\n" + "\n".join(bad)
+    for rel in STARTS_ALLOWED:  # each exception still needs it
+        assert process_starts((PKG / rel).read_text()), f"{rel} starts nothing now: drop it from STARTS_ALLOWED"
+
+
+@pytest.mark.parametrize("snippet", [
+    "subprocess.Popen([python, '-u', script], start_new_session=True)", "subprocess.run(argv)",
+    "x = subprocess.check_output(argv)", "from subprocess import Popen", "from subprocess import run as go",
+    "os.fork()", "os.execv(a, b)", "from os import posix_spawn", "from concurrent.futures import ProcessPoolExecutor",
+])
+def test_the_start_checker_finds_each_way_of_starting_a_process(snippet: str) -> None:
+    assert process_starts(snippet), snippet
+
+
+def test_the_start_checker_leaves_types_and_proc_calls_alone() -> None:
+    assert process_starts("def f(c: subprocess.Popen[str]) -> None:\n    proc.end(c)\nproc.start(argv)\n"
+                          "e = subprocess.TimeoutExpired\nproc.run(argv, timeout=3)\n") == []

@@ -107,10 +107,83 @@ def test_the_check_finds_each_old_way_of_reading_a_setting() -> None:
     assert _string_lookups(fine, "x.py") == []
 
 
+# Outside settings/model.py a setting's name is no key at all: not of what was typed (``request.flags["canary"]``: None
+# unless the flag was given, blind to the variable and the recipe: #48's llvm compat bug), not of the specs, a
+# report or ``asdict``, not an attribute by ``getattr``, not an argument of the model's name-taking helpers.
+NAME_TAKERS = ("env_setting", "env_resolved")
+
+
+def _keyed_by_name(source: str, rel: str) -> list[str]:
+    """Where ``source`` reads a setting by a constant name: ``<...>.flags[...]``/``.get``, ``SPEC_BY_NAME[...]``,
+    ``<...>.report()[...]``, ``asdict(...)[...]``, ``getattr(x, "name")``, ``env_setting("name", env)``."""
+    found = []
+    for node in ast.walk(ast.parse(source, rel)):
+        name, holder = _looked_up(node)
+        if name in NAMES and _names_settings(holder):
+            found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+        if isinstance(node, ast.Call) and _called(node) in ("getattr", *NAME_TAKERS) and any(
+                isinstance(a, ast.Constant) and a.value in NAMES for a in node.args):
+            found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    return sorted(found, key=lambda line: int(line.split(":")[1]))
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _names_settings(holder: ast.expr | None) -> bool:
+    if isinstance(holder, (ast.Name, ast.Attribute)):
+        return (holder.id if isinstance(holder, ast.Name) else holder.attr) in ("flags", "SPEC_BY_NAME")
+    return isinstance(holder, ast.Call) and _called(holder) in ("report", "asdict")
+
+
+def test_the_check_finds_each_way_of_keying_a_setting_by_its_name() -> None:
+    bad = ('a = req.flags["canary"]\nb = request.flags.get("source")\nc = flags["jobs"]\n'
+           'd = SPEC_BY_NAME["http_retries"].default\ne = model.SPEC_BY_NAME["llvm"]\n'
+           'f = plan.settings.report()["canary"]\ng = dataclasses.asdict(s)["jobs"]\nh = asdict(s).get("jobs")\n'
+           'i = getattr(settings, "canary")\nj = env_setting("llvm", env)\nk = model.env_resolved("cache_root", env)\n')
+    assert [line.split(": ", 1)[0] for line in _keyed_by_name(bad, "x.py")] == [f"x.py:{n}" for n in range(1, 12)]
+    fine = ('a = req.flags[name]\nb = data["canary"]\nc = getattr(s, name)\nd = SPEC_BY_NAME[n]\n'
+            'e = s.origin("canary")\nf = getattr(s, "nope")\ng = env_setting(name, env)\n')
+    assert _keyed_by_name(fine, "x.py") == []
+
+
 def test_no_code_of_the_package_looks_a_setting_up_by_a_string() -> None:
     found = []
     for path in sorted(PKG.rglob("*.py")):
         rel = path.relative_to(PKG).as_posix()
         if not rel.startswith(SKIP):
             found += _string_lookups(path.read_text(), rel)
+            found += [] if rel == "settings/model.py" else _keyed_by_name(path.read_text(), rel)
     assert found == [], "read settings as attributes (settings.x, settings.origin('x')):\n" + "\n".join(found)
+
+
+# A setting is consumed where its value is read as ``s.name`` / ``settings.name`` / ``<...>.settings.name`` (the
+# names a ``Settings`` goes by; ``Settings.name``, its default, is no consumer). The modules that only describe the
+# settings (the declarations, README's table, the recipe schema) consume none.
+DESCRIBERS = ("settings/model.py", "settings/docs.py", "settings/recipes.py")
+
+
+def _settings_read(source: str) -> set[str]:
+    return {node.attr for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load) and node.attr in NAMES
+            and ((isinstance(node.value, ast.Name) and node.value.id in ("s", "settings"))
+                 or (isinstance(node.value, ast.Attribute) and node.value.attr == "settings"))}
+
+
+def test_the_consumer_check_sees_only_reads_of_a_settings_value() -> None:
+    assert _settings_read("a = s.jobs\nb = plan.settings.canary\nc = settings.llvm + 1\n") == {
+        "jobs", "canary", "llvm"}
+    assert _settings_read("a = line.strip()\nb = Settings.jobs\ns.canary = 1\nc = plan.source\n") == set()
+
+
+def test_every_setting_is_read_by_some_consumer() -> None:
+    """A declared setting that nothing reads is accepted on the command line, shown, recorded in the provenance and
+    does nothing: a new setting's one declaration comes with its consumer, or this fails naming it."""
+    read: set[str] = set()
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).as_posix()
+        if not rel.startswith(SKIP) and rel not in DESCRIBERS:
+            read |= _settings_read(path.read_text())
+    assert sorted(NAMES - read) == [], "settings nothing reads (as s.name or plan.settings.name)"

@@ -24,13 +24,13 @@ def doctor(python: str | None, as_json: bool) -> None:
     from tritonbuild.report import render
     from tritonbuild.resolve.backends import CORE_LLVM_TARGETS, expand_targets
     from tritonbuild.resolve.llvm import STRATEGIES
-    from tritonbuild.settings.model import SPEC_BY_NAME, env_setting
+    from tritonbuild.settings.model import env_settings
 
     h = host.gather(python)
     llvms = []
-    given = str(env_setting("llvm", environment()))  # the llvm setting as the environment gives it (checked)
-    if given not in STRATEGIES:  # a prefix: LLVM_SYSPATH, the setting's one variable
-        llvms.append(probe(Path(given), f"env {SPEC_BY_NAME['llvm'].env_names[0]}"))
+    given = env_settings(environment())  # the llvm setting as the environment gives it (checked)
+    if given.llvm not in STRATEGIES:  # a prefix: LLVM_SYSPATH, the setting's one variable
+        llvms.append(probe(Path(given.llvm), given.origin("llvm")))
     llvms += [probe(Path(p), how) for p, how in system_prefixes()]
     rows = doc.rows(h, llvms, expand_targets(CORE_LLVM_TARGETS, h.machine))
     if as_json:

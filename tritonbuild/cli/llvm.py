@@ -122,17 +122,16 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
 
     console = render.console(stderr=as_json)
     req = request_of(kw)
-    canary_on = not no_canary and req.flags["canary"] != "off"
 
     def say(step: finder.Step, number: int, most: int) -> None:
         verdict = "[green]pass[/green]" if step.ok else "[red]fail[/red]"
         console.print(f"step {number} (of at most {most}): {escape(step.commit[:12])} {escape(step.subject)}: "
                       f"{verdict} ({step.seconds:.1f} s{', cached' if step.cached else ''}"
-                      f"{'; the preflight fails it, no canary' if canary_on and step.preflight else ''})",
+                      f"{'; the preflight fails it, no canary' if step.canary and step.preflight else ''})",
                       soft_wrap=True,
                       highlight=False)
 
-    found = finder.find(req, console, given_range, canary_on=canary_on, say=say, on_start=lambda text: console.print(
+    found = finder.find(req, console, given_range, no_canary=no_canary, say=say, on_start=lambda text: console.print(
         escape(text), soft_wrap=True, highlight=False))
     if as_json:
         click.echo(jsonout.dumps("llvm compat", found.to_json(), 0 if found.answer.found else 1))

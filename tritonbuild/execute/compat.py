@@ -145,16 +145,23 @@ class _Run:
         return self.cache_root / "compat" / "trees"
 
 
-def find(request: Request, reporter: Reporter, given_range: str | None, *, canary_on: bool,
+def canary_runs(s: Settings, no_canary: bool) -> bool:
+    """Whether each commit tested is canary-compiled: not with ``--no-canary``, nor with the ``canary`` setting off
+    (its flag, its variable or a recipe: the resolved setting, as check-llvm and build read it)."""
+    return not no_canary and s.canary != "off"
+
+
+def find(request: Request, reporter: Reporter, given_range: str | None, *, no_canary: bool,
          say: Callable[[Step, int, int], None], on_start: Callable[[str], None] = lambda text: None) -> Finding:
     """Search the range for the newest commit that builds with the LLVM of ``request``; ``on_start`` is told what
     is searched once it is known, ``say(step, number, of)`` each step as it ends (``of``: the most steps the search
-    can take)."""
+    can take). ``no_canary``: only the include preflight per commit (``canary_runs``)."""
     from tritonbuild.request import settings_of
 
     cwd = request.cwd
     commits.parse_range(given_range)  # a bad range is refused before anything else runs
     s, _cache_dir, cache_root = settings_of(request)
+    canary_on = canary_runs(s, no_canary)
     llvm = commits.llvm(s.llvm, cwd)
     checkout = collect.source_root(s, cwd, cache_root, request.warn)
     history = commits.history(checkout, given_range)

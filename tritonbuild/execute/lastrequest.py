@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from tritonbuild.errors import UserError
 from tritonbuild.gather.git import is_git_url
-from tritonbuild.settings import cacheroot
-from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, join_patch, split_patch, text_problem
+from tritonbuild.settings import cacheroot, recipes
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, join_patch, resolve_settings, split_patch, text_problem
 
 if TYPE_CHECKING:  # status reads records: it needs neither the request nor the resolver
     from tritonbuild.request import Request
@@ -63,11 +63,16 @@ class Recall:
 
 
 def checkout_of(request: Request) -> Path | None:
-    """The checkout a develop request builds, as a real path: ``--source`` (a path), else the working directory
-    when it is a Triton tree; None for a source URL or when there is none."""
+    """The checkout a develop request builds, as a real path: the ``source`` setting as the plan resolves it
+    (``--source``, its variable, the recipe's; a path), else the working directory when it is a Triton tree; None
+    for a source URL, for settings the plan will refuse, or when there is none."""
     from tritonbuild.gather.source import looks_like_triton
 
-    given = request.flags.get("source")
+    try:
+        recipe = recipes.load(request.recipe, request.cwd) if request.recipe else (recipes.Recipe(), "recipe")
+        given = resolve_settings(dict(request.flags), request.env, recipe[0].settings(), recipe[1]).source
+    except UserError:  # a setting the plan refuses, saying why: no checkout to remember
+        return None
     if given is None:
         return request.cwd.resolve() if looks_like_triton(request.cwd) else None
     if not isinstance(given, str) or is_git_url(given) or text_problem(given):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tritonbuild.resolve.facts import HostFacts, LLVMInstall
 from tritonbuild.resolve.pins import same_commit
-from tritonbuild.settings.model import SPEC_BY_NAME
+from tritonbuild.settings.model import Settings
 
 
 def host_suffix(host: HostFacts, given: str | None = None) -> str | None:
@@ -80,11 +80,11 @@ class LLVMRequest:
     llvm_src: str | None = None
     # a download's attempts and its wait for the server: the http_retries and http_timeout settings; its time for
     # all attempts, minimum rate and size: http_deadline, http_min_rate, http_max_bytes
-    retries: int = SPEC_BY_NAME["http_retries"].default
-    timeout: float = SPEC_BY_NAME["http_timeout"].default
-    deadline: float = SPEC_BY_NAME["http_deadline"].default
-    min_rate: int = SPEC_BY_NAME["http_min_rate"].default
-    max_bytes: int = SPEC_BY_NAME["http_max_bytes"].default
+    retries: int = Settings.http_retries
+    timeout: float = Settings.http_timeout
+    deadline: float = Settings.http_deadline
+    min_rate: int = Settings.http_min_rate
+    max_bytes: int = Settings.http_max_bytes
 
     @property
     def archive(self) -> str | None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tritonbuild.errors import EnvironmentProblem, UserError
-from tritonbuild.settings.model import env_resolved
+from tritonbuild.settings.model import env_settings
 from tritonbuild.system.fileutil import resolved
 
 
@@ -33,8 +33,10 @@ def cache_root(env: Mapping[str, str], given: str | None = None, given_as: str =
 
 def _from_env(env: Mapping[str, str]) -> tuple[str, str] | None:
     """The setting ``cache_root`` (checked by its spec) and its variable (``$NAME``), None when no variable sets it."""
-    chosen = env_resolved("cache_root", env)
-    return None if chosen.value is None else (chosen.value, "$" + chosen.origin.removeprefix("env "))
+    s = env_settings(env)
+    if s.cache_root is None:
+        return None
+    return s.cache_root, "$" + s.origin("cache_root").removeprefix("env ")
 
 
 def cache_origin(env: Mapping[str, str], given: str | None, given_as: str = "--cache-dir") -> str:

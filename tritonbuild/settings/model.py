@@ -27,7 +27,7 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, cast, get_args, get_origin, get_type_hints
 from urllib.parse import SplitResult
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -980,6 +980,32 @@ def _resolve(spec: Spec, cli: Mapping[str, Any], env: Mapping[str, str], recipe:
         chosen = Resolved(list(given) if isinstance(given, tuple) else given, f"cli {spec.flag}")
     spec.check(chosen.value, chosen.origin)
     return chosen
+
+
+def env_settings(env: Mapping[str, str]) -> Settings:
+    """The settings as the environment alone gives them (default < env), for the edge code that reads the
+    environment outside a plan (doctor's LLVM, the cache root): read by attribute, ``.llvm``, ``.origin("llvm")``.
+    Each is resolved and checked by its spec when it is read, so a refused variable of a setting the caller does not
+    read refuses nothing (as ``resolve_settings`` would); typed as ``Settings`` (only its attributes and ``origin``
+    are there) so that a misspelt name fails mypy."""
+    return cast(Settings, _FromEnv(env))
+
+
+class _FromEnv:
+    """``env_settings``' view: an attribute is the setting's value, resolved (default < env) when read."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in SPEC_BY_NAME:
+            raise AttributeError(f"no setting is named {name!r}")
+        return _typed(_HINTS[name], env_resolved(name, self._env).value)
+
+    def origin(self, name: str) -> str:
+        if name not in SPEC_BY_NAME:
+            raise ValueError(f"no setting is named {name!r}")
+        return env_resolved(name, self._env).origin
 
 
 def env_setting(name: str, env: Mapping[str, str]) -> Any:

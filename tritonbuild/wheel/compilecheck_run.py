@@ -1,9 +1,9 @@
 """Compile acceptance (edge): run ``corpus_kernels.py`` with a wheel's interpreter and time each case.
 
 One child process compiles the cases one after another and prints a JSON line as each starts, enters a stage and
-ends. A case that gives no result within the time limit is a hang: the child is killed (with its process group:
-ptxas and friends) and a new one goes on with the cases left, so one hang costs one time limit, not the check;
-likewise after a case that kills the interpreter (an assertion in libtriton).
+ends. A case that gives no result within the time limit is a hang: the child is stopped with its session (ptxas
+and friends; ``proc.start``/``proc.end``) and a new one goes on with the cases left, so one hang costs one time
+limit, not the check; likewise after a case that kills the interpreter (an assertion in libtriton).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import json
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -23,6 +22,7 @@ from typing import Any
 
 from tritonbuild.plan import Case, CompileCheckPlan, Plan
 from tritonbuild.resolve.compilecheck import judge
+from tritonbuild.system import proc
 from tritonbuild.system.fileutil import sha256_of
 
 SCRIPT = Path(__file__).resolve().parent / "corpus_kernels.py"
@@ -77,25 +77,22 @@ def _toolkit_tool(env: Mapping[str, str], name: str) -> str | None:
     return None
 
 
-def _start(python: str, cases: Sequence[Case], env: Mapping[str, str], cwd: Path) -> subprocess.Popen[bytes]:
+def _start(python: str, cases: Sequence[Case], env: Mapping[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """The child, started as every long child is (``proc.start``: a session of its own, the death signal, a
+    watchdog, the lock dir's record), so a hang, Ctrl-C, SIGTERM or tritonbuild's own death (SIGKILL, the OOM
+    killer) stops it with its compilers; the caller ``proc.end``s it on every way out. It is started from a worker
+    thread that outlives it (``run_check``'s pool ends each child before its task returns), as the death signal
+    needs."""
     payload = json.dumps([c.to_json() for c in cases])
-    return subprocess.Popen([python, "-u", str(SCRIPT), payload], cwd=cwd, env=dict(env), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def _kill(child: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        child.kill()
-    child.wait()
+    return proc.start([python, "-u", str(SCRIPT), payload], cwd=cwd, env=env)
 
 
 class _Watch:
     """Reads one child's lines, keeping the case it is on, the stage it entered and when the case started. It
-    reads the pipe's bytes itself: a buffered readline() could hold lines the selector no longer sees."""
+    reads the pipe's bytes itself (its file descriptor, not the text wrapper): a buffered readline() could hold
+    lines the selector no longer sees."""
 
-    def __init__(self, child: subprocess.Popen[bytes], log: Callable[[str], None]) -> None:
+    def __init__(self, child: subprocess.Popen[str], log: Callable[[str], None]) -> None:
         self.child, self.log = child, log
         self.case: str | None = None
         self.stage: str | None = None
@@ -189,8 +186,7 @@ def _run_child(python: str, todo: list[Case], env: Mapping[str, str], timeout: i
                     result["stage"] = watch.stage
                 results.append(result)
     finally:
-        if child.poll() is None:
-            _kill(child)
+        proc.end(child)  # a hang or an unwinding error: its whole session stopped; the record forgets it
         watch.sel.close()
         if child.stdout is not None:
             child.stdout.close()
