@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -61,13 +62,18 @@ def shell_uses(source: str) -> list[str]:
     return found
 
 
-def test_no_module_of_tritonbuild_runs_a_shell() -> None:
+def package_hits(find: Callable[[str], list[str]], skip: Callable[[str], bool]) -> list[str]:
+    """``find``'s hits in every module of the package but those ``skip`` (by path relative to the package)."""
     bad = []
     for path in sorted(PKG.rglob("*.py")):
         rel = path.relative_to(PKG).as_posix()
-        if rel.startswith(FIXTURES):
-            continue
-        bad += [f"tritonbuild/{rel}:{hit}" for hit in shell_uses(path.read_text())]
+        if not skip(rel):
+            bad += [f"tritonbuild/{rel}:{hit}" for hit in find(path.read_text())]
+    return bad
+
+
+def test_no_module_of_tritonbuild_runs_a_shell() -> None:
+    bad = package_hits(shell_uses, lambda rel: rel.startswith(FIXTURES))
     assert not bad, "\n".join(bad)
 
 
@@ -131,12 +137,7 @@ def process_starts(source: str) -> list[str]:
 
 
 def test_no_module_but_proc_starts_a_process() -> None:
-    bad = []
-    for path in sorted(PKG.rglob("*.py")):
-        rel = path.relative_to(PKG).as_posix()
-        if rel.startswith(NOT_OURS) or rel in STARTS_ALLOWED:
-            continue
-        bad += [f"tritonbuild/{rel}:{hit}" for hit in process_starts(path.read_text())]
+    bad = package_hits(process_starts, lambda rel: rel.startswith(NOT_OURS) or rel in STARTS_ALLOWED)
     assert not bad, "start children through tritonbuild/system/proc.py (run, start, start_bytes):\n" + "\n".join(bad)
     for rel in STARTS_ALLOWED:  # each exception still needs it
         assert process_starts((PKG / rel).read_text()), f"{rel} starts nothing now: drop it from STARTS_ALLOWED"
