@@ -18,12 +18,14 @@ def extracted(ctx: Context) -> Path:
     """The wheel's ELF members, extracted through ``zipguard`` into the check's scratch dir once for the checks that
     read them (``libraries``, ``platform``); ``BadWheel`` when the archive does not let them be. At build time the
     tree the wheel was just written from (or unpacked to) instead, when its ELF files are exactly the wheel's."""
-    if ctx.build is not None and same_elves(ctx.zf, ctx.build.root):
-        return ctx.build.root
     root, done = ctx.tmp / "elf", ctx.tmp / "elf.extracted"
-    if not done.exists():
-        extract_elves(ctx.zf, root)
-        done.touch()
+    if done.exists():
+        return root
+    members = elf_members(ctx.zf)
+    if ctx.build is not None and same_elves(members, ctx.build.root):
+        return ctx.build.root
+    extract_elves(ctx.zf, root, members)
+    done.touch()
     return root
 
 
@@ -33,18 +35,19 @@ def elf_members(zf: zipfile.ZipFile) -> dict[str, int]:
             if not i.is_dir() and not i.filename.endswith(".py") and zipguard.head(zf, i) == b"\x7fELF"}
 
 
-def same_elves(zf: zipfile.ZipFile, root: Path) -> bool:
+def same_elves(members: dict[str, int], root: Path) -> bool:
     """Whether the ELF files under ``root`` are the wheel's ELF members, by name and size: a quick rebuild's prefix
     holds the files its wheel was written from moments ago (issue 45: extracting d8da7c998's 280 MB libtriton from
     the zip again cost 1-2.5 s of a one-edit rebuild); a prefix with one more or one fewer is not read."""
     on_disk = {p.relative_to(root).as_posix(): p.stat().st_size for p in elf.elf_files(root)}
-    return bool(on_disk) and on_disk == elf_members(zf)
+    return bool(on_disk) and on_disk == members
 
 
-def extract_elves(zf: zipfile.ZipFile, root: Path) -> None:
-    """Every ELF member of the open wheel ``zf`` extracted through ``zipguard`` under ``root`` (made)."""
+def extract_elves(zf: zipfile.ZipFile, root: Path, members: dict[str, int] | None = None) -> None:
+    """Every ELF member of the open wheel ``zf`` (``members``, when already found) extracted through ``zipguard``
+    under ``root`` (made)."""
     root.mkdir(parents=True, exist_ok=True)
-    members = elf_members(zf)
+    members = elf_members(zf) if members is None else members
     for info in zf.infolist():
         if info.filename in members:
             zipguard.extract(zf, info, root)
