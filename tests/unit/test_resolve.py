@@ -282,6 +282,21 @@ def test_g3_defines_cache_path_and_version(tree) -> None:
     assert p.llvm.build_number == 1 and p.llvm.archive == "llvm-2eb709b9-ubuntu-x64-1.tar.gz"
 
 
+def test_a_g2_tree_that_declares_the_cache_path_gets_it(tree) -> None:
+    # upstream from early 2026 (triton-cpu 5066a56e9): cmake/llvm-hash.txt still, but its configure stops with
+    # "TRITON_CACHE_PATH must be set or derivable from TRITON_HOME/HOME/..." when setup.py's variable is missing
+    root = tree("g2cache")
+    assert p_define(plan_for(root), "TRITON_CACHE_PATH") is None
+    top = root / "CMakeLists.txt"
+    top.write_text(top.read_text() + '\nset(TRITON_CACHE_PATH "" CACHE PATH "Path to triton cache")\n')
+    p = plan_for(root)
+    assert str(p_define(p, "TRITON_CACHE_PATH")).endswith("triton-cache") and p_define(p, "TRITON_VERSION") is None
+
+
+def p_define(p, name: str) -> str | None:
+    return dict(p.cmake.defines).get(name)
+
+
 def test_staging_pyproject(tree, plugin) -> None:
     p = plan_for(tree(), {"backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin("x")),)})
     data = tomllib.loads(pyproject(p))

@@ -23,6 +23,7 @@ from tritonbuild.resolve.source import (
     parse_bindings,
     parse_build_requires,
     parse_configure_nvidia_paths,
+    parse_setup_cache_vars,
     parse_ext_option,
     parse_gitmodules,
     parse_install_requires,
@@ -197,6 +198,7 @@ def inspect_source(root: Path, git: GitState | None = None) -> SourceInfo:
         stable_abi=parse_stable_abi(top_cmake),
         ext_option=parse_ext_option(top_cmake),
         configure_nvidia_paths=parse_configure_nvidia_paths(_with_cmake_modules(root, top_cmake)),
+        setup_cache_vars=parse_setup_cache_vars(top_cmake),
         install_requires=parse_install_requires(setup_text),
         build_requires=parse_build_requires(source_text(root, "pyproject.toml", "the source's pyproject.toml")),
     )

@@ -157,8 +157,9 @@ def _core_defines(facts: Facts, names: tuple[str, ...], plugins: tuple[Plugin, .
         d["TRITON_PLUGIN_DIRS"] = ";".join(
             p.path if p.name_from == "name.conf" else shim_dir(facts.cache_root, p.name, p.path) for p in plugins
         )
-    if src.generation == "G3":
+    if src.generation == "G3" or "TRITON_CACHE_PATH" in src.setup_cache_vars:
         d["TRITON_CACHE_PATH"] = str(Path(facts.cache_root) / "triton-cache")
+    if src.generation == "G3" or "TRITON_VERSION" in src.setup_cache_vars:
         d["TRITON_VERSION"] = src.version or "0.0.0"
     return d
 

@@ -70,6 +70,9 @@ class SourceInfo:
     # the TRITON_*_PATH cache variables of a tree whose configure downloads NVIDIA's parts into
     # third_party/nvidia/backend for each one left empty (mid-2026: build_helpers.py download_and_copy_dependencies)
     configure_nvidia_paths: tuple[str, ...] = ()
+    # TRITON_CACHE_PATH / TRITON_VERSION when the top-level CMakeLists.txt declares them as cache variables: from
+    # early 2026 its configure stops without TRITON_CACHE_PATH, before llvm-info.json (G3) replaced llvm-hash.txt
+    setup_cache_vars: tuple[str, ...] = ()
 
     @property
     def backend_names(self) -> tuple[str, ...]:
@@ -217,6 +220,15 @@ def parse_stable_abi(cmakelists: str) -> bool:
 
 
 _PATH_CACHE_VAR = re.compile(r"^[^#\n]*\bset\s*\(\s*(TRITON_[A-Z0-9_]+_PATH)\s+\"\"\s+CACHE\b", re.M)
+
+
+_SETUP_VAR = re.compile(r"^[^#\n]*\bset\s*\(\s*(TRITON_CACHE_PATH|TRITON_VERSION)\s+\"\"\s+CACHE\b", re.M)
+
+
+def parse_setup_cache_vars(cmakelists: str) -> tuple[str, ...]:
+    """The variables setup.py passes that the top-level CMakeLists.txt declares empty and may require
+    (``TRITON_CACHE_PATH``: "must be set or derivable from TRITON_HOME/HOME/..."; ``TRITON_VERSION``)."""
+    return tuple(dict.fromkeys(_SETUP_VAR.findall(cmakelists)))
 
 
 def parse_configure_nvidia_paths(cmakelists: str) -> tuple[str, ...]:
