@@ -106,6 +106,7 @@ class SourcePlan:
     stable_abi: bool = False  # the tree has TRITON_STABLE_ABI (a cp312-abi3 wheel for 3.12+)
     checkout: str | None = None  # with patches: the user's checkout (root is tritonbuild's patched copy of it)
     patches: tuple[PatchInfo, ...] = ()  # applied to the copy at root, in order
+    submodules: tuple[tuple[str, str], ...] = ()  # --submodule: (path, commit) exported into the copy at root
 
 
 @dataclass(frozen=True)

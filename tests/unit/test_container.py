@@ -75,7 +75,7 @@ def test_every_setting_that_names_a_local_path_of_code_is_mounted() -> None:
     paths = {s.name for s in SPECS if s.trust == "runs" and s.kind in ("str", "list") and s.name not in ct.OWN}
     # arguments and NAME=PATH pairs are not paths; the source is mounted on its own (the cwd when none is given), and
     # the cache root too, read-write (--cache-dir)
-    assert paths - {"cmake_args", "deps", "source", "cache_root"} == set(ct.PATH_SETTINGS)
+    assert paths - {"cmake_args", "deps", "submodules", "source", "cache_root"} == set(ct.PATH_SETTINGS)
 
 
 def _container(engine: str = "/usr/bin/docker", **kw: object) -> ct.Container:

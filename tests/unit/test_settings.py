@@ -132,6 +132,7 @@ _SAMPLES = {"str": ("x", "x", "x"), "int": ("3", "3", 3), "bool": (None, "1", Tr
 # Text settings with a rule of their own (a URL, a version specifier) take a sample that keeps it.
 _TEXT_SAMPLES = {"llvm_mirror": "https://x", "pypi_index": "https://x", "requires_python": ">=3.10",
                  "ccache_remote": "redis://x", "plat": "manylinux_2_28_x86_64"}
+_LIST_SAMPLES = {"submodules": ("a=b", "a=b", ["a=b"])}  # PATH=REPO entries
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
@@ -145,7 +146,7 @@ def test_every_setting_reads_the_same_value_from_flag_env_and_recipe(spec, tmp_p
     from tritonbuild.cli.options import setting_option
     from tritonbuild.settings import recipes
 
-    flag_text, env_text, recipe_value = _SAMPLES[spec.kind]
+    flag_text, env_text, recipe_value = _LIST_SAMPLES.get(spec.name) or _SAMPLES[spec.kind]
     if spec.kind == "word":
         flag_text = env_text = recipe_value = spec.choices[-1]
     if spec.name in _TEXT_SAMPLES:

@@ -165,7 +165,7 @@ def plan_options(func: F) -> F:
 # command's own options (--out, --json, ...) go under "Common" when named there, else under "Other".
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Common", ("source", "ref", "backends", "plugin_dirs", "llvm", "recipe", "python", "out", "jobs", "patches",
-                "offline", "as_json", "verbose", "quiet")),
+                "submodules", "offline", "as_json", "verbose", "quiet")),
     ("LLVM", ("llvm_mirror", "allow_unpinned", "llvm_src", "llvm_assertions", "llvm_link", "require_pinned_llvm")),
     ("Checks before and after the build", ("strict", "api_check", "canary", "canary_budget", "compile_check",
                                           "compile_check_timeout", "no_smoke_test")),

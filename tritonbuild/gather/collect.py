@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.gather import compat, deps, git, host, includes, patches
+from tritonbuild.gather import compat, deps, git, host, includes, patches, submodules
 from tritonbuild.gather.plugins import absolute, has_backend, read_files, read_plugin
 from tritonbuild.gather.source import inspect_source, looks_like_triton
 from tritonbuild.llvm import cache as llvm_cache
@@ -132,7 +132,7 @@ def gather(s: Settings, env: Mapping[str, str], cwd: Path, cache_dir: str | None
     if not checkout.exists():
         raise UserError(f"The source {checkout} (from {s.origin('source')}) does not exist. Check --source.")
     source_given, plugin_given = split_patches(s, cwd)
-    root, applied = patched_source(s, source_given, checkout, cwd, cache)
+    root, applied, subs = patched_source(s, source_given, checkout, cwd, cache, warn)
     copies = patched_plugins(s, plugin_given, cwd, cache)
     source = inspect_source(root, git.git_state(checkout))
     explicit = None
@@ -179,7 +179,7 @@ def gather(s: Settings, env: Mapping[str, str], cwd: Path, cache_dir: str | None
         plugin_files={raw: read_files(str(copies[raw][0]) if raw in copies else raw, cwd) for raw in s.plugin_dirs},
         llvm_src_kind=_path_kind(s.llvm_src, cwd),
         includes=includes.gather(root, plugin_paths, [i.prefix for i in llvms if i.runs], cache / "apicheck"),
-        patches=applied, checkout=str(checkout.resolve()) if applied else None,
+        patches=applied, checkout=str(checkout.resolve()) if root != checkout else None, submodules=subs,
         plugin_patches={str(copy): (str(given), infos) for copy, given, infos in copies.values()},
         **environment_facts(env, source),
     )
@@ -300,16 +300,21 @@ def _keeps_name(plugin_dir: Path, name: str, origin: str) -> Callable[[Sequence[
     return check
 
 
-def patched_source(s: Settings, given: list[str], checkout: Path, cwd: Path, cache: Path
-                   ) -> tuple[Path, tuple[PatchInfo, ...]]:
-    """The tree every later fact is read from: the checkout itself, or with ``--patch`` tritonbuild's patched copy
-    of it (``gather.patches``; a checkout that is no Triton tree is refused first, as itself). ``given``: the
+def patched_source(s: Settings, given: list[str], checkout: Path, cwd: Path, cache: Path, warn: Callable[[str], None]
+                   ) -> tuple[Path, tuple[PatchInfo, ...], tuple[tuple[str, str], ...]]:
+    """The tree every later fact is read from: the checkout itself, or with ``--patch`` or ``--submodule``
+    tritonbuild's copy of it (``gather.patches``, ``gather.submodules``; a checkout that is no Triton tree is
+    refused first, as itself); the patches applied and the submodules supplied (path, commit). ``given``: the
     patch files for the source (``split_patches``)."""
-    if not given:
-        return checkout, ()
+    if not given and not s.submodules:
+        return checkout, (), ()
     if not looks_like_triton(checkout):
         inspect_source(checkout)  # its own refusal, naming the checkout, before anything is copied
-    return patches.prepare(checkout, list(given), s.origin("patches"), cwd, cache)
+    subs = submodules.supply(checkout, s.submodules, s.origin("submodules"), cwd, cache, warn)
+    if not given and not subs:
+        return checkout, (), ()
+    root, applied = patches.prepare(checkout, list(given), s.origin("patches"), cwd, cache, submodules=subs)
+    return root, applied, tuple((p, c) for p, (c, _) in sorted(subs.items()))
 
 
 def known_issue_facts(root: Path, llvms: list[LLVMInstall]) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:

@@ -21,7 +21,7 @@ import posixpath
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -146,19 +146,29 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)[:200]
 
 
-def export(history: History, commit: str, trees: Path) -> Path:
-    """The tree of ``commit`` in ``trees/<commit>``, exported afresh at each call (what is there is replaced, never
-    trusted) exactly as a checkout of it has it: its blobs' bytes, no attribute applied (a UserError when git
-    cannot list or read it, or an entry is refused). A staging dir of the same commit that a killed run left
-    (its marker names a process no longer alive) is removed first."""
+def export(history: History, commit: str, trees: Path, submodules: Mapping[str, Path] | None = None) -> Path:
+    """The tree of ``commit`` in ``trees/<commit>`` (``export_tree``); each of its gitlinks named in ``submodules``
+    (path -> a repository holding it, ``--submodule``) exported into it from that repository."""
+    treeish = f"{commit}:{history.subdir}" if history.subdir else commit
+    return export_tree(history.checkout, treeish, commit, trees, submodules or {})
+
+
+def export_tree(repo: Path, treeish: str, commit: str, trees: Path,
+                submodules: Mapping[str, Path] | None = None) -> Path:
+    """The tree of ``treeish`` of ``repo`` in ``trees/<commit>``, exported afresh at each call (what is there is
+    replaced, never trusted) exactly as a checkout of it has it: its blobs' bytes, no attribute applied (a UserError
+    when git cannot list or read it, or an entry is refused). A staging dir of the same commit that a killed run
+    left (its marker names a process no longer alive) is removed first."""
     dest = trees / commit
     trees.mkdir(parents=True, exist_ok=True)
     _drop_abandoned(trees, commit)
     staging = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=trees))
     try:
         (staging / STAGING_MARK).write_text(json.dumps({"commit": commit, "pid": os.getpid()}) + "\n")
-        treeish = f"{commit}:{history.subdir}" if history.subdir else commit
-        _write_tree(history.checkout, treeish, staging, commit)
+        links = _write_tree(repo, treeish, staging, commit)
+        for path, sub in sorted(links.items()):
+            if path in (submodules or {}):
+                _write_tree((submodules or {})[path], sub, staging, sub, under=path)
         (staging / "tree" / MARKER).write_text(json.dumps({"commit": commit, "tree": treeish}) + "\n")
         if dest.exists() or dest.is_symlink():
             dest.rename(staging / "old")  # the old tree (or whatever is there) goes with staging
@@ -205,20 +215,22 @@ def _drop_abandoned(trees: Path, commit: str) -> None:
             shutil.rmtree(d, ignore_errors=True)
 
 
-def _write_tree(checkout: Path, treeish: str, staging: Path, commit: str) -> None:
-    """``treeish``'s files under ``staging/tree``: listed with ``git ls-tree``, every entry checked before any is
-    written, blobs streamed raw from ``git cat-file --batch``, links made last."""
+def _write_tree(checkout: Path, treeish: str, staging: Path, commit: str, under: str = "") -> dict[str, str]:
+    """``treeish``'s files under ``staging/tree`` (``/under``: a submodule's place): listed with ``git ls-tree``,
+    every entry checked before any is written, blobs streamed raw from ``git cat-file --batch``, links made last.
+    Returns its gitlinks (path -> commit), which it leaves out."""
     what = f"the export of commit {commit[:12]}"
     res = safegit.run_git(checkout, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", treeish, timeout=600)
     if not res.ok:
         raise UserError(f"git cannot export commit {commit[:12]} ({res.output or 'no output'}).")
-    entries = _entries(res.stdout, what)
+    entries, gitlinks = _entries(res.stdout, what)
     links = [e for e in entries if e[0] == "120000"]
     files = [e for e in entries if e[0] != "120000"]
-    listing = staging / "objects.txt"
+    listing = staging / f"objects{'-' + commit if under else ''}.txt"
     listing.write_text("".join(f"{e[1]}\n" for e in [*links, *files]))
-    dest = staging / "tree"
-    dest.mkdir()
+    dest = staging / "tree" / under if under else staging / "tree"
+    dest.mkdir(parents=True, exist_ok=bool(under))
+    written = [0]
     targets: dict[str, str] = {}
     with listing.open("rb") as names:
         child = safegit.stream(checkout, "cat-file", "--batch", stdin=names)
@@ -226,9 +238,9 @@ def _write_tree(checkout: Path, treeish: str, staging: Path, commit: str) -> Non
             assert child.stdout is not None
             for _, sha, name in links:
                 targets[name] = _read_link(child.stdout, sha, name, what)
-            _check_links(targets, {e[2] for e in entries}, what)
+            _check_links(targets, {e[2] for e in entries} | set(gitlinks), what)
             for mode, sha, name in files:
-                _write_blob(child.stdout, sha, dest, name, mode, what)
+                _write_blob(child.stdout, sha, dest, name, mode, what, written)
         finally:
             end(child)
             if child.stdout is not None:
@@ -236,6 +248,7 @@ def _write_tree(checkout: Path, treeish: str, staging: Path, commit: str) -> Non
     for name, target in targets.items():
         (dest / name).parent.mkdir(parents=True, exist_ok=True)
         (dest / name).symlink_to(target)
+    return gitlinks
 
 
 def _refused(what: str, name: str, problem: str) -> UserError:
@@ -243,21 +256,27 @@ def _refused(what: str, name: str, problem: str) -> UserError:
                      "nothing of it was used.")
 
 
-def _entries(listing: str, what: str) -> list[tuple[str, str, str]]:
-    """``git ls-tree -r -z`` output as (mode, blob, path), submodules left out (as git archive left them); a
-    path or mode a checkout could not hold safely is refused."""
+MAX_ENTRIES = 500_000  # files and links of one export (Triton's tree has about 5,000)
+MAX_BYTES = 8 << 30  # the bytes of one export's blobs
+
+
+def _entries(listing: str, what: str) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
+    """``git ls-tree -r -z`` output as (mode, blob, path), and the gitlinks (submodules: path -> commit) apart (git
+    archive left them out); a path or mode a checkout could not hold safely is refused, as is a listing of more
+    than ``MAX_ENTRIES``."""
     out: list[tuple[str, str, str]] = []
+    gitlinks: dict[str, str] = {}
     seen: set[str] = set()
     for record in listing.split("\0"):
         if not record:
             continue
         meta, _, name = record.partition("\t")
         mode, kind, sha = [*meta.split(" "), "", ""][:3]
-        if mode == "160000":
-            continue
         parts = name.split("/")
         problem = None
-        if "\ufffd" in name or any(not ch.isprintable() for ch in name):
+        if len(seen) >= MAX_ENTRIES:
+            problem = f"is one more than the {MAX_ENTRIES} entries an export may have"
+        elif "\ufffd" in name or any(not ch.isprintable() for ch in name):
             problem = "is not a UTF-8 name of printable characters"
         elif name.startswith("/") or not name:
             problem = "is an absolute path"
@@ -265,6 +284,9 @@ def _entries(listing: str, what: str) -> list[tuple[str, str, str]]:
             problem = "contains '..'"
         elif any(p.lower() == ".git" for p in parts):
             problem = "is inside a .git directory"
+        elif mode == "160000" and kind == "commit" and len(sha) == 40 and name not in gitlinks:
+            gitlinks[name] = sha
+            continue
         elif kind != "blob" or not (mode == "120000" or (mode.startswith("100") and len(mode) == 6)):
             problem = f"is a {kind or 'thing'} of mode {mode!r}, not a file or a link"
         elif name in seen:
@@ -273,7 +295,10 @@ def _entries(listing: str, what: str) -> list[tuple[str, str, str]]:
             raise _refused(what, name, problem)
         seen.add(name)
         out.append((mode, sha, name))
-    return out
+    inside = [n for n in seen if any(n.startswith(g + "/") for g in gitlinks)] if gitlinks else []
+    if inside:
+        raise _refused(what, inside[0], "lies inside a submodule's place")
+    return out, gitlinks
 
 
 def _header(out: IO[bytes], sha: str, name: str, what: str) -> int:
@@ -316,9 +341,13 @@ def _check_links(targets: dict[str, str], names: set[str], what: str) -> None:
             raise _refused(what, name, f"is a symlink escaping the archive ({target})")
 
 
-def _write_blob(out: IO[bytes], sha: str, dest: Path, name: str, mode: str, what: str) -> None:
-    """One blob's bytes, raw, into a new file (never through a link); the exec bit as its mode says."""
+def _write_blob(out: IO[bytes], sha: str, dest: Path, name: str, mode: str, what: str, written: list[int]) -> None:
+    """One blob's bytes, raw, into a new file (never through a link); the exec bit as its mode says; ``written``:
+    the export's bytes so far, capped at ``MAX_BYTES``."""
     left = _header(out, sha, name, what)
+    written[0] += left
+    if written[0] > MAX_BYTES:
+        raise _refused(what, name, f"takes the export past {MAX_BYTES >> 30} GiB")
     path = dest / name
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755 if int(mode, 8) & 0o111 else 0o644)

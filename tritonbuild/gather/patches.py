@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import filecmp
 import hashlib
 import json
 import os
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from tritonbuild.errors import EnvironmentProblem, UserError
+from tritonbuild.gather.commits import MARKER as EXPORT_MARK
 from tritonbuild.plan import PatchInfo
 from tritonbuild.system import paths, safegit
 from tritonbuild.system.fileutil import TEXT_LIMIT, name_problem, read_checked, walk
@@ -563,8 +565,9 @@ def _results(tree: Path, touched: list[str], patches: Sequence[tuple[PatchInfo, 
 COPY_MARK = ".tritonbuild-patched-copy"  # in <cache>/patched/<key>: tritonbuild made it (clean may remove it)
 
 
-def copy_key(root: Path, patches: Sequence[PatchInfo]) -> str:
-    identity = "\n".join([os.path.realpath(root), *(p.sha256 for p in patches)])
+def copy_key(root: Path, patches: Sequence[PatchInfo], submodules: Sequence[str] = ()) -> str:
+    """The copy's name: the source's real path, the patches' sha256 and each supplied submodule's path and commit."""
+    identity = "\n".join([os.path.realpath(root), *(p.sha256 for p in patches), *submodules])
     return hashlib.sha256(identity.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
@@ -579,13 +582,16 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-def sync(root: Path, files: Sequence[str], patched: Mapping[str, tuple[bytes, int] | None], dest: Path) -> None:
+def sync(root: Path, files: Sequence[str], patched: Mapping[str, tuple[bytes, int] | None], dest: Path,
+         extra: Mapping[str, Path] | None = None) -> None:
     """Make ``dest`` hold ``files`` of ``root`` (copied only when size or mtime differ, links as links) with the
     patched files' contents (written only when they differ). What an earlier sync put there and the source no
     longer has is removed; what a build or ``develop`` wrote there (compile_commands.json, the editable install's
     library links) is left alone: ``<dest>.synced.json`` records what the syncs wrote. Without that record (a
-    first sync, a damaged record) everything else in ``dest`` goes."""
-    wanted = {f for f in files if f not in patched} | {f for f, c in patched.items() if c is not None}
+    first sync, a damaged record) everything else in ``dest`` goes. ``extra``: files from elsewhere (a supplied
+    submodule's export) by their place in the copy, written only when their content differs."""
+    extra = extra or {}
+    wanted = {f for f in files if f not in patched} | {f for f, c in patched.items() if c is not None} | set(extra)
     dirs = {"/".join(f.split("/")[:i]) for f in wanted for i in range(1, f.count("/") + 1)}
     record = dest.with_name(dest.name + ".synced.json")
     previous = _synced(record)
@@ -601,7 +607,27 @@ def sync(root: Path, files: Sequence[str], patched: Mapping[str, tuple[bytes, in
     for rel, content in patched.items():
         if content is not None:
             _write(dest / rel, *content)
+    for rel, src in extra.items():
+        _copy_content(src, dest / rel)
     record.write_text(json.dumps(sorted(wanted)))
+
+
+def _copy_content(src: Path, dst: Path) -> None:
+    """``src`` (a regular file tritonbuild exported) at ``dst`` unless ``dst`` already has its bytes and mode: an
+    export made afresh has new mtimes, and copying by mtime would rebuild what it feeds at every run."""
+    st = src.lstat()
+    try:
+        have: os.stat_result | None = dst.lstat()
+    except FileNotFoundError:
+        have = None
+    if have and stat.S_ISREG(have.st_mode) and have.st_size == st.st_size and filecmp.cmp(src, dst, shallow=False):
+        if stat.S_IMODE(have.st_mode) != stat.S_IMODE(st.st_mode):
+            dst.chmod(stat.S_IMODE(st.st_mode))
+        return
+    _clear(dst, have)
+    tmp = dst.with_name(f".{dst.name}.tritonbuild-tmp")
+    shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
 
 
 def _synced(record: Path) -> set[str] | None:
@@ -691,12 +717,14 @@ def _clear(dst: Path, have: os.stat_result | None) -> None:
 
 
 def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path, cache: Path, what: str = SOURCE,
-            check: Callable[[Sequence[PatchInfo]], None] | None = None) -> tuple[Path, tuple[PatchInfo, ...]]:
+            check: Callable[[Sequence[PatchInfo]], None] | None = None,
+            submodules: Mapping[str, tuple[str, Path]] | None = None) -> tuple[Path, tuple[PatchInfo, ...]]:
     """The patched copy of ``root`` and the patches' facts: every patch read and checked, every file of the source
     checked, then under the copy's lock the patches applied in its scratch dir and only then the copy brought up to
     date. ``root`` is the Triton source, or a plugin dir (``what``: "the plugin dir NAME"): the same checks, the same
     copy under ``<cache>/patched``, keyed by the dir's real path and the patches' sha256. ``check``: the caller's
-    own refusal of what the patches touch, once they are read, before anything is written."""
+    own refusal of what the patches touch, once they are read, before anything is written. ``submodules``: by
+    path, (commit, export) of each submodule the copy carries (``gather.submodules``)."""
     patches = read_all(given, origin, cwd, what)
     if check is not None:
         check([info for info, _ in patches])
@@ -704,13 +732,16 @@ def prepare(root: Path, given: Sequence[str], origin: str, cwd: Path, cache: Pat
     check_entries(root, files, what)
     check_writes(root, patches, what)
     infos = tuple(info for info, _ in patches)
-    where = cache / "patched" / copy_key(root, infos)
+    subs = submodules or {}
+    where = cache / "patched" / copy_key(root, infos, [f"submodule {p} {c}" for p, (c, _) in sorted(subs.items())])
+    extra = {f"{p}/{rel}": tree / rel for p, (_, tree) in subs.items() for rel in _walk(tree, tree, what)
+             if rel != EXPORT_MARK}
     try:
         with _locked(where.with_name(where.name + ".lock")):
             patched = patched_contents(root, patches, where.with_name(where.name + ".scratch"), what)
             where.mkdir(parents=True, exist_ok=True)
             (where / COPY_MARK).write_text(f"tritonbuild's patched copy of {os.path.realpath(root)}\n")
-            sync(root, files, patched, where / "tree")
+            sync(root, files, patched, where / "tree", extra)
     except OSError as exc:
         raise EnvironmentProblem(f"The patched copy of {what} cannot be written under {where}: "
                         f"{exc.strerror or exc}. Check that the cache dir is writable and has room.") from None

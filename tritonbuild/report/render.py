@@ -72,7 +72,6 @@ def _yn(value: bool | None) -> str:
 
 
 def print_plan(plan: Plan, out: Console) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     src, llvm, tc = plan.source, plan.llvm, plan.toolchain
@@ -82,12 +81,7 @@ def print_plan(plan: Plan, out: Console) -> None:
     commit = f"{src.commit[:12]}{' (dirty)' if src.dirty else ''}" if src.commit else "not a git checkout"
     head.add_row("source", f"{shown(src.checkout or src.root)}  [{src.generation}, Triton {src.version or '?'}, "
                            f"{commit}]")
-    if src.patches:
-        head.add_row("patches", _patch_words(src.patches, src.root))
-    for b in plan.backends:
-        if b.patches:  # --patch NAME=FILE: shown as the source's are, with the plugin dir the copy is made from
-            made = escape(f" (made from the plugin dir {shown(b.checkout or '?')})")
-            head.add_row(escape(f"patches (plugin {shown(b.name)})"), _patch_words(b.patches, b.path) + made)
+    _copy_rows(head, plan)
     head.add_row("wheel", f"{plan.wheel.name}-{plan.wheel.version} ({plan.wheel.tag}) -> {shown(plan.wheel.out_dir)}")
     head.add_row("python", plan.python + (f" (the wheel also serves {', '.join(plan.serves)})" if plan.serves
                                           else ""))
@@ -129,6 +123,22 @@ def print_plan(plan: Plan, out: Console) -> None:
         out.print(f"[cyan]note:[/cyan] {redact_text(note)}")
     for warning in plan.warnings:
         out.print(f"[yellow]warning:[/yellow] {redact_text(warning)}")
+
+
+def _copy_rows(head: Any, plan: Plan) -> None:
+    """The rows of what tritonbuild's copies of the source and the plugins carry: patches, supplied submodules."""
+    from rich.markup import escape
+
+    src = plan.source
+    if src.patches:
+        head.add_row("patches", _patch_words(src.patches, src.root))
+    if src.submodules:
+        head.add_row("submodules", escape("; ".join(f"{path} at {commit[:12]}" for path, commit in src.submodules)
+                                          + f" (--submodule), exported into the copy {shown(src.root)}"))
+    for b in plan.backends:
+        if b.patches:  # --patch NAME=FILE: shown as the source's are, with the plugin dir the copy is made from
+            made = escape(f" (made from the plugin dir {shown(b.checkout or '?')})")
+            head.add_row(escape(f"patches (plugin {shown(b.name)})"), _patch_words(b.patches, b.path) + made)
 
 
 def _patch_words(patches: Any, copy: str) -> str:

@@ -101,7 +101,8 @@ class Facts:
     includes: IncludeFacts = field(default_factory=IncludeFacts)  # LLVM headers included, and what each LLVM lacks
     llvm_src_kind: str | None = None  # --llvm-src as a local path: "dir", "other" (not a dir), None: no such path
     patches: tuple[PatchInfo, ...] = ()  # --patch: applied to tritonbuild's copy of the source (source.root)
-    checkout: str | None = None  # with patches: the user's checkout the copy was made from
+    checkout: str | None = None  # with patches or submodules: the user's checkout the copy was made from
+    submodules: tuple[tuple[str, str], ...] = ()  # --submodule: (path, commit) each supplied into the copy
     # --patch NAME=FILE: by the plugin's patched copy (its path in plugin_files), the plugin dir it was made from
     # and the patches applied to it, in order
     plugin_patches: Mapping[str, tuple[str, tuple[PatchInfo, ...]]] = field(default_factory=dict)

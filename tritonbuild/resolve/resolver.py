@@ -351,7 +351,7 @@ def _source_plan(src: SourceInfo, facts: Facts) -> SourcePlan:
         proton_in_tuple=src.proton_in_tuple, in_tree_backends=src.backend_names,
         default_backends=src.default_backends, required_backends=src.required_backends,
         build_requires=src.build_requires, bindings=src.bindings, stable_abi=src.stable_abi,
-        checkout=facts.checkout, patches=facts.patches,
+        checkout=facts.checkout, patches=facts.patches, submodules=facts.submodules,
     )
 
 

@@ -496,6 +496,25 @@ def _patch_entries(value: list[str]) -> str | None:
     return _paths(files)
 
 
+def split_submodule(entry: str) -> tuple[str, str]:
+    """A ``--submodule PATH=REPO`` entry as (PATH, REPO); PATH as ``.gitmodules`` writes it (no trailing '/')."""
+    sub, _, repo = entry.partition("=")
+    return sub.strip().rstrip("/"), repo
+
+
+def _submodule_entries(value: list[str]) -> str | None:
+    """Each entry is PATH=REPO: PATH a relative path inside the source (no '..', no '.git'), REPO a path."""
+    for item in value:
+        sub, repo = split_submodule(item)
+        parts = sub.split("/")
+        if "=" not in item or not sub or not repo.strip():
+            return f"lists {item[:200]!r}, not PATH=REPO (the submodule's path in the source, then a clone of it)"
+        if sub.startswith("/") or any(p in ("", ".", "..") or p.lower() == ".git" for p in parts) or \
+                any(not ch.isprintable() for ch in sub):
+            return f"names the submodule path {sub[:200]!r}, which is not a plain path inside the source"
+    return _paths([split_submodule(item)[1] for item in value])
+
+
 PATH_RULES: tuple[Validator, ...] = (_path, _paths, _source, _llvm, _patch_entries)  # the rules of ``Spec.path``
 
 
@@ -611,6 +630,12 @@ class Settings:
         "build dir key and the version (+...pHASH8); NAME=FILE patches the plugin named NAME (its backend "
         "name) in a copy of its dir instead", validate=_patch_entries, trust="runs",
         local=False, compiles=True, decides=("source.patches",))
+    submodules: tuple[str, ...] = setting([], "--submodule", {"TRITONBUILD_SUBMODULES": _list_semicolon},
+        "PATH=REPO: the source's git submodule at PATH, not checked out, exported at the commit the checkout "
+        "records from REPO (a clone or mirror on this machine; nothing is fetched) into tritonbuild's copy of the "
+        "source, as --patch makes one: the checkout is never written (repeatable; env ';' separated)",
+        recipe=False, validate=_submodule_entries, trust="runs", local=False, compiles=True,
+        decides=("source.submodules",))
     backends: str | None = setting(None, "-b/--backends", {"TRITON_CODEGEN_BACKENDS": _str},
         "in-tree backends: ';' or ',' separated, or 'all' (default: the source's own default list)",
         trust="", local=False, compiles=True, decides=("backends_tuple",))

@@ -40,7 +40,8 @@ def provenance(plan: Plan) -> dict[str, Any]:
                    "version": plan.source.version, "generation": plan.source.generation,
                    "checkout": None if plan.reproducible else plan.source.checkout,
                    "patches": [{"path": os.path.basename(p.path) if plan.reproducible else p.path,
-                                "sha256": p.sha256, "files": list(p.files)} for p in plan.source.patches]},
+                                "sha256": p.sha256, "files": list(p.files)} for p in plan.source.patches],
+                   "submodules": [{"path": path, "commit": commit} for path, commit in plan.source.submodules]},
         "backends": [{"name": b.name, "origin": b.origin, "path": where(b.path), "commit": b.commit,
                       "dirty": b.dirty, **(_patched(b, plan.reproducible) if b.patches else {})}
                      for b in plan.backends],
