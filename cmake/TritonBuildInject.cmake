@@ -433,8 +433,36 @@ function(_tritonbuild_install_library t dest)
     endforeach()" ${comp})
 endfunction()
 
+# Every generated header before any compile: a tree whose library includes another dialect's generated header
+# without a DEPENDS on its tablegen target (triton-cpu 5066a56e9: lib/Analysis includes TritonCPU's
+# TritonCPUAttrInterfaces.h.inc) builds with setup.py only when Ninja happens to run that tablegen step first; at
+# 2 jobs it did not ("No such file or directory" in a fresh build dir). The tablegen targets are the ones LLVM's
+# add_public_tablegen_target puts in a ".../Tablegenning" folder; every compiled target of the tree waits for them.
+function(_tritonbuild_tablegen_first)
+  _tritonbuild_collect_targets("${CMAKE_SOURCE_DIR}" _all)
+  set(_gen "")
+  set(_compiled "")
+  foreach(t IN LISTS _all)
+    get_target_property(_type ${t} TYPE)
+    get_target_property(_folder ${t} FOLDER)
+    if(_type STREQUAL "UTILITY" AND _folder MATCHES "Tablegenning$")
+      list(APPEND _gen ${t})
+    elseif(_type MATCHES "^(STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY|EXECUTABLE)$")
+      list(APPEND _compiled ${t})
+    endif()
+  endforeach()
+  if(_gen)
+    add_custom_target(tritonbuild_generated_headers)
+    add_dependencies(tritonbuild_generated_headers ${_gen})
+    foreach(t IN LISTS _compiled)
+      add_dependencies(${t} tritonbuild_generated_headers)
+    endforeach()
+  endif()
+endfunction()
+
 function(_tritonbuild_finish)
   _tritonbuild_llvm_dylib_fix()
+  _tritonbuild_tablegen_first()
   if(NOT TARGET triton)
     message(WARNING "tritonbuild: no `triton` target (is TRITON_BUILD_PYTHON_MODULE ON?); nothing to install")
     return()

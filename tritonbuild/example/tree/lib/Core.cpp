@@ -1,10 +1,12 @@
 #include "triton/Core.h"
+#include "triton/CoreAttrs.h.inc"
 @CORE_INCLUDES@
 #include "llvm/ADT/ScopeExit.h"
 #include "mlir/IR/MLIRContext.h"
 
 namespace triton {
 int coreValue() {
+  static_assert(TRITON_CORE_ATTRS == 1, "the generated header");
   int value = 0;
   {
     auto guard = llvm::make_scope_exit([&] { value += 1; });
