@@ -146,3 +146,20 @@ def test_an_export_past_its_caps_is_refused(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(UserError, match="takes the export past"):
         commits.export_tree(repo, first, first, tmp_path / "trees")
     assert not (tmp_path / "trees" / first).exists()
+
+
+def test_llvm_compat_fills_the_submodule_of_each_commit_it_tests(tmp_path: Path) -> None:
+    from tests.integration.conftest import LLVM, run_cli
+
+    repo, first = _sub_repo(tmp_path / "sleef")
+    tree = _tree_with_gitlink(tmp_path, first)
+    (tree / "CHANGES.txt").write_text("a change\n")
+    head = git_commit(tree, init=False)
+    args = ("llvm", "compat", "--source", str(tree), "--llvm", str(LLVM), "--backends", "cpu", "--no-proton",
+            "--offline", "--no-canary", "--range", "HEAD~1..HEAD", "--json", "--cache-dir", str(tmp_path / "cache"))
+    without = run_cli(*args, cwd=tmp_path, check=False)
+    assert without.returncode == 1 and "submodule update --init" in without.stdout + without.stderr
+    found = run_cli(*args, "--submodule", f"{SUB}={repo}", cwd=tmp_path, check=False)
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert json.loads(found.stdout)["answer"]["newest_passing"]["commit"] == head
+    assert "is checked out" not in found.stderr and list((tree / SUB).iterdir()) == []

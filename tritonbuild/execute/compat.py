@@ -33,7 +33,7 @@ from tritonbuild.reporter import Reporter
 from tritonbuild.request import Request
 from tritonbuild.resolve import bisect
 from tritonbuild.resolve.facts import LLVMInstall
-from tritonbuild.settings.model import SPECS, Settings, split_patch
+from tritonbuild.settings.model import SPECS, Settings, split_patch, split_submodule
 
 SCHEMA = 1
 # What each step sets itself besides the source and the LLVM (``_plan`` says why): not the user's choice.
@@ -139,6 +139,7 @@ class _Run:
     cache_root: Path
     results: Path
     made: dict[str, list[Path]] = field(default_factory=dict)  # per commit: build dirs and copies this run made
+    submodules: dict[str, Path] = field(default_factory=dict)  # --submodule: the clone each gitlink is filled from
 
     @property
     def trees(self) -> Path:
@@ -166,7 +167,8 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, no_ca
     checkout = collect.source_root(s, cwd, cache_root, request.warn)
     history = commits.history(checkout, given_range)
     key = answer_key(llvm, s, request, canary_on)
-    run = _Run(request, reporter, history, llvm, canary_on, cache_root, cache_root / "compat" / key)
+    run = _Run(request, reporter, history, llvm, canary_on, cache_root, cache_root / "compat" / key,
+               submodules={sub: cwd / repo for sub, repo in map(split_submodule, s.submodules)})
     n = len(history.commits)
     most = bisect.most_steps(n)
     on_start(f"llvm compat: {history.checkout}, {n} first-parent commit(s) {history.start}..{history.end} "
@@ -188,7 +190,7 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, no_ca
     for i in kept:  # a boundary commit tested early (a probe) may have had its tree pruned since, or come cached
         if not (run.trees / history.commits[i].sha / commits.MARKER).is_file():
             with contextlib.suppress(UserError):  # its step says why it failed: no tree to keep
-                commits.export(history, history.commits[i].sha, run.trees)
+                commits.export(history, history.commits[i].sha, run.trees, run.submodules)
     exports = tuple(str(run.trees / history.commits[i].sha) for i in kept
                     if (run.trees / history.commits[i].sha / commits.MARKER).is_file())
     return Finding(str(history.checkout), llvm, history, canary_on, str(run.results), tuple(steps), index, exports)
@@ -207,7 +209,7 @@ def one_step(run: _Run, commit: Commit) -> Step:
     causes: tuple[dict[str, Any], ...] = ()
     reason = None
     try:
-        tree = commits.export(run.history, commit.sha, run.trees)
+        tree = commits.export(run.history, commit.sha, run.trees, run.submodules)
         plan = _plan(run, tree)
         run.made[commit.sha] = _made(run, plan)
         preflight = tuple(_relative(p, plan, tree) for p in plan.preflight)

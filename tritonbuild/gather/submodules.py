@@ -70,6 +70,8 @@ def supply(checkout: Path, given: Sequence[str], origin: str, cwd: Path, cache: 
             raise UserError(f"--submodule {entry} (from {origin}): {sub} is not a submodule of the source "
                             f"{checkout} (its .gitmodules names: {have}).")
         if checked_out(checkout, sub):
+            if (checkout / commits.MARKER).is_file():  # an llvm compat export: it filled the place from REPO
+                continue
             warn(f"the submodule {sub} is checked out in {checkout}: that is what builds; --submodule {entry} "
                  "is not used")
             continue
