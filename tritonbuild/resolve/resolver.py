@@ -236,7 +236,8 @@ def _in_tree_step(s: Settings, src: SourceInfo, notes: list[str],
             raise UserError(
                 f"The backend {', '.join(needed_by)} builds the git submodule {sub}, which is not checked out in "
                 f"{checkout or src.root} (it is empty). Run `git -C {checkout or src.root} submodule update --init "
-                f"{sub}`{' (the patched copy is made from that checkout)' if checkout else ''}, or leave "
+                f"{sub}`{' (the patched copy is made from that checkout)' if checkout else ''}, or give a clone "
+                f"of it on this machine (nothing is fetched): `--submodule {sub}=PATH_OF_THE_CLONE`, or leave "
                 f"{', '.join(needed_by)} out of --backends."
             )
         notes.append(f"git submodule {sub} is not checked out (no selected backend uses it)")
