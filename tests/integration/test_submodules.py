@@ -163,3 +163,18 @@ def test_llvm_compat_fills_the_submodule_of_each_commit_it_tests(tmp_path: Path)
     assert found.returncode == 0, found.stdout + found.stderr
     assert json.loads(found.stdout)["answer"]["newest_passing"]["commit"] == head
     assert "is checked out" not in found.stderr and list((tree / SUB).iterdir()) == []
+
+
+def test_status_shows_and_clean_all_removes_the_exports(tmp_path: Path) -> None:
+    from tests.integration.conftest import run_cli
+
+    repo, first = _sub_repo(tmp_path / "sleef")
+    tree = _tree_with_gitlink(tmp_path, first)
+    _plan(tree, tmp_path, "--submodule", f"{SUB}={repo}")
+    cache = str(tmp_path / "cache")
+    status = json.loads(run_cli("status", "--json", "--cache-dir", cache, cwd=tmp_path).stdout)
+    kinds = {c["kind"]: c["of"] for c in status["cache_copies"]}
+    assert kinds["submodule export"] == f"commit {first}" and "patched copy" in kinds
+    run_cli("clean", "--all", "--cache-dir", cache, cwd=tmp_path)
+    assert list((tmp_path / "cache" / "submodules").iterdir()) == []
+    assert list((tree / SUB).iterdir()) == [] and (repo / "CMakeLists.txt").is_file()

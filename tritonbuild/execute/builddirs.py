@@ -346,12 +346,14 @@ def _entries(d: Path) -> list[Path]:
 
 
 def cache_copies(cache_root: Path) -> list[dict[str, Any]]:
-    """A row per patched copy (``<cache>/patched``) and per llvm compat export (``<cache>/compat/trees``) that
-    tritonbuild made: kind, path, what it is of, size."""
+    """A row per patched copy (``<cache>/patched``), per llvm compat export (``<cache>/compat/trees``) and per
+    ``--submodule`` export (``<cache>/submodules``) that tritonbuild made: kind, path, what it is of, size."""
     rows = [{"kind": "patched copy", "path": str(d), "of": of, "size": dir_size(d)}
             for d in _entries(cache_root / "patched") if (of := _copy_of(d))]
     rows += [{"kind": "llvm compat tree", "path": str(d), "of": f"commit {of}", "size": dir_size(d)}
              for d in _entries(cache_root / "compat" / "trees") if (of := _export_of(d))]
+    rows += [{"kind": "submodule export", "path": str(d), "of": f"commit {of}", "size": dir_size(d)}
+             for d in _entries(cache_root / "submodules") if (of := _export_of(d))]
     return rows
 
 
@@ -362,6 +364,7 @@ def remove_cache_copies(cache_root: Path, *, dry_run: bool) -> Cleaned:
     out = Cleaned()
     _clean_patched(cache_root / "patched", out, dry_run)
     _clean_exports(cache_root / "compat" / "trees", cache_root / "build", out, dry_run)
+    _clean_exports(cache_root / "submodules", cache_root / "build", out, dry_run)  # --submodule's exports
     return out
 
 
