@@ -30,6 +30,7 @@ from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.nvidia import discover, pypi
 from tritonbuild.report.summary import print_summary
+from tritonbuild.reporter import silent
 from tritonbuild.resolve.nvidia import missing_tools
 from tritonbuild.resolve.nvidia_parts import WheelRef
 from tritonbuild.result import BuildResult
@@ -222,7 +223,7 @@ def test_offline_from_a_wheelhouse_stages_the_tool_where_cmake_installs_it_from(
     def plan():  # type: ignore[no-untyped-def]
         s = resolve_settings(cli, env)
         lookup = discover.ToolLookup("pypi", "http://127.0.0.1:1/simple", house, True, ARCH)
-        nv = discover.gather(tree, nvidia_settings(s), env, tmp_path / "cache", lookup=lookup)
+        nv = discover.gather(tree, nvidia_settings(s), env, tmp_path / "cache", lookup=lookup, log=silent)
         return plan_for(tree, cli, env, nvidia=nv)
 
     first = plan()

@@ -121,6 +121,42 @@ def test_the_guard_lets_the_command_line_speak_and_main_exit(tmp_path: Path, rel
     assert refused(tmp_path) == []
 
 
+CALLBACKS = ("log", "say", "warn", "note", "on_start", "reporter")  # where a function's messages go
+
+
+def defaulted_callbacks(code: str, rel: str) -> list[str]:
+    """``rel:line name`` for each parameter named in ``CALLBACKS`` that takes a callable or a reporter (annotated
+    so, or not annotated) and has a default: a caller that forgets it would lose what the function says."""
+    found = []
+    for f in ast.walk(ast.parse(code, rel)):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            pos = [*f.args.posonlyargs, *f.args.args]
+            given = [*pos[len(pos) - len(f.args.defaults):],
+                     *(a for a, d in zip(f.args.kwonlyargs, f.args.kw_defaults, strict=True) if d is not None)]
+            found += [f"{rel}:{f.lineno} {a.arg}" for a in given if a.arg in CALLBACKS and (
+                a.annotation is None or any(t in ast.unparse(a.annotation) for t in ("Callable", "Reporter")))]
+    return found
+
+
+def test_no_callback_for_messages_has_a_default() -> None:
+    found = [hit for path in sorted(PKG.rglob("*.py")) if not (rel := path.relative_to(PKG).as_posix()).startswith(SKIP)
+             for hit in defaulted_callbacks(path.read_text(), rel)]
+    assert found == [], "hand the caller's reporter method (or reporter.silent, said where it is chosen) instead"
+
+
+@pytest.mark.parametrize("code", ["def f(log=print): pass", "def f(*, say: Callable[[str], None] = silent): pass",
+                                  "def f(x, reporter: Reporter | None = None): pass", "g = lambda warn=None: 1",
+                                  "def f(a, on_start=lambda m: None, *, note=None): pass"])
+def test_the_callback_check_finds_a_default(code: str) -> None:
+    assert len(defaulted_callbacks(code, "m.py")) == (2 if "note" in code else 1)
+
+
+@pytest.mark.parametrize("code", ["def f(*, say: Callable[[str], None], reporter: Reporter): pass",
+                                  "def f(log: str | None = None, note: str = ''): pass", "def f(progress=None): pass"])
+def test_the_callback_check_leaves_required_callbacks_and_plain_values(code: str) -> None:
+    assert defaulted_callbacks(code, "m.py") == []
+
+
 def _triton_shaped(root: Path) -> Path:
     (root / "python" / "triton").mkdir(parents=True)
     (root / "CMakeLists.txt").write_text("project(triton CXX C)\n")

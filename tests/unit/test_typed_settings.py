@@ -112,6 +112,7 @@ def test_the_ptxas_blackwell_setting_is_what_nvidia_discovery_uses(tree, tmp_pat
     discovery, and the variable in the environment discovery is handed is not read again."""
     from tritonbuild.gather.collect import nvidia_settings
     from tritonbuild.nvidia import discover
+    from tritonbuild.reporter import silent
 
     spec = SPEC_BY_NAME["ptxas_blackwell"]
     assert spec.flag is None and not spec.recipe and spec.env_names == ("TRITON_PTXAS_BLACKWELL_PATH",)
@@ -119,10 +120,11 @@ def test_the_ptxas_blackwell_setting_is_what_nvidia_discovery_uses(tree, tmp_pat
     bare = {"PATH": "", "CUDA_HOME": str(tmp_path / "no-cuda")}  # no toolkit: no second ptxas to fall back on
     resolved = resolve_settings({}, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)})
     assert resolved.origin("ptxas_blackwell") == "env TRITON_PTXAS_BLACKWELL_PATH"
-    found = discover.gather(root, nvidia_settings(resolved), bare, tmp_path / "cache")
+    found = discover.gather(root, nvidia_settings(resolved), bare, tmp_path / "cache", log=silent)
     assert ("ptxas-blackwell", str(bw), "env TRITON_PTXAS_BLACKWELL_PATH") in found.tools
     unset = nvidia_settings(resolve_settings({}, bare))
-    ignored = discover.gather(root, unset, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)}, tmp_path / "cache")
+    ignored = discover.gather(root, unset, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)}, tmp_path / "cache",
+                              log=silent)
     assert found.wants_ptxas_blackwell and not [t for t in ignored.tools if t[0] == "ptxas-blackwell"]
 
 

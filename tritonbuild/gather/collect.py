@@ -152,7 +152,7 @@ def gather(s: Settings, env: Mapping[str, str], cwd: Path, cache_dir: str | None
     decls, supplied = deps.gather(root, plugin_paths, s.deps, cwd, cache, s.offline)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
     nv = nvidia_discover.gather(root, nvidia_settings(s), env, cache, source.nvidia_missing_headers,
-                                tool_lookup(s, source, cwd))
+                                tool_lookup(s, source, cwd), log=warn)
     llvms = [*([explicit] if explicit else []), *system, *cached]
     known_source, known_llvm = known_issue_facts(root, llvms)
     pin_file = paths.data_dir() / "llvm-hash.txt"

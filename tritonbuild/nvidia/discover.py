@@ -276,11 +276,12 @@ def find_sources(settings: Mapping[str, str | None], roots: Sequence[str], versi
 
 def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[str, str], cache_root: Path,
            missing_2024: Sequence[str] = (), lookup: ToolLookup | None = None,
-           log: Callable[[str], None] = lambda m: None) -> NvidiaFacts:
+           *, log: Callable[[str], None]) -> NvidiaFacts:
     """What the NVIDIA backend's files and tools are and where they come from. ``settings`` holds the declared
     settings that name them, by the Triton variable each stands for (``gather.collect.nvidia_settings``): their
     values are used, never the variables read again; ``env`` gives CUDA_HOME/CUDA_PATH and PATH. With ``lookup``,
-    the wheels of cuobjdump/nvdisasm are looked for when the host has none (or ``tools_from`` is pypi)."""
+    the wheels of cuobjdump/nvdisasm are looked for when the host has none (or ``tools_from`` is pypi), and what
+    looking says (a failed try at the index) goes to ``log``."""
     nvidia = source_root / "third_party" / "nvidia"
     if not nvidia.is_dir():
         return NvidiaFacts()
