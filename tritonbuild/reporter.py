@@ -70,6 +70,12 @@ class Reporter(Protocol):
         a terminal, a plain line at most every ``LOG_INTERVAL`` seconds (``LogBar``)."""
 
 
+def silent(text: str) -> None:
+    """The one way to say nothing: what a caller hands as a ``log``/``say``/``warn`` callback when it chose that
+    the messages are not for the person (a probe's lines, a test), so the choice is visible where it is made (no
+    callback defaults to dropping what it is told)."""
+
+
 class NoBar:
     def update(self, done: int, total: int | None = None, description: str | None = None) -> None:
         pass

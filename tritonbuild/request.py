@@ -20,7 +20,7 @@ from typing import Any
 from tritonbuild.errors import UserError
 from tritonbuild.gather import collect, host, pythons
 from tritonbuild.plan import Plan
-from tritonbuild.reporter import Reporter
+from tritonbuild.reporter import Reporter, silent
 from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.resolver import resolve_plan
@@ -36,10 +36,6 @@ REQUEST_OPTIONS = ("recipe", "cache_dir", "out", "python")
 def flag_settings() -> tuple[str, ...]:
     """The settings that have a command-line flag (``SPECS`` is the one list of them)."""
     return tuple(spec.name for spec in SPECS if spec.flag)
-
-
-def unsaid(text: str) -> None:
-    """A request's ``warn`` when no reporter is given (a test, a library caller): nothing is said."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +57,7 @@ class Request:
     keep_preflight: bool = False
     smoke_test: bool = True
     recalled: tuple[tuple[str, ...], str] = ((), "")  # the flags develop took from a checkout's record, and its path
-    warn: Callable[[str], None] = field(default=unsaid, compare=False, repr=False)
+    warn: Callable[[str], None] = field(default=silent, compare=False, repr=False)  # none given: a test's request
 
     def __post_init__(self) -> None:
         unknown = set(self.flags) - set(flag_settings())

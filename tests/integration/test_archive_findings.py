@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import claims, deflated, deflated_zeros, hand_zip, many_empty_members, sound
+from tests.helpers import PlainReporter, claims, deflated, deflated_zeros, hand_zip, many_empty_members, sound
 from tests.integration.llvm_fixtures import Server, prefix_files
 from tritonbuild.errors import UserError
 from tritonbuild.llvm import download
@@ -69,7 +69,7 @@ def provide(tmp_path: Path, data: bytes) -> Path:
     with Server({ARCHIVE: data}) as srv:
         req = LLVMRequest(llvm_hash=H, build_number=1, sha256={}, suffix="ubuntu-x64", targets=("X86",),
                           cache_root=tmp_path / "cache", mirror=f"{srv.url}/good", allow_unpinned=True)
-        return download.provide(req)
+        return download.provide(req, PlainReporter(io.StringIO()))
 
 
 def entry(tmp_path: Path) -> Path:

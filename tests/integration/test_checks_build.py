@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import WHEEL_ONLY, one_of
+from tests.helpers import WHEEL_ONLY, PlainReporter, one_of
 from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
@@ -88,7 +88,7 @@ def accept(plan: Plan, wheel: Path) -> tuple[dict[str, Any], str]:
     """The build's acceptance of ``wheel`` under ``plan``: the compile report and what went into the log."""
     (Path(plan.cmake.build_dir) / "IMPORTED").unlink(missing_ok=True)
     log = io.StringIO()
-    report = acceptance.smoke_test(plan, wheel, log)
+    report = acceptance.smoke_test(plan, wheel, log, PlainReporter(io.StringIO()))
     return report, log.getvalue()
 
 

@@ -87,6 +87,7 @@ def test_a_suffix_with_dotdot_is_refused_at_plan_time_and_nothing_leaves_the_cac
 
 def test_the_download_itself_refuses_a_suffix_that_leaves_the_cache(tmp_path: Path) -> None:
     """Defence in depth: a request built around the plan's check still cannot name a path outside the cache."""
+    from tests.helpers import PlainReporter
     from tritonbuild.errors import UserError
     from tritonbuild.llvm import download
     from tritonbuild.resolve.llvm_requirement import LLVMRequest
@@ -96,7 +97,7 @@ def test_the_download_itself_refuses_a_suffix_that_leaves_the_cache(tmp_path: Pa
         req = LLVMRequest(llvm_hash=H, build_number=1, sha256={}, suffix="x/../../../escaped", targets=("X86",),
                           cache_root=tmp_path / "a" / "b" / "cache", mirror=f"{srv.url}/good", allow_unpinned=True)
         with pytest.raises(UserError, match="not a platform suffix"):
-            download.provide(req)
+            download.provide(req, PlainReporter(io.StringIO()))
         assert sum(srv.hits.values()) == 0
     assert not [p for p in tmp_path.rglob("*") if "escaped" in p.name]
 

@@ -30,6 +30,7 @@ from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.nvidia import discover, pypi
 from tritonbuild.report.summary import print_summary
+from tritonbuild.reporter import silent
 from tritonbuild.resolve.nvidia import missing_tools
 from tritonbuild.resolve.nvidia_parts import WheelRef
 from tritonbuild.result import BuildResult
@@ -205,7 +206,6 @@ def test_an_index_without_a_usable_version_refuses_pypi_and_warns_auto(index: tu
 
 
 def test_offline_from_a_wheelhouse_stages_the_tool_where_cmake_installs_it_from(tmp_path: Path) -> None:
-    from tritonbuild.gather.collect import nvidia_settings
     from tritonbuild.nvidia import discover
     from tritonbuild.nvidia.stage import stage
     from tritonbuild.settings.model import resolve_settings
@@ -222,7 +222,7 @@ def test_offline_from_a_wheelhouse_stages_the_tool_where_cmake_installs_it_from(
     def plan():  # type: ignore[no-untyped-def]
         s = resolve_settings(cli, env)
         lookup = discover.ToolLookup("pypi", "http://127.0.0.1:1/simple", house, True, ARCH)
-        nv = discover.gather(tree, nvidia_settings(s), env, tmp_path / "cache", lookup=lookup)
+        nv = discover.gather(tree, s, env, tmp_path / "cache", lookup=lookup, log=silent)
         return plan_for(tree, cli, env, nvidia=nv)
 
     first = plan()

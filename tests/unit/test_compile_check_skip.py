@@ -9,7 +9,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tests.helpers import plan_for
+from tests.helpers import PlainReporter, plan_for
 from tritonbuild.plan import Plan
 from tritonbuild.wheel import compilecheck_run as run
 from tritonbuild.wheel.checks.base import BuildSide
@@ -39,11 +39,12 @@ def test_a_passing_check_is_skipped_until_the_wheel_or_what_it_judges_changes(tr
     now = run.judged(plan, wheel)
     assert run.passed_before(plan, now) is None  # never ran here
     run.remember(plan, now, REPORT)
-    log = io.StringIO()
-    found = _at_build(BuildSide(plan, wheel, log))  # would start the child if the record were not used
+    log, said = io.StringIO(), io.StringIO()
+    found = _at_build(BuildSide(plan, wheel, log, PlainReporter(said)))  # would start the child without the record
     assert found.status == "ok" and found.report["counts"] == {"ok": 2}
     assert found.report["skipped"].startswith("compile check skipped:") and "\n" not in found.report["skipped"]
     assert log.getvalue().startswith("compile check skipped:")
+    assert said.getvalue() == f"compile check: {found.report['skipped']}\n"  # and said to the person
     (wheel / "triton/data/big.bin").write_bytes(b"b" * 100)  # data of the same size: not what the check runs
     assert run.passed_before(plan, run.judged(plan, wheel)) is not None
     for rel, data in (("triton/_C/libtriton.so", b"\x7fELF two"), ("triton/compiler.py", b"x = 2\n"),

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tritonbuild.nvidia.discover import find_tools as find_nvidia_tools
+from tritonbuild.settings.model import Settings, resolve_settings
 
 
 def _tool(path: Path, elf: bool) -> Path:
@@ -31,7 +32,8 @@ def test_tritons_own_variables_win_through_the_settings_only(tmp_path: Path) -> 
     _tool(tmp_path / "cuda" / "bin" / "ptxas", elf=True)
     mine = _tool(tmp_path / "mine" / "ptxas-12.8", elf=True)
     dis = _tool(tmp_path / "cuda" / "bin" / "nvdisasm", elf=True)
-    settings = {"TRITON_PTXAS_PATH": str(mine), "TRITON_CUOBJDUMP_PATH": str(tmp_path / "missing")}
+    given = {"TRITON_PTXAS_PATH": str(mine), "TRITON_CUOBJDUMP_PATH": str(tmp_path / "missing")}
+    settings = resolve_settings({}, given)
     # a variable is taken as given, even naming nothing: the plan refuses it (choose.input_problem), never skips it
     assert find_nvidia_tools({"PATH": ""}, [str(tmp_path / "cuda")], settings) == (
         ("ptxas", str(mine), "env TRITON_PTXAS_PATH"),
@@ -50,10 +52,10 @@ def test_ptxas_blackwell_from_the_variable_or_a_second_toolkit(tmp_path: Path) -
     second = _tool(tmp_path / "cuda-13.0" / "bin" / "ptxas", elf=True)
     roots = [str(tmp_path / "cuda-13.0"), str(tmp_path / "cuda-12.8")]
     # bin/ptxas comes from 12.8: the other toolkit's ptxas is the blackwell one
-    assert ptxas_blackwell({}, roots, str(first)) == (str(second), f"a second CUDA toolkit ({roots[0]})")
-    assert ptxas_blackwell({}, [roots[1]], str(first)) is None  # one toolkit: nothing to add
+    assert ptxas_blackwell(Settings(), roots, str(first)) == (str(second), f"a second CUDA toolkit ({roots[0]})")
+    assert ptxas_blackwell(Settings(), [roots[1]], str(first)) is None  # one toolkit: nothing to add
     mine = _tool(tmp_path / "mine" / "ptxas-bw", elf=True)
-    assert ptxas_blackwell({"TRITON_PTXAS_BLACKWELL_PATH": str(mine)}, roots, str(first)) == (
+    assert ptxas_blackwell(resolve_settings({}, {"TRITON_PTXAS_BLACKWELL_PATH": str(mine)}), roots, str(first)) == (
         str(mine), "env TRITON_PTXAS_BLACKWELL_PATH")
 
 

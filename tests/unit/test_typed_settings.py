@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from pathlib import Path
@@ -110,8 +111,8 @@ def test_the_ptxas_blackwell_setting_is_what_nvidia_discovery_uses(tree, tmp_pat
     """#37: nvidia.discover read TRITON_PTXAS_BLACKWELL_PATH itself, so the declared setting's value was never
     used. Now the setting (env is its one origin: it has no flag, and a recipe may not set a machine path) reaches
     discovery, and the variable in the environment discovery is handed is not read again."""
-    from tritonbuild.gather.collect import nvidia_settings
     from tritonbuild.nvidia import discover
+    from tritonbuild.reporter import silent
 
     spec = SPEC_BY_NAME["ptxas_blackwell"]
     assert spec.flag is None and not spec.recipe and spec.env_names == ("TRITON_PTXAS_BLACKWELL_PATH",)
@@ -119,11 +120,35 @@ def test_the_ptxas_blackwell_setting_is_what_nvidia_discovery_uses(tree, tmp_pat
     bare = {"PATH": "", "CUDA_HOME": str(tmp_path / "no-cuda")}  # no toolkit: no second ptxas to fall back on
     resolved = resolve_settings({}, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)})
     assert resolved.origin("ptxas_blackwell") == "env TRITON_PTXAS_BLACKWELL_PATH"
-    found = discover.gather(root, nvidia_settings(resolved), bare, tmp_path / "cache")
+    found = discover.gather(root, resolved, bare, tmp_path / "cache", log=silent)
     assert ("ptxas-blackwell", str(bw), "env TRITON_PTXAS_BLACKWELL_PATH") in found.tools
-    unset = nvidia_settings(resolve_settings({}, bare))
-    ignored = discover.gather(root, unset, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)}, tmp_path / "cache")
+    unset = resolve_settings({}, bare)
+    ignored = discover.gather(root, unset, {**bare, "TRITON_PTXAS_BLACKWELL_PATH": str(bw)}, tmp_path / "cache",
+                              log=silent)
     assert found.wants_ptxas_blackwell and not [t for t in ignored.tools if t[0] == "ptxas-blackwell"]
+
+
+# The TRITON_*_PATH settings NVIDIA discovery does not read, each with its reader.
+NOT_NVIDIA = {"roctracer_include": "the amd backend's staging", "rocm_include": "the amd backend's staging",
+              "xpupti_include": "the intel backend's staging"}
+
+
+def test_every_nvidia_path_setting_reaches_discovery_as_given(tree, tmp_path: Path) -> None:
+    """Discovery reads the typed settings, no map of their variable names: each TRITON_*_PATH setting (but
+    ``NOT_NVIDIA``'s) given in the environment is a tool or component found at that path, by that variable. A new
+    NVIDIA path setting that discovery does not read fails here."""
+    from tritonbuild.nvidia import discover
+    from tritonbuild.reporter import silent
+
+    given = {spec.env_names[0]: str(_elf(tmp_path / "given" / spec.name)) for spec in SPECS
+             if spec.env_names[:1] and re.fullmatch(r"TRITON_\w+_PATH", spec.env_names[0])
+             and spec.name not in NOT_NVIDIA}
+    assert len(given) == 8 and all(SPEC_BY_NAME[name].env_names for name in NOT_NVIDIA)
+    bare = {"PATH": "", "CUDA_HOME": str(tmp_path / "no-cuda")}
+    found = discover.gather(_wants_blackwell(tree()), resolve_settings({}, {**bare, **given}), bare,
+                            tmp_path / "cache", log=silent)
+    seen = {(path, by) for _, path, by in found.tools} | {(s.dirs[0], s.found_by) for s in found.sources.values()}
+    assert seen == {(path, f"env {var}") for var, path in given.items()}
 
 
 

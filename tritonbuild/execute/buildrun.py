@@ -127,7 +127,7 @@ class BuildRun:
             log.write(f"tritonbuild: SBOM added to the wheel: {add_sbom(self.plan, wheel)}\n")  # final content (#38)
             checked: dict[str, Any] = {"enabled": False, "why": "--no-smoke-test"}
             if self.smoke:
-                checked = smoke_test(self.plan, wheel, log, prefix=prefix, reporter=self.reporter)
+                checked = smoke_test(self.plan, wheel, log, self.reporter, prefix=prefix)
         final = publish(wheel, Path(self.plan.wheel.out_dir))
         self.moved = compilercache.delta(before, cache_stats(self.plan, self.env))
         release_cache_server(self.plan, self.env)

@@ -153,7 +153,7 @@ def canary_runs(s: Settings, no_canary: bool) -> bool:
 
 
 def find(request: Request, reporter: Reporter, given_range: str | None, *, no_canary: bool,
-         say: Callable[[Step, int, int], None], on_start: Callable[[str], None] = lambda text: None) -> Finding:
+         say: Callable[[Step, int, int], None], on_start: Callable[[str], None]) -> Finding:
     """Search the range for the newest commit that builds with the LLVM of ``request``; ``on_start`` is told what
     is searched once it is known, ``say(step, number, of)`` each step as it ends (``of``: the most steps the search
     can take). ``no_canary``: only the include preflight per commit (``canary_runs``)."""

@@ -74,7 +74,7 @@ def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, 
     # come from a toolkit when there is one, else the wheel notes what it lacks; spirv's download from --dep)
     request = Request({"source": str(tree), "backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin),),
                        "llvm": llvm or "system", "offline": True, "deps": (f"spirv-kernel-abi={abi}",)},
-                      env, cwd, cache_dir=cache_dir, out=out)
+                      env, cwd, cache_dir=cache_dir, out=out, warn=reporter.warn)
     p = make_plan(request)
     [result] = run_builds([p], reporter, shows, env=request.env, smoke=request.smoke_test)
     return spirv_check(p.python, result.wheel, request.env)

@@ -28,16 +28,6 @@ from tritonbuild.system import paths, safegit
 from tritonbuild.system.fileutil import read_text
 
 
-def nvidia_settings(s: Settings) -> dict[str, str | None]:
-    """The settings that say where NVIDIA's files are, by the Triton variable they stand for (what
-    ``nvidia.discover`` takes: it reads none of these variables itself)."""
-    paths = {"TRITON_CUDART_PATH": s.cudart_path, "TRITON_CUDACRT_PATH": s.cudacrt_path,
-             "TRITON_CUPTI_INCLUDE_PATH": s.cupti_include, "TRITON_CUPTI_LIB_PATH": s.cupti_lib,
-             "TRITON_PTXAS_PATH": s.ptxas, "TRITON_PTXAS_BLACKWELL_PATH": s.ptxas_blackwell,
-             "TRITON_CUOBJDUMP_PATH": s.cuobjdump, "TRITON_NVDISASM_PATH": s.nvdisasm}
-    return {var: None if path is None else str(path) for var, path in paths.items()}
-
-
 def tool_lookup(s: Settings, source: SourceInfo, cwd: Path) -> nvidia_discover.ToolLookup | None:
     """How to look for NVIDIA's wheels of cuobjdump/nvdisasm, or None when the plan cannot want them: nvidia not
     asked for (the backend list or the source's default), --no-bundle-nvidia-tools, --cuda-tools-from host."""
@@ -151,8 +141,8 @@ def gather(s: Settings, env: Mapping[str, str], cwd: Path, cache_dir: str | None
     api = compat_facts(root, source, plugin_paths, plugin_git, cache / "apicheck")
     decls, supplied = deps.gather(root, plugin_paths, s.deps, cwd, cache, s.offline)
     json_prefix = "/usr" if Path("/usr/include/nlohmann/json.hpp").is_file() else None
-    nv = nvidia_discover.gather(root, nvidia_settings(s), env, cache, source.nvidia_missing_headers,
-                                tool_lookup(s, source, cwd))
+    nv = nvidia_discover.gather(root, s, env, cache, source.nvidia_missing_headers,
+                                tool_lookup(s, source, cwd), log=warn)
     llvms = [*([explicit] if explicit else []), *system, *cached]
     known_source, known_llvm = known_issue_facts(root, llvms)
     pin_file = paths.data_dir() / "llvm-hash.txt"

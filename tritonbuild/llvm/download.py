@@ -8,13 +8,12 @@ import re
 import shutil
 import stat
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.llvm import cache
 from tritonbuild.printable import printable
-from tritonbuild.reporter import NoBar, ProgressBar, Reporter
+from tritonbuild.reporter import Reporter
 from tritonbuild.resolve.llvm_requirement import LLVMRequest, download_entry, llvm_dir
 from tritonbuild.settings.model import check_suffix
 from tritonbuild.system import http
@@ -26,10 +25,6 @@ from tritonbuild.system.proc import run
 # The default mirror is the llvm_mirror setting's (tritonbuild.settings.model); the plan's request carries it.
 # Prebuilt LLVMs hold only the host, NVPTX and AMDGPU targets.
 LLVM_GIB = 3  # an archive (~0.5 GiB) and its extracted prefix (~2 GiB)
-
-
-def _quiet(message: str) -> None:
-    """What is said without a reporter: nothing (library code never prints)."""
 
 
 def url_for(req: LLVMRequest) -> str:
@@ -131,10 +126,10 @@ def _regular(path: Path, *, executable: bool) -> str | None:
     return None
 
 
-def provide(req: LLVMRequest, *, reporter: Reporter | None = None, timeout: float = http.TIMEOUT,
+def provide(req: LLVMRequest, reporter: Reporter, *, timeout: float = http.TIMEOUT,
             retries: int = http.RETRIES) -> Path:
     """Make the prebuilt LLVM for ``req`` available in the cache (download at most once) and return it; its notes
-    and progress go to ``reporter`` (None: nowhere)."""
+    and progress go to ``reporter``."""
     if req.offline:
         raise UserError(f"Offline (TRITON_OFFLINE_BUILD/--offline): the prebuilt LLVM {req.archive} is not in the "
                         f"cache ({llvm_dir(req.cache_root)}). Fetch it on a connected machine or pass "
@@ -145,7 +140,9 @@ def provide(req: LLVMRequest, *, reporter: Reporter | None = None, timeout: floa
     entry = _entry(req)
     if cache.current(entry, req.sha256):
         return entry
-    log: Callable[[str], None] = (lambda m: reporter.note(m, topic="llvm")) if reporter else _quiet
+    def log(message: str) -> None:
+        reporter.note(message, topic="llvm")
+
     try:
         _fetch_into(req, entry, reporter, timeout, retries, log)
     except OSError as exc:
@@ -170,7 +167,7 @@ def _entry(req: LLVMRequest) -> Path:
     return entry
 
 
-def _fetch_into(req: LLVMRequest, entry: Path, reporter: Reporter | None, timeout: float, retries: int,
+def _fetch_into(req: LLVMRequest, entry: Path, reporter: Reporter, timeout: float, retries: int,
                 log: Callable[[str], None]) -> None:
     """Download, verify, extract and publish one entry under its lock."""
     with cache.entry_lock(entry):
@@ -181,10 +178,8 @@ def _fetch_into(req: LLVMRequest, entry: Path, reporter: Reporter | None, timeou
             log(f"{entry.name}: {stale}")
         downloads = llvm_dir(req.cache_root) / ".downloads"
         archive = confined(downloads, f"{req.archive}.{os.getpid()}", what="the LLVM download")
-        progress: AbstractContextManager[ProgressBar] = (
-            reporter.progress(req.archive or "", transfer=True) if reporter else nullcontext(NoBar()))
         try:
-            with progress as bar:
+            with reporter.progress(req.archive or "", transfer=True) as bar:
                 fetch_archive(req, archive, retries=retries, timeout=timeout, progress=bar.update, log=log)
             digest = verify(req, archive, log)
             staging = cache.staging_dir(entry)

@@ -20,7 +20,7 @@ class Provider(Protocol):
 
 
 def _download(req: LLVMRequest, reporter: Reporter, env: Mapping[str, str]) -> Path:
-    return download.provide(req, reporter=reporter, timeout=req.timeout, retries=req.retries)
+    return download.provide(req, reporter, timeout=req.timeout, retries=req.retries)
 
 
 def _source(req: LLVMRequest, reporter: Reporter, env: Mapping[str, str]) -> Path:

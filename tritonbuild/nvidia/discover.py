@@ -21,7 +21,6 @@ from tritonbuild.nvidia.probe import describe, host_machine, host_tool
 from tritonbuild.resolve.nvidia import header_name_ok
 from tritonbuild.resolve.nvidia_parts import (
     CUPTI_LIBS,
-    ENV,
     TOOL_PROJECTS,
     TOOL_WHEEL_MAJOR,
     Files,
@@ -36,6 +35,7 @@ from tritonbuild.resolve.nvidia_parts import (
     pypi_wheel,
     version_key,
 )
+from tritonbuild.settings.model import Settings
 from tritonbuild.system.elf import is_elf
 
 TOOLS = ("ptxas", "cuobjdump", "nvdisasm")
@@ -64,18 +64,16 @@ def _version_key(path: str) -> tuple[int, ...]:
 
 
 def find_tools(env: Mapping[str, str], roots: Sequence[str],
-               settings: Mapping[str, str | None] | None = None) -> tuple[tuple[str, str, str], ...]:
-    """The NVIDIA tools setup.py puts into backends/nvidia/bin: ``(name, real path, found by)``. Triton's
-    ``TRITON_<NAME>_PATH`` wins (the declared setting's value in ``settings``, by the variable it stands for: never
-    read from ``env``); else a real binary (not a wrapper script, which would not work on another machine) from
-    the CUDA roots or PATH (``env``'s). Symlinks are resolved: the wheel gets the file itself."""
+               settings: Settings | None = None) -> tuple[tuple[str, str, str], ...]:
+    """The NVIDIA tools setup.py puts into backends/nvidia/bin: ``(name, real path, found by)``. The tool's
+    setting wins (``ptxas``, ``cuobjdump``, ``nvdisasm``: Triton's ``TRITON_<NAME>_PATH``, read by the settings
+    model, never from ``env``); else a real binary (not a wrapper script, which would not work on another machine)
+    from the CUDA roots or PATH (``env``'s). Symlinks are resolved: the wheel gets the file itself."""
     found = []
-    settings = settings or {}
-    for name in TOOLS:
-        var = f"TRITON_{name.upper()}_PATH"
-        given = settings.get(var)
+    s = settings or Settings()
+    for name, given in zip(TOOLS, (s.ptxas, s.cuobjdump, s.nvdisasm), strict=True):
         if given:  # taken as given: the plan refuses it unless it is an executable (choose.input_problem)
-            found.append((name, os.path.realpath(given), f"env {var}"))
+            found.append((name, os.path.realpath(given), s.origin(name)))
             continue
         on_path = shutil.which(name, path=env.get("PATH"))
         for cand in [*(Path(r) / "bin" / name for r in roots), *([Path(on_path)] if on_path else [])]:
@@ -146,14 +144,11 @@ def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[s
                      "; ".join(p for p in (problem, bad) if p) or None)
 
 
-def ptxas_blackwell(settings: Mapping[str, str | None], roots: Sequence[str],
-                    ptxas: str | None) -> tuple[str, str] | None:
-    """``(binary, found by)``: the ``ptxas_blackwell`` setting (TRITON_PTXAS_BLACKWELL_PATH in ``settings``, by the
-    variable it stands for), else the ptxas of a second CUDA toolkit (another one than the ptxas bundled as
-    bin/ptxas), newest first."""
-    given = settings.get("TRITON_PTXAS_BLACKWELL_PATH")
-    if given:  # taken as given, judged by the plan like TRITON_PTXAS_PATH
-        return os.path.realpath(given), "env TRITON_PTXAS_BLACKWELL_PATH"
+def ptxas_blackwell(settings: Settings, roots: Sequence[str], ptxas: str | None) -> tuple[str, str] | None:
+    """``(binary, found by)``: the ``ptxas_blackwell`` setting (TRITON_PTXAS_BLACKWELL_PATH), else the ptxas of a
+    second CUDA toolkit (another one than the ptxas bundled as bin/ptxas), newest first."""
+    if settings.ptxas_blackwell:  # taken as given, judged by the plan like TRITON_PTXAS_PATH
+        return os.path.realpath(settings.ptxas_blackwell), settings.origin("ptxas_blackwell")
     for root in roots:
         cand = (Path(root) / "bin" / "ptxas").resolve()
         if cand.is_file() and is_elf(cand) and str(cand) != ptxas:
@@ -250,16 +245,20 @@ def _toolkit_dirs(root: str) -> dict[str, list[str]]:
     return out
 
 
-def find_sources(settings: Mapping[str, str | None], roots: Sequence[str], versions: Mapping[str, str],
+def find_sources(s: Settings, roots: Sequence[str], versions: Mapping[str, str],
                  cache_root: Path) -> tuple[dict[str, Source], str | None]:
-    """Per component, where its files come from (env variable > toolkit > PyPI wheel); the toolkit root used."""
+    """Per component, where its files come from (its setting, Triton's TRITON_*_PATH > toolkit > PyPI wheel); the
+    toolkit root used."""
     sources: dict[str, Source] = {}
     toolkit = None
     kits = [(root, _toolkit_dirs(root)) for root in roots]
-    for comp, var in ENV.items():
-        given = settings.get(var)
+    # what setup.py downloads for each component (cuda.h's dir, crt/'s, cupti.h's, libcupti's), and the setting
+    # (Triton's variable) that replaces the download
+    given_by = {"cudart": (s.cudart_path, "cudart_path"), "cudacrt": (s.cudacrt_path, "cudacrt_path"),
+                "cupti": (s.cupti_include, "cupti_include"), "cupti-lib": (s.cupti_lib, "cupti_lib")}
+    for comp, (given, name) in given_by.items():
         if given:
-            sources[comp] = Source(comp, (given,), f"env {var}")
+            sources[comp] = Source(comp, (str(given),), s.origin(name))
             continue
         kit = next(((root, dirs[comp]) for root, dirs in kits if comp in dirs), None)
         if kit:
@@ -274,13 +273,14 @@ def find_sources(settings: Mapping[str, str | None], roots: Sequence[str], versi
     return sources, toolkit
 
 
-def gather(source_root: Path, settings: Mapping[str, str | None], env: Mapping[str, str], cache_root: Path,
+def gather(source_root: Path, settings: Settings, env: Mapping[str, str], cache_root: Path,
            missing_2024: Sequence[str] = (), lookup: ToolLookup | None = None,
-           log: Callable[[str], None] = lambda m: None) -> NvidiaFacts:
-    """What the NVIDIA backend's files and tools are and where they come from. ``settings`` holds the declared
-    settings that name them, by the Triton variable each stands for (``gather.collect.nvidia_settings``): their
-    values are used, never the variables read again; ``env`` gives CUDA_HOME/CUDA_PATH and PATH. With ``lookup``,
-    the wheels of cuobjdump/nvdisasm are looked for when the host has none (or ``tools_from`` is pypi)."""
+           *, log: Callable[[str], None]) -> NvidiaFacts:
+    """What the NVIDIA backend's files and tools are and where they come from. The ``settings`` that name them
+    (Triton's TRITON_*_PATH variables, read by the settings model) are used, never the variables read again;
+    ``env`` gives CUDA_HOME/CUDA_PATH and PATH. With ``lookup``,
+    the wheels of cuobjdump/nvdisasm are looked for when the host has none (or ``tools_from`` is pypi), and what
+    looking says (a failed try at the index) goes to ``log``."""
     nvidia = source_root / "third_party" / "nvidia"
     if not nvidia.is_dir():
         return NvidiaFacts()

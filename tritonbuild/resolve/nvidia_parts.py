@@ -6,13 +6,6 @@ import json
 import re
 from dataclasses import dataclass, field
 
-# What setup.py downloads for each component, and the Triton variable that replaces the download.
-ENV = {
-    "cudart": "TRITON_CUDART_PATH",  # CUDA runtime headers (cuda.h): an include dir
-    "cudacrt": "TRITON_CUDACRT_PATH",  # CUDA CRT headers (crt/host_defines.h ...): an include dir holding crt/
-    "cupti": "TRITON_CUPTI_INCLUDE_PATH",  # CUPTI headers: an include dir with cupti.h
-    "cupti-lib": "TRITON_CUPTI_LIB_PATH",  # CUPTI libraries: a dir with libcupti.so
-}
 # The CUPTI libraries proton and its profilers load (official wheels ship them in backends/nvidia/lib/cupti).
 CUPTI_LIBS = ("libcupti", "libnvperf_host", "libnvperf_target", "libpcsamplingutil", "libcheckpoint")
 

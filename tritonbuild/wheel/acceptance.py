@@ -22,8 +22,8 @@ from tritonbuild.wheel.checks import registry
 from tritonbuild.wheel.checks.base import BuildSide, Finding
 
 
-def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, prefix: Path | None = None,
-               reporter: Reporter | None = None) -> dict[str, Any]:
+def smoke_test(plan: Plan, wheel: Path, log: IO[str], reporter: Reporter, *,
+               prefix: Path | None = None) -> dict[str, Any]:
     """Run the build-time checks on ``wheel``; raise BuildFailed on the first failure. A quick rebuild imports
     from the install ``prefix`` the wheel was just written from instead of unzipping it. Returns the compile
     check's report (for the manifest)."""
@@ -38,7 +38,7 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str], *, prefix: Path | None = N
     (work / "tmp").mkdir(parents=True)
     try:
         with zipguard.open_wheel(wheel) as zf:
-            ctx = registry.context(wheel, zf, work / "tmp", build=BuildSide(plan, root, log, extra, reporter))
+            ctx = registry.context(wheel, zf, work / "tmp", build=BuildSide(plan, root, log, reporter, extra))
             found = registry.run(registry.checks("build"), ctx, stop_at_fail=True)
     except zipguard.BadWheel as exc:
         found = [Finding("wheel", "fail", f"not a readable wheel: {exc}")]

@@ -61,8 +61,8 @@ class BuildSide:
     plan: Plan
     root: Path
     log: IO[str]
+    reporter: Reporter
     extra_paths: tuple[Path, ...] = ()
-    reporter: Reporter | None = None
 
 
 @dataclass(frozen=True)

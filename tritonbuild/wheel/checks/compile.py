@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import silent
 from tritonbuild.resolve import compilecheck
 from tritonbuild.wheel import compilecheck_run
 from tritonbuild.wheel.checks.base import BuildSide, Context, Finding, status
@@ -40,11 +41,9 @@ def _at_build(build: BuildSide) -> Finding:
     kept = compilecheck_run.passed_before(plan, now)
     if kept is not None:  # nothing it judges changed since it passed in this build dir
         build.log.write(kept[1] + "\n")
-        if build.reporter is not None:
-            build.reporter.note(kept[1], topic="compile check")
+        build.reporter.note(kept[1], topic="compile check")
         return Finding("compile", "ok", "skipped: passed before, unchanged", report={**kept[0], "skipped": kept[1]})
-    if build.reporter is not None:
-        build.reporter.note(check.describe(), topic="compile check")
+    build.reporter.note(check.describe(), topic="compile check")
     start = time.monotonic()
     build.log.write(f"$ compile check: {plan.python} {compilecheck_run.SCRIPT} ({len(check.cases)} cases)\n")
     try:
@@ -71,7 +70,7 @@ def _in_venv(ctx: Context, timeout: int) -> Finding:
     version = ctx.wheel.name.split("-")[1] if ctx.wheel.name.count("-") >= 4 else None
     plan = compilecheck.plan_check(True, timeout, backends, triton_version=version)
     try:
-        results = compilecheck_run.run_check(str(venv / "bin" / "python"), site, plan, on_path=False)
+        results = compilecheck_run.run_check(str(venv / "bin" / "python"), site, plan, on_path=False, log=silent)
     except RuntimeError as exc:
         return Finding("compile", "fail", str(exc))
     bad = compilecheck.failures(results)
