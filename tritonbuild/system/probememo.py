@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,15 @@ KINDS = ("llvm-config", "mlir-tblgen", "llvm-prefix", "ptxas", "python", "git-co
 _dir: list[Path] = []  # the cache dir's probes/ while a plan is made
 
 
-def keep_in(cache_root: Path | None) -> None:
-    """Keep memos in ``cache_root``'s ``probes/`` from now on; None: keep none (every probe runs)."""
+@contextlib.contextmanager
+def kept_in(cache_root: Path | None) -> Iterator[None]:
+    """Within: memos are kept in ``cache_root``'s ``probes/`` (None: none, every probe runs); after: as before."""
+    old = _dir[:]
     _dir[:] = [cache_root / "probes"] if cache_root is not None else []
+    try:
+        yield
+    finally:
+        _dir[:] = old
 
 
 def file_key(path: str | Path) -> list[Any]:
