@@ -27,6 +27,7 @@ from tritonbuild.resolve.resolver import resolve_plan
 from tritonbuild.resolve.source import SourceInfo
 from tritonbuild.settings import cacheroot, recipes
 from tritonbuild.settings.model import SPECS, Settings, resolve_settings, show
+from tritonbuild.system import probememo
 
 # What a request holds besides settings: the recipe, where the cache and the wheels go, the target interpreters
 # (the keys ``Request.from_cli`` reads of click's mapping besides the settings' own).
@@ -139,7 +140,8 @@ def make_plans(request: Request) -> list[Plan]:
     (CPython 3.12+ of a tree with TRITON_STABLE_ABI) share one plan, built with the oldest of them (the limited
     API is 3.12's); the others import that wheel before it is published (``Plan.serves``)."""
     recipe = _recipe(request)
-    plans = _plans(request, recipe, target_pythons(request, recipe[0]))
+    with probememo.kept_in(_memo_root(request, recipe[0])):
+        plans = _plans(request, recipe, target_pythons(request, recipe[0]))
     abi3 = sorted((p for p in plans if p.wheel.py_api), key=lambda p: int(p.wheel.python_abi[3:]))
     if len(abi3) < 2:
         return plans
@@ -152,8 +154,19 @@ def make_plan(request: Request) -> Plan:
     """The plan of a command that works with one interpreter (develop, test, llvm, clean, check-llvm): the one
     ``--python`` names, else the active one (a recipe's ``pythons`` are for ``build`` and ``plan``)."""
     one = _one_python(request.pythons)
+    recipe = _recipe(request)
     python = pythons.find(one, request.env, request.cwd) if one else active_python(request.env)
-    return _plans(request, _recipe(request), [python])[0]
+    with probememo.kept_in(_memo_root(request, recipe[0])):
+        return _plans(request, recipe, [python])[0]
+
+
+def _memo_root(request: Request, recipe: recipes.Recipe) -> Path | None:
+    """Where the probes' memos (``llvm-config``, the interpreter, ``ptxas``, a commit's git facts) are kept while
+    the plans are made: the request's cache root, so a second plan of the same inputs runs none of them."""
+    try:
+        return cacheroot.cache_root(request.env, request.cache_dir or recipe.cache_dir)
+    except UserError:  # said where the settings are checked, in its place among the request's problems
+        return None
 
 
 def _plans(request: Request, recipe: tuple[recipes.Recipe, str], targets: list[str]) -> list[Plan]:

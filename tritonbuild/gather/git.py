@@ -13,7 +13,7 @@ from typing import NoReturn
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.source import GitState
 from tritonbuild.settings.model import parse_epoch
-from tritonbuild.system import safegit
+from tritonbuild.system import probememo, safegit
 from tritonbuild.system.proc import Result
 
 
@@ -37,14 +37,53 @@ def git_state(path: Path) -> GitState | None:
     # no optional lock (the index is not rewritten), filters neutralised (a clean filter runs on stat-dirty files);
     # a submodule's own work tree is not entered (only its commit is compared)
     status = out("status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty")
-    when = out("show", "-s", "--format=%ct", "HEAD")
+    when, gitlinks = _commit_facts(path, commit, out)
     return GitState(
         commit=commit,
         dirty=bool(status),
         branch=branch if branch and branch != "HEAD" else None,
         commit_time=parse_epoch(when or ""),
-        submodules=submodules(out("ls-tree", "HEAD") or ""),
+        submodules=submodules(gitlinks),
     )
+
+
+def _commit_facts(path: Path, commit: str, out: Callable[..., str | None]) -> tuple[str | None, str]:
+    """The commit time and ``ls-tree`` of ``commit``: what its object says, the same in every clone, so they are
+    remembered by its hash, unless the repository may replace objects (``refs/replace``, grafts: the same hash
+    then reads as another commit, so git runs)."""
+    key = {"commit": commit} if _COMMIT.fullmatch(commit) and not _replaces(path / ".git") else None
+    memo = probememo.recall("git-commit", key, _commit_memo) if key else None
+    if memo is not None:
+        return memo[0], memo[1]
+    when, listing = out("show", "-s", "--format=%ct", "HEAD"), out("ls-tree", "HEAD")
+    if key and when is not None and listing is not None:
+        probememo.remember("git-commit", key, [when, listing])
+    return when, listing or ""
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _commit_memo(value: object) -> bool:
+    return isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and value[0].isdigit() and \
+        isinstance(value[1], str)
+
+
+def _replaces(git_dir: Path) -> bool:
+    """Whether the repository at ``git_dir`` may read a commit's hash as another object: it has replace refs or
+    grafts, or is no plain directory (a worktree's or submodule's ``.git`` file points elsewhere), or its packed
+    refs cannot be read or are too large to look through."""
+    if not git_dir.is_dir() or git_dir.is_symlink():
+        return True
+    if (git_dir / "refs" / "replace").exists() or (git_dir / "info" / "grafts").exists():
+        return True
+    packed = git_dir / "packed-refs"
+    try:
+        if packed.exists() and (packed.stat().st_size > 4 << 20 or b" refs/replace/" in packed.read_bytes()):
+            return True
+    except OSError:
+        return True
+    return False
 
 
 def submodules(ls_tree: str) -> tuple[tuple[str, str], ...]:

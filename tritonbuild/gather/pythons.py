@@ -16,18 +16,29 @@ import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.facts import PythonFacts
 from tritonbuild.settings.model import show, text_problem
-from tritonbuild.system.proc import run
+from tritonbuild.system import probememo
+from tritonbuild.system.proc import Result, run
 
 _VERSION = re.compile(r"(?:python|cp|cpython-?)?(3)\.?([0-9]{1,2})(t?)", re.I)  # fullmatch; [0-9]: \d reads any script
 
 # One run answers everything a plan asks of an interpreter: what it is, and what of the build it has.
+# The stat of what decides its answers comes first (what it imports from, its headers), for the memo's key.
 _PROBE = (
-    "import importlib.util as u, json, os, sys, sysconfig\n"
+    "import importlib.util as u, json, os, site, sys, sysconfig\n"
     "inc = sysconfig.get_path('include')\n"
+    "def st(p):\n"
+    "    try:\n"
+    "        s = os.stat(p)\n"
+    "    except OSError:\n"
+    "        return None\n"
+    "    return [s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_mode]\n"
+    "user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []\n"
+    "stats = [[p, st(p)] for p in [*map(os.path.abspath, sys.path), inc, os.path.join(inc, 'Python.h'), *user]]\n"
     "def cmake_dir(name, attr):\n"
     "    try:\n"
     "        return str(getattr(__import__(name), attr)()) if u.find_spec(name) else None\n"
@@ -38,7 +49,8 @@ _PROBE = (
     "'free_threaded': bool(sysconfig.get_config_var('Py_GIL_DISABLED')), "
     "'include': inc if os.path.isfile(os.path.join(inc, 'Python.h')) else None, "
     "'executable': sys.executable, 'skbuild': u.find_spec('scikit_build_core') is not None, "
-    "'pybind11': cmake_dir('pybind11', 'get_cmake_dir'), 'nanobind': cmake_dir('nanobind', 'cmake_dir')}))\n"
+    "'pybind11': cmake_dir('pybind11', 'get_cmake_dir'), 'nanobind': cmake_dir('nanobind', 'cmake_dir'), "
+    "'stats': stats}))\n"
 )
 
 
@@ -117,20 +129,52 @@ def probe(path: str, *, require_headers: bool = True) -> PythonFacts:
     return found
 
 
-@functools.cache
-def _probe(path: str) -> PythonFacts:
-    """One run of the interpreter per process (a plan asks for the same interpreter several times)."""
+def _well_formed(data: Any) -> bool:
+    """Whether ``data`` is an answer of the probe (a program that is no Python, or a memo, can hold anything)."""
+    return isinstance(data, dict) and isinstance(data.get("implementation"), str) and re.match(
+        r"[0-9]+\.[0-9]+\.[0-9]+\Z", str(data.get("version"))) is not None and "free_threaded" in data and all(
+        isinstance(data.get(k), (str, type(None))) for k in ("include", "pybind11", "nanobind"))
+
+
+def _memo_key(path: str) -> dict[str, Any]:
+    """What decides the probe's answers besides what it stats itself: the interpreter (the link given and the
+    file), a venv's pyvenv.cfg, the PYTHON* variables it inherits and the directory it runs in (``-c`` imports from
+    it)."""
+    here = Path(path).parent
+    return {"path": path, "files": probememo.files_key([path, here / "pyvenv.cfg", here.parent / "pyvenv.cfg"]),
+            "env": sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON")), "cwd": str(Path.cwd())}
+
+
+def _unchanged(value: Any) -> bool:
+    """Whether a remembered answer is well formed and every path it was read from stats as it did then."""
+    stats = value["stats"]
+    return _well_formed(value["facts"]) and isinstance(stats, list) and 0 < len(stats) <= 256 and all(
+        isinstance(p, str) and probememo.file_key(p)[1] == st for p, st in stats)
+
+
+def _answer(path: str) -> tuple[Result | None, Any]:
+    """The probe's JSON answer (None: not one) and its run (None: it came from the memo)."""
+    key = _memo_key(path)
+    memo = probememo.recall("python", key, _unchanged)
+    if memo is not None:
+        return None, memo["facts"]
     res = run([path, "-c", _PROBE], timeout=60)
     try:
         data = json.loads(res.stdout.strip().splitlines()[-1]) if res.ok else None
     except (ValueError, IndexError):
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("implementation"), str) or not re.match(
-            r"[0-9]+\.[0-9]+\.[0-9]+\Z", str(data.get("version"))):  # a program that is no Python can print anything
-        data = None
-    if data is None:
-        raise UserError(f"The Python {path} (--python) does not run ({res.output[-300:] or 'no output'}). Give "
-                        "another interpreter.")
+    if isinstance(data, dict) and isinstance(stats := data.pop("stats", None), list) and _well_formed(data):
+        probememo.remember("python", key, {"facts": data, "stats": stats})
+    return res, data
+
+
+@functools.cache
+def _probe(path: str) -> PythonFacts:
+    """One run of the interpreter per process (a plan asks for the same interpreter several times)."""
+    res, data = _answer(path)
+    if not _well_formed(data):
+        said = (res.output[-300:] if res else "") or "no output"
+        raise UserError(f"The Python {path} (--python) does not run ({said}). Give another interpreter.")
     if data["implementation"] != "cpython":
         raise UserError(f"The Python {path} is {data['implementation']}, not CPython: Triton's bindings build "
                         "for CPython only. Give a CPython interpreter.")

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from tritonbuild.resolve.facts import LLVMInstall
+from tritonbuild.system import probememo
 from tritonbuild.system.proc import run
 
 MARKER = "tritonbuild-llvm.json"  # written by tritonbuild's own providers next to an LLVM they installed
@@ -51,17 +52,15 @@ def probe(prefix: Path, found_by: str = "") -> LLVMInstall:
     llvm_config = prefix / "bin" / "llvm-config"
     if not llvm_config.is_file():
         return LLVMInstall(str(prefix), runs=False, error=f"{llvm_config} does not exist", found_by=found_by)
-    ok, out = _run([str(llvm_config), "--version"])
+    ok, version, targets = _config_answers(llvm_config)
     if not ok:
-        return LLVMInstall(str(prefix), runs=False, error=f"llvm-config does not run: {out}", found_by=found_by)
-    version = out.strip()
-    _, targets = _run([str(llvm_config), "--targets-built"])
+        return LLVMInstall(str(prefix), runs=False, error=f"llvm-config does not run: {version}", found_by=found_by)
     cmake_llvm = prefix / "lib" / "cmake" / "llvm" / "LLVMConfig.cmake"
     link_dylib = cmake_llvm.is_file() and bool(
         re.search(r"set\(LLVM_LINK_LLVM_DYLIB\s+ON\)", cmake_llvm.read_text(errors="replace"))
     )
     tblgen = prefix / "bin" / "mlir-tblgen"
-    tblgen_ok = tblgen.is_file() and _run([str(tblgen), "--version"])[0]
+    tblgen_ok = tblgen.is_file() and _tblgen_runs(tblgen)
     return LLVMInstall(
         prefix=str(prefix),
         runs=True,
@@ -78,6 +77,43 @@ def probe(prefix: Path, found_by: str = "") -> LLVMInstall:
     )
 
 
+def _tool_key(tool: Path) -> dict[str, object]:
+    """A prefix tool's memo key: the tool and its prefix's lib/ (a library it loads added, removed or replaced by
+    a package upgrade changes the dir)."""
+    real = tool.resolve()
+    return {"files": probememo.files_key([real, real.parent.parent / "lib"])}
+
+
+def _texts(value: object, n: int) -> bool:
+    return isinstance(value, list) and len(value) == n and all(isinstance(v, str) and len(v) < 4096 for v in value)
+
+
+def _config_answers(llvm_config: Path) -> tuple[bool, str, str]:
+    """``llvm-config --version`` and ``--targets-built`` (both compiled into it): ``(runs, version or why not,
+    targets)``, from the memo when the tool and its prefix's lib/ are as they were."""
+    key = _tool_key(llvm_config)
+    memo = probememo.recall("llvm-config", key, lambda v: _texts(v, 2) and bool(v[0]))
+    if memo is not None:
+        return True, memo[0], memo[1]
+    ok, out = _run([str(llvm_config), "--version"])
+    if not ok:
+        return False, out, ""
+    targets_ok, targets = _run([str(llvm_config), "--targets-built"])
+    if targets_ok and out.strip():
+        probememo.remember("llvm-config", key, [out.strip(), targets])
+    return True, out.strip(), targets
+
+
+def _tblgen_runs(tblgen: Path) -> bool:
+    key = _tool_key(tblgen)
+    if probememo.recall("mlir-tblgen", key, lambda v: v is True):
+        return True
+    ok = _run([str(tblgen), "--version"])[0]
+    if ok:
+        probememo.remember("mlir-tblgen", key, True)
+    return ok
+
+
 def _version_key(path: str) -> tuple[int, ...]:
     m = re.search(r"llvm-(\d+)", path)
     return (int(m.group(1)),) if m else (0,)
@@ -88,7 +124,11 @@ def system_prefixes() -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     on_path = shutil.which("llvm-config")
     if on_path:
-        ok, prefix = _run([on_path, "--prefix"])
+        key = _tool_key(Path(on_path))
+        memo = probememo.recall("llvm-prefix", key, lambda v: _texts(v, 1) and bool(v[0]))
+        ok, prefix = (True, memo[0]) if memo else _run([on_path, "--prefix"])
+        if ok and not memo:
+            probememo.remember("llvm-prefix", key, [prefix])
         if ok:
             out.append((str(Path(prefix).resolve()), "llvm-config on PATH"))
     for cfg in sorted(glob.glob("/usr/lib/llvm-*/bin/llvm-config"), key=_version_key, reverse=True):

@@ -100,13 +100,20 @@ def ptxas_version(ptxas: str | None, machine: int | None) -> str | None:
     """What ``ptxas --version`` says (``V13.0.88``), run (10 s at most) only when it is an ELF executable this host
     runs: one the plan would refuse is not run."""
     from tritonbuild.resolve.nvidia import input_problem
-    from tritonbuild.system import proc
+    from tritonbuild.system import probememo, proc
 
     if ptxas is None or input_problem(describe(ptxas, "tool", ""), machine):
         return None
+    key = {"files": probememo.files_key([ptxas])}  # a static executable: what it says is in it
+    memo = probememo.recall("ptxas", key, lambda v: isinstance(v, str) and len(v) < 32 and numeric(v))
+    if memo is not None:
+        return str(memo)
     out = proc.run([ptxas, "--version"], timeout=10)
     m = re.search(r"\bV(\d+\.\d+(?:\.\d+)?)\b", out.stdout) if out.ok else None
-    return m.group(1) if m and numeric(m.group(1)) else None
+    version = m.group(1) if m and numeric(m.group(1)) else None
+    if version:
+        probememo.remember("ptxas", key, version)
+    return version
 
 
 def tool_offer(tool: str, cache_root: Path, lookup: ToolLookup, log: Callable[[str], None],

@@ -14,47 +14,53 @@ import json
 import os
 import re
 import shutil
-import zipfile
 from collections.abc import Callable
-from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.nvidia_parts import TOOL_PROJECTS, WheelRef, numeric, tool_wheel, wheel_file_version
 from tritonbuild.settings.model import show
-from tritonbuild.system.archive import extract_zip, open_zip
 from tritonbuild.system.fileutil import confined, read_text, sha256_of, write_if_changed
 from tritonbuild.urls import join_url, split_url
 
-if TYPE_CHECKING:  # imported where used: urllib, http.client and email cost a plan that reads no page 50 ms
+if TYPE_CHECKING:  # imported where used: urllib, http.client and email cost a plan that reads no page 50 ms; the
+    # HTML parser, zipfile and the extractor (tarfile) another 10 ms
+    import zipfile
+
     from tritonbuild.system import http
 
 # The default index is the pypi_index setting's (tritonbuild.settings.model); the plan's settings carry it.
 
 
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.links: list[tuple[str, str]] = []  # (href, text)
-        self._href: str | None = None
+def _links(page: str) -> list[tuple[str, str]]:
+    """The ``(href, text)`` of every ``<a>`` of an index page."""
+    from html.parser import HTMLParser
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self._href = dict(attrs).get("href")
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.links: list[tuple[str, str]] = []
+            self._href: str | None = None
 
-    def handle_data(self, data: str) -> None:
-        if self._href is not None:
-            self.links.append((self._href, data.strip()))
-            self._href = None
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "a":
+                self._href = dict(attrs).get("href")
+
+        def handle_data(self, data: str) -> None:
+            if self._href is not None:
+                self.links.append((self._href, data.strip()))
+                self._href = None
+
+    parser = Links()
+    parser.feed(page)
+    return parser.links
 
 
 def pick(page: str, page_url: str, ref: WheelRef, machine: str) -> tuple[str, str | None, str] | None:
     """``(url, sha256 or None, filename)`` of the Linux wheel for ``machine`` in a PEP 503 index page."""
-    parser = _Links()
-    parser.feed(page)
     prefix = f"{ref.project.replace('-', '_')}-{ref.version}-"
-    for href, text in parser.links:
+    for href, text in _links(page):
         parts = split_url(href)
         name = text or (PurePosixPath(parts.path).name if parts else "")
         if name.startswith(prefix) and name.endswith(".whl") and "linux" in name and machine in name:
@@ -69,6 +75,8 @@ def pick(page: str, page_url: str, ref: WheelRef, machine: str) -> tuple[str, st
 def _extract(wheel: Path, staging: Path, name: str) -> None:
     """Unpack the wheel's ``nvidia/`` tree into ``staging`` through the one extractor (``tritonbuild.system.archive``):
     the whole archive is checked, its count and sizes from its central directory, before anything is written."""
+    from tritonbuild.system.archive import extract_zip
+
     extract_zip(wheel, staging, f"the wheel {name}", keep=lambda member: member.startswith("nvidia/"),
                 outcome="nothing was unpacked", fix="Check the index or mirror.")
 
@@ -91,10 +99,8 @@ def index_versions(index: str, project: str, machine: str, log: Callable[[str], 
         return (), f"the package index {index} has no {project} ({page_url})"
     except (http.NetworkError, OSError) as exc:
         return (), f"the package index {index} could not be read ({exc})"
-    parser = _Links()
-    parser.feed(page)
     found = set()
-    for href, text in parser.links:
+    for href, text in _links(page):
         parts = split_url(href)
         version = wheel_file_version(text or (PurePosixPath(parts.path).name if parts else ""), project, machine)
         if version:
@@ -164,6 +170,8 @@ def check_wheel(path: Path, name: str, project: str | None = None, version: str 
     ``project`` and ``version``) whose METADATA claims another project or version than its file name."""
     fix = (f"Replace it (pip download --no-deps the same {name.split('-', 1)[0]} version), or remove it from the "
            "wheelhouse.")
+    from tritonbuild.system.archive import open_zip
+
     try:
         with open_zip(path, f"the wheel {path}", fix=fix) as zf:
             if project and version:
@@ -322,6 +330,7 @@ def _download(ref: WheelRef, dest: Path, index: str, machine: str, log: Callable
               limits: http.Limits | None) -> None:
     """Fetch ``ref``'s wheel from the index, check its sha256 and METADATA, and publish it into ``dest``."""
     from tritonbuild.system import http
+    from tritonbuild.system.archive import open_zip
 
     page_url = f"{index.rstrip('/')}/{ref.project}/"
     hint = "Check the network or the index (TRITONBUILD_PYPI_INDEX / PIP_INDEX_URL)."

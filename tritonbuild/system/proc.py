@@ -391,11 +391,11 @@ def fork_map(fn: Callable[[str], Any], items: list[str], parallel_from: int, max
     them, one by one otherwise or when forking fails. The workers get SIGTERM's default action back (tritonbuild's
     own handler raises ``Terminated``, and a worker that inherited it printed a traceback at every pool's end), and
     the pool is closed and joined, never terminated, so no worker dies mid-reply."""
-    import multiprocessing
-
     workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, max_workers)
     if len(items) < parallel_from or workers < 2 or sys.platform != "linux":
         return [fn(i) for i in items]
+    import multiprocessing  # 9 ms (socket, pickle): only for a pool
+
     try:
         pool = multiprocessing.get_context("fork").Pool(workers, initializer=signal.signal,
                                                         initargs=(signal.SIGTERM, signal.SIG_DFL))

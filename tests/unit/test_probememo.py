@@ -1,0 +1,74 @@
+"""system.probememo: a memo file in the cache dir is hostile input: whatever it holds (no JSON, another shape, too
+large, a link, a fifo, deep nesting, values a check trips over) is ignored and written again, never trusted and never
+an error; a key is the stat of the files it names (#45)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tritonbuild.system import probememo
+
+KEY = {"files": [["/usr/bin/x", [1, 2, 3, 4, 5, 6]]]}
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
+JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                        max_size=4), max_leaves=20)
+ENTRY = st.fixed_dictionaries({"key": st.just(KEY) | JSON, "value": JSON})
+MEMO = st.fixed_dictionaries({"version": st.just(1) | JSON, "entries": st.lists(ENTRY | JSON, max_size=20)})
+CONTENT = (st.binary(max_size=200) | MEMO.map(lambda d: json.dumps(d).encode())
+           | JSON.map(lambda d: json.dumps(d).encode()) | st.integers(1, 5000).map(lambda n: b"[" * n)
+           | st.just(b" " * (probememo.MAX_BYTES + 1)))
+
+
+def _check(value: object) -> bool:
+    return isinstance(value, str) and value.startswith("V")  # the caller's check: V and anything
+
+
+@settings(max_examples=150, deadline=None)
+@given(CONTENT)
+def test_a_hostile_memo_is_ignored_then_written_again(content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp, probememo.kept_in(Path(tmp)):
+        memo = Path(tmp) / "probes" / "ptxas.json"
+        memo.parent.mkdir()
+        memo.write_bytes(content)
+        found = probememo.recall("ptxas", KEY, _check)  # never raises, gives only what the check takes
+        assert found is None or _check(found)
+        probememo.remember("ptxas", KEY, "V13.0.88")
+        assert probememo.recall("ptxas", KEY, _check) == "V13.0.88"
+        assert len(memo.read_bytes()) <= probememo.MAX_BYTES
+
+
+def test_a_link_or_fifo_is_no_memo_and_a_full_memo_drops_its_oldest(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"version": 1, "entries": [{"key": KEY, "value": "V1"}]}))
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    (probes / "ptxas.json").symlink_to(good)
+    os.mkfifo(probes / "python.json")
+    with probememo.kept_in(tmp_path):
+        assert probememo.recall("ptxas", KEY, _check) is None  # a link is not followed, even to a sound memo
+        assert probememo.recall("python", KEY, _check) is None  # a fifo is not waited on
+        for n in range(probememo.MAX_ENTRIES + 3):
+            probememo.remember("llvm-config", {"n": n}, f"V{n}")
+        assert probememo.recall("llvm-config", {"n": 0}, _check) is None
+        last = probememo.MAX_ENTRIES + 2
+        assert probememo.recall("llvm-config", {"n": last}, _check) == f"V{last}"
+    assert probememo.recall("llvm-config", {"n": 3}, _check) is None  # outside kept_in: no memo at all
+
+
+def test_a_key_is_the_stat_of_its_files(tmp_path: Path) -> None:
+    tool = tmp_path / "tool"
+    tool.write_text("a")
+    before = probememo.file_key(tool)
+    assert probememo.file_key(tool) == before
+    os.utime(tool, ns=(1, 1))  # touched (even back in time): another key
+    assert probememo.file_key(tool) != before
+    link = tmp_path / "link"
+    link.symlink_to(tool)
+    assert probememo.file_key(link) == probememo.file_key(tool)  # a link is the file it names
+    assert probememo.file_key(tmp_path / "absent") == [str(tmp_path / "absent"), None]

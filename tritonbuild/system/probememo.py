@@ -1,0 +1,130 @@
+"""What probe programs answered (``llvm-config``, ``ptxas --version``, an interpreter, git's facts of a commit),
+remembered in the cache dir so a second ``plan`` runs none of them (edge: reads and writes one small JSON file per
+kind of probe under ``<cache>/probes``).
+
+Each answer is kept under a key of the stat of the files that decide it (real path, device, inode, size, mtime and
+ctime: a file replaced, rewritten or touched changes it), taken before the program runs, so a change made while it
+runs shows up next time. A memo file is the cache dir's content and read as hostile: a link, a file of more than
+``MAX_BYTES``, one that is no JSON of this shape, or an entry whose answer the caller's check refuses is not used
+(the program runs and the file is written again); nothing in it is ever an error. Memos are kept only while
+``keep_in`` names a cache dir (the plan's); without one every probe runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 64 << 10  # a memo file larger than this is not read (a real one is a few hundred bytes an entry)
+MAX_ENTRIES = 16  # answers kept per kind (LLVM prefixes, interpreters, commits), the newest last
+VERSION = 1
+KINDS = ("llvm-config", "mlir-tblgen", "llvm-prefix", "ptxas", "python", "git-commit")
+
+_dir: list[Path] = []  # the cache dir's probes/ while a plan is made
+
+
+@contextlib.contextmanager
+def kept_in(cache_root: Path | None) -> Iterator[None]:
+    """Within: memos are kept in ``cache_root``'s ``probes/`` (None: none, every probe runs); after: as before."""
+    old = _dir[:]
+    _dir[:] = [cache_root / "probes"] if cache_root is not None else []
+    try:
+        yield
+    finally:
+        _dir[:] = old
+
+
+def file_key(path: str | Path) -> list[Any]:
+    """What identifies the file at ``path`` as it is now: its real path and the stat of it (links followed);
+    ``[real path, None]`` when it cannot be stat'ed (absent: a later one is a change)."""
+    real = os.path.realpath(path)
+    try:
+        st = Path(real).stat()
+    except OSError:
+        return [real, None]
+    return [real, [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode]]
+
+
+def files_key(paths: Iterable[str | Path]) -> list[Any]:
+    return [file_key(p) for p in paths]
+
+
+def _memo_file(kind: str) -> Path | None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown probe kind {kind!r}")
+    return _dir[0] / f"{kind}.json" if _dir else None
+
+
+def _entries(path: Path) -> list[dict[str, Any]]:
+    """The well-formed entries of the memo file at ``path``; [] for anything else (absent, a link, a fifo, too
+    large, no JSON, another shape)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            return []
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            raw = f.read(MAX_BYTES + 1)
+        data = json.loads(raw) if len(raw) <= MAX_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return []
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("entries"), list):
+        return []
+    found = data["entries"][-MAX_ENTRIES:]
+    return [e for e in found if isinstance(e, dict) and set(e) == {"key", "value"}]
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON gives it back (tuples are lists), for comparing a key with a stored one."""
+    return json.loads(json.dumps(value))
+
+
+def recall(kind: str, key: Mapping[str, Any], valid: Callable[[Any], bool]) -> Any | None:
+    """The answer remembered for ``key``, when there is one and ``valid`` (the caller's check of its shape) takes
+    it; None otherwise (run the probe)."""
+    path = _memo_file(kind)
+    if path is None:
+        return None
+    wanted = _plain(dict(key))
+    for entry in reversed(_entries(path)):
+        if entry["key"] == wanted:
+            with contextlib.suppress(Exception):  # a hostile value a check trips over is no answer, never an error
+                if valid(entry["value"]):
+                    return entry["value"]
+            return None
+    return None
+
+
+def remember(kind: str, key: Mapping[str, Any], value: Any) -> None:
+    """Keep ``value`` as the answer for ``key`` (replacing the key's old one; the oldest entries dropped past
+    ``MAX_ENTRIES`` or ``MAX_BYTES``), written atomically; a cache dir that cannot be written keeps nothing."""
+    path = _memo_file(kind)
+    if path is None:
+        return
+    new = {"key": _plain(dict(key)), "value": _plain(value)}
+    kept = [e for e in _entries(path) if e["key"] != new["key"]]
+    entries = [*kept[-(MAX_ENTRIES - 1):], new]
+    while entries:
+        text = json.dumps({"version": VERSION, "entries": entries}, sort_keys=True) + "\n"
+        if len(text.encode()) <= MAX_BYTES:
+            break
+        entries = entries[1:]
+    if not entries:
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):  # a read-only or full cache dir: the probe just runs next time too
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    with contextlib.suppress(OSError):
+        tmp.unlink(missing_ok=True)
