@@ -25,6 +25,7 @@ ALLOWED = {
     "wheel/checks/importing.py": "the fresh venv's import: a child environment without PYTHON* variables",
     "wheel/compilecheck_run.py": "the compile check's child environment when its caller passes none",
     "wheel/corpus_kernels.py": "runs inside the wheel's interpreter (a child script), not in tritonbuild's process",
+    "gather/pythons.py": "the interpreter probe's memo key: the PYTHON* variables its child inherits from the process",
     "example/__init__.py": "git's child environment while the example's dependency repository is committed",
 }
 
