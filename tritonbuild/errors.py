@@ -23,6 +23,11 @@ class UserError(TritonBuildError):
     exit_code = 2
 
 
+class InputMissing(UserError):
+    """Input the user gave lacks something one step needs (a --submodule clone without the commit a tested commit
+    records): the request's fault, never a finding about the source, so never cached as one."""
+
+
 class BuildFailed(TritonBuildError):
     """A subprocess of the build (cmake, ninja, the compiler, the smoke test) failed."""
 

@@ -178,3 +178,122 @@ def test_status_shows_and_clean_all_removes_the_exports(tmp_path: Path) -> None:
     run_cli("clean", "--all", "--cache-dir", cache, cwd=tmp_path)
     assert list((tmp_path / "cache" / "submodules").iterdir()) == []
     assert list((tree / SUB).iterdir()) == [] and (repo / "CMakeLists.txt").is_file()
+
+
+def _evil_partial_clone(tmp_path: Path, repo: Path) -> tuple[Path, Path]:
+    """A blob-less clone of ``repo`` whose own config names a program as its promisor's upload-pack."""
+    _git(repo, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "partial"
+    _git(tmp_path, "clone", "-q", "--bare", "--filter=blob:none", f"file://{repo}", str(clone))
+    ran = tmp_path / "ran.txt"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f'#!/bin/sh\necho ran >> {ran}\nexec git-upload-pack "$@"\n')
+    evil.chmod(0o755)
+    _git(clone, "config", "remote.origin.uploadpack", str(evil))
+    return clone, ran
+
+
+def test_a_partial_clone_is_refused_and_a_read_never_fetches(tmp_path: Path) -> None:
+    repo, first = _sub_repo(tmp_path / "sleef")
+    tree = _tree_with_gitlink(tmp_path, first)
+    clone, ran = _evil_partial_clone(tmp_path, repo)
+    refused(plan(tree, tmp_path, "--backends", "cpu", "--submodule", f"{SUB}={clone}"), "is a partial clone")
+    with pytest.raises(UserError):  # the export itself (llvm compat's, on a partial checkout) fetches nothing
+        commits.export_tree(clone, first, first, tmp_path / "trees")
+    assert not ran.exists() and not (tmp_path / "trees" / first).exists()
+
+
+def test_llvm_compat_refuses_bad_clones_up_front_and_caches_no_missing_commit(tmp_path: Path) -> None:
+    from tests.integration.conftest import LLVM, run_cli
+
+    repo, first = _sub_repo(tmp_path / "sleef")
+    tree = _tree_with_gitlink(tmp_path, first)
+    (tree / "CHANGES.txt").write_text("a change\n")
+    git_commit(tree, init=False)
+    other, _ = _sub_repo(tmp_path / "other", "# another project\n")
+    args = ("llvm", "compat", "--source", str(tree), "--llvm", str(LLVM), "--backends", "cpu", "--no-proton",
+            "--offline", "--no-canary", "--range", "HEAD~1..HEAD", "--cache-dir", str(tmp_path / "cache"))
+    refused(run_cli(*args, "--submodule", f"third_party/x={repo}", cwd=tmp_path, check=False), "is not a submodule")
+    refused(run_cli(*args, "--submodule", f"{SUB}={tmp_path}/none", cwd=tmp_path, check=False), "not a directory")
+    refused(run_cli(*args, "--submodule", f"{SUB}={other}", cwd=tmp_path, check=False), "has no commit")
+    _git(other, "fetch", "-q", str(repo), "main:refs/heads/theirs")
+    found = run_cli(*args, "--submodule", f"{SUB}={other}", cwd=tmp_path, check=False)
+    assert found.returncode == 0, found.stdout + found.stderr  # the refusal above was not cached as a finding
+
+
+def test_links_in_the_submodule_are_carried_as_links_and_a_repeat_is_a_no_op(tmp_path: Path) -> None:
+    repo, _ = _sub_repo(tmp_path / "sleef")
+    (repo / "srcdir").symlink_to("src")
+    (repo / "dangling").symlink_to("nothing-here")
+    (repo / "link.c").symlink_to("src/f.c")
+    commit = git_commit(repo, init=False)
+    tree = _tree_with_gitlink(tmp_path, commit)
+    root = Path(_plan(tree, tmp_path, "--submodule", f"{SUB}={repo}")["source"]["root"]) / SUB
+    assert {n: str((root / n).readlink()) for n in ("srcdir", "dangling", "link.c")} == {
+        "srcdir": "src", "dangling": "nothing-here", "link.c": "src/f.c"}
+    before = {p.name: p.lstat().st_mtime_ns for p in root.iterdir()}
+    export = tmp_path / "cache" / "submodules" / commit
+    made = export.stat().st_ino
+    _plan(tree, tmp_path, "--submodule", f"{SUB}={repo}")
+    assert {p.name: p.lstat().st_mtime_ns for p in root.iterdir()} == before
+    assert export.stat().st_ino == made  # the export of that commit is used again, not made afresh
+
+
+@pytest.mark.parametrize(("setup", "entry", "words"), [
+    ("file", f"{SUB}={{repo}}", "is a file"),
+    ("link", f"{SUB}={{repo}}", "is a link"),
+    ("", f"{SUB}={{repo}}", "more than once"),
+    ("nested", "deps={repo}", "records no submodule commit at deps"),
+])
+def test_odd_places_and_entries_are_refused_naming_the_submodule(tmp_path: Path, setup: str, entry: str,
+                                                                   words: str) -> None:
+    repo, first = _sub_repo(tmp_path / "sleef")
+    tree = _tree_with_gitlink(tmp_path, first)
+    (tree / SUB).rmdir()
+    if setup == "file":
+        (tree / SUB).write_text("junk\n")
+    elif setup == "link":
+        (tree / SUB).symlink_to(repo)
+    else:
+        (tree / SUB).mkdir()
+    if setup == "nested":
+        (tree / ".gitmodules").write_text('[submodule "deps"]\n\tpath = deps\n')
+        _git(tree, "update-index", "--add", "--cacheinfo", f"160000,{first},deps/sleef")
+    given = ["--submodule", entry.format(repo=repo)] + (["--submodule", f"./{SUB}/={repo}"] if not setup else [])
+    refused(plan(tree, tmp_path, "--backends", "cpu", *given), words, "--submodule")
+    assert not (tmp_path / "cache" / "patched").exists()
+
+
+def test_a_patch_into_the_supplied_submodule_is_refused(tmp_path: Path) -> None:
+    repo, first = _sub_repo(tmp_path / "sleef")
+    tree = _tree_with_gitlink(tmp_path, first)
+    (tmp_path / "p.diff").write_text(f"--- /dev/null\n+++ b/{SUB}/extra.c\n@@ -0,0 +1 @@\n+int x;\n")
+    refused(plan(tree, tmp_path, "--backends", "cpu", "--submodule", f"{SUB}={repo}", "--patch", "p.diff"),
+            "a file of the submodule that --submodule supplies")
+
+
+def test_container_runs_refuse_submodules_before_the_engine(tmp_path: Path) -> None:
+    from tests.integration.conftest import run_cli
+
+    repo, first = _sub_repo(tmp_path / "sleef")
+    tree = _tree_with_gitlink(tmp_path, first)
+    engine = tmp_path / "bin" / "docker"
+    engine.parent.mkdir()
+    engine.write_text(f"#!/bin/sh\necho ran >> {tmp_path}/engine.txt\n")
+    engine.chmod(0o755)
+    import os
+
+    proc = run_cli("build", "--source", str(tree), "--backends", "cpu", "--submodule", f"{SUB}={repo}",
+                   "--container", "quay.io/pypa/manylinux_2_28_x86_64", "--container-engine", "docker",
+                   "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path, check=False,
+                   env={"PATH": f"{engine.parent}:{os.environ['PATH']}"})
+    refused(proc, "--container does not mount --submodule")
+    assert not (tmp_path / "engine.txt").exists()
+
+
+def test_gitmodules_is_read_as_git_reads_it() -> None:
+    from tritonbuild.resolve.source import parse_gitmodules
+
+    text = ('[submodule "sleef"]\n\tpath = third_party/sleef\n\turl = https://x\n[include]\n\tpath = /etc/x\n'
+            '[submodule "b"]\n\tPath = "third_party/b c" ; a comment\n')
+    assert parse_gitmodules(text) == ("third_party/sleef", "third_party/b c")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild import __version__
-from tritonbuild.errors import BuildFailed, DiskProblem, UserError
+from tritonbuild.errors import BuildFailed, DiskProblem, InputMissing, UserError
 from tritonbuild.execute import canary
 from tritonbuild.gather import collect, commits
 from tritonbuild.gather.commits import Commit, History
@@ -168,7 +168,7 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, no_ca
     history = commits.history(checkout, given_range)
     key = answer_key(llvm, s, request, canary_on)
     run = _Run(request, reporter, history, llvm, canary_on, cache_root, cache_root / "compat" / key,
-               submodules={sub: cwd / repo for sub, repo in map(split_submodule, s.submodules)})
+               submodules=_clones(s, checkout, cwd))
     n = len(history.commits)
     most = bisect.most_steps(n)
     on_start(f"llvm compat: {history.checkout}, {n} first-parent commit(s) {history.start}..{history.end} "
@@ -196,6 +196,24 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, no_ca
     return Finding(str(history.checkout), llvm, history, canary_on, str(run.results), tuple(steps), index, exports)
 
 
+def _clones(s: Settings, checkout: Path, cwd: Path) -> dict[str, Path]:
+    """``--submodule``'s clones by path, each checked before any commit is tested (a submodule of the checkout's
+    .gitmodules, a git repository that is no partial clone): a typo is bad input, never "no commit builds"."""
+    from tritonbuild.gather import submodules
+    from tritonbuild.resolve.source import parse_gitmodules
+    from tritonbuild.system.fileutil import read_checked
+
+    declared = parse_gitmodules(read_checked(checkout / ".gitmodules", checkout, "the source's submodule list") or "")
+    out: dict[str, Path] = {}
+    for sub, raw in map(split_submodule, s.submodules):
+        if sub not in declared:
+            raise UserError(f"--submodule {sub}={raw} (from {s.origin('submodules')}): {sub} is not a submodule of "
+                            f"the checkout {checkout} (its .gitmodules names: {', '.join(declared) or 'none'}).")
+        out[sub] = cwd / Path(raw).expanduser()
+        submodules.check_repo(out[sub], sub, s.origin("submodules"))
+    return out
+
+
 def one_step(run: _Run, commit: Commit) -> Step:
     """The cached result of ``commit``, else: export, plan (preflight kept), canary; stored."""
     entry = run.results / f"{commit.sha}.json"
@@ -220,7 +238,7 @@ def one_step(run: _Run, commit: Commit) -> Step:
                 causes = ({"cause": f"{len(result.failed)} unit(s) did not compile (timed out: "
                                     f"{len(result.timed_out)})", "kind": "error", "units": len(result.failed),
                            "unit_files": [], "example": ""},)
-    except DiskProblem:
+    except (DiskProblem, InputMissing):
         raise
     except UserError as exc:
         reason = _relative(str(exc), None, tree)

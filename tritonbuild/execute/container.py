@@ -117,6 +117,10 @@ def _local(value: str) -> bool:
 def _mount_paths(s: Settings, cwd: Path) -> list[str]:
     """The host paths the build reads: the source (the working directory when none is given), every local path of
     ``PATH_SETTINGS``; each must exist."""
+    if s.submodules:
+        raise UserError(f"--container does not mount --submodule's clones ({', '.join(map(show, s.submodules))}, "
+                        f"from {s.origin('submodules')}): check the submodule out in the checkout (`git submodule "
+                        "update --init`), which is mounted, or build without --container; nothing was run.")
     found = [str(cwd)] if s.source is None else [s.source] if _local(s.source) else []
     for name in PATH_SETTINGS:
         value = getattr(s, name)

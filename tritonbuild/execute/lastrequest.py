@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 from tritonbuild.errors import UserError
 from tritonbuild.gather.git import is_git_url
 from tritonbuild.settings import cacheroot, recipes
-from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, join_patch, resolve_settings, split_patch, text_problem
+from tritonbuild.settings.model import (
+    SPEC_BY_NAME,
+    SPECS,
+    join_patch,
+    resolve_settings,
+    split_patch,
+    split_submodule,
+    text_problem,
+)
 
 if TYPE_CHECKING:  # status reads records: it needs neither the request nor the resolver
     from tritonbuild.request import Request
@@ -100,6 +108,8 @@ def _absolute(name: str, value: Any, cwd: Path) -> Any:
             return text
         return os.path.normpath(cwd / Path(text).expanduser())  # `../../p.patch` typed in the checkout: its place
 
+    if name == "submodules" and value:  # PATH=REPO: the clone made absolute, the submodule's path kept
+        return tuple(f"{sub}={one(repo)}" for sub, repo in map(split_submodule, value))
     if name not in PATH_SETTINGS or value is None:
         return value
     if name == "patches":  # NAME=FILE: the FILE made absolute, the plugin NAME kept

@@ -303,7 +303,8 @@ def patched_source(s: Settings, given: list[str], checkout: Path, cwd: Path, cac
     subs = submodules.supply(checkout, s.submodules, s.origin("submodules"), cwd, cache, warn)
     if not given and not subs:
         return checkout, (), ()
-    root, applied = patches.prepare(checkout, list(given), s.origin("patches"), cwd, cache, submodules=subs)
+    root, applied = patches.prepare(checkout, list(given), s.origin("patches"), cwd, cache,
+                                    check=submodules.patch_check(subs), submodules=subs)
     return root, applied, tuple((p, c) for p, (c, _) in sorted(subs.items()))
 
 

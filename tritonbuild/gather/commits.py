@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from tritonbuild.errors import UserError
+from tritonbuild.errors import InputMissing, UserError
 from tritonbuild.llvm.probe import probe, system_prefixes
 from tritonbuild.resolve.facts import LLVMInstall
 from tritonbuild.settings.model import MAX_TEXT, show, text_problem
@@ -168,6 +168,7 @@ def export_tree(repo: Path, treeish: str, commit: str, trees: Path,
         links = _write_tree(repo, treeish, staging, commit)
         for path, sub in sorted(links.items()):
             if path in (submodules or {}):
+                _has_commit((submodules or {})[path], sub, path, commit)
                 _write_tree((submodules or {})[path], sub, staging, sub, under=path)
         (staging / "tree" / MARKER).write_text(json.dumps({"commit": commit, "tree": treeish}) + "\n")
         if dest.exists() or dest.is_symlink():
@@ -182,6 +183,27 @@ def export_tree(repo: Path, treeish: str, commit: str, trees: Path,
                         f"({exc.filename or ''}: {exc.strerror or exc}).") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _has_commit(repo: Path, sub: str, path: str, commit: str) -> None:
+    res = safegit.run_git(repo, "cat-file", "-t", "--end-of-options", f"{sub}^{{commit}}", timeout=30)
+    if not res.ok or res.stdout.strip() != "commit":
+        raise InputMissing(f"--submodule {path}={repo}: {repo} has no commit {sub[:12]}, the one commit "
+                           f"{commit[:12]} records for {path}. Fetch it there (`git -C {repo} fetch origin {sub}`) "
+                           "or name a clone that has it; no commit's result was recorded.")
+
+
+def export_of(d: Path) -> str | None:
+    """The commit the export ``d``'s marker names (None: no export, a link, a marker that is no small JSON)."""
+    mark = d / MARKER
+    try:
+        if d.is_symlink() or mark.is_symlink() or not mark.is_file() or mark.stat().st_size > 4096:
+            return None
+        data = json.loads(mark.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    commit = data.get("commit") if isinstance(data, dict) else None
+    return commit if isinstance(commit, str) and commit == d.name else None
 
 
 def staging_pid(d: Path) -> int | None:

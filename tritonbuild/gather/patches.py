@@ -614,8 +614,12 @@ def sync(root: Path, files: Sequence[str], patched: Mapping[str, tuple[bytes, in
 
 def _copy_content(src: Path, dst: Path) -> None:
     """``src`` (a regular file tritonbuild exported) at ``dst`` unless ``dst`` already has its bytes and mode: an
-    export made afresh has new mtimes, and copying by mtime would rebuild what it feeds at every run."""
+    export made afresh has new mtimes, and copying by mtime would rebuild what it feeds at every run. A link is
+    carried as a link (``_copy``)."""
     st = src.lstat()
+    if stat.S_ISLNK(st.st_mode):
+        _copy(src, dst)
+        return
     try:
         have: os.stat_result | None = dst.lstat()
     except FileNotFoundError:

@@ -196,8 +196,8 @@ def _source_remarks(src: SourceInfo, facts: Facts, notes: list[str], warnings: l
                             f"{(names or {}).get(copy, '?')}, not the plugin dir {given}: an edit in the plugin dir "
                             "reaches it at the next `tritonbuild develop`, and an edit made in the copy is "
                             "overwritten then")
-    if facts.patches and editable:
-        warnings.append(f"the editable install points at tritonbuild's patched copy {src.root}, not at the checkout "
+    if (facts.patches or facts.submodules) and editable:
+        warnings.append(f"the editable install points at tritonbuild's copy {src.root}, not at the checkout "
                         f"{facts.checkout}: an edit in the checkout reaches it at the next `tritonbuild develop`, "
                         "and an edit made in the copy is overwritten then")
     if facts.default_pin and facts.default_pin != src.pin.llvm_hash:

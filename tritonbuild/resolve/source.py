@@ -183,11 +183,34 @@ def finds_lld(cmakelists: str) -> bool:
     return bool(_FIND_LLD.search(cmakelists))
 
 
-_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(\S+)\s*$", re.M)
+_SECTION = re.compile(r"\s*\[\s*([A-Za-z0-9.-]+)(?:\s+\"(?:[^\"\\]|\\.)*\")?\s*\]\s*(?:[#;].*)?")
+_KEY = re.compile(r"\s*([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)")
+
+
+def _config_value(raw: str) -> str:
+    """A git config value as git reads it: quotes removed, a comment (``#``/``;`` outside quotes) dropped."""
+    out, quoted = [], False
+    for ch in raw.strip():
+        if ch == '"':
+            quoted = not quoted
+        elif ch in "#;" and not quoted:
+            break
+        else:
+            out.append(ch)
+    return "".join(out).strip()
 
 
 def parse_gitmodules(text: str) -> tuple[str, ...]:
-    return tuple(_SUBMODULE_PATH.findall(text))
+    """The ``path`` of each ``[submodule "NAME"]`` section of a .gitmodules (keys case-insensitive, values quoted
+    or not); a ``path`` of another section (``[include]``) is no submodule."""
+    found, section = [], ""
+    for line in text.splitlines():
+        if (head := _SECTION.fullmatch(line)) is not None:
+            section = head.group(1).lower()
+        elif (section == "submodule" and (kv := _KEY.fullmatch(line)) and kv.group(1).lower() == "path"
+              and (value := _config_value(kv.group(2)))):
+            found.append(value)
+    return tuple(dict.fromkeys(found))
 
 
 def parse_build_requires(text: str) -> tuple[str, ...]:

@@ -499,7 +499,10 @@ def _patch_entries(value: list[str]) -> str | None:
 def split_submodule(entry: str) -> tuple[str, str]:
     """A ``--submodule PATH=REPO`` entry as (PATH, REPO); PATH as ``.gitmodules`` writes it (no trailing '/')."""
     sub, _, repo = entry.partition("=")
-    return sub.strip().rstrip("/"), repo
+    sub = sub.strip().rstrip("/")
+    while sub.startswith("./"):
+        sub = sub[2:]
+    return sub, repo.strip()
 
 
 def _submodule_entries(value: list[str]) -> str | None:
@@ -512,6 +515,10 @@ def _submodule_entries(value: list[str]) -> str | None:
         if sub.startswith("/") or any(p in ("", ".", "..") or p.lower() == ".git" for p in parts) or \
                 any(not ch.isprintable() for ch in sub):
             return f"names the submodule path {sub[:200]!r}, which is not a plain path inside the source"
+    places = [split_submodule(item)[0] for item in value]
+    twice = sorted({p for p in places if places.count(p) > 1})
+    if twice:
+        return f"names the submodule {twice[0]!r} more than once (one clone per submodule)"
     return _paths([split_submodule(item)[1] for item in value])
 
 

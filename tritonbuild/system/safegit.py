@@ -6,7 +6,9 @@ stat-dirty file, a hook, a diff driver, an askpass or ssh command). Every git ru
 reads the repository's effective config first (``git config --list`` runs nothing), and overrides, through
 ``GIT_CONFIG_COUNT``, every program-running key that comes from the repository's own files (scope ``local`` or
 ``worktree``: included files inherit their includer's scope). The system and the user's global config stay
-trusted (their proxy, credentials, git-lfs). Hooks are off, there is no pager, no prompt, no optional lock (a
+trusted (their proxy, credentials, git-lfs). A run that is no fetch never fetches: a partial clone's promisor
+remotes are pointed nowhere (``no_lazy_fetch``), so a missing object is an error, not a download that runs the
+repository's upload-pack. Hooks are off, there is no pager, no prompt, no optional lock (a
 ``plan`` writes no index), and only the https, http, ssh, git and file protocols are allowed (``ext::`` never).
 For a fetch, repository config that points the network elsewhere (credential helpers, ``url.*``, ``http.*``,
 upload-pack, proxies) is refused: tritonbuild's own clones never have it.
@@ -105,6 +107,27 @@ def overrides(entries: Sequence[Entry]) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
+NO_REMOTE = "/nonexistent/tritonbuild-reads-never-fetch"  # where a read's lazy fetch is sent: it fails at once
+
+
+def promisors(entries: Sequence[Entry]) -> list[str]:
+    """The remotes a partial clone fetches missing objects from on demand (``extensions.partialClone``,
+    ``remote.<name>.promisor``): a read (``cat-file``, ``ls-tree``) there would fetch, running the repository's own
+    ``remote.<name>.uploadpack`` and reaching the network under --offline."""
+    names = [v for _, k, v in entries if k.lower() == "extensions.partialclone" and v]
+    names += [k[len("remote."):-len(".promisor")] for _, k, v in entries if k.lower().startswith("remote.")
+              and k.lower().endswith(".promisor") and v.lower() in ("true", "yes", "on", "1")]
+    return sorted(set(names))
+
+
+def no_lazy_fetch(entries: Sequence[Entry]) -> list[tuple[str, str]]:
+    """Config that turns a partial clone's on-demand fetch into a failure (git 2.44's GIT_NO_LAZY_FETCH is set too,
+    but older git, Debian 12's 2.39, has no switch): each promisor remote's URL points nowhere, and its upload-pack
+    is git's own."""
+    return [pair for n in promisors(entries) for pair in ((f"remote.{n}.url", NO_REMOTE),
+                                                          (f"remote.{n}.uploadpack", "git-upload-pack"))]
+
+
 def network_keys(entries: Sequence[Entry]) -> list[str]:
     """The repository's own keys a fetch must not follow."""
     return [key for scope, key, _ in entries if scope not in TRUSTED_SCOPES and _NETWORK.fullmatch(key.lower())]
@@ -134,7 +157,9 @@ def session(path: Path, *, fetch: bool = False, env: Mapping[str, str] | None = 
             "tritonbuild did not write: it does not fetch with it. If this is tritonbuild's cached clone, delete "
             f"it (rm -rf {path}) and run again; otherwise clone the repository yourself and pass its path."
         )
-    child_env = with_config(base_env(env), overrides(entries))
+    reads = [] if fetch else no_lazy_fetch(entries)
+    child_env = with_config(base_env(env) | ({} if fetch else {"GIT_NO_LAZY_FETCH": "1"}),
+                            [*overrides(entries), *reads])
 
     def git(*args: str, timeout: float | None = 60) -> Result:
         return run(["git", "--no-pager", "-C", str(path), *check_args(args)], env=child_env, timeout=timeout)
@@ -145,7 +170,8 @@ def session(path: Path, *, fetch: bool = False, env: Mapping[str, str] | None = 
 def stream(path: Path, *args: str, stdin: IO[bytes]) -> subprocess.Popen[bytes]:
     """``git -C path ARGS`` hardened as ``session``'s, started with its stdout a binary pipe (``proc.start_bytes``:
     raw blobs, never decoded); the caller calls ``proc.end`` on every way out."""
-    env = with_config(base_env(), overrides(read_config(path)))
+    entries = read_config(path)
+    env = with_config(base_env() | {"GIT_NO_LAZY_FETCH": "1"}, [*overrides(entries), *no_lazy_fetch(entries)])
     return start_bytes(["git", "--no-pager", "-C", str(path), *check_args(args)], stdin=stdin, env=env)
 
 
