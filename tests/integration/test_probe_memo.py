@@ -39,6 +39,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
 
 def _plan(tree: Path, cache: Path) -> str:
     pythons._probe.cache_clear()  # as a new process: nothing remembered in memory
+    cache.mkdir(exist_ok=True)  # memos are kept only in a cache root that exists (a first plan writes nothing)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), pytest.raises(SystemExit) as exc:
         main(["plan", "--source", str(tree), "--llvm", str(LLVM), "--offline", "--cache-dir", str(cache),
@@ -76,6 +77,7 @@ def test_a_touched_llvm_config_or_a_new_library_runs_it_again(tmp_path: Path) ->
     def count() -> int:
         return len(runs.read_text().splitlines()) if runs.exists() else 0
 
+    (tmp_path / "cache").mkdir(exist_ok=True)
     with probememo.kept_in(tmp_path / "cache"):
         assert probe(prefix).version == "22.1.8" and count() == 2
         assert probe(prefix).targets_built == ("NVPTX", "X86") and count() == 2  # remembered
@@ -100,6 +102,7 @@ def test_a_replaced_interpreter_or_a_new_package_runs_the_probe_again(tmp_path: 
         assert pythons.probe(str(fake), require_headers=False).version == ".".join(map(str, sys.version_info[:3]))
         return len(runs.read_text().splitlines())
 
+    (tmp_path / "cache").mkdir(exist_ok=True)
     with probememo.kept_in(tmp_path / "cache"):
         assert probed() == 1
         assert probed() == 1
@@ -115,6 +118,7 @@ def test_a_commit_is_remembered_and_an_edit_is_still_dirty(tmp_path: Path, start
     repo.mkdir()
     (repo / "f").write_text("x")
     commit = git_commit(repo)
+    (tmp_path / "cache").mkdir(exist_ok=True)
     with probememo.kept_in(tmp_path / "cache"):
         first = git_state(repo)
         started.clear()

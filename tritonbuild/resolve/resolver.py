@@ -197,7 +197,8 @@ def _source_remarks(src: SourceInfo, facts: Facts, notes: list[str], warnings: l
                             "reaches it at the next `tritonbuild develop`, and an edit made in the copy is "
                             "overwritten then")
     if (facts.patches or facts.submodules) and editable:
-        warnings.append(f"the editable install points at tritonbuild's copy {src.root}, not at the checkout "
+        kind = "patched copy" if facts.patches else "copy"
+        warnings.append(f"the editable install points at tritonbuild's {kind} {src.root}, not at the checkout "
                         f"{facts.checkout}: an edit in the checkout reaches it at the next `tritonbuild develop`, "
                         "and an edit made in the copy is overwritten then")
     if facts.default_pin and facts.default_pin != src.pin.llvm_hash:

@@ -123,7 +123,7 @@ def remember(kind: str, key: Mapping[str, Any], value: Any) -> None:
         return
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):  # a read-only or full cache dir: the probe just runs next time too
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(exist_ok=True)  # never the cache root itself: a plan of a new cache leaves the disk as it was
         tmp.write_text(text)
         os.replace(tmp, path)
     with contextlib.suppress(OSError):
