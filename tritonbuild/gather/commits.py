@@ -185,9 +185,14 @@ def export_tree(repo: Path, treeish: str, commit: str, trees: Path,
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def has_commit(repo: Path, sha: str) -> bool:
+    """Whether ``repo`` holds ``sha`` as a commit (an annotated tag's id peels to one)."""
+    res = safegit.run_git(repo, "cat-file", "-t", "--end-of-options", f"{sha}^{{commit}}", timeout=30)
+    return res.ok and res.stdout.strip() == "commit"
+
+
 def _has_commit(repo: Path, sub: str, path: str, commit: str) -> None:
-    res = safegit.run_git(repo, "cat-file", "-t", "--end-of-options", f"{sub}^{{commit}}", timeout=30)
-    if not res.ok or res.stdout.strip() != "commit":
+    if not has_commit(repo, sub):
         raise InputMissing(f"--submodule {path}={repo}: {repo} has no commit {sub[:12]}, the one commit "
                            f"{commit[:12]} records for {path}. Fetch it there (`git -C {repo} fetch origin {sub}`) "
                            "or name a clone that has it; no commit's result was recorded.")

@@ -81,8 +81,7 @@ def check_repo(repo: Path, sub: str, origin: str) -> None:
 
 def _repo_has(repo: Path, commit: str, sub: str, origin: str) -> None:
     check_repo(repo, sub, origin)
-    res = safegit.run_git(repo, "cat-file", "-t", "--end-of-options", f"{commit}^{{commit}}", timeout=30)
-    if not res.ok or res.stdout.strip() != "commit":
+    if not commits.has_commit(repo, commit):
         raise UserError(f"--submodule {sub}={repo} (from {origin}): {repo} has no commit {commit[:12]}, the one the "
                         f"source records for {sub}. Fetch it there (`git -C {repo} fetch origin {commit}`) or name "
                         "another clone; nothing was built.")
