@@ -76,3 +76,46 @@ def test_a_failed_finding_becomes_the_build_error_in_the_check_words_or_the_gene
     with pytest.raises(BuildFailed) as err:
         acceptance.refuse(wheel, [Finding("import", "fail", "short", message="The whole paragraph.", tail="a\nb")])
     assert str(err.value) == "The whole paragraph." and err.value.tail == "a\nb"
+
+
+class _Fake:
+    """A check that records when it ran and on which thread, and finds what it is told to."""
+
+    def __init__(self, name: str, status: str, log: list[tuple[str, str]], *, integrity: bool = False,
+                 code: bool = False) -> None:
+        self.name, self.status, self.log = name, status, log
+        self.integrity, self.runs_wheel_code = integrity, code
+
+    def applies(self, ctx: object) -> bool:
+        return True
+
+    def run(self, ctx: object) -> list[Finding]:
+        import threading
+
+        self.log.append((self.name, threading.current_thread().name))
+        return [Finding(self.name, self.status, self.status)]  # type: ignore[arg-type]
+
+
+def test_every_integrity_check_comes_before_every_check_that_runs_wheel_code() -> None:
+    for where in ("build", "verify"):
+        found = registry.checks(where)  # type: ignore[arg-type]
+        last_integrity = max(i for i, c in enumerate(found) if registry.vouches(c))
+        first_code = min(i for i, c in enumerate(found) if registry.runs_wheel_code(c))
+        assert last_integrity < first_code, where
+
+
+@pytest.mark.parametrize("record", ["ok", "fail"])
+def test_integrity_checks_beside_the_others_keep_the_order_and_a_failure_still_comes_first(record: str) -> None:
+    """A quick rebuild's checks run the install prefix's code, not the wheel's: RECORD reads the wheel in a thread
+    while the import and compile checks run; the findings are as one after another would give, cut after the first
+    failure (RECORD's, when it fails, so the build names it)."""
+    log: list[tuple[str, str]] = []
+    checks = [_Fake("RECORD", record, log, integrity=True), _Fake("libraries", "ok", log),
+              _Fake("import", "ok", log, code=True), _Fake("compile", "ok", log, code=True)]
+    found = registry.run(checks, None, stop_at_fail=True, code_elsewhere=True)  # type: ignore[arg-type]
+    main = [t for n, t in log if n != "RECORD"]
+    assert {t for n, t in log if n == "RECORD"}.isdisjoint(main)  # another thread
+    assert [f.check for f in found] == (["RECORD"] if record == "fail" else ["RECORD", "libraries", "import",
+                                                                              "compile"])
+    alone = registry.run(checks, None, stop_at_fail=True)  # type: ignore[arg-type]
+    assert [f.check for f in alone][:1] == ["RECORD"] and (record == "ok") == (len(alone) == 4)

@@ -71,3 +71,84 @@ def test_a_large_changed_member_is_deflated_in_parallel_chunks_into_one_valid_st
         info = zf.getinfo("triton/_C/libtriton.so")
         assert zf.read(info) == lib and info.compress_type == zipfile.ZIP_DEFLATED
         assert info.compress_size < len(lib) // 2  # the chunks see the window before them
+
+
+def test_an_unchanged_file_is_not_read_again_and_a_changed_or_lying_entry_is(tmp_path: Path, monkeypatch) -> None:
+    """The sums file keeps each prefix file's CRC-32 under its stat key: the next quick rebuild copies an unchanged
+    member without reading the file; an edit (new stat) or an entry that does not match the last wheel reads it."""
+    data, lib = b"\x00data" * 50_000, b"\x7fELF" * 1000
+    last, prefix, sums = tmp_path / "last.whl", tmp_path / "prefix", tmp_path / "sums.json"
+    _last_wheel(last, {"triton/data.bin": data, "triton/_C/libtriton.so": lib})
+    for name, body in {"triton/data.bin": data, "triton/_C/libtriton.so": lib}.items():
+        (prefix / name).parent.mkdir(parents=True, exist_ok=True)
+        (prefix / name).write_bytes(body)
+    files = [prefix / "triton/data.bin", prefix / "triton/_C/libtriton.so"]
+    assert writer.write_wheel(last, prefix, files, tmp_path / "a.whl", 1, sums_file=sums) == {"copied": 2,
+                                                                                          "deflated": 0}
+    read: list[str] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (read.append(self.name), real(self))[1])
+    (prefix / "triton/_C/libtriton.so").write_bytes(b"\x7fELF new" * 1000)
+    counts = writer.write_wheel(tmp_path / "a.whl", prefix, files, tmp_path / "b.whl", 1, sums_file=sums)
+    assert counts == {"copied": 1, "deflated": 1} and read == ["libtriton.so"]  # data.bin copied unread
+    with zipfile.ZipFile(tmp_path / "b.whl") as zf:
+        assert zf.read("triton/data.bin") == data and zf.read("triton/_C/libtriton.so") == b"\x7fELF new" * 1000
+    # a lying entry (the build dir's content is hostile): right stat key, a CRC the last wheel does not have
+    import json
+    entries = json.loads(sums.read_text())
+    entries["triton/data.bin"][1] ^= 1
+    sums.write_text(json.dumps(entries))
+    read.clear()
+    writer.write_wheel(tmp_path / "b.whl", prefix, files, tmp_path / "c.whl", 1, sums_file=sums)
+    assert "data.bin" in read
+    for junk in ("[]", "{", '{"triton/data.bin": [1, 2, 3]}', "x" * 10):
+        sums.write_text(junk)
+        assert writer.read_sums(sums) == {}
+    sums.write_text(json.dumps(entries))
+    assert writer.read_sums(sums)
+    sums.chmod(0o666)  # writable by others: not this user's alone
+    assert writer.read_sums(sums) == {}
+    sums.unlink()
+    sums.symlink_to(tmp_path / "a.whl")
+    assert writer.read_sums(sums) == {}
+
+
+def test_whatever_the_sums_file_holds_the_wheel_holds_the_prefix_files(tmp_path_factory) -> None:
+    """Hostile sums files (generated JSON and bytes, up to 4 KiB, 200 cases, with the files' real stat keys and the
+    last wheel's real CRCs among the values): the wheel's members are always the prefix's files, byte for byte, and
+    the sums file written after is well-formed. (An entry naming the stat key, CRC and size exactly is trusted as
+    the build dir is: sizes equal to the last wheel's members are not generated.)"""
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    base = tmp_path_factory.mktemp("sums")
+    data = {"triton/a.bin": b"a" * 5000, "triton/b.py": b"x = 2\n"}
+    last = base / "last.whl"
+    _last_wheel(last, {"triton/a.bin": b"b" * 5000, "triton/b.py": b"x = 1\n"})  # both changed since
+    prefix = base / "prefix"
+    for name, body in data.items():
+        (prefix / name).parent.mkdir(parents=True, exist_ok=True)
+        (prefix / name).write_bytes(body)
+    keys = {n: writer._stat_key(prefix / n) for n in data}
+    old_crc = {n: zipfile.ZipFile(last).getinfo(n).CRC for n in data}
+    sizes = st.integers(-2**40, 2**40).filter(lambda n: n not in (5000, 6))  # the last wheel's: see above
+    scalar = st.one_of(sizes, st.text(max_size=20), st.sampled_from([*keys.values()]),
+                       st.sampled_from([*old_crc.values()]), st.booleans(), st.none())
+    entry = st.lists(scalar, max_size=4)
+    doc = st.one_of(st.dictionaries(st.sampled_from([*data, "x"]), entry, max_size=3).map(json.dumps),
+                    st.binary(max_size=4096).map(lambda b: b.decode("latin-1")))
+
+    @settings(max_examples=200, deadline=2000)
+    @given(doc)
+    def check(text: str) -> None:
+        sums = base / "sums.json"
+        sums.write_text(text)
+        dest = base / "out.whl"
+        writer.write_wheel(last, prefix, [prefix / n for n in data], dest, 1, sums_file=sums)
+        with zipfile.ZipFile(dest) as zf:
+            assert {n: zf.read(n) for n in data} == data
+        assert set(writer.read_sums(sums)) == set(data)
+
+    check()

@@ -24,6 +24,7 @@ from tritonbuild.execute.strategies import choose
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
 from tritonbuild.result import BuildResult
+from tritonbuild.system import probememo
 
 
 def build_wheel(plan: Plan, reporter: Reporter, *, env: Mapping[str, str],
@@ -43,7 +44,8 @@ def build_wheel(plan: Plan, reporter: Reporter, *, env: Mapping[str, str],
     try:
         _empty(build_tmp(plan))  # what a killed build's children left there
         run.stage = prepare(plan, log=lambda m: reporter.note(m, topic="nvidia"))
-        result = choose(plan, env).make(run)
+        with probememo.kept_in(Path(plan.cache_root)):  # the SBOM's dpkg answers, as the plan's probes
+            result = choose(plan, env).make(run)
         if compile_commands:
             for note in link_compile_commands(plan):
                 reporter.note(note)

@@ -31,6 +31,11 @@ def prefix_of(plan: Plan) -> Path:
     return Path(plan.cmake.build_dir) / PREFIX
 
 
+def sums_file(plan: Plan) -> Path:
+    """The CRC-32 of each prefix file under its stat key (``writer.write_wheel``'s ``sums_file``)."""
+    return Path(plan.cmake.build_dir) / f"{PREFIX}.sums.json"
+
+
 def commands(plan: Plan) -> list[list[str]] | None:
     """ninja for the plan's targets, then ``cmake --install`` of its component into the kept prefix; None when
     the build dir does not record its ninja and cmake (never configured)."""

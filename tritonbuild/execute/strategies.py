@@ -104,8 +104,11 @@ class Quick:
         """The wheel written from the kept prefix: its seconds."""
         start = time.monotonic()
         prefix = quick.prefix_of(run.plan)
+        from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME  # written anew after the checks see the wheel
+
         counts = writer.write_wheel(self.base, prefix, quick.installed_files(run.plan),
-                                    run.tmp_wheels / self.base.name, run.plan.wheel.zip_level)
+                                    run.tmp_wheels / self.base.name, run.plan.wheel.zip_level,
+                                    leave_out=(f"{SBOM_DIR}/{SBOM_NAME}",), sums_file=quick.sums_file(run.plan))
         log.write(f"tritonbuild: wheel from {prefix}: {writer.describe(counts)}\n")
         return {"package": round(time.monotonic() - start, 2)}
 

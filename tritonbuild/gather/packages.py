@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.redact import redact_text
-from tritonbuild.system import proc, safegit
+from tritonbuild.system import probememo, proc, safegit
 from tritonbuild.system.fileutil import read_text
 
 
@@ -68,11 +68,33 @@ def installed(names: Iterable[str], namespace: str = "debian") -> dict[str, DebP
     return found
 
 
+# What decides dpkg's answers: its database (rewritten by every install and removal), its diversions, the distro
+DPKG_FILES = ("/var/lib/dpkg/status", "/var/lib/dpkg/diversions", "/etc/os-release")
+
+
 def packages_of(paths: Sequence[str]) -> dict[str, DebPackage]:
-    """The installed package that owns each of ``paths``, with its version (paths no package owns: left out)."""
-    own = owners(list(dict.fromkeys(paths)))
+    """The installed package that owns each of ``paths``, with its version (paths no package owns: left out).
+    Remembered (``probememo``, kind ``dpkg``) under the stat of dpkg's database and of the paths: a rebuild's
+    SBOM runs no dpkg-query while nothing was installed, removed or replaced."""
+    wanted = list(dict.fromkeys(paths))
+    if not wanted:
+        return {}
+    key = {"paths": wanted, "files": probememo.files_key([*DPKG_FILES, *wanted])}
+    memo = probememo.recall("dpkg", key, lambda v: _dpkg_memo(v, wanted))
+    if memo is not None:
+        return {path: DebPackage(*row) for path, row in memo.items()}
+    own = owners(wanted)
     pkgs = installed(own.values(), distro()) if own else {}
-    return {path: pkgs[name] for path, name in own.items() if name in pkgs}
+    found = {path: pkgs[name] for path, name in own.items() if name in pkgs}
+    probememo.remember("dpkg", key, {path: [p.name, p.version, p.arch, p.distro] for path, p in found.items()})
+    return found
+
+
+def _dpkg_memo(value: object, wanted: Sequence[str]) -> bool:
+    """A remembered answer's shape: each of ``wanted`` at most once, with four short strings."""
+    return isinstance(value, dict) and set(value) <= set(wanted) and all(
+        isinstance(row, list) and len(row) == 4 and all(isinstance(x, str) and 0 < len(x) <= 200 for x in row)
+        for row in value.values())
 
 
 _VERSION = re.compile(r'set\s*\(\s*PACKAGE_VERSION\s+"?([0-9][0-9A-Za-z.+-]*)"?\s*\)')

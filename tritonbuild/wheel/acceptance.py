@@ -39,7 +39,7 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str], reporter: Reporter, *,
     try:
         with zipguard.open_wheel(wheel) as zf:
             ctx = registry.context(wheel, zf, work / "tmp", build=BuildSide(plan, root, log, reporter, extra))
-            found = registry.run(registry.checks("build"), ctx, stop_at_fail=True)
+            found = registry.run(registry.checks("build"), ctx, stop_at_fail=True, code_elsewhere=prefix is not None)
     except zipguard.BadWheel as exc:
         found = [Finding("wheel", "fail", f"not a readable wheel: {exc}")]
     finally:

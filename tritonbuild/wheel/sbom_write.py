@@ -27,7 +27,7 @@ from tritonbuild.resolve.nvidia import bundled_tools
 from tritonbuild.system.fileutil import read_text, record_hash
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
-from tritonbuild.wheel.writer import _copy_compressed, _raw
+from tritonbuild.wheel.writer import Span, _copy_compressed
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -201,26 +201,53 @@ def _member(name: str, like: zipfile.ZipInfo) -> zipfile.ZipInfo:
 
 
 def add_sbom(plan: Plan, wheel: Path) -> dict[str, Any]:
-    """Rewrite ``wheel`` in place with its SBOM (replacing one an earlier build left in a reused dist-info);
-    returns what the SBOM holds, in numbers, for the log."""
+    """Add the SBOM to ``wheel`` (replacing one an earlier build left in a reused dist-info), with its RECORD row;
+    returns what the SBOM holds, in numbers, for the log. When the wheel has no SBOM yet and RECORD is its last
+    member (what ``writer`` writes) only RECORD is rewritten, after the SBOM; otherwise the wheel is rewritten."""
+    with zipfile.ZipFile(wheel) as old:
+        dist_info = dist_info_dir(old)
+        name, record = f"{dist_info}/{SBOM_DIR}/{SBOM_NAME}", f"{dist_info}/RECORD"
+        rows = [r for r in _record(old, dist_info) if r[0] not in (name, record)]
+        facts = gather(plan, old, rows)
+        text = sbom_json(plan, facts)
+        stamp = old.getinfo(record)
+        last = max(old.infolist(), key=lambda i: i.header_offset)
+        appendable = name not in old.NameToInfo and last.filename == record
+    listing = io.StringIO()
+    csv.writer(listing, lineterminator="\n").writerows(
+        [*rows, [name, f"sha256={record_hash(text.encode())}", str(len(text.encode()))], [record, "", ""]])
+    members = ((_member(name, stamp), text), (_member(record, stamp), listing.getvalue()))
+    (_replace_record if appendable else _rewrite)(wheel, record, members, plan.wheel.zip_level)
+    return {"path": name, "files": len(facts.files), "llvm_packages": [p.name for p in facts.llvm_packages]}
+
+
+Members = tuple[tuple[zipfile.ZipInfo, str], ...]
+
+
+def _replace_record(wheel: Path, record: str, members: Members, level: int) -> None:
+    """RECORD, the last member, cut off and ``members`` written in its place (the others are not read again)."""
+    with zipfile.ZipFile(wheel, "a") as zf:
+        info = zf.NameToInfo.pop(record)
+        zf.filelist.remove(info)
+        assert zf.fp is not None
+        zf.fp.seek(info.header_offset)
+        zf.fp.truncate()
+        zf.start_dir = info.header_offset
+        for member, data in members:
+            zf.writestr(member, data, compresslevel=level)
+
+
+def _rewrite(wheel: Path, record: str, members: Members, level: int) -> None:
+    """``wheel`` written anew without its RECORD and old SBOM, then ``members``."""
     tmp = wheel.with_name(f".{wheel.name}.sbom.partial")
+    replaced = {record, *(m.filename for m, _ in members)}
     try:
         with zipfile.ZipFile(wheel) as old, open(wheel, "rb") as raw_fp, zipfile.ZipFile(tmp, "w") as out:
-            dist_info = dist_info_dir(old)
-            name, record = f"{dist_info}/{SBOM_DIR}/{SBOM_NAME}", f"{dist_info}/RECORD"
-            rows = [r for r in _record(old, dist_info) if r[0] not in (name, record)]
-            facts = gather(plan, old, rows)
-            text = sbom_json(plan, facts)
             for info in old.infolist():
-                if info.filename not in (name, record):
-                    _copy_compressed(out, info, _raw(raw_fp, info))
-            stamp = old.getinfo(record)
-            out.writestr(_member(name, stamp), text, compresslevel=plan.wheel.zip_level)
-            listing = io.StringIO()
-            csv.writer(listing, lineterminator="\n").writerows(
-                [*rows, [name, f"sha256={record_hash(text.encode())}", str(len(text.encode()))], [record, "", ""]])
-            out.writestr(_member(record, stamp), listing.getvalue(), compresslevel=plan.wheel.zip_level)
+                if info.filename not in replaced:
+                    _copy_compressed(out, info, Span(raw_fp, info))
+            for member, data in members:
+                out.writestr(member, data, compresslevel=level)
         os.replace(tmp, wheel)
     finally:
         tmp.unlink(missing_ok=True)
-    return {"path": name, "files": len(facts.files), "llvm_packages": [p.name for p in facts.llvm_packages]}

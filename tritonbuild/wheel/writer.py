@@ -9,15 +9,18 @@ setting for it). zipfile has no public call to append a member whose compressed 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import inspect
 import io
+import json
 import os
+import stat
 import struct
 import time
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -86,16 +89,39 @@ SKBUILD_RUNNER = (
 )
 
 
-def _raw(fp: IO[bytes], info: zipfile.ZipInfo) -> bytes:
-    """A member's compressed bytes, read after its local header."""
+def _data_offset(fp: IO[bytes], info: zipfile.ZipInfo) -> int:
+    """Where a member's compressed bytes start: after its local header."""
     fp.seek(info.header_offset)
     header = fp.read(_LOCAL_HEADER)
     name_len, extra_len = struct.unpack("<HH", header[26:30])
-    fp.seek(info.header_offset + _LOCAL_HEADER + name_len + extra_len)
-    return fp.read(info.compress_size)
+    return int(info.header_offset + _LOCAL_HEADER + name_len + extra_len)
 
 
-def _copy_compressed(out: zipfile.ZipFile, info: zipfile.ZipInfo, raw: bytes) -> None:
+class Span:
+    """A member's compressed bytes in another open archive, copied by the kernel (``copy_file_range``) rather than
+    read into memory and written: a quick rebuild copies every unchanged member, 150 MB of package data included."""
+
+    def __init__(self, fp: IO[bytes], info: zipfile.ZipInfo) -> None:
+        self.fp, self.start, self.size = fp, _data_offset(fp, info), info.compress_size
+
+    def write_to(self, out: IO[bytes]) -> None:
+        out.flush()
+        at, done = out.tell(), 0
+        try:
+            while done < self.size:
+                n = os.copy_file_range(self.fp.fileno(), out.fileno(), self.size - done, self.start + done, at + done)
+                if n <= 0:
+                    break
+                done += n
+        except OSError:  # no copy_file_range here (another file system, an old kernel): read and write
+            pass
+        out.seek(at + done)
+        if done < self.size:
+            self.fp.seek(self.start + done)
+            out.write(self.fp.read(self.size - done))
+
+
+def _copy_compressed(out: zipfile.ZipFile, info: zipfile.ZipInfo, raw: bytes | Span) -> None:
     """Append a member whose compressed bytes are known (zipfile has no public call for it)."""
     new = zipfile.ZipInfo(info.filename, info.date_time)
     new.compress_type, new.external_attr, new.create_system = info.compress_type, info.external_attr, \
@@ -105,7 +131,10 @@ def _copy_compressed(out: zipfile.ZipFile, info: zipfile.ZipInfo, raw: bytes) ->
     assert out.fp is not None
     new.header_offset = out.fp.tell()
     out.fp.write(new.FileHeader())
-    out.fp.write(raw)
+    if isinstance(raw, Span):
+        raw.write_to(out.fp)
+    else:
+        out.fp.write(raw)
     out.filelist.append(new)
     out.NameToInfo[new.filename] = new
     out.start_dir = out.fp.tell()
@@ -140,22 +169,61 @@ def _record_row(name: str, data: bytes) -> list[str]:
     return [name, f"sha256={record_hash(data)}", str(len(data))]
 
 
+def _stat_key(path: Path) -> str:
+    """What identifies the file's content as it is now without reading it: device, inode, size and mtime. Not
+    ctime: ``cmake --install`` sets an up-to-date file's mode again on every run. A file whose content changed
+    under the same mtime and size is one that ``cmake --install`` itself takes for up to date and does not copy."""
+    st = path.lstat()
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
+SUMS_LIMIT = 16 << 20  # bytes: a sums file larger than this is not read (a real one is ~100 bytes a member)
+
+
+def read_sums(path: Path | None) -> dict[str, tuple[str, int, int]]:
+    """The CRC-32 and size of each prefix file as a stat key found them (``_stat_key``), kept by the last
+    ``write_wheel``; {} for anything but this user's regular file, writable by no one else, of one shape. An entry
+    is used only when it names the file's stat key now and the last wheel's member's CRC-32 and size: one that
+    does is trusted as the build dir is (like the last wheel and the prefix it sits beside)."""
+    try:
+        st = path.lstat() if path is not None else None
+        if path is None or st is None or not stat.S_ISREG(st.st_mode) or st.st_size > SUMS_LIMIT \
+                or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return {}
+        data = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: (v[0], v[1], v[2]) for k, v in data.items() if isinstance(v, list) and len(v) == 3
+            and isinstance(v[0], str) and all(isinstance(x, int) and not isinstance(x, bool) for x in v[1:])}
+
+
 def _reuse_or_deflate(out: zipfile.ZipFile, old: zipfile.ZipFile, raw_fp: IO[bytes], old_rows: dict[str, list[str]],
-                      prefix: Path, path: Path, level: int) -> tuple[list[str], bool]:
-    """Write one member: the last wheel's compressed bytes when its content is the same, else deflated anew.
-    Returns its RECORD row and whether it was copied."""
+                      prefix: Path, path: Path, level: int,
+                      sums: dict[str, tuple[str, int, int]]) -> tuple[list[str], bool]:
+    """Write one member: the last wheel's compressed bytes when its content is the same (the CRC-32 and size the
+    file had under the same stat key, else read and computed), else deflated anew. Returns its RECORD row and
+    whether it was copied; ``sums`` gets the file's stat key, CRC-32 and size."""
     name = path.relative_to(prefix).as_posix()
+    key, info = _stat_key(path), old.NameToInfo.get(name)
+    known = sums.get(name)
+    if known is not None and known[0] == key and info is not None and name in old_rows \
+            and (info.CRC, info.file_size) == known[1:]:
+        _copy_compressed(out, info, Span(raw_fp, info))
+        return old_rows[name], True
     data = path.read_bytes()
-    info = old.NameToInfo.get(name)
-    if info is not None and info.file_size == len(data) and zlib.crc32(data) == info.CRC and name in old_rows:
-        _copy_compressed(out, info, _raw(raw_fp, info))
+    crc = zlib.crc32(data)
+    sums[name] = (key, crc, len(data))
+    if info is not None and info.file_size == len(data) and crc == info.CRC and name in old_rows:
+        _copy_compressed(out, info, Span(raw_fp, info))
         return old_rows[name], True
     st = path.stat()
     new = zipfile.ZipInfo(name, time.localtime(st.st_mtime)[:6])
     new.compress_type = zipfile.ZIP_DEFLATED
     new.external_attr = (st.st_mode & 0xFFFF) << 16
     if len(data) >= 2 * CHUNK and (os.cpu_count() or 1) > 1:
-        new.CRC, new.file_size = zlib.crc32(data), len(data)
+        new.CRC, new.file_size = crc, len(data)
         raw = deflate_parallel(data, level)
         new.compress_size = len(raw)
         _copy_compressed(out, new, raw)
@@ -164,26 +232,36 @@ def _reuse_or_deflate(out: zipfile.ZipFile, old: zipfile.ZipFile, raw_fp: IO[byt
     return _record_row(name, data), False
 
 
-def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, level: int) -> dict[str, int]:
-    """The wheel at ``dest`` from ``files`` under ``prefix``, reusing ``last``'s members and dist-info; returns how
-    many members were copied and deflated."""
+def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, level: int,
+                leave_out: Collection[str] = (), sums_file: Path | None = None) -> dict[str, int]:
+    """The wheel at ``dest`` from ``files`` under ``prefix``, reusing ``last``'s members and dist-info but the
+    dist-info files named in ``leave_out`` (relative to it: what the caller writes anew, the SBOM); RECORD is the
+    last member. ``sums_file`` keeps each file's CRC-32 under its stat key, so an unchanged file (150 MB of
+    package data) is not read again by the next quick rebuild. Returns how many members were copied and
+    deflated."""
     counts = {"copied": 0, "deflated": 0}
     files = list(files)
     bad = outside_links([str(prefix)]) + [f"{f} -> {f.resolve()}" for f in files
                                           if not f.resolve().is_relative_to(prefix.resolve())]
     if bad:
         raise UserError(_REFUSAL.format("; ".join(sorted(set(bad))[:5])).removeprefix("tritonbuild: "))
+    known = read_sums(sums_file)
+    sums: dict[str, tuple[str, int, int]] = {}
     with zipfile.ZipFile(last) as old, open(last, "rb") as raw_fp, zipfile.ZipFile(dest, "w") as out:
         dist_info = next(n.split("/", 1)[0] for n in old.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
         old_rows = {r[0]: r for r in csv.reader(io.StringIO(old.read(f"{dist_info}/RECORD").decode())) if r}
         rows = []
         for path in files:
-            row, copied = _reuse_or_deflate(out, old, raw_fp, old_rows, prefix, path, level)
+            name = path.relative_to(prefix).as_posix()
+            if name in known:
+                sums[name] = known[name]
+            row, copied = _reuse_or_deflate(out, old, raw_fp, old_rows, prefix, path, level, sums)
             rows.append(row)
             counts["copied" if copied else "deflated"] += 1
         for info in old.infolist():
-            if info.filename.startswith(f"{dist_info}/") and info.filename != f"{dist_info}/RECORD":
-                _copy_compressed(out, info, _raw(raw_fp, info))
+            inside = info.filename.removeprefix(f"{dist_info}/")
+            if inside != info.filename and inside != "RECORD" and inside not in leave_out:
+                _copy_compressed(out, info, Span(raw_fp, info))
                 rows.append(old_rows.get(info.filename) or _record_row(info.filename, old.read(info)))
         text = io.StringIO()
         csv.writer(text, lineterminator="\n").writerows([*rows, [f"{dist_info}/RECORD", "", ""]])
@@ -191,7 +269,19 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
         record.compress_type = zipfile.ZIP_DEFLATED
         record.external_attr = 0o644 << 16
         out.writestr(record, text.getvalue())
+    _write_sums(sums_file, sums)
     return counts
+
+
+def _write_sums(path: Path | None, sums: Mapping[str, tuple[str, int, int]]) -> None:
+    if path is None:
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):  # a full disk: the next rebuild reads the files again
+        tmp.write_text(json.dumps({k: list(v) for k, v in sums.items()}, sort_keys=True))
+        os.replace(tmp, path)
+    with contextlib.suppress(OSError):
+        tmp.unlink(missing_ok=True)
 
 
 def describe(counts: dict[str, Any]) -> str:

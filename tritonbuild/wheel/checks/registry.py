@@ -68,10 +68,15 @@ def vouches(check: Check) -> bool:
     return getattr(check, "integrity", False) is True
 
 
-def run(checks: Sequence[Check], ctx: Context, *, stop_at_fail: bool = False) -> list[Finding]:
+def run(checks: Sequence[Check], ctx: Context, *, stop_at_fail: bool = False,
+        code_elsewhere: bool = False) -> list[Finding]:
     """The findings of each check that applies, in order; ``stop_at_fail``: none after a check that failed (a
     build does not compile kernels with a wheel that does not import). After an integrity check failed, a check
-    that runs the wheel's code is not run: its finding is a ``skip`` naming the failed check."""
+    that runs the wheel's code is not run: its finding is a ``skip`` naming the failed check. ``code_elsewhere``:
+    the code the checks run is not the wheel's (a quick rebuild imports from its install prefix), so the integrity
+    checks, which come first in the registry, read the wheel in a thread beside the others."""
+    if code_elsewhere:
+        return _beside(checks, ctx, stop_at_fail)
     out: list[Finding] = []
     failed_integrity: list[str] = []
     for check in checks:
@@ -88,3 +93,16 @@ def run(checks: Sequence[Check], ctx: Context, *, stop_at_fail: bool = False) ->
         if stop_at_fail and any(f.status == "fail" for f in found):
             break
     return out
+
+
+def _beside(checks: Sequence[Check], ctx: Context, stop_at_fail: bool) -> list[Finding]:
+    """``run`` with the integrity checks in a thread while the others run (zipfile reads members under a lock):
+    the findings in the registry's order, cut after the first failure when ``stop_at_fail``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        early = pool.submit(run, [c for c in checks if vouches(c)], ctx, stop_at_fail=stop_at_fail)
+        later = run([c for c in checks if not vouches(c)], ctx, stop_at_fail=stop_at_fail)
+        found = early.result() + later
+    failed = next((i for i, f in enumerate(found) if f.status == "fail"), None)
+    return found[:failed + 1] if stop_at_fail and failed is not None else found
