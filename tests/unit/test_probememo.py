@@ -72,3 +72,38 @@ def test_a_key_is_the_stat_of_its_files(tmp_path: Path) -> None:
     link.symlink_to(tool)
     assert probememo.file_key(link) == probememo.file_key(tool)  # a link is the file it names
     assert probememo.file_key(tmp_path / "absent") == [str(tmp_path / "absent"), None]
+
+
+def test_the_sboms_dpkg_answers_are_remembered_until_dpkgs_database_or_the_file_changes(tmp_path: Path,
+                                                                                         monkeypatch) -> None:
+    """gather.packages.packages_of: a rebuild's SBOM runs no dpkg-query while nothing was installed or removed;
+    a new dpkg status file or a replaced file asks again; a hostile answer in the memo is asked again too."""
+    from tritonbuild.gather import packages
+    from tritonbuild.system.proc import Result
+
+    status, lib = tmp_path / "status", tmp_path / "libz.so.1"
+    status.write_text("Package: zlib1g\n")
+    lib.write_bytes(b"\x7fELF")
+    monkeypatch.setattr(packages, "DPKG_FILES", (str(status),))
+    monkeypatch.setattr(packages, "distro", lambda: "debian")
+    ran: list[str] = []
+
+    def fake_run(cmd: list[str], **kw: object) -> Result:
+        ran.append(cmd[1])
+        out = f"zlib1g:amd64: {lib}\n" if cmd[1] == "-S" else "zlib1g:amd64\tzlib1g\t1:1.2.13\tamd64\n"
+        return Result(tuple(cmd), 0, out, "")
+
+    monkeypatch.setattr(packages.proc, "run", fake_run)
+    want = {str(lib): packages.DebPackage("zlib1g", "1:1.2.13", "amd64", "debian")}
+    with probememo.kept_in(tmp_path / "cache"):
+        (tmp_path / "cache").mkdir()
+        assert packages.packages_of([str(lib)]) == want and ran == ["-S", "-W"]
+        assert packages.packages_of([str(lib)]) == want and ran == ["-S", "-W"]  # remembered
+        status.write_text("Package: zlib1g\nPackage: another\n")  # dpkg installed something
+        assert packages.packages_of([str(lib)]) == want and len(ran) == 4
+        memo = tmp_path / "cache" / "probes" / "dpkg.json"
+        data = json.loads(memo.read_text())
+        data["entries"][-1]["value"] = {str(lib): ["x", "y", "z"]}  # three fields: not an answer
+        memo.write_text(json.dumps(data))
+        assert packages.packages_of([str(lib)]) == want and len(ran) == 6
+    assert packages.packages_of([str(lib)]) == want and len(ran) == 8  # no cache dir: always asked
