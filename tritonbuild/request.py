@@ -20,7 +20,7 @@ from typing import Any
 from tritonbuild.errors import UserError
 from tritonbuild.gather import collect, host, pythons
 from tritonbuild.plan import Plan
-from tritonbuild.reporter import Reporter, silent
+from tritonbuild.reporter import Reporter
 from tritonbuild.resolve.backend_api import BackendApi
 from tritonbuild.resolve.plugins import Plugin
 from tritonbuild.resolve.resolver import resolve_plan
@@ -45,7 +45,8 @@ class Request:
     ``env``: the environment, snapshotted once by the command line (read-only here); ``pythons``: ``--python`` as
     given (paths or versions), else empty (the recipe's, else the active interpreter); ``smoke_test``: run the
     wheel's build-time checks before publishing it (``--no-smoke-test``: none of them, the compile check
-    included); ``warn``: where a warning from making the plan goes (the command's reporter's ``warn``)."""
+    included); ``warn``: where a warning from making the plan goes (the command's reporter's ``warn``; a caller
+    that wants none names ``reporter.silent``)."""
 
     flags: Mapping[str, Any]
     env: Mapping[str, str]
@@ -58,7 +59,7 @@ class Request:
     keep_preflight: bool = False
     smoke_test: bool = True
     recalled: tuple[tuple[str, ...], str] = ((), "")  # the flags develop took from a checkout's record, and its path
-    warn: Callable[[str], None] = field(default=silent, compare=False, repr=False)  # none given: a test's request
+    warn: Callable[[str], None] = field(kw_only=True, compare=False, repr=False)  # required: silence is named
 
     def __post_init__(self) -> None:
         unknown = set(self.flags) - set(flag_settings())

@@ -24,6 +24,7 @@ from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import silent
 from tritonbuild.request import Request, make_plan
 from tritonbuild.wheel import acceptance, verify
 from tritonbuild.wheel.checks import registry
@@ -80,7 +81,7 @@ def plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Plan]:
     tree = example.write_tree(base / "triton")
     kw: dict[str, Any] = {"source": str(tree), "cache_dir": str(base / "cache"), "llvm": "/usr/lib/llvm-22",
                           "compile_check": False, "python": sys.executable}
-    request = Request.from_cli(kw, os.environ, base)
+    request = Request.from_cli(kw, os.environ, base, warn=silent)
     return {"bundled": make_plan(request), "unbundled": make_plan(request.with_flags(bundle_libs=False))}
 
 

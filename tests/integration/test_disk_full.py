@@ -16,6 +16,7 @@ from tritonbuild import example
 from tritonbuild.errors import DiskProblem
 from tritonbuild.execute.lock import disk_problem
 from tritonbuild.nvidia.stage import stage, stage_dir
+from tritonbuild.reporter import silent
 from tritonbuild.request import Request, make_plan
 
 LLVM = "/usr/lib/llvm-22"
@@ -37,7 +38,7 @@ def test_staging_nvidia_files_on_a_full_cache_names_the_destination_and_its_file
     with small_tmpfs(tmp_path / "small", "1m") as mnt:
         env = {**os.environ, "CUDA_HOME": cuda_stub()}
         plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(mnt / "cache"), "llvm": LLVM,
-                                           "stable_paths": False}, env, tmp_path))
+                                           "stable_paths": False}, env, tmp_path, warn=silent))
         assert any(p.name == "cupti" or p.dest.startswith("lib") for p in plan.nvidia), plan.nvidia
         fill(mnt)
         with pytest.raises(OSError) as raised:

@@ -20,6 +20,7 @@ from tests.helpers import one_of
 from tests.integration.conftest import cuda_stub, flat, run_cli, small_tmpfs
 from tritonbuild import example
 from tritonbuild.execute.lock import MARKER
+from tritonbuild.reporter import silent
 
 LLVM = "/usr/lib/llvm-22"
 
@@ -269,7 +270,7 @@ def test_the_next_run_stops_what_a_dead_run_left_in_the_build_dir(tmp_path: Path
 
     tree = example.write_tree(tmp_path / "src" / "triton")
     plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM},
-                                      os.environ, tmp_path))
+                                      os.environ, tmp_path, warn=silent))
     root = Path(plan.cmake.build_dir)
     (root / "cmake").mkdir(parents=True)
     # what survives a run whose Ninja died without passing the signal on: two compilers in process groups of their
@@ -386,7 +387,7 @@ def test_only_a_compile_commands_link_tritonbuild_made_is_replaced(tmp_path: Pat
     from tritonbuild.request import Request, make_plan
 
     plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM,
-                                       "stable_paths": False}, os.environ, tmp_path))
+                                       "stable_paths": False}, os.environ, tmp_path, warn=silent))
     db = Path(plan.cmake.build_dir) / "cmake" / "compile_commands.json"
     db.parent.mkdir(parents=True)
     db.write_text("[]\n")

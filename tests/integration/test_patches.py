@@ -29,6 +29,7 @@ from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.gather import patches
 from tritonbuild.plan import PatchInfo
+from tritonbuild.reporter import silent
 from tritonbuild.system import paths
 
 OLD, NEW = example.OLD_PASS_PLUGIN, "llvm/Plugins/PassPlugin.h"
@@ -397,10 +398,10 @@ def test_an_editable_install_of_a_patched_source_is_warned_about(tree: Path, tmp
     kw = {"source": str(tree), "llvm": str(LLVM), "offline": True, "cache_dir": str(tmp_path / "cache"),
           "patches": ("a.diff",)}
     env = {**os.environ, "CUDA_HOME": cuda_stub()}
-    develop = make_plan(Request.from_cli(kw, env, tmp_path, editable=True))
+    develop = make_plan(Request.from_cli(kw, env, tmp_path, editable=True, warn=silent))
     said = f"the editable install points at tritonbuild's patched copy {develop.source.root}, not at the checkout"
     assert any(said in w for w in develop.warnings), develop.warnings
-    assert not any(said in w for w in make_plan(Request.from_cli(kw, env, tmp_path)).warnings)
+    assert not any(said in w for w in make_plan(Request.from_cli(kw, env, tmp_path, warn=silent)).warnings)
 
 
 # --- what a hostile reviewer found (#36) ---------------------------------------------------------------------------

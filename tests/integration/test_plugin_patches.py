@@ -23,6 +23,7 @@ from tests.integration.conftest import offline_plan as plan
 from tritonbuild import example
 from tritonbuild.errors import UserError
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import silent
 from tritonbuild.request import Request, make_plan
 
 PIN = "cd" * 20
@@ -99,7 +100,8 @@ def _make_plan(work: dict[str, Path], tmp_path: Path, patches: tuple[str, ...], 
                plugin: Path | None = None) -> Plan:
     kw = {"source": str(work["tree"]), "llvm": str(LLVM), "offline": True, "cache_dir": str(tmp_path / "cache"),
           "plugin_dirs": (str(plugin or work["plugin"]),), "patches": patches}
-    return make_plan(Request.from_cli(kw, {**os.environ, "CUDA_HOME": cuda_stub()}, tmp_path, editable=editable))
+    return make_plan(Request.from_cli(kw, {**os.environ, "CUDA_HOME": cuda_stub()}, tmp_path, editable=editable,
+                                      warn=silent))
 
 
 def test_develop_warns_that_a_patched_plugin_is_installed_from_the_copy(work: dict[str, Path],

@@ -14,6 +14,7 @@ from tests.helpers import PlainReporter
 from tests.integration.conftest import LLVM, cuda_stub
 from tritonbuild import example
 from tritonbuild.errors import UserError
+from tritonbuild.reporter import silent
 from tritonbuild.request import Request, make_plan, make_plans
 
 
@@ -27,7 +28,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def request(base: Path, env: dict[str, str] | None = None, **kw: object) -> Request:
     given = {"source": str(base / "triton"), "llvm": str(LLVM), "cache_dir": str(base / "cache"),
              "python": (sys.executable,), **kw}
-    return Request.from_cli(given, {**os.environ, "CUDA_HOME": cuda_stub(), **(env or {})}, base)
+    return Request.from_cli(given, {**os.environ, "CUDA_HOME": cuda_stub(), **(env or {})}, base, warn=silent)
 
 
 def test_the_same_request_plans_the_same_twice(base: Path) -> None:
@@ -52,7 +53,7 @@ def test_a_recipes_interpreters_and_out_dir_reach_the_plans(base: Path, tmp_path
     recipe = tmp_path / "mine.toml"
     recipe.write_text(f'pythons = ["{sys.executable}"]\nout_dir = "wheels-here"\n')
     req = Request.from_cli({"source": str(base / "triton"), "llvm": str(LLVM), "cache_dir": str(base / "cache"),
-                            "recipe": str(recipe)}, {**os.environ, "CUDA_HOME": cuda_stub()}, tmp_path)
+                            "recipe": str(recipe)}, {**os.environ, "CUDA_HOME": cuda_stub()}, tmp_path, warn=silent)
     [plan] = make_plans(req)
     assert plan.python == sys.executable
     assert plan.wheel.out_dir == str((tmp_path / "wheels-here").resolve())

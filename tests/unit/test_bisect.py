@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tritonbuild.reporter import silent
 from tritonbuild.resolve.bisect import Answer, kept, most_steps, next_step, probes, search, window_found
 
 
@@ -142,9 +143,10 @@ def test_llvm_compat_runs_the_canary_as_the_resolved_setting_says_not_as_the_fla
     recipe = tmp_path / "r.toml"
     recipe.write_text('canary = "off"\n')
     env = {"HOME": str(tmp_path)}
-    for request in (Request({}, {**env, "TRITONBUILD_CANARY": "off"}, tmp_path),
-                    Request({}, env, tmp_path, recipe=str(recipe)), Request({"canary": "off"}, env, tmp_path)):
+    for request in (Request({}, {**env, "TRITONBUILD_CANARY": "off"}, tmp_path, warn=silent),
+                    Request({}, env, tmp_path, recipe=str(recipe), warn=silent),
+                    Request({"canary": "off"}, env, tmp_path, warn=silent)):
         assert canary_runs(settings_of(request)[0], no_canary=False) is False, request
-    on = Request({}, env, tmp_path)
+    on = Request({}, env, tmp_path, warn=silent)
     assert canary_runs(settings_of(on)[0], no_canary=False) is True
     assert canary_runs(settings_of(on)[0], no_canary=True) is False

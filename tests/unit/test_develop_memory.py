@@ -13,13 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tritonbuild.execute import lastrequest as lr
+from tritonbuild.reporter import silent
 from tritonbuild.request import Request, flag_settings
 from tritonbuild.settings.model import SPEC_BY_NAME
 
 
 def _request(tmp_path: Path, cwd: Path | None = None, env: dict[str, str] | None = None, **flags: Any) -> Request:
     return Request(flags, {"HOME": str(tmp_path), **(env or {})}, cwd or tmp_path,
-                   cache_dir=str(tmp_path / "cache"), editable=True)
+                   cache_dir=str(tmp_path / "cache"), editable=True, warn=silent)
 
 
 def _develop(req: Request, build: Path, *, forget: bool = False) -> lr.Recall:
@@ -105,7 +106,7 @@ def test_a_cache_dir_that_is_a_file_gives_no_note_only_the_plans_error(tmp_path:
     a_file.write_text("")
     for cache in (a_file, a_file / "sub"):
         got = lr.recall(Request({"source": str(tree)}, {"HOME": str(tmp_path)}, tmp_path, cache_dir=str(cache),
-                                editable=True))
+                                editable=True, warn=silent))
         assert got.note is None and got.used == "" and got.request.flags["source"] == str(tree)
     develop = tmp_path / "cache" / "develop"
     develop.parent.mkdir()
@@ -198,6 +199,7 @@ def test_the_checkout_is_the_resolved_source_setting_a_recipes_too(tmp_path: Pat
     _develop(_request(tmp_path, source=str(tree), jobs=3), tmp_path / "b")
     recipe = tmp_path / "r.toml"
     recipe.write_text(f"source = {json.dumps(str(tree))}\n")
-    by_recipe = Request({}, {"HOME": str(tmp_path)}, tmp_path, recipe=str(recipe), cache_dir=str(tmp_path / "cache"))
+    by_recipe = Request({}, {"HOME": str(tmp_path)}, tmp_path, recipe=str(recipe), cache_dir=str(tmp_path / "cache"),
+                        warn=silent)
     assert lr.checkout_of(by_recipe) == tree.resolve() and lr.recall(by_recipe).used == "--jobs 3"
     assert lr.checkout_of(_request(tmp_path, env={"MAX_JOBS": "x"}, source=str(tree))) is None

@@ -11,6 +11,7 @@ import pytest
 
 from tritonbuild.cli.options import warn_on_stderr
 from tritonbuild.gather import collect, git
+from tritonbuild.reporter import silent
 from tritonbuild.request import Request
 from tritonbuild.settings.model import resolve_settings
 
@@ -189,8 +190,11 @@ def test_the_command_line_says_a_plan_warning_on_stderr_as_before(capsys: pytest
     assert (out, err) == ("", "warning: offline, and so on\n")
 
 
-def test_a_request_made_without_a_reporter_says_nothing(capfd: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    request = Request({}, {}, tmp_path)
+def test_a_request_names_where_its_warnings_go_and_silence_is_named(capfd: pytest.CaptureFixture[str],
+                                                                     tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="warn"):
+        Request({}, {}, tmp_path)  # type: ignore[call-arg]  # no default that drops the plan's warnings
+    request = Request({}, {}, tmp_path, warn=silent)
     request.warn("not shown")
     assert capfd.readouterr() == ("", "")
     assert request == Request({}, {}, tmp_path, warn=print)  # the channel is not part of what was asked

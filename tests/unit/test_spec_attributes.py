@@ -13,6 +13,7 @@ import pytest
 
 from tests.helpers import plan_for
 from tritonbuild.execute import compat, container, lastrequest
+from tritonbuild.reporter import silent
 from tritonbuild.settings.model import SPECS, Spec, Trust
 from tritonbuild.wheel import attestation, provenance
 from tritonbuild.wheel import provenance_fields as fields
@@ -87,7 +88,8 @@ def test_llvm_compat_keys_its_answers_by_the_settings_that_compile(tmp_path: Pat
     from tritonbuild.resolve.facts import LLVMInstall
     from tritonbuild.settings.model import SPEC_BY_NAME, resolve_settings
 
-    llvm, request = LLVMInstall("/llvm", True, version="21.1.0"), Request({}, {}, tmp_path, pythons=("3.12",))
+    llvm = LLVMInstall("/llvm", True, version="21.1.0")
+    request = Request({}, {}, tmp_path, pythons=("3.12",), warn=silent)
     base = compat.answer_key(llvm, resolve_settings({}, {}), request, True)
     changed = compat.answer_key(llvm, resolve_settings({name: value}, {}), request, True)
     assert (changed != base) is SPEC_BY_NAME[name].compiles
