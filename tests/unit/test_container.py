@@ -73,9 +73,11 @@ def test_passed_variables_are_always_read_ones_that_are_set(env: dict[str, str])
 
 def test_every_setting_that_names_a_local_path_of_code_is_mounted() -> None:
     paths = {s.name for s in SPECS if s.trust == "runs" and s.kind in ("str", "list") and s.name not in ct.OWN}
-    # arguments and NAME=PATH pairs are not paths; the source is mounted on its own (the cwd when none is given), and
-    # the cache root too, read-write (--cache-dir)
-    assert paths - {"cmake_args", "deps", "submodules", "source", "cache_root"} == set(ct.PATH_SETTINGS)
+    # arguments are not paths; of a KEY=PATH entry the PATH is (Spec.keyed: --patch, --dep; --submodule's are
+    # refused by --container before anything is mounted); the source is mounted on its own (the cwd when none is
+    # given), and the cache root too, read-write (--cache-dir)
+    assert paths - {"cmake_args", "source", "cache_root"} == set(ct.PATH_SETTINGS)
+    assert {s.name for s in SPECS if s.keyed} == {"patches", "submodules", "deps"}
 
 
 def _container(engine: str = "/usr/bin/docker", **kw: object) -> ct.Container:
@@ -124,6 +126,25 @@ def test_the_inner_command_line_drops_the_container_and_gives_host_paths_absolut
     assert args == ["--source", str(tmp_path), "--plugin-dir", str(tmp_path / "plug"), "--plugin-dir",
                     "git+https://h/x@main", "--patch", str(tmp_path / "fix.diff"), "--llvm", "download", "--offline",
                     "--jobs", "4", "--no-proton", "--cache-dir", "/cache", "--out", "/out", "--container", ""]
+
+
+def test_a_dep_and_a_plugin_patch_are_mounted_and_given_absolute_by_their_path_part_alone(tmp_path: Path) -> None:
+    """--dep NAME=PATH and --patch NAME=FILE: the PATH made absolute with NAME kept, and mounted (a URL is cloned
+    in the image: neither), as Spec.keyed says; --dep's checkout was mounted nowhere before."""
+    from tritonbuild.settings.model import resolve_settings
+
+    for d in ("abi", "plug"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "fix.diff").write_text("")
+    given = [("deps", "--dep", "spirv-kernel-abi=abi"), ("deps", "--dep", "gtest=https://h/gtest.git"),
+             ("patches", "--patch", "shared=fix.diff")]
+    assert ct.inner_args(given, _container(), tmp_path)[:6] == [
+        "--dep", f"spirv-kernel-abi={tmp_path / 'abi'}", "--dep", "gtest=https://h/gtest.git",
+        "--patch", f"shared={tmp_path / 'fix.diff'}"]
+    s = resolve_settings({"deps": ("spirv-kernel-abi=abi", "gtest=git@h:g.git"), "patches": ("shared=fix.diff",),
+                          "llvm": "system", "plugin_dirs": ("plug",)}, {})
+    assert sorted(ct._mount_paths(s, tmp_path)) == sorted(
+        [str(tmp_path), str(tmp_path / "abi"), str(tmp_path / "fix.diff"), str(tmp_path / "plug")])
 
 
 def test_the_image_python_defaults_to_pypas_in_manylinux_and_python3_elsewhere() -> None:

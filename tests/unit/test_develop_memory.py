@@ -170,6 +170,10 @@ def test_a_remembered_flag_is_said_to_come_from_the_record_with_the_way_out(tmp_
     _develop(_request(tmp_path, cwd=tree, source=".", patches=("../p.patch",), jobs=3), tmp_path / "b")
     again = lr.recall(_request(tmp_path, source=str(tree), jobs=4))
     assert again.request.flags["patches"] == (str(tmp_path / "p.patch"),)  # normalised, not triton/../p.patch
+    _develop(_request(tmp_path, cwd=tree, source=".", deps=("abi=../abi", "g=https://h/g.git")), tmp_path / "b")
+    assert lr.recall(_request(tmp_path, source=str(tree))).request.flags["deps"] == (
+        f"abi={tmp_path / 'abi'}", "g=https://h/g.git")  # NAME kept, PATH absolute, a URL as typed
+    _develop(_request(tmp_path, cwd=tree, source=".", patches=("../p.patch",), jobs=3), tmp_path / "b")
     s, _, _ = settings_of(again.request)
     record = lr.record_path(_request(tmp_path), tree.resolve())
     assert s.origin("patches") == f"the last develop request of this checkout, {record}; `develop --forget` drops it"

@@ -69,7 +69,8 @@ def test_a_list_variable_of_separators_only_is_refused_by_name(variable: str, va
     assert message.startswith(f"The environment variable {variable}=") and "names nothing" in message, message
     assert "\n" not in message
     setting = {"TRITON_PLUGIN_DIRS": "plugin_dirs", "TRITONBUILD_PATCHES": "patches", "TRITONBUILD_DEPS": "deps"}
-    assert resolve_settings({}, {variable: "a;"}).report()[setting[variable]]["value"] == ["a"]
+    entry = "n=a" if variable == "TRITONBUILD_DEPS" else "a"  # --dep entries are NAME=PATH
+    assert resolve_settings({}, {variable: f"{entry};"}).report()[setting[variable]]["value"] == [entry]
     assert resolve_settings({}, {variable: ""}).origin(setting[variable]) == "default"
 
 

@@ -132,7 +132,7 @@ _SAMPLES = {"str": ("x", "x", "x"), "int": ("3", "3", 3), "bool": (None, "1", Tr
 # Text settings with a rule of their own (a URL, a version specifier) take a sample that keeps it.
 _TEXT_SAMPLES = {"llvm_mirror": "https://x", "pypi_index": "https://x", "requires_python": ">=3.10",
                  "ccache_remote": "redis://x", "plat": "manylinux_2_28_x86_64"}
-_LIST_SAMPLES = {"submodules": ("a=b", "a=b", ["a=b"])}  # PATH=REPO entries
+_LIST_SAMPLES = {"submodules": ("a=b", "a=b", ["a=b"]), "deps": ("a=b", "a=b", ["a=b"])}  # KEY=PATH entries
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)

@@ -29,7 +29,7 @@ from pathlib import Path
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.reporter import Reporter
 from tritonbuild.settings import cacheroot
-from tritonbuild.settings.model import SPECS, Settings, join_patch, show, split_patch
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, Settings, show
 from tritonbuild.system import paths, proc
 
 ENGINES = ("docker", "podman")
@@ -37,7 +37,6 @@ OWN = ("container", "container_engine", "container_python")  # never passed on: 
 PYPA_PYTHON = "/opt/python/cp312-cp312/bin/python"  # pypa's manylinux and musllinux images
 # Settings whose local paths are mounted read-only (``Spec.path``; the source is mounted on its own).
 PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and s.name != "source")
-LLVM_WORDS = ("auto", "system", "download", "source")
 # Options typed on the host whose values are host paths: made absolute for the inner run (its workdir may differ).
 PATH_OPTIONS = (*(s.name for s in SPECS if s.path and s.flag), "recipe")
 EXTRA_ENV = ("NO_COLOR",)  # read besides the settings' variables
@@ -114,6 +113,12 @@ def _local(value: str) -> bool:
     return "://" not in value and not value.startswith(("git@", "git+"))
 
 
+def _url(value: str, cwd: Path) -> bool:
+    """Whether a path setting's value is a URL to clone rather than a path to mount: ``scheme://``, ``git+``,
+    ``git@host:``, or another ``user@host:path`` form that names nothing here."""
+    return not _local(value) or (re.match(r"[\w.-]+@[\w.-]+:", value) is not None and not os.path.lexists(cwd / value))
+
+
 def _mount_paths(s: Settings, cwd: Path) -> list[str]:
     """The host paths the build reads: the source (the working directory when none is given), every local path of
     ``PATH_SETTINGS``; each must exist."""
@@ -123,16 +128,13 @@ def _mount_paths(s: Settings, cwd: Path) -> list[str]:
                         "update --init`), which is mounted, or build without --container; nothing was run.")
     found = [str(cwd)] if s.source is None else [s.source] if _local(s.source) else []
     for name in PATH_SETTINGS:
-        value = getattr(s, name)
+        spec, value = SPEC_BY_NAME[name], getattr(s, name)
         items = [str(v) for v in value] if isinstance(value, tuple) else [] if value is None else [str(value)]
         for item in items:
-            if name == "llvm" and item in LLVM_WORDS:
-                continue
-            if name == "plugin_dirs" and not _local(item):
-                continue
-            if name == "llvm_src" and not os.path.lexists(cwd / item):
-                continue  # a URL of another form: cloned in the image
-            found.append(split_patch(item)[1] if name == "patches" else item)  # NAME=FILE: the file is mounted
+            path = spec.keyed[0](item)[1] if spec.keyed else item  # NAME=FILE: the file is mounted
+            if item in spec.words or _url(path, cwd):
+                continue  # `--llvm system`; a plugin dir or llvm-project to clone in the image
+            found.append(path)
     out = []
     for item in found:
         path = absolute(cwd, item)
@@ -181,10 +183,11 @@ def inner_args(given: Sequence[tuple[str, str, str | None]], c: Container, cwd: 
     for name, opt, value in given:
         if name in (*OWN, "cache_dir", "out"):
             continue
-        target, file = split_patch(value) if name == "patches" and value is not None else (None, value)
+        keyed = SPEC_BY_NAME[name].keyed if name in SPEC_BY_NAME else None
+        target, file = keyed[0](value) if keyed and value is not None else (None, value)
         if file is not None and name in PATH_OPTIONS and _local(file) and os.path.lexists(cwd / file) \
-                and not (name == "llvm" and file in LLVM_WORDS):
-            value = join_patch(target, absolute(cwd, file))
+                and not (name in SPEC_BY_NAME and file in SPEC_BY_NAME[name].words):
+            value = keyed[1](target, absolute(cwd, file)) if keyed else absolute(cwd, file)
         args += [opt] if value is None else [opt, value]
     return [*args, "--cache-dir", c.cache, "--out", c.out, "--container", ""]
 

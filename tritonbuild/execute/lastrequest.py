@@ -27,15 +27,7 @@ from typing import TYPE_CHECKING, Any
 from tritonbuild.errors import UserError
 from tritonbuild.gather.git import is_git_url
 from tritonbuild.settings import cacheroot, recipes
-from tritonbuild.settings.model import (
-    SPEC_BY_NAME,
-    SPECS,
-    join_patch,
-    resolve_settings,
-    split_patch,
-    split_submodule,
-    text_problem,
-)
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, resolve_settings, text_problem
 
 if TYPE_CHECKING:  # status reads records: it needs neither the request nor the resolver
     from tritonbuild.request import Request
@@ -100,20 +92,20 @@ def _record_name(checkout: Path) -> str:
 
 
 def _absolute(name: str, value: Any, cwd: Path) -> Any:
-    """A path setting's value made absolute against the cwd it was typed in (URLs and LLVM strategies as typed)."""
-    from tritonbuild.resolve.llvm import STRATEGIES
+    """A path setting's value made absolute against the cwd it was typed in (URLs and the setting's words as
+    typed; of a ``KEY=PATH`` entry the PATH, the KEY kept: ``Spec.keyed``)."""
+    spec = SPEC_BY_NAME[name]
+    if name not in PATH_SETTINGS or value is None:
+        return value
 
     def one(text: str) -> str:
-        if text.startswith("git+") or is_git_url(text) or (name == "llvm" and text in STRATEGIES):
+        if text.startswith("git+") or is_git_url(text) or text in spec.words:
             return text
         return os.path.normpath(cwd / Path(text).expanduser())  # `../../p.patch` typed in the checkout: its place
 
-    if name == "submodules" and value:  # PATH=REPO: the clone made absolute, the submodule's path kept
-        return tuple(f"{sub}={one(repo)}" for sub, repo in map(split_submodule, value))
-    if name not in PATH_SETTINGS or value is None:
-        return value
-    if name == "patches":  # NAME=FILE: the FILE made absolute, the plugin NAME kept
-        return tuple(join_patch(target, one(file)) for target, file in map(split_patch, value))
+    if spec.keyed is not None:
+        split, join = spec.keyed
+        return tuple(join(key, one(path)) for key, path in map(split, value))
     return tuple(one(v) for v in value) if isinstance(value, list | tuple) else one(value)
 
 

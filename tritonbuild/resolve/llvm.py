@@ -22,7 +22,7 @@ from tritonbuild.resolve.llvm_requirement import (
     source_entry,
 )
 from tritonbuild.resolve.source import SourceInfo
-from tritonbuild.settings.model import Settings
+from tritonbuild.settings.model import LLVM_STRATEGIES, Settings
 from tritonbuild.urls import url_problem
 
 
@@ -122,7 +122,7 @@ def resolve_llvm(
     return _llvm_plan(facts, suffix, targets, need_lld, pick or _Pick("none"), problem, rejected)
 
 
-STRATEGIES = ("auto", "system", "download", "source")
+STRATEGIES = LLVM_STRATEGIES  # the words --llvm takes besides a prefix (settings.model)
 
 
 def _explicit(s: Settings, facts: Facts, targets: tuple[str, ...], need_lld: bool) -> _Pick:

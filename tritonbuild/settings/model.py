@@ -303,7 +303,18 @@ class Spec:
     def path(self) -> bool:
         """Whether its value is a local path or paths (a URL or a word too, where its rule allows), as its rule (one of
         ``PATH_RULES``) says: made absolute against the directory it was typed in, mounted into a --container."""
-        return self.validate in PATH_RULES
+        return self.validate in PATH_RULES or self.keyed is not None
+
+    @property
+    def keyed(self) -> tuple[Callable[[str], tuple[str | None, str]], Callable[[str | None, str], str]] | None:
+        """For a setting whose entries are ``KEY=PATH`` (``--patch NAME=FILE``, ``--submodule PATH=REPO``): how an
+        entry splits into (key, path) and joins back, so the path alone is made absolute or mounted; else None."""
+        return KEYED_RULES.get(self.validate) if self.validate else None
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The words a path setting takes that are no path (``--llvm system``), as its rule says."""
+        return WORDS_OF.get(self.validate, ()) if self.validate else ()
 
     def check(self, value: Any, origin: str) -> None:
         """Refuse a value of the wrong type, outside the setting's range or choices, or that its own rule refuses,
@@ -440,6 +451,9 @@ def _source(value: str) -> str | None:
     return _path(value)
 
 
+LLVM_STRATEGIES = ("auto", "system", "download", "source")  # --llvm's words; anything else is a prefix
+
+
 def _llvm(value: str) -> str | None:
     """--llvm: a strategy or a prefix; an empty one would be the current directory taken as the prefix."""
     if not value.strip():
@@ -505,6 +519,11 @@ def split_submodule(entry: str) -> tuple[str, str]:
     return sub, repo.strip()
 
 
+def join_submodule(sub: str | None, repo: str) -> str:
+    """The entry ``split_submodule`` reads back as (``sub``, ``repo``)."""
+    return f"{sub}={repo}"
+
+
 def _submodule_entries(value: list[str]) -> str | None:
     """Each entry is PATH=REPO: PATH a relative path inside the source (no '..', no '.git'), REPO a path."""
     for item in value:
@@ -522,7 +541,33 @@ def _submodule_entries(value: list[str]) -> str | None:
     return _paths([split_submodule(item)[1] for item in value])
 
 
-PATH_RULES: tuple[Validator, ...] = (_path, _paths, _source, _llvm, _patch_entries)  # the rules of ``Spec.path``
+def split_dep(entry: str) -> tuple[str | None, str]:
+    """A ``--dep NAME=PATH|URL`` entry as (NAME, PATH or URL)."""
+    name, _, where = entry.partition("=")
+    return name.strip(), where.strip()
+
+
+def join_dep(name: str | None, where: str) -> str:
+    """The entry ``split_dep`` reads back as (``name``, ``where``)."""
+    return f"{name}={where}"
+
+
+def _dep_entries(value: list[str]) -> str | None:
+    """Each entry is NAME=PATH or NAME=URL (a URL is cloned; a path is checked where it is read)."""
+    for item in value:
+        name, where = split_dep(item)
+        if "=" not in item or not name or not where:
+            return (f"lists {item[:200]!r}, not NAME=PATH or NAME=URL (NAME as the tree's FetchContent_Declare names "
+                    "it, e.g. googletest=/src/googletest)")
+    return _paths([split_dep(item)[1] for item in value])
+
+
+PATH_RULES: tuple[Validator, ...] = (_path, _paths, _source, _llvm)  # the rules of ``Spec.path`` (and KEYED_RULES')
+# The rules of settings whose entries are KEY=PATH: how one splits, and joins back (``Spec.keyed``).
+KEYED_RULES: dict[Validator, tuple[Callable[[str], tuple[str | None, str]], Callable[[str | None, str], str]]] = {
+    _patch_entries: (split_patch, join_patch), _submodule_entries: (split_submodule, join_submodule),
+    _dep_entries: (split_dep, join_dep)}
+WORDS_OF: dict[Validator, tuple[str, ...]] = {_llvm: LLVM_STRATEGIES}  # ``Spec.words``
 
 
 def _names(what: str) -> Validator:
@@ -721,8 +766,8 @@ class Settings:
         local=False, compiles=True)
     deps: tuple[str, ...] = setting([], "--dep", {"TRITONBUILD_DEPS": _list_semicolon},
         "NAME=PATH|URL: a local checkout (or a git URL, cloned at the pinned tag) for a dependency the tree "
-        "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated", trust="runs",
-        local=False, compiles=True)
+        "fetches at configure time (FETCHCONTENT_SOURCE_DIR_<NAME>); repeatable, env ';' separated",
+        validate=_dep_entries, trust="runs", local=False, compiles=True)
     targets: tuple[str, ...] = setting([], "--target", None,
         "extra CMake targets to build besides libtriton (triton-opt, a plugin's tool such as triton-shared-opt); "
         "they stay in the build dir, the wheel does not change", validate=_not_options,
