@@ -147,3 +147,24 @@ def test_a_break_in_the_glue_units_body_is_found_though_its_headers_are_covered_
     assert rc == 1 and result["failed"] == [glue] and result["chosen"][0] == glue, out
     assert "getHostCPUFeatures" in result["causes"][0]["cause"]
     assert json.loads(_cli(trees, "check-llvm", "plain", "--json")[1])["chosen"][0].endswith("python/src/llvm.cc")
+
+
+def test_a_fetched_dependencys_unit_that_includes_a_header_this_llvm_lacks_stops_the_build_at_the_canary(
+        trees: dict[str, Path]) -> None:
+    """Intel's translator, fetched and patched by the tree's CMake at configure time, included
+    ``llvm/Passes/PassPlugin.h`` (gone in LLVM 22) and failed 25 minutes into the build: neither the plan's
+    include preflight (it reads the source and plugins) nor the canary's cover (the tree's headers) saw it. The
+    canary reads every unit from outside the source for LLVM includes, and stops the build before it starts: also
+    when its budget compiles only the first unit (Intel's: 14 of 64 chosen, none of the translator's)."""
+    base = trees["base"] / "fetched"
+    tree = example.write_tree(base / "triton")
+    abi = example.write_spirv_abi(base / "abi", llvm_include="llvm/Passes/PassPlugin.h")
+    proc = run_cli("build", "--source", str(tree), "--llvm", str(LLVM), "--backends", "spirv", "--no-proton",
+                   "--offline", "--dep", f"spirv-kernel-abi={abi}", "--cache-dir", str(base / "cache"),
+                   "--canary-budget", "0.01", "--jobs", "1",
+                   "--no-smoke-test", "--out", str(base / "dist"), cwd=base, check=False)
+    out = flat(proc.stdout + proc.stderr)
+    assert proc.returncode == 1 and "Traceback" not in out, out
+    assert "the full build was not started" in out, out
+    assert "abi.cpp:2" in out and "llvm/Passes/PassPlugin.h" in out, out
+    assert not (base / "dist").exists()

@@ -380,13 +380,18 @@ _SPIRV_ABI_HEADER = """#pragma once
 """
 
 
-def write_spirv_abi(dest: Path, tag: str = SPIRV_ABI_TAG) -> Path:
+def write_spirv_abi(dest: Path, tag: str = SPIRV_ABI_TAG, llvm_include: str = "llvm/Support/raw_ostream.h") -> Path:
     """The example spirv backend's configure-time dependency, as a local git repository with ``tag`` (what
-    ``--dep spirv-kernel-abi=PATH`` points at; the tree fetches it from GitHub otherwise)."""
+    ``--dep spirv-kernel-abi=PATH`` points at; the tree fetches it from GitHub otherwise). Like Intel's translator
+    it has code the backend compiles (``lib/abi.cpp``, including ``llvm_include`` from the LLVM: the translator's
+    ``PassPlugin.cpp`` includes a header that moved in LLVM 22)."""
     from tritonbuild.system.proc import run
 
     (dest / "include").mkdir(parents=True, exist_ok=True)
+    (dest / "lib").mkdir(parents=True, exist_ok=True)
     (dest / "include" / "spirv_kernel_abi.h").write_text(_SPIRV_ABI_HEADER.format(tag=tag))
+    (dest / "lib" / "abi.cpp").write_text(f'#include "spirv_kernel_abi.h"\n#include "{llvm_include}"\n'
+                                          "int tb_spirv_abi_version() { return TB_SPIRV_ABI_VERSION; }\n")
     (dest / "CMakeLists.txt").write_text("add_library(spirv_kernel_abi INTERFACE)\n")
     env = {"GIT_AUTHOR_NAME": "tritonbuild", "GIT_AUTHOR_EMAIL": "example@tritonbuild.invalid",
            "GIT_COMMITTER_NAME": "tritonbuild", "GIT_COMMITTER_EMAIL": "example@tritonbuild.invalid",

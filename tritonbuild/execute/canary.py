@@ -27,12 +27,14 @@ from tritonbuild.execute.diagnose import error_kind
 from tritonbuild.execute.lock import lock
 from tritonbuild.execute.prepare import build_env, prepare
 from tritonbuild.execute.staging import make_program
+from tritonbuild.gather import includes
 from tritonbuild.gather.includes import include_graph
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
 from tritonbuild.resolve import canary as pure
 from tritonbuild.resolve import pathviews
 from tritonbuild.resolve.canary import Cause, Unit
+from tritonbuild.resolve.preflight import header_path_ok
 from tritonbuild.system import proc
 from tritonbuild.system.fileutil import read_text
 from tritonbuild.system.progress import Tracker
@@ -159,6 +161,8 @@ def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configure
     covered: set[str] = set().union(*(covers[f] for f in compiled)) if compiled else set()
     headers = len(covered)
     found, failed, late, first = _outcomes(plan, chosen, outputs, log)
+    fetched, lacking = fetched_includes(plan, units, log)
+    found, failed = [*fetched, *found], list(dict.fromkeys([*lacking, *failed]))
     causes = pure.group(found, {d.message: error_kind(d.message) for d in found})
     skipped = tuple(shown(plan, u.file) for u, out in zip(chosen, outputs, strict=True) if out is None)
     if skipped:
@@ -169,6 +173,32 @@ def run(plan: Plan, build: Path, env: Mapping[str, str], log: IO[str], configure
                         tuple(failed), tuple(late), round(time.monotonic() - started, 2), configured,
                         log.name, skipped, whole, budget, first, prepared,
                         tuple(sorted({*(os.path.realpath(f) for f in compiled), *covered})))
+
+
+def fetched_includes(plan: Plan, units: Sequence[Unit], log: IO[str]) -> tuple[list[pure.Diagnostic], list[str]]:
+    """The units configure brought in from outside the source and its plugins (a FetchContent dependency, maybe
+    patched by the tree's CMake at configure time) that include, unconditionally, an LLVM, MLIR or LLD header this
+    LLVM lacks: each as the compiler would say it, without compiling. The plan's include preflight reads only the
+    source and plugins, and the canary's cover follows the tree's headers: Intel's translator, patched back to
+    ``llvm/Passes/PassPlugin.h`` by the tree's CMake, failed 25 minutes into the build (#47)."""
+    roots = [os.path.realpath(r) for r in (plan.source.root, *(b.path for b in plan.backends))]
+    outside = [u for u in units if not any(os.path.realpath(u.file).startswith(r + os.sep) for r in roots)]
+    if not plan.llvm.prefix or not outside:
+        return [], []
+    uses = {u.file: [(h, line) for h, line, cond in includes.scan_file(u.file) if not cond and header_path_ok(h)]
+            for u in outside}
+    lacks = set(includes.llvm_headers(plan.llvm.prefix, sorted({h for us in uses.values() for h, _ in us})).missing)
+    found: list[pure.Diagnostic] = []
+    failed: list[str] = []
+    for unit in outside:
+        bad = [(h, line) for h, line in uses[unit.file] if h in lacks]
+        if bad:
+            failed.append(shown(plan, unit.file))
+            found += [pure.Diagnostic(shown(plan, unit.file), line, f"{h}: No such file or directory",
+                                      shown(plan, unit.file)) for h, line in bad]
+    log.write(f"tritonbuild: canary: {len(outside)} unit(s) from outside the source read for LLVM includes"
+              f"{''.join(f'; {d.file}:{d.line}: {d.message}' for d in found)}\n")
+    return found, failed
 
 
 def _outcomes(plan: Plan, chosen: Sequence[Unit], outputs: Sequence[Compiled | None],

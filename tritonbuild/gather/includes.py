@@ -174,8 +174,10 @@ def _read(path: str) -> bytes:
             return b""
 
 
-def _scan_path(path: str) -> list[Use]:
+def scan_file(path: str) -> list[Use]:
+    """The LLVM, MLIR and LLD includes of the file at ``path`` (at most MAX_BYTES of a regular file)."""
     return scan(_read(path), path.endswith(".td"))
+
 
 
 def _walk(base: Path) -> Iterator[str]:
@@ -217,7 +219,7 @@ def _files(source: Path, plugins: Sequence[Path]) -> list[tuple[str, str, str]]:
 
 def _parse_all(paths: list[str]) -> list[list[Use]]:
     """Each file's includes; a cold scan of many files on up to 4 cores (forked on Linux), one by one otherwise."""
-    return proc.fork_map(_scan_path, paths, _PARALLEL_FROM)
+    return proc.fork_map(scan_file, paths, _PARALLEL_FROM)
 
 
 def cached_scan(files: Sequence[str], store: Path | None) -> dict[str, list[Use]]:
