@@ -32,8 +32,10 @@ IO_CALLS = re.compile(r"\.(read_text|read_bytes|write_text|is_dir|is_file|exists
 ABOVE = {
     "__main__": "the entry point: runs the CLI",
     "request": "the pipeline's start: gathers the facts and resolves them into plans",
-    "plan": "holds the request's settings as the model types them (settings.model.Settings), not as JSON",
 }
+# Besides the top-level modules, the base layer holds the settings model: the typed ``Settings`` a plan holds, a
+# plain value with its pure rules, which itself imports only the base layer.
+BASE_MODULES = ("tritonbuild.settings.model",)
 # An import: the file (relative to the package's parent), its line, and the statement as written.
 Where = tuple[str, int, str]
 
@@ -164,15 +166,17 @@ def describe_loops(g: Mapping[str, Mapping[str, Where]]) -> list[str]:
 
 
 def base_layer_faults(pkg: Path = PKG) -> list[str]:
-    """Imports by a base-layer module (a top-level module not in ``ABOVE``) of a stage package or of ``ABOVE``."""
+    """Imports by a base-layer module (a top-level module not in ``ABOVE``, or one of ``BASE_MODULES``) of a stage
+    package (but ``BASE_MODULES``) or of ``ABOVE``."""
     mods = modules(pkg)
     stages = {package_of(m) for m, path in mods.items() if path.name == "__init__.py" and m != "tritonbuild"}
     faults: set[Where] = set()
     for name, path in mods.items():
-        if name.count(".") != 1 or package_of(name) in stages or package_of(name) in ABOVE:
+        top = name.count(".") == 1 and package_of(name) not in stages and package_of(name) not in ABOVE
+        if not top and name not in BASE_MODULES:
             continue
         faults |= {where for dep, where in import_lines(path, set(mods), pkg.parent).items()
-                   if package_of(dep) in stages or package_of(dep) in ABOVE}
+                   if (package_of(dep) in stages and dep not in BASE_MODULES) or package_of(dep) in ABOVE}
     return [f"{file}:{line}: {text} (the base layer imports only itself)" for file, line, text in sorted(faults)]
 
 
@@ -277,7 +281,8 @@ def test_the_loop_finder_finds_three_packages_in_a_loop_and_no_loop_where_there_
 
 def made_up_package(root: Path, *, loop: bool) -> Path:
     """A package ``tritonbuild`` under ``root``: a -> b (module level), b -> c (inside a function), c -> a when
-    ``loop``; a top-level ``base`` module that imports a stage package; a system helper that imports one."""
+    ``loop``; a top-level ``base`` module that imports a stage package; a system helper that imports one; the
+    settings model (base too), imported by ``plan`` as it may be, importing an edge module of its package."""
     files = {
         "__init__.py": "",
         "base.py": "import os\n\nfrom tritonbuild.errors import Oops\nfrom tritonbuild.b import y\n",
@@ -290,6 +295,10 @@ def made_up_package(root: Path, *, loop: bool) -> Path:
         "c/z.py": "import tritonbuild.a.x\n" if loop else "import json\n",
         "system/__init__.py": "",
         "system/run.py": "from tritonbuild.errors import Oops\nfrom tritonbuild.a import x\n",
+        "plan.py": "from tritonbuild.settings.model import S\n",  # the base may import the settings model
+        "settings/__init__.py": "",
+        "settings/model.py": "from tritonbuild.errors import Oops\nfrom tritonbuild.settings.recipes import R\n",
+        "settings/recipes.py": "R = 1\n",
     }
     for rel, text in files.items():
         (root / "tritonbuild" / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -307,7 +316,9 @@ def test_the_layout_checks_name_the_loop_and_each_import_that_makes_it(tmp_path:
     ]
     assert describe_loops(package_graph(made_up_package(tmp_path / "none", loop=False))) == []
     assert base_layer_faults(pkg) == [
-        "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports only itself)"]
+        "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports only itself)",
+        "tritonbuild/settings/model.py:2: from tritonbuild.settings.recipes import R (the base layer imports only "
+        "itself)"]
     assert system_faults(pkg) == [
         "tritonbuild/system/run.py:2: from tritonbuild.a import x (the system helpers import only the base layer)"]
 
