@@ -107,3 +107,36 @@ def test_the_sboms_dpkg_answers_are_remembered_until_dpkgs_database_or_the_file_
         memo.write_text(json.dumps(data))
         assert packages.packages_of([str(lib)]) == want and len(ran) == 6
     assert packages.packages_of([str(lib)]) == want and len(ran) == 8  # no cache dir: always asked
+
+
+def test_the_compilers_version_is_remembered_until_the_compiler_changes(tmp_path: Path, monkeypatch) -> None:
+    """gather.host.tool_version (the provenance's compiler line, asked on every build, a no-op's too): remembered
+    under the compiler's stat; a replaced compiler, or a memo that lies in its shape, asks again."""
+    from tritonbuild.gather import host
+    from tritonbuild.system.proc import Result
+
+    cc = tmp_path / "g++"
+    cc.write_text("#!/bin/sh\n")
+    ran: list[str] = []
+
+    def fake_run(cmd: list[str], **kw: object) -> Result:
+        ran.append(cmd[0])
+        return Result(tuple(cmd), 0, f"g++ (Debian 12.2.0-14) 12.2.0 #{len(ran)}\nmore\n", "")
+
+    monkeypatch.setattr(host, "run", fake_run)
+    (tmp_path / "cache").mkdir()
+    with probememo.kept_in(tmp_path / "cache"):
+        host.tool_version.cache_clear()
+        assert host.tool_version(str(cc)) == "g++ (Debian 12.2.0-14) 12.2.0 #1"
+        host.tool_version.cache_clear()
+        assert host.tool_version(str(cc)) == "g++ (Debian 12.2.0-14) 12.2.0 #1" and len(ran) == 1  # remembered
+        cc.write_text("#!/bin/sh\n# another compiler\n")
+        host.tool_version.cache_clear()
+        assert host.tool_version(str(cc)).endswith("#2") and len(ran) == 2  # type: ignore[union-attr]
+        memo = tmp_path / "cache" / "probes" / "compiler.json"
+        data = json.loads(memo.read_text())
+        data["entries"][-1]["value"] = "x\x1b[2J" * 100  # not a version line
+        memo.write_text(json.dumps(data))
+        host.tool_version.cache_clear()
+        assert host.tool_version(str(cc)).endswith("#3")  # type: ignore[union-attr]
+    host.tool_version.cache_clear()

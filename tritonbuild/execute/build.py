@@ -43,8 +43,8 @@ def build_wheel(plan: Plan, reporter: Reporter, *, env: Mapping[str, str],
     run = BuildRun(plan, reporter, env, smoke)
     try:
         _empty(build_tmp(plan))  # what a killed build's children left there
-        run.stage = prepare(plan, log=lambda m: reporter.note(m, topic="nvidia"))
-        with probememo.kept_in(Path(plan.cache_root)):  # the SBOM's dpkg answers, as the plan's probes
+        with probememo.kept_in(Path(plan.cache_root)):  # the compiler's version, the SBOM's dpkg answers
+            run.stage = prepare(plan, log=lambda m: reporter.note(m, topic="nvidia"))
             result = choose(plan, env).make(run)
         if compile_commands:
             for note in link_compile_commands(plan):

@@ -15,6 +15,7 @@ from pathlib import Path
 from tritonbuild.errors import UserError
 from tritonbuild.gather import pythons
 from tritonbuild.resolve.facts import HostFacts, PythonFacts
+from tritonbuild.system import probememo
 from tritonbuild.system.proc import run, tool
 
 TOOLS = ("cmake", "ninja", "ccache", "sccache", "distcc", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld.lld",
@@ -62,13 +63,20 @@ def _which_versioned(name: str) -> str | None:
 
 @functools.cache
 def tool_version(path: str | None) -> str | None:
-    """The first line ``PATH --version`` prints (cached: a build asks for the compiler's more than once)."""
+    """The first line ``PATH --version`` prints (cached: a build asks for the compiler's more than once; and
+    remembered, ``probememo`` kind ``compiler``, under the stat of the program: a no-op build runs no compiler)."""
     if not path:
         return None
+    key = {"files": probememo.files_key([path])}
+    memo = probememo.recall("compiler", key, lambda v: isinstance(v, str) and 0 < len(v) <= 300 and v.isprintable())
+    if memo is not None:
+        return str(memo)
     out = run([path, "--version"], timeout=30)
     if out.returncode in (124, 127):
         return None
     lines = (out.stdout or out.stderr).strip().splitlines()
+    if lines and 0 < len(lines[0]) <= 300 and lines[0].isprintable():
+        probememo.remember("compiler", key, lines[0])
     return lines[0] if lines else None
 
 

@@ -1,6 +1,7 @@
 """What probe programs answered (``llvm-config``, ``ptxas --version``, an interpreter, git's facts of a commit,
-which package installed a file), remembered in the cache dir so a second ``plan`` (or a rebuild's SBOM) runs none
-of them (edge: reads and writes one small JSON file per kind of probe under ``<cache>/probes``).
+which package installed a file, the compiler's ``--version``), remembered in the cache dir so a second ``plan`` (or
+a no-op build, or a rebuild's SBOM) runs none of them (edge: reads and writes one small JSON file per kind of probe
+under ``<cache>/probes``).
 
 Each answer is kept under a key of the stat of the files that decide it (real path, device, inode, size, mtime and
 ctime: a file replaced, rewritten or touched changes it), taken before the program runs, so a change made while it
@@ -23,7 +24,7 @@ from typing import Any
 MAX_BYTES = 64 << 10  # a memo file larger than this is not read (a real one is a few hundred bytes an entry)
 MAX_ENTRIES = 16  # answers kept per kind (LLVM prefixes, interpreters, commits), the newest last
 VERSION = 1
-KINDS = ("llvm-config", "mlir-tblgen", "llvm-prefix", "ptxas", "python", "git-commit", "dpkg")
+KINDS = ("llvm-config", "mlir-tblgen", "llvm-prefix", "ptxas", "python", "git-commit", "dpkg", "compiler")
 
 _dir: list[Path] = []  # the cache dir's probes/ while a plan is made
 
