@@ -152,3 +152,27 @@ def test_whatever_the_sums_file_holds_the_wheel_holds_the_prefix_files(tmp_path_
         assert set(writer.read_sums(sums)) == set(data)
 
     check()
+
+
+def test_the_sums_file_is_replaced_never_written_through_a_link(tmp_path: Path) -> None:
+    """Review 49: the sums file's temporary went through a link planted at its (predictable) name. The write goes
+    to a new file created exclusively, renamed over the path: a link at the path is replaced, its target kept."""
+    from tritonbuild.system.fileutil import replace_with
+
+    target, sums = tmp_path / "victim", tmp_path / "quick-prefix.sums.json"
+    target.write_text("kept")
+    sums.symlink_to(target)
+    writer._write_sums(sums, {"triton/a.py": ("1:2:3:4", 5, 6)})
+    assert target.read_text() == "kept" and not sums.is_symlink()
+    assert writer.read_sums(sums) == {"triton/a.py": ("1:2:3:4", 5, 6)}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["quick-prefix.sums.json", "victim"]  # no temporary left
+    replace_with(tmp_path / "x.json", "{}")
+    assert (tmp_path / "x.json").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    import os
+
+    old = os.umask(0)
+    os.umask(old)
+    return old

@@ -190,8 +190,11 @@ def fetched_includes(plan: Plan, units: Sequence[Unit], log: IO[str]) -> tuple[l
     lacks = set(includes.llvm_headers(plan.llvm.prefix, sorted({h for us in uses.values() for h, _ in us})).missing)
     found: list[pure.Diagnostic] = []
     failed: list[str] = []
+    llvm_inc = os.path.realpath(os.path.join(plan.llvm.prefix, "include"))
     for unit in outside:
-        bad = [(h, line) for h, line in uses[unit.file] if h in lacks]
+        own = [d for d in _include_dirs(unit) if os.path.realpath(d) != llvm_inc]  # a dep may ship llvm/... itself
+        bad = [(h, line) for h, line in uses[unit.file] if h in lacks
+               and not any(Path(d, h).is_file() for d in own)]
         if bad:
             failed.append(shown(plan, unit.file))
             found += [pure.Diagnostic(shown(plan, unit.file), line, f"{h}: No such file or directory",
@@ -199,6 +202,24 @@ def fetched_includes(plan: Plan, units: Sequence[Unit], log: IO[str]) -> tuple[l
     log.write(f"tritonbuild: canary: {len(outside)} unit(s) from outside the source read for LLVM includes"
               f"{''.join(f'; {d.file}:{d.line}: {d.message}' for d in found)}\n")
     return found, failed
+
+
+_INCLUDE_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter")
+
+
+def _include_dirs(unit: Unit) -> list[str]:
+    """Where the unit's compiler looks for a quoted include before the LLVM's: the unit's own dir, then its
+    ``-I``/``-isystem``/``-iquote``/``-idirafter`` dirs (relative ones against the command's directory)."""
+    dirs = [os.path.dirname(unit.file)]
+    argv = list(unit.argv)
+    for i, arg in enumerate(argv):
+        flag = next((f for f in _INCLUDE_FLAGS if arg == f or (arg.startswith(f) and f == "-I")), None)
+        if flag is None:
+            continue
+        value = argv[i + 1] if arg == flag and i + 1 < len(argv) else arg[len(flag):]
+        if value:
+            dirs.append(os.path.join(unit.directory, value))
+    return dirs
 
 
 def _outcomes(plan: Plan, chosen: Sequence[Unit], outputs: Sequence[Compiled | None],

@@ -6,6 +6,7 @@ import base64
 import errno
 import hashlib
 import os
+import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,10 +40,21 @@ def write_if_changed(path: Path, text: str) -> bool:
     if path.is_file() and path.read_text() == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    replace_with(path, text)
     return True
+
+
+def replace_with(path: Path, text: str) -> None:
+    """``path`` atomically replaced by ``text``: written to a new temporary file beside it (created exclusively,
+    never through a link planted at its name; the umask's mode), then renamed over it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def read_text(path: Path, limit: int = TEXT_LIMIT) -> str:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from tritonbuild.system.fileutil import replace_with
+
 MAX_BYTES = 64 << 10  # a memo file larger than this is not read (a real one is a few hundred bytes an entry)
 MAX_ENTRIES = 16  # answers kept per kind (LLVM prefixes, interpreters, commits), the newest last
 VERSION = 1
@@ -122,10 +124,6 @@ def remember(kind: str, key: Mapping[str, Any], value: Any) -> None:
         entries = entries[1:]
     if not entries:
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):  # a read-only or full cache dir: the probe just runs next time too
         path.parent.mkdir(exist_ok=True)  # never the cache root itself: a plan of a new cache leaves the disk as it was
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    with contextlib.suppress(OSError):
-        tmp.unlink(missing_ok=True)
+        replace_with(path, text)

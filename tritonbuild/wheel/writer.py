@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.system.fileutil import record_hash
+from tritonbuild.system.fileutil import record_hash, replace_with
 
 _LOCAL_HEADER = 30  # fixed part of a zip local file header
 _DATA_DESCRIPTOR = 0x08
@@ -276,12 +276,8 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
 def _write_sums(path: Path | None, sums: Mapping[str, tuple[str, int, int]]) -> None:
     if path is None:
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):  # a full disk: the next rebuild reads the files again
-        tmp.write_text(json.dumps({k: list(v) for k, v in sums.items()}, sort_keys=True))
-        os.replace(tmp, path)
-    with contextlib.suppress(OSError):
-        tmp.unlink(missing_ok=True)
+        replace_with(path, json.dumps({k: list(v) for k, v in sums.items()}, sort_keys=True))
 
 
 def describe(counts: dict[str, Any]) -> str:
