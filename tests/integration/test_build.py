@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -314,6 +315,29 @@ def test_unchanged_inputs_republish_the_last_wheel_and_an_edit_does_not(own: dic
     assert restored["republished"] is False and record(restored["wheel"]) == record(first["wheel"])
     sums = (Path(restored["wheel"]).parent / "SHA256SUMS").read_text()
     assert f"{restored['sha256']}  {Path(restored['wheel']).name}" in sums
+
+
+def test_a_python_file_saved_again_within_the_second_it_was_copied_is_not_left_stale(own: dict) -> None:
+    """``cmake --install`` copies a file's time in whole seconds and takes a source within a second of its copy for
+    up to date: a second save within that second left the first save in the prefix and the wheel (review 49). The
+    quick rebuild copies such a file again, and says so in the log."""
+    init = own["tree"] / "python" / "triton" / "language" / "__init__.py"
+    text = init.read_text()
+    try:
+        build(own)  # the plan's last wheel
+        init.write_text(text + "\nFIRST_SAVE = 1\n")
+        saved = init.stat().st_mtime_ns
+        _, one = build(own)
+        assert one["strategy"] == "quick"
+        init.write_text(text + "\nSECOND_SAVE = 22\n")
+        os.utime(init, ns=(saved, saved + 1))  # the same second as the first save, one nanosecond later
+        _, two = build(own)
+        assert two["strategy"] == "quick"
+        with zipfile.ZipFile(two["wheel"]) as zf:
+            assert b"SECOND_SAVE = 22" in zf.read("triton/language/__init__.py")
+        assert "copied again" in Path(two["log"]).read_text()
+    finally:
+        init.write_text(text)
 
 
 def test_an_edit_rebuilds_from_the_kept_prefix_and_reuses_unchanged_members(own: dict) -> None:

@@ -104,6 +104,10 @@ class Quick:
         """The wheel written from the kept prefix: its seconds."""
         start = time.monotonic()
         prefix = quick.prefix_of(run.plan)
+        stale = quick.copy_stale(run.plan)
+        if stale:
+            log.write(f"tritonbuild: copied again (cmake --install took them for up to date: changed within the "
+                      f"second they were last copied): {', '.join(stale)}\n")
         from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME  # written anew after the checks see the wheel
 
         counts = writer.write_wheel(self.base, prefix, quick.installed_files(run.plan),
