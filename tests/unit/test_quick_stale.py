@@ -70,3 +70,36 @@ def test_whatever_the_record_holds_a_changed_source_reaches_its_copy(tmp_path_fa
         assert quick._read_sources(record) == {str(src): [7, src.stat().st_mtime_ns]}
 
     check()
+
+
+def test_a_file_a_later_file_rule_installs_or_a_rule_excludes_is_never_copied_from_a_directory_source(
+        tmp_path: Path) -> None:
+    """The bench of review 49's fix: develop's python/triton/_C/libtriton.so link (to a libtriton linked against
+    the shared libLLVM) lies in the source dir that install(DIRECTORY) copies, which excludes it by a REGEX; the
+    installed libtriton comes from a later FILE rule (and is stripped or patched after): it is never compared with
+    the link and never replaced by it."""
+    plan, src, dst = _layout(tmp_path)
+    build = Path(plan.cmake.build_dir)
+    script = build / "cmake" / "cmake_install.cmake"
+    stage = build / "cmake" / "stage" / "libtriton.so"
+    stage.parent.mkdir(parents=True)
+    stage.write_bytes(b"\x7fELF built")
+    libs = 'REGEX "/triton/_C/[^/]*\\\\.(so|pyd)(\\\\.[0-9]+)*$" EXCLUDE'  # as tritonbuild's CMake writes it
+    text = script.read_text().replace('EXCLUDE)', f'EXCLUDE {libs})')
+    script.write_text(text + f'file(INSTALL DESTINATION "${{CMAKE_INSTALL_PREFIX}}/triton/_C" TYPE FILE FILES '
+                             f'"{stage}")\n')
+    lib = Path(plan.cmake.build_dir) / quick.PREFIX / "triton" / "_C" / "libtriton.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"\x7fELF installed, stripped")
+    (src.parent / "_C").mkdir()
+    dev = tmp_path / "dev-libtriton.so"
+    dev.write_bytes(b"\x7fELF develop's, shared libLLVM")
+    (src.parent / "_C" / "libtriton.so").symlink_to(dev)
+    (build / "cmake" / "install_manifest_tritonbuild.txt").write_text(f"{dst}\n{lib}\n")
+    rules = quick._rules(build / "cmake")
+    assert quick._source_of("triton/_C/libtriton.so", rules) is None
+    assert quick._source_of("triton/a.py", rules) == src
+    assert quick.copy_stale(plan) == [] and lib.read_bytes() == b"\x7fELF installed, stripped"
+    (src.parent / "_C" / "libtriton.so").unlink()
+    (src.parent / "_C" / "libtriton.so").write_bytes(b"\x7fELF a real file")  # excluded by the REGEX all the same
+    assert quick.copy_stale(plan) == [] and lib.read_bytes() == b"\x7fELF installed, stripped"

@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from tritonbuild.execute.staging import cache_value, cmake_build_dir
@@ -97,27 +98,93 @@ def installed_files(plan: Plan) -> list[Path]:
 
 SOURCES = f"{PREFIX}.sources.json"  # source path -> [size, mtime_ns] when its copy was last made sure of
 _SOURCES_LIMIT = 16 << 20
-_DIR_RULE = re.compile(r'file\(INSTALL DESTINATION "\$\{CMAKE_INSTALL_PREFIX\}/?([^"]*)" TYPE DIRECTORY'
-                       r'[^\n]*?FILES "([^"]+)/"')
+_INSTALL = re.compile(r'^\s*file\(INSTALL (.*)\)\s*$', re.M)
+_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
+_KEYWORDS = {"DESTINATION", "TYPE", "FILES", "RENAME", "OPTIONAL", "REGEX", "PATTERN", "EXCLUDE", "FILES_MATCHING",
+             "USE_SOURCE_PERMISSIONS", "PERMISSIONS", "FILE_PERMISSIONS", "DIR_PERMISSIONS", "MESSAGE_NEVER"}
 
 
-def _directory_rules(build: Path) -> list[tuple[str, Path]]:
-    """(destination under the prefix, source dir) of each install(DIRECTORY ".../") rule, in the order CMake runs
-    them (a later one overwrites an earlier one's file)."""
-    out: list[tuple[str, Path]] = []
+@dataclass(frozen=True)
+class _Rule:
+    """One ``file(INSTALL ...)`` of a ``cmake_install.cmake``: its destination under the prefix, its type, its
+    sources, and for a directory the regexes that leave paths out (``exclude``) or alone let them in (``only``)."""
+
+    dest: str
+    kind: str
+    sources: tuple[str, ...]
+    rename: str | None = None
+    exclude: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
+
+
+def _rule(args: str) -> _Rule | None:
+    words = [(m.group(1).replace("\\\\", "\\").replace('\\"', '"') if m.group(1) is not None else m.group(2),
+              m.group(1) is None) for m in _TOKEN.finditer(args)]
+    found: dict[str, list[str]] = {}
+    key = ""
+    regexes: list[str] = []
+    exclude: list[str] = []
+    for word, bare in words:
+        if bare and word in _KEYWORDS:
+            key = word
+            if word == "EXCLUDE" and regexes:
+                exclude.append(regexes.pop())
+            continue
+        if key == "REGEX":
+            regexes.append(word)
+        elif key:
+            found.setdefault(key, []).append(word)
+    only: list[str] = regexes if any(w == "FILES_MATCHING" for w, bare in words if bare) else []
+    dest = (found.get("DESTINATION") or [""])[0]
+    if not dest.startswith("${CMAKE_INSTALL_PREFIX}") or not found.get("TYPE") or not found.get("FILES"):
+        return None
+    rename = found.get("RENAME")
+    return _Rule(dest.removeprefix("${CMAKE_INSTALL_PREFIX}").strip("/"), found["TYPE"][0], tuple(found["FILES"]),
+                 rename[0] if rename else None, tuple(exclude), tuple(only))
+
+
+def _rules(build: Path) -> list[_Rule]:
+    """The install rules of the build dir's ``cmake_install.cmake`` files, in the order CMake runs them."""
+    out: list[_Rule] = []
     for script in sorted(build.rglob("cmake_install.cmake"), key=lambda p: (len(p.parts), str(p)))[:1000]:
         with contextlib.suppress(OSError, UnicodeDecodeError):
-            out += [(m.group(1).strip("/"), Path(m.group(2))) for m in _DIR_RULE.finditer(script.read_text())]
+            out += [r for m in _INSTALL.finditer(script.read_text()) if (r := _rule(m.group(1)))]
     return out
 
 
-def _source_of(rel: str, rules: list[tuple[str, Path]]) -> Path | None:
-    found = None
-    for dest, src in rules:
-        inside = rel if not dest else rel[len(dest) + 1:] if rel.startswith(dest + "/") else None
-        if inside and (src / inside).is_file():
-            found = src / inside
-    return found
+def _installs(rule: _Rule, rel: str) -> Path | None:
+    """The source ``rule`` installs at ``rel`` (under the prefix), or None."""
+    if rule.kind != "DIRECTORY":
+        names = [rule.rename] if rule.rename else [Path(src).name for src in rule.sources]
+        return Path(rule.sources[names.index(rel.rsplit("/", 1)[-1])]) if rel.rpartition("/")[0] == rule.dest \
+            and rel.rsplit("/", 1)[-1] in names else None
+    inside = rel if not rule.dest else rel[len(rule.dest) + 1:] if rel.startswith(rule.dest + "/") else None
+    for src in rule.sources if inside else ():
+        if not src.endswith("/"):
+            continue  # a dir installed as itself: not what tritonbuild's rules do
+        path = src.rstrip("/") + "/" + str(inside)
+        parts = path[len(src.rstrip("/")):].strip("/").split("/")
+        ancestry = [src.rstrip("/") + "/" + "/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+        try:
+            if any(re.search(x, a) for x in rule.exclude for a in ancestry) or \
+                    (rule.only and not any(re.search(x, path) for x in rule.only)):
+                continue
+        except re.error:
+            return None
+        if Path(path).is_file() and not Path(path).is_symlink():
+            return Path(path)
+    return None
+
+
+def _source_of(rel: str, rules: list[_Rule]) -> Path | None:
+    """The source of the installed ``rel`` when the last rule that installs it is an install(DIRECTORY) one (a
+    library or program of a FILE/PROGRAM rule may be stripped or patched after it is copied: never compared)."""
+    last: tuple[_Rule, Path] | None = None
+    for rule in rules:
+        src = _installs(rule, rel)
+        if src is not None:
+            last = (rule, src)
+    return last[1] if last and last[0].kind == "DIRECTORY" else None
 
 
 def _read_sources(path: Path) -> dict[str, list[int]]:
@@ -151,7 +218,7 @@ def copy_stale(plan: Plan) -> list[str]:
     prefix. The record of what was made sure of is the build dir's content (read as hostile: a lie at worst
     compares a file again, or trusts a source as the build dir is trusted)."""
     prefix, record = prefix_of(plan), Path(plan.cmake.build_dir) / SOURCES
-    rules, known = _directory_rules(cmake_build_dir(plan)), _read_sources(record)
+    rules, known = _rules(cmake_build_dir(plan)), _read_sources(record)
     seen: dict[str, list[int]] = {}
     copied: list[str] = []
     for dst in _manifest(plan):
