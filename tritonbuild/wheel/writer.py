@@ -141,14 +141,15 @@ def _copy_compressed(out: zipfile.ZipFile, info: zipfile.ZipInfo, raw: bytes | S
     out._didModify = True  # type: ignore[attr-defined]  # write the central directory on close, like writestr
 
 
-CHUNK = 8 << 20  # bytes deflated per task by deflate_parallel
+CHUNK = 2 << 20  # bytes deflated per task by deflate_parallel (fixed: the stream must not depend on the cores)
 _WINDOW = 32 << 10  # deflate's window: each chunk is primed with the 32 KiB before it
 
 
-def _deflate_chunk(data: bytes, start: int, level: int) -> bytes:
+def _deflate_chunk(data: bytes, start: int, level: int, whole: bool = False) -> bytes:
     """One chunk of a raw deflate stream, pigz-style: primed with the preceding window, ended with a sync flush
-    (byte-aligned, not final) unless it is the last, so that the chunks concatenate into one valid stream."""
-    end = min(start + CHUNK, len(data))
+    (byte-aligned, not final) unless it is the last, so that the chunks concatenate into one valid stream
+    (``whole``: all of ``data`` as one chunk)."""
+    end = len(data) if whole else min(start + CHUNK, len(data))
     zdict = data[max(0, start - _WINDOW):start]
     c = zlib.compressobj(level, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict) if zdict else \
         zlib.compressobj(level, zlib.DEFLATED, -15, 9)
@@ -208,28 +209,34 @@ def _reuse_or_deflate(out: zipfile.ZipFile, old: zipfile.ZipFile, raw_fp: IO[byt
     name = path.relative_to(prefix).as_posix()
     key, info = _stat_key(path), old.NameToInfo.get(name)
     known = sums.get(name)
-    if known is not None and known[0] == key and info is not None and name in old_rows \
-            and (info.CRC, info.file_size) == known[1:]:
+    if info is not None and (name not in old_rows or _inflated(info)):
+        info = None  # nothing to reuse: no row for it, or written again stored
+    if info is not None and known is not None and known[0] == key and (info.CRC, info.file_size) == known[1:]:
         _copy_compressed(out, info, Span(raw_fp, info))
         return old_rows[name], True
     data = path.read_bytes()
     crc = zlib.crc32(data)
     sums[name] = (key, crc, len(data))
-    if info is not None and info.file_size == len(data) and crc == info.CRC and name in old_rows:
+    if info is not None and info.file_size == len(data) and crc == info.CRC:
         _copy_compressed(out, info, Span(raw_fp, info))
         return old_rows[name], True
     st = path.stat()
     new = zipfile.ZipInfo(name, time.localtime(st.st_mtime)[:6])
-    new.compress_type = zipfile.ZIP_DEFLATED
     new.external_attr = (st.st_mode & 0xFFFF) << 16
-    if len(data) >= 2 * CHUNK and (os.cpu_count() or 1) > 1:
-        new.CRC, new.file_size = crc, len(data)
-        raw = deflate_parallel(data, level)
-        new.compress_size = len(raw)
-        _copy_compressed(out, new, raw)
-    else:
-        out.writestr(new, data, compresslevel=level)
+    new.CRC, new.file_size = crc, len(data)
+    raw = deflate_parallel(data, level) if len(data) >= 2 * CHUNK and (os.cpu_count() or 1) > 1 else \
+        _deflate_chunk(data, 0, level, whole=True)
+    stored = len(raw) >= len(data)  # deflate does not shrink it (compressed package data): stored, read as it is
+    new.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    new.compress_size = len(data) if stored else len(raw)
+    _copy_compressed(out, new, data if stored else raw)
     return _record_row(name, data), False
+
+
+def _inflated(info: zipfile.ZipInfo) -> bool:
+    """A deflated member that deflate made no smaller: written again, stored (every reader of the wheel, its RECORD
+    check first, then inflates it for nothing)."""
+    return info.compress_type == zipfile.ZIP_DEFLATED and info.compress_size >= info.file_size > 0
 
 
 def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, level: int,
