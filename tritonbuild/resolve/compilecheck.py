@@ -68,6 +68,17 @@ GPU_TARGETS: dict[str, tuple[Target, ...]] = {
     "amd": (_gpu("hip", "gfx942", 64, "gfx942", "fp8e4b8"),
             _gpu("hip", "gfx950", 64, "gfx950", "fp8e4nv", since=(3, 3))),
 }
+# Intel's XPU backend (intel/intel-xpu-backend-for-triton): its driver reports a target only with a device, so a
+# Ponte Vecchio's properties as its compiler's parse_target reads them; without TRITON_INTEL_DEVICE_ARCH its
+# compiler looks for SYCL's headers to learn the device. 0b37620ed7 lowers each case to SPIR-V (docs/real-trees.md).
+PVC = (("architecture", 0), ("name", "pvc"), ("driver_version", "1.6.33578"), ("sub_group_sizes", (16, 32)),
+       ("max_work_group_size", 1024), ("max_num_sub_groups", 64), ("has_fp64", True),
+       ("has_subgroup_2d_block_io", True), ("has_subgroup_matrix_multiply_accumulate", True),
+       ("has_subgroup_matrix_multiply_accumulate_tensor_float32", True), ("has_16bit_atomics", True),
+       ("has_bfloat16_conversion", True))
+PVC_ENV = (("TRITON_INTEL_DEVICE_ARCH", "pvc"),)
+GPU_TARGETS["intel"] = (Target("pvc", (("arch", PVC), ("backend", "xpu"), ("env", PVC_ENV), ("warp_size", 16)),
+                               NO_FP8),)
 
 
 @dataclass(frozen=True)
@@ -168,7 +179,8 @@ def cases_for(backends: Iterable[str], triton_version: str | None = None) -> tup
     out = []
     for backend in backends:
         for target in targets_for(backend, triton_version):
-            out += [Case(f"{kernel}@{target.label}", kernel, backend, dict(target.spec)) for kernel in target.kernels
+            spec = {k: dict(v) if k in ("arch", "env") and isinstance(v, tuple) else v for k, v in target.spec}
+            out += [Case(f"{kernel}@{target.label}", kernel, backend, spec) for kernel in target.kernels
                     if version is None or version >= kernel_since(kernel)]
     return tuple(out)
 

@@ -471,6 +471,7 @@ def run_case(triton, tl, kernels: dict, case: dict) -> None:
     if missing:
         emit(event="skip", case=case_id, reason=f"this Triton's language lacks tl.{', tl.'.join(missing)}")
         return
+    os.environ.update(target.get("env") or {})  # what the target's compiler reads (Intel's device arch)
     try:
         gpu_target = make_target(triton, target)
     except Exception as exc:  # a driver that needs its device (Intel XPU) has no target
