@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shlex
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from tritonbuild.errors import UserError
 from tritonbuild.gather.git import is_git_url
 from tritonbuild.settings import cacheroot, recipes
 from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, resolve_settings, text_problem
+from tritonbuild.system.fileutil import owned_file_problem, replace_with
 
 if TYPE_CHECKING:  # status reads records: it needs neither the request nor the resolver
     from tritonbuild.request import Request
@@ -207,16 +207,7 @@ def _write(path: Path, text: str) -> None:
     """Replace ``path`` with ``text``, atomically, readable and writable by this user only (whatever the umask:
     ``read`` refuses a record others may write)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            os.write(fd, text.encode())
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)  # a replace that failed (a directory in the record's place) leaves no .tmp
+    replace_with(path, text, mode=0o600)  # a replace that failed (a directory in its place) leaves no temporary
 
 
 def read(path: Path, checkout: Path | None) -> tuple[Remembered | None, str | None]:
@@ -230,7 +221,7 @@ def read(path: Path, checkout: Path | None) -> tuple[Remembered | None, str | No
         return None, _ignored(path, f"it cannot be opened ({exc.strerror or exc})")
     try:
         st = os.fstat(fd)
-        problem = _file_problem(st)
+        problem = owned_file_problem(st)
         data = b"" if problem else os.read(fd, RECORD_LIMIT + 1)
     except OSError as exc:
         problem = f"it cannot be read ({exc.strerror or exc})"
@@ -251,16 +242,6 @@ def read(path: Path, checkout: Path | None) -> tuple[Remembered | None, str | No
 def _ignored(path: Path, why: str) -> str:
     return (f"the last develop request of this checkout ({path}) is ignored: {why}. Only what is typed now is used "
             "(and remembered in its place when it can be written).")
-
-
-def _file_problem(st: os.stat_result) -> str | None:
-    if not stat.S_ISREG(st.st_mode):
-        return "it is not a regular file"
-    if st.st_uid != os.geteuid():
-        return f"it belongs to another user (uid {st.st_uid})"
-    if st.st_mode & 0o022:
-        return f"others may write it (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
 
 
 def _parse(data: Any, checkout: Path | None) -> Remembered:

@@ -14,6 +14,7 @@ scikit-build-core's path.
 from __future__ import annotations
 
 import contextlib
+import filecmp
 import json
 import os
 import re
@@ -23,7 +24,7 @@ from pathlib import Path
 from tritonbuild.execute.staging import cache_value, cmake_build_dir
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.toolchain import ninja_args
-from tritonbuild.system.fileutil import replace_with
+from tritonbuild.system.fileutil import read_owned_json, replace_with
 
 PREFIX = "quick-prefix"
 
@@ -189,27 +190,9 @@ def _source_of(rel: str, rules: list[_Rule]) -> Path | None:
 
 def _read_sources(path: Path) -> dict[str, list[int]]:
     """The record, when it is this user's regular file, writable by no one else, of one shape; else {}."""
-    try:
-        st = path.lstat()
-        if not path.is_file() or path.is_symlink() or st.st_size > _SOURCES_LIMIT or st.st_uid != os.getuid() \
-                or st.st_mode & 0o022:
-            return {}
-        data = json.loads(path.read_text())
-    except (OSError, ValueError, RecursionError):
-        return {}
+    data = read_owned_json(path, _SOURCES_LIMIT)
     return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 2
             and all(isinstance(x, int) and not isinstance(x, bool) for x in v)} if isinstance(data, dict) else {}
-
-
-def _differs(src: Path, dst: Path) -> bool:
-    a, b = src.stat(), dst.stat()
-    if a.st_size != b.st_size:
-        return True
-    with open(src, "rb") as f, open(dst, "rb") as g:
-        while chunk := f.read(1 << 20):
-            if chunk != g.read(len(chunk)):
-                return True
-    return False
 
 
 def copy_stale(plan: Plan) -> list[str]:
@@ -228,7 +211,7 @@ def copy_stale(plan: Plan) -> list[str]:
             continue
         st = src.stat()
         seen[str(src)] = [st.st_size, st.st_mtime_ns]
-        if known.get(str(src)) != seen[str(src)] and _differs(src, dst):
+        if known.get(str(src)) != seen[str(src)] and not filecmp.cmp(src, dst, shallow=False):
             dst.write_bytes(src.read_bytes())
             os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns // 10**9 * 10**9))  # as CMake sets it: whole seconds
             copied.append(rel or "")

@@ -68,16 +68,21 @@ def tool_version(path: str | None) -> str | None:
     if not path:
         return None
     key = {"files": probememo.files_key([path])}
-    memo = probememo.recall("compiler", key, lambda v: isinstance(v, str) and 0 < len(v) <= 300 and v.isprintable())
+    memo = probememo.recall("compiler", key, _version_line)
     if memo is not None:
         return str(memo)
     out = run([path, "--version"], timeout=30)
     if out.returncode in (124, 127):
         return None
     lines = (out.stdout or out.stderr).strip().splitlines()
-    if lines and 0 < len(lines[0]) <= 300 and lines[0].isprintable():
+    if lines and _version_line(lines[0]):
         probememo.remember("compiler", key, lines[0])
     return lines[0] if lines else None
+
+
+def _version_line(value: object) -> bool:
+    """A first line of ``--version`` worth remembering (and a remembered one worth using): short printable text."""
+    return isinstance(value, str) and 0 < len(value) <= 300 and value.isprintable()
 
 
 def pybind11_dir(target: PythonFacts | None) -> str | None:

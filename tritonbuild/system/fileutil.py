@@ -5,11 +5,13 @@ from __future__ import annotations
 import base64
 import errno
 import hashlib
+import json
 import os
 import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from tritonbuild.errors import UserError
 
@@ -44,17 +46,48 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def replace_with(path: Path, text: str) -> None:
+def replace_with(path: Path, text: str, mode: int = 0o666) -> None:
     """``path`` atomically replaced by ``text``: written to a new temporary file beside it (created exclusively,
-    never through a link planted at its name; the umask's mode), then renamed over it."""
+    never through a link planted at its name; ``mode`` less the umask), then renamed over it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def owned_file_problem(st: os.stat_result) -> str | None:
+    """Why a file tritonbuild keeps for itself (a record, a memo) may not be trusted: not a regular file, another
+    user's, or writable by others; None when it may."""
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"it belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"others may write it (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def read_owned_json(path: Path, limit: int) -> Any:
+    """The JSON of a file tritonbuild keeps for itself, when ``owned_file_problem`` finds nothing and it has at most
+    ``limit`` bytes (opened without following a link or blocking on a fifo); None for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if owned_file_problem(os.fstat(fd)) is not None:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+        return json.loads(data) if len(data) <= limit else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
 
 
 def read_text(path: Path, limit: int = TEXT_LIMIT) -> str:

@@ -15,7 +15,6 @@ import inspect
 import io
 import json
 import os
-import stat
 import struct
 import time
 import zipfile
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tritonbuild.errors import UserError
-from tritonbuild.system.fileutil import record_hash, replace_with
+from tritonbuild.system.fileutil import read_owned_json, record_hash, replace_with
 
 _LOCAL_HEADER = 30  # fixed part of a zip local file header
 _DATA_DESCRIPTOR = 0x08
@@ -186,14 +185,7 @@ def read_sums(path: Path | None) -> dict[str, tuple[str, int, int]]:
     ``write_wheel``; {} for anything but this user's regular file, writable by no one else, of one shape. An entry
     is used only when it names the file's stat key now and the last wheel's member's CRC-32 and size: one that
     does is trusted as the build dir is (like the last wheel and the prefix it sits beside)."""
-    try:
-        st = path.lstat() if path is not None else None
-        if path is None or st is None or not stat.S_ISREG(st.st_mode) or st.st_size > SUMS_LIMIT \
-                or st.st_uid != os.getuid() or st.st_mode & 0o022:
-            return {}
-        data = json.loads(path.read_text())
-    except (OSError, ValueError, RecursionError):
-        return {}
+    data = read_owned_json(path, SUMS_LIMIT) if path is not None else None
     if not isinstance(data, dict):
         return {}
     return {k: (v[0], v[1], v[2]) for k, v in data.items() if isinstance(v, list) and len(v) == 3
@@ -201,17 +193,17 @@ def read_sums(path: Path | None) -> dict[str, tuple[str, int, int]]:
 
 
 def _reuse_or_deflate(out: zipfile.ZipFile, old: zipfile.ZipFile, raw_fp: IO[bytes], old_rows: dict[str, list[str]],
-                      prefix: Path, path: Path, level: int,
+                      prefix: Path, path: Path, level: int, known: dict[str, tuple[str, int, int]],
                       sums: dict[str, tuple[str, int, int]]) -> tuple[list[str], bool]:
     """Write one member: the last wheel's compressed bytes when its content is the same (the CRC-32 and size the
-    file had under the same stat key, else read and computed), else deflated anew. Returns its RECORD row and
-    whether it was copied; ``sums`` gets the file's stat key, CRC-32 and size."""
+    file had under the same stat key in ``known``, else read and computed), else deflated anew. Returns its RECORD
+    row and whether it was copied; ``sums`` gets the file's stat key, CRC-32 and size."""
     name = path.relative_to(prefix).as_posix()
-    key, info = _stat_key(path), old.NameToInfo.get(name)
-    known = sums.get(name)
+    key, info, was = _stat_key(path), old.NameToInfo.get(name), known.get(name)
     if info is not None and (name not in old_rows or _inflated(info)):
         info = None  # nothing to reuse: no row for it, or written again stored
-    if info is not None and known is not None and known[0] == key and (info.CRC, info.file_size) == known[1:]:
+    if info is not None and was is not None and was[0] == key and (info.CRC, info.file_size) == was[1:]:
+        sums[name] = was
         _copy_compressed(out, info, Span(raw_fp, info))
         return old_rows[name], True
     data = path.read_bytes()
@@ -259,10 +251,7 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
         old_rows = {r[0]: r for r in csv.reader(io.StringIO(old.read(f"{dist_info}/RECORD").decode())) if r}
         rows = []
         for path in files:
-            name = path.relative_to(prefix).as_posix()
-            if name in known:
-                sums[name] = known[name]
-            row, copied = _reuse_or_deflate(out, old, raw_fp, old_rows, prefix, path, level, sums)
+            row, copied = _reuse_or_deflate(out, old, raw_fp, old_rows, prefix, path, level, known, sums)
             rows.append(row)
             counts["copied" if copied else "deflated"] += 1
         for info in old.infolist():
