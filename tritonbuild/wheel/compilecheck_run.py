@@ -13,6 +13,7 @@ import json
 import os
 import selectors
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -31,11 +32,14 @@ _DROP = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
 
 
 def child_env(env: Mapping[str, str], root: Path, on_path: bool, cache: Path,
-              extra_paths: Sequence[Path] = ()) -> dict[str, str]:
-    """The check's environment: the caller's without PYTHON* and TRITON_* settings (a user's TRITON_INTERPRET or
-    cache dir must not change what is checked), ``root`` (the dir holding ``triton/``) on PYTHONPATH when the
-    wheel is unpacked rather than installed, a private kernel cache, and a ptxas."""
-    out = {k: v for k, v in env.items() if k not in _DROP and not k.startswith("TRITON_")}
+              extra_paths: Sequence[Path] = (), ptxas_memo: Path | None = None) -> dict[str, str]:
+    """The check's environment: the caller's without PYTHON*, TRITON_* and TRITONBUILD_* settings (a user's
+    TRITON_INTERPRET or cache dir must not change what is checked), ``root`` (the dir holding ``triton/``) on
+    PYTHONPATH when the wheel is unpacked rather than installed, a private kernel cache, a ptxas, and the dir of
+    ptxas's kept answers when one is given (``ptxas_memo.py``)."""
+    out = {k: v for k, v in env.items() if k not in _DROP and not k.startswith(("TRITON_", "TRITONBUILD_"))}
+    if ptxas_memo is not None:
+        out["TRITONBUILD_PTXAS_MEMO"] = str(ptxas_memo)
     if on_path:
         out["PYTHONPATH"] = os.pathsep.join(str(p) for p in (root, *extra_paths))
         out["TRITONBUILD_CHECKED_ROOT"] = str(root)  # the check's triton must be this one (not an editable install)
@@ -197,12 +201,14 @@ CHECK_WORKERS = 2  # children compiling at once (each imports triton once: ~1 s)
 
 def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool = True,
               extra_paths: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-              log: Callable[[str], None]) -> list[dict[str, Any]]:
+              ptxas_memo: Path | None = None, log: Callable[[str], None]) -> list[dict[str, Any]]:
     """Compile every case of ``plan`` with ``python``; ``root`` holds the wheel's ``triton/`` (an unpacked wheel,
     put on PYTHONPATH, or with ``on_path=False`` the site-packages it is installed in). One result per case, in
     the plan's order, each compiled one checked against its target's launch limits (shared memory, registers:
     ``compilecheck.judge``). ``extra_paths`` follow ``root`` on PYTHONPATH (a quick rebuild's dist-info, where the
-    backends' entry points are). Raises RuntimeError when triton does not load."""
+    backends' entry points are). ``ptxas_memo``: a dir where ptxas's answers are kept and found (a build dir's;
+    never for a wheel from elsewhere, whose code could plant answers). Raises RuntimeError when triton does not
+    load."""
     from concurrent.futures import ThreadPoolExecutor
 
     results: dict[str, dict[str, Any]] = {}
@@ -222,7 +228,7 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
         def one(i: int) -> dict[str, dict[str, Any]]:
             work = Path(tmp) / str(i)  # each child its own kernel cache: no two write one entry
             work.mkdir()
-            cenv = child_env(base, root, on_path, work / "cache", extra_paths)
+            cenv = child_env(base, root, on_path, work / "cache", extra_paths, ptxas_memo)
             return _run_group(python, groups[i], cenv, plan.timeout, work, said)
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -246,6 +252,26 @@ def _run_group(python: str, cases: list[Case], cenv: Mapping[str, str], timeout:
                            for c in todo)
             todo = []
     return results
+
+
+PTXAS_MEMO = "compile-check-ptxas"  # in the build dir: ptxas's answers (ptxas_memo.py)
+
+
+def ptxas_memo_dir(plan: Plan) -> Path | None:
+    """The build dir's dir of ptxas's kept answers, made this user's (0700) and pruned to its budget; None when it
+    cannot be (then ptxas runs every time)."""
+    from tritonbuild.wheel import ptxas_memo
+
+    path = Path(plan.cmake.build_dir) / PTXAS_MEMO
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        return None
+    ptxas_memo.prune(str(path))
+    return path
 
 
 # --- a passing compile check is not run again while nothing it judges changed ---------------------------------------
@@ -290,7 +316,7 @@ def judged(plan: Plan, root: Path, extra_paths: Sequence[Path] = ()) -> dict[str
     if check is None or digest is None:
         return None
     corpus = hashlib.sha256(json.dumps([[c.to_json() for c in check.cases], check.timeout], sort_keys=True).encode())
-    for code in (SCRIPT, Path(__file__)):
+    for code in (SCRIPT, SCRIPT.with_name("ptxas_memo.py"), Path(__file__)):
         with contextlib.suppress(OSError):
             corpus.update(code.read_bytes())
     return {"key": plan.key, "python": plan.python, "llvm": [plan.llvm.prefix, plan.llvm.version, plan.llvm.revision],

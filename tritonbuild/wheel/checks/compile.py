@@ -46,9 +46,10 @@ def _at_build(build: BuildSide) -> Finding:
     build.reporter.note(check.describe(), topic="compile check")
     start = time.monotonic()
     build.log.write(f"$ compile check: {plan.python} {compilecheck_run.SCRIPT} ({len(check.cases)} cases)\n")
+    memo = compilecheck_run.ptxas_memo_dir(plan)
     try:
         results = compilecheck_run.run_check(plan.python, build.root, check, extra_paths=build.extra_paths,
-                                             log=_line_to(build.log))
+                                             ptxas_memo=memo, log=_line_to(build.log))
     except RuntimeError as exc:
         return Finding("compile", "fail", f"could not run: {exc}", message=f"The compile check could not run: "
                        f"{exc}. The wheel was not written to the output dir (--no-compile-check skips the check).")
