@@ -79,6 +79,7 @@ def test_only_a_run_whose_every_input_is_in_the_key_is_answered(tool: str, args:
         found = ptxas_memo.key_of(argv)
         if found is not None:
             assert tool.startswith("ptxas") and args.count("-o") == 1 and args.count("IN") + args.count("OTHER") == 1
+            assert args[args.index("-o") + 1] not in ("IN", "OTHER")  # never written over its own input
             assert "/etc/passwd" not in args and found[2] == argv[argv.index("-o") + 1]
 
 

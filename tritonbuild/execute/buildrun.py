@@ -111,6 +111,8 @@ class BuildRun:
         """Run the commands ``steps`` gives (in rounds), package, repair, add the SBOM, check and publish: the
         published wheel and its facts. ``why`` goes to the log; ``prefix`` is the installed tree the checks may
         import from (None: the wheel's own)."""
+        from concurrent.futures import ThreadPoolExecutor
+
         republish.forget(self.plan)
         shutil.rmtree(self.tmp_wheels, ignore_errors=True)
         self.tmp_wheels.mkdir()
@@ -126,12 +128,14 @@ class BuildRun:
                 wheel, repaired = repair(self.plan, wheel, log, self.log_path)
             log.write(f"tritonbuild: SBOM added to the wheel: {add_sbom(self.plan, wheel)}\n")  # final content (#38)
             checked: dict[str, Any] = {"enabled": False, "why": "--no-smoke-test"}
-            if self.smoke:
-                checked = smoke_test(self.plan, wheel, log, self.reporter, prefix=prefix)
-        final = publish(wheel, Path(self.plan.wheel.out_dir))
+            with ThreadPoolExecutor(max_workers=1) as pool:  # its sha256 beside the checks, which only read it
+                digest = pool.submit(sha256_of, wheel)
+                if self.smoke:
+                    checked = smoke_test(self.plan, wheel, log, self.reporter, prefix=prefix)
+        final = publish(wheel, Path(self.plan.wheel.out_dir))  # renamed into place: the same bytes
         self.moved = compilercache.delta(before, cache_stats(self.plan, self.env))
         release_cache_server(self.plan, self.env)
-        return final, WheelFacts(sha256_of(final), repaired, target_outputs(cmake_build_dir(self.plan),
+        return final, WheelFacts(digest.result(), repaired, target_outputs(cmake_build_dir(self.plan),
                                  self.plan.cmake.build_targets[1:]), _read_json(self.root / "bundle.json"), checked)
 
     def compile(self, steps: Steps) -> None:

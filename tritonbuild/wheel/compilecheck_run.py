@@ -24,7 +24,7 @@ from typing import Any
 from tritonbuild.plan import Case, CompileCheckPlan, Plan
 from tritonbuild.resolve.compilecheck import judge
 from tritonbuild.system import proc
-from tritonbuild.system.fileutil import sha256_of
+from tritonbuild.system.fileutil import read_owned_json, sha256_of
 
 SCRIPT = Path(__file__).resolve().parent / "corpus_kernels.py"
 # The child sees only the wheel: no caller PYTHON* variable, no user site, a private kernel cache.
@@ -280,27 +280,52 @@ PASSED = "compile-check-passed.json"  # in the build dir: what the last passing 
 _RECORD_LIMIT = 4 << 20  # bytes: a record holds one report (a few KB per case)
 
 
-def _file_digest(path: Path, whole: bool) -> str:
-    return sha256_of(path) if whole else f"size {path.lstat().st_size}"
+RACY_NS = 2_000_000_000  # a file changed this close to its hashing is hashed again next time (git's racily clean)
 
 
-def wheel_digest(root: Path, extra_paths: Sequence[Path] = ()) -> str | None:
+def _record(plan: Plan) -> dict[str, Any]:
+    """The last passing check's record in the build dir (read as hostile: this user's file, capped); {} if none."""
+    record = read_owned_json(Path(plan.cmake.build_dir) / PASSED, _RECORD_LIMIT)
+    return record if isinstance(record, dict) else {}
+
+
+def _known(record: Mapping[str, Any]) -> dict[str, tuple[list[int], str]]:
+    """The record's ``files``: each hashed file's stat key and sha256, as the last passing check saw them."""
+    files = record.get("files")
+    if not isinstance(files, dict):
+        return {}
+    return {k: (v[0], v[1]) for k, v in files.items() if isinstance(v, list) and len(v) == 2 and isinstance(v[0], list)
+            and all(type(n) is int for n in v[0]) and isinstance(v[1], str) and len(v[1]) == 64}
+
+
+def wheel_digest(root: Path, extra_paths: Sequence[Path] = (), known: Mapping[str, tuple[list[int], str]] = {},
+                 seen: dict[str, list[Any]] | None = None) -> str | None:
     """What of the wheel's ``triton/`` (and ``extra_paths``: a quick rebuild's dist-info) the compile check runs:
     the sha256 of every library, Python file and executable (libtriton, the compiler's and backends' code, ptxas), the
-    size of every other file; None when it cannot be read."""
+    size of every other file; None when it cannot be read. A file whose stat key (device, inode, size, mtime) is
+    the one ``known`` gives is not read again; ``seen`` gets this run's keys and hashes, but not of a file changed
+    within ``RACY_NS`` of now (a change in the same clock tick keeps its stat key)."""
     import hashlib
+    import time
 
-    h = hashlib.sha256()
+    h, racy = hashlib.sha256(), time.time_ns() - RACY_NS
     try:
         for top in (root / "triton", *extra_paths):
             for here, dirs, files in os.walk(top):
                 dirs.sort()
                 for name in sorted(files):
                     p = Path(here, name)
-                    mode = p.lstat().st_mode
-                    whole = name.endswith((".py", ".so")) or ".so." in name or bool(mode & 0o111) \
+                    st = p.lstat()
+                    whole = name.endswith((".py", ".so")) or ".so." in name or bool(st.st_mode & 0o111) \
                         or top != root / "triton"
-                    h.update(f"{p.relative_to(top)}\0{_file_digest(p, whole)}\n".encode())
+                    digest = f"size {st.st_size}"
+                    if whole:
+                        key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+                        old = known.get(str(p))
+                        digest = old[1] if old is not None and old[0] == key else sha256_of(p)
+                        if seen is not None and st.st_mtime_ns < racy:
+                            seen[str(p)] = [key, digest]
+                    h.update(f"{p.relative_to(top)}\0{digest}\n".encode())
     except (OSError, ValueError):
         return None
     return h.hexdigest()
@@ -308,11 +333,12 @@ def wheel_digest(root: Path, extra_paths: Sequence[Path] = ()) -> str | None:
 
 def judged(plan: Plan, root: Path, extra_paths: Sequence[Path] = ()) -> dict[str, Any] | None:
     """What a passing check's record must match to be used again: the build dir (the plan's key), the interpreter,
-    the LLVM, the corpus (its cases, their time limit, the runner's code) and the wheel (``wheel_digest``)."""
+    the LLVM, the corpus (its cases, their time limit, the runner's code) and the wheel (``wheel_digest``, reading
+    only the files changed since the record's); under ``files``, what ``remember`` keeps for the next time."""
     import hashlib
 
-    check = plan.compile_check
-    digest = wheel_digest(root, extra_paths)
+    check, files = plan.compile_check, dict[str, list[Any]]()
+    digest = wheel_digest(root, extra_paths, _known(_record(plan)), files)
     if check is None or digest is None:
         return None
     corpus = hashlib.sha256(json.dumps([[c.to_json() for c in check.cases], check.timeout], sort_keys=True).encode())
@@ -320,20 +346,18 @@ def judged(plan: Plan, root: Path, extra_paths: Sequence[Path] = ()) -> dict[str
         with contextlib.suppress(OSError):
             corpus.update(code.read_bytes())
     return {"key": plan.key, "python": plan.python, "llvm": [plan.llvm.prefix, plan.llvm.version, plan.llvm.revision],
-            "corpus": corpus.hexdigest(), "wheel": digest}
+            "corpus": corpus.hexdigest(), "wheel": digest, "files": files}
+
+
+def _compared(now: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in now.items() if k != "files"}
 
 
 def passed_before(plan: Plan, now: dict[str, Any] | None) -> tuple[dict[str, Any], str] | None:
     """The report of the last passing check in this build dir and the line that says why it is not run again, when
     everything it judged is as it was (``now``, from ``judged``); None: run it."""
-    path = Path(plan.cmake.build_dir) / PASSED
-    if now is None or not path.is_file() or path.stat().st_size > _RECORD_LIMIT:
-        return None
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(record, dict) or record.get("judged") != now or not isinstance(record.get("report"), dict):
+    record = _record(plan)
+    if now is None or record.get("judged") != _compared(now) or not isinstance(record.get("report"), dict):
         return None
     cases = len(plan.compile_check.cases) if plan.compile_check else 0
     return record["report"], (f"compile check skipped: it passed in this build dir ({cases} kernels) with the same "
@@ -347,4 +371,5 @@ def remember(plan: Plan, now: dict[str, Any] | None, report: dict[str, Any] | No
         if now is None or report is None:
             path.unlink(missing_ok=True)
         elif path.parent.is_dir():
-            path.write_text(json.dumps({"judged": now, "report": report}) + "\n")
+            path.write_text(json.dumps({"judged": _compared(now), "files": now.get("files", {}),
+                                        "report": report}) + "\n")

@@ -48,7 +48,8 @@ def _tool_digest(path: str) -> str | None:
 
 def key_of(argv: Sequence[str]) -> tuple[str, str, str] | None:
     """(key, input, output) for a ptxas run the memo may answer: ``argv[0]`` a ptxas, exactly one existing file
-    argument (the ``.ptx``), ``-o OUT`` once, no other argument that names a path; None for anything else."""
+    argument (the ``.ptx``), ``-o OUT`` once and OUT not among the others, no other argument that names a path;
+    None for anything else."""
     if not argv or not all(isinstance(a, str) for a in argv) or os.path.basename(argv[0]) not in TOOLS:
         return None
     if argv.count("-o") != 1 or argv.index("-o") + 1 >= len(argv):
@@ -56,7 +57,8 @@ def key_of(argv: Sequence[str]) -> tuple[str, str, str] | None:
     at = argv.index("-o")
     out, rest = argv[at + 1], [*argv[1:at], *argv[at + 2:]]
     files = [a for a in rest if Path(a).is_file()]
-    if len(files) != 1 or not files[0].endswith(".ptx") or any("/" in a for a in rest if a != files[0]):
+    if len(files) != 1 or not files[0].endswith(".ptx") or any("/" in a for a in rest if a != files[0]) \
+            or out in rest:
         return None
     tool = _tool_digest(argv[0])
     if tool is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import os
 import zipfile
 
 from tritonbuild.printable import printable
@@ -54,6 +55,20 @@ def _entry(zf: zipfile.ZipFile, line: int, path: str, digest: str, size: str) ->
     return None
 
 
+WORKERS = 2  # members hashed at once: zlib and hashlib let go of the GIL, zipfile reads members under its lock
+
+
+def _each(zf: zipfile.ZipFile, todo: list[tuple[int, str, str, str]]) -> list[str | None]:
+    """``_entry`` of each, in order, on up to ``WORKERS`` threads (a 180 MB wheel: 0.5 s on one core)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(WORKERS, os.cpu_count() or 1, len(todo)))
+    if workers == 1:
+        return [_entry(zf, *t) for t in todo]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda t: _entry(zf, *t), todo))
+
+
 def findings(zf: zipfile.ZipFile) -> list[Finding]:
     record_name = dist_info(zf, "RECORD")
     if record_name is None:
@@ -63,13 +78,14 @@ def findings(zf: zipfile.ZipFile) -> list[Finding]:
     except zipguard.BadWheel as exc:
         return [Finding("RECORD", "fail", str(exc))]
     counts = {p: 0 for _, p, _, _ in rows}
+    todo = []
     for line, path, digest, size in rows:
         counts[path] += 1
         if path == record_name or counts[path] > 1:
             bad += [f"{printable(path)} is listed twice"] if counts[path] == 2 else []
             continue
-        problem = _entry(zf, line, path, digest, size)
-        bad += [problem] if problem else []
+        todo.append((line, path, digest, size))
+    bad += [problem for problem in _each(zf, todo) if problem]
     names = {i.filename for i in zf.infolist() if not i.is_dir()}
     bad += [f"{printable(n)} is not listed in RECORD" for n in sorted(names - set(counts))]
     dist_infos = {n.split("/")[0] for n in names if n.count("/") >= 1 and n.split("/")[0].endswith(".dist-info")}
