@@ -176,6 +176,12 @@ def serve(root: Path) -> Iterator[str]:
 EPS = "[triton.backends]\nnvidia = triton.backends.nvidia\n"
 DIST = "triton-3.6.0.dist-info"
 
+# enough of Triton that `import triton; from triton.backends import backends` works in a fresh venv
+BACKENDS_INIT = (b"from importlib.metadata import entry_points\n"
+                 b"backends = {ep.name: ep.value for ep in entry_points(group='triton.backends')}\n")
+PACKAGE = {"triton/__init__.py": b"", "triton/backends/__init__.py": BACKENDS_INIT,
+           "triton/backends/nvidia/__init__.py": b"", "triton/backends/nvidia/compiler.py": b""}
+
 
 def digest(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
@@ -190,10 +196,12 @@ def minimal_sbom(files: dict[str, bytes]) -> bytes:
 
 
 def make_wheel(path: Path, files: dict[str, bytes], *, eps: str | bytes = EPS, info: object = None,
-               record: str | bytes | None = None) -> Path:
+               record: str | bytes | None = None, requires: tuple[str, ...] = ()) -> Path:
     """A wheel-shaped zip with a RECORD that matches (unless ``record`` is given) and, when ``info`` is not
-    None, a ``triton/_build_info.json`` holding it (bytes as they are, anything else as JSON)."""
-    members = {**files, f"{DIST}/METADATA": b"Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n",
+    None, a ``triton/_build_info.json`` holding it (bytes as they are, anything else as JSON); ``requires``: its
+    Requires-Dist lines."""
+    meta = "Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    members = {**files, f"{DIST}/METADATA": meta.encode(),
                f"{DIST}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
                f"{DIST}/entry_points.txt": eps.encode() if isinstance(eps, str) else eps}
     if info is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import WHEEL_ONLY, PlainReporter, one_of
+from tests.helpers import BACKENDS_INIT, WHEEL_ONLY, PlainReporter, one_of
 from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
@@ -36,8 +36,6 @@ NAME = "triton-3.6.0-py3-none-any.whl"
 # imports as triton and triton._C.libtriton, and leaves a mark in the build dir (<build>/smoke/wheel/triton/) that
 # it was imported: the checks after a failure must not run
 INIT = b"import pathlib\npathlib.Path(__file__).parents[3].joinpath('IMPORTED').touch()\n"
-BACKENDS_INIT = (b"from importlib.metadata import entry_points\n"
-                 b"backends = {ep.name: ep.value for ep in entry_points(group='triton.backends')}\n")
 PACKAGE = {"triton/__init__.py": INIT, "triton/_C/__init__.py": b"", "triton/_C/libtriton.py": b"",
            "triton/backends/__init__.py": BACKENDS_INIT, "triton/backends/nvidia/__init__.py": b"",
            "triton/backends/nvidia/compiler.py": b""}

@@ -13,15 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DIST, EPS, digest, json_out, make_wheel
+from tests.helpers import BACKENDS_INIT, DIST, EPS, PACKAGE, digest, json_out, make_wheel
 from tests.integration.conftest import cuda_stub, flat, one_paragraph, run_cli, subdir, verify
 
 NAME = "triton-3.6.0-py3-none-any.whl"
-# enough of Triton that `import triton; from triton.backends import backends` works in a fresh venv
-BACKENDS_INIT = (b"from importlib.metadata import entry_points\n"
-                 b"backends = {ep.name: ep.value for ep in entry_points(group='triton.backends')}\n")
-PACKAGE = {"triton/__init__.py": b"", "triton/backends/__init__.py": BACKENDS_INIT,
-           "triton/backends/nvidia/__init__.py": b"", "triton/backends/nvidia/compiler.py": b""}
 
 
 def info_for(prefix: str | None = None) -> dict[str, object]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import make_wheel, plan_for
+from tests.helpers import PACKAGE, make_wheel, plan_for
 from tests.integration.conftest import flat, one_paragraph, run_cli, subdir, verify
 from tritonbuild.resolve.source import GitState
 from tritonbuild.wheel.checks.provenance import _parse, loads
@@ -23,11 +23,6 @@ from tritonbuild.wheel.provenance import provenance
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 NAME = "triton-3.6.0-py3-none-any.whl"
-# enough of Triton that `import triton; from triton.backends import backends` works in a fresh venv
-BACKENDS_INIT = (b"from importlib.metadata import entry_points\n"
-                 b"backends = {ep.name: ep.value for ep in entry_points(group='triton.backends')}\n")
-PACKAGE = {"triton/__init__.py": b"", "triton/backends/__init__.py": BACKENDS_INIT,
-           "triton/backends/nvidia/__init__.py": b"", "triton/backends/nvidia/compiler.py": b""}
 
 
 def info_for() -> dict[str, object]:

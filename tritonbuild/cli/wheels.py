@@ -40,10 +40,13 @@ def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
               help="Also compile the kernel corpus (matmul, reduction, softmax, ...) for the wheel's backends.")
 @click.option("--compile-timeout", type=AsciiInt(1), default=120, show_default=True,
               help="Seconds one kernel may take before it counts as a hang.")
+@click.option("--wheelhouse", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A dir of wheels the import test's venv installs the wheel's Requires-Dist from (no index; "
+                   "fill it with pip download -d DIR NAME...). Without it the wheel is installed alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON: one object, a list of wheels, each "
               "with its checks.")
 def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], compile_check: bool,
-           compile_timeout: int, as_json: bool) -> int:
+           compile_timeout: int, wheelhouse: Path | None, as_json: bool) -> int:
     """Check wheels: RECORD hashes, backends against its provenance, an import in a fresh venv, and with
     --compile real kernels compiled through it (any wheel: yours or the official one). Several wheels (a
     matrix) are each checked with the interpreter of their tag. Each check is ok, FAIL, skip (it could not run
@@ -60,7 +63,8 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     out, env, done = render.console(stderr=as_json), environment(), []
     _given_pythons(pythons, env)
     for given, wheel in zip(wheels, _existing(wheels, "wheel"), strict=True):
-        python, checks = _verify_one(wheel, pythons, env, not no_import, compile_timeout if compile_check else None)
+        python, checks = _verify_one(wheel, pythons, env, not no_import, compile_timeout if compile_check else None,
+                                     wheelhouse.resolve() if wheelhouse else None)
         done.append({"wheel": given, "python": python, "ok": all(f.status != "fail" for f in checks),
                      "findings": [{"check": f.check, "status": f.status, "text": f.text} for f in checks]})
         if as_json:
@@ -85,7 +89,7 @@ def _given_pythons(pythons: tuple[str, ...], env: dict[str, str]) -> None:
 
 
 def _verify_one(wheel: Path, pythons: tuple[str, ...], env: dict[str, str], import_test: bool,
-                compile_timeout: int | None) -> tuple[str | None, list[Finding]]:
+                compile_timeout: int | None, wheelhouse: Path | None) -> tuple[str | None, list[Finding]]:
     """The interpreter that imports ``wheel`` (None without the import test) and the wheel's findings."""
     from tritonbuild.wheel import verify as ver
     from tritonbuild.wheel import zipguard
@@ -95,7 +99,8 @@ def _verify_one(wheel: Path, pythons: tuple[str, ...], env: dict[str, str], impo
         python = ver.interpreter_for(wheel, pythons, env) if import_test else None
     except zipguard.BadWheel as exc:  # a file name that does not parse
         return None, [Finding("wheel", "fail", f"not a readable wheel: {exc}")]
-    return python, list(ver.verify(wheel, python=python, import_test=import_test, compile_timeout=compile_timeout))
+    return python, list(ver.verify(wheel, python=python, import_test=import_test, compile_timeout=compile_timeout,
+                                   wheelhouse=wheelhouse))
 
 
 @click.command()

@@ -54,16 +54,16 @@ def structure(wheel: Path, zf: zipfile.ZipFile) -> Structure:
 
 
 def verify(wheel: Path, *, python: str | None = None, import_test: bool = True,
-           compile_timeout: int | None = None) -> list[Finding]:
+           compile_timeout: int | None = None, wheelhouse: Path | None = None) -> list[Finding]:
     """Every check of the wheel ``verify`` runs; ``compile_timeout`` (seconds per kernel) also runs the compile
-    check. A wheel that is not a safe zip gets one failed ``wheel`` finding and nothing else (it is not
-    installed)."""
+    check; ``wheelhouse``: a dir of wheels the import's venv installs the wheel's Requires-Dist from (no index). A
+    wheel that is not a safe zip gets one failed ``wheel`` finding and nothing else (it is not installed)."""
     with tempfile.TemporaryDirectory(prefix="tritonbuild-verify-") as tmp:
         try:
             with zipguard.open_wheel(wheel) as zf:
                 wheel_tags(wheel)
                 ctx = registry.context(wheel, zf, Path(tmp), python=(python or sys.executable) if import_test
-                                       else None, compile_timeout=compile_timeout)
+                                       else None, compile_timeout=compile_timeout, wheelhouse=wheelhouse)
                 return registry.run(registry.checks("verify"), ctx)
         except zipguard.BadWheel as exc:
             return [Finding("wheel", "fail", f"not a readable wheel: {exc}")]

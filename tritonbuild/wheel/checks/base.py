@@ -80,6 +80,7 @@ class Context:
     python: str | None = None
     compile_timeout: int | None = None
     build: BuildSide | None = None
+    wheelhouse: Path | None = None  # verify --wheelhouse: where the import's venv finds the wheel's Requires-Dist
 
     @property
     def expected_backends(self) -> list[str]:

@@ -15,12 +15,14 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from tritonbuild.printable import printable
 from tritonbuild.system import proc
-from tritonbuild.wheel import reaper
+from tritonbuild.wheel import reaper, zipguard
 from tritonbuild.wheel.checks.backends import listed
-from tritonbuild.wheel.checks.base import BuildSide, Context, Finding, status
+from tritonbuild.wheel.checks.base import BuildSide, Context, Finding, dist_info, status
 
 # The target interpreter's environment may hold an editable install of Triton (tritonbuild's develop, setuptools'
 # or scikit-build-core's editable finders, loaded from a .pth): its meta-path finder would import the checkout, not
@@ -120,9 +122,40 @@ def _imported(ctx: Context, argv: list[str], hidden: str) -> Finding:
                    f"fresh venv{hidden} discovers {listed(found)}{left}")
 
 
+def requirements(ctx: Context) -> list[str]:
+    """The names of the wheel's Requires-Dist that apply here (markers taken in this interpreter's environment, no
+    extra), at most 20, printable; [] when METADATA has none or cannot be read."""
+    from email.parser import HeaderParser
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    name = dist_info(ctx.zf, "METADATA")
+    try:
+        lines = HeaderParser().parsestr(zipguard.read_text(ctx.zf, name)).get_all("Requires-Dist") if name else None
+    except zipguard.BadWheel:
+        return []
+    out: list[str] = []
+    for line in (lines or [])[:200]:
+        try:
+            req = Requirement(str(line))
+        except InvalidRequirement:
+            continue
+        if (req.marker is None or req.marker.evaluate({"extra": ""})) and req.name not in out:
+            out.append(printable(req.name))
+    return out[:20]
+
+
+def _install_args(ctx: Context) -> list[str]:
+    """pip's arguments for the wheel: with ``--wheelhouse`` its Requires-Dist from there (wheels only, no index),
+    else the wheel alone."""
+    if ctx.wheelhouse is not None:
+        return ["--no-index", "--find-links", str(ctx.wheelhouse), "--only-binary", ":all:", str(ctx.wheel)]
+    return ["--no-index", "--no-deps", str(ctx.wheel)]
+
+
 def _fresh_venv(ctx: Context, python: str) -> list[Finding]:
     venv = venv_of(ctx)
-    error = proc.venv_with(python, venv, ["--no-index", "--no-deps", str(ctx.wheel)])
+    error = proc.venv_with(python, venv, _install_args(ctx))
     if error:
         return [Finding("import", "fail", error[-400:])]
     prefix = ctx.info.llvm_prefix if ctx.info else None
@@ -136,6 +169,11 @@ def _fresh_venv(ctx: Context, python: str) -> list[Finding]:
     found = _imported(ctx, argv, f" with {hide[0]} hidden" if why_not is None else "")
     if found.status == "fail":  # --compile would run the code of a wheel that does not import again
         shutil.rmtree(venv, ignore_errors=True)
+        needs = requirements(ctx) if ctx.wheelhouse is None else []
+        if needs:
+            found = replace(found, text=f"{found.text} (the wheel requires {', '.join(needs)} (Requires-Dist), which "
+                            "the venv installs only with --wheelhouse DIR, a dir of their wheels: pip download -d "
+                            f"DIR {' '.join(needs)})")
     return [found] + ([Finding("hidden-llvm", "skip", why_not)] if why_not else [])
 
 

@@ -50,10 +50,12 @@ def checks(where: Where) -> list[Check]:
 
 
 def context(wheel: Path, zf: zipfile.ZipFile, tmp: Path, *, python: str | None = None,
-            compile_timeout: int | None = None, build: BuildSide | None = None) -> Context:
+            compile_timeout: int | None = None, build: BuildSide | None = None,
+            wheelhouse: Path | None = None) -> Context:
     """What the checks of the open wheel ``zf`` read; its provenance and entry points are read here, once."""
     info, problem = provenance.read(zf)
-    return Context(wheel, zf, tmp, info, problem, backends.entry_point_backends(zf), python, compile_timeout, build)
+    return Context(wheel, zf, tmp, info, problem, backends.entry_point_backends(zf), python, compile_timeout, build,
+                   wheelhouse)
 
 
 def runs_wheel_code(check: Check) -> bool:
