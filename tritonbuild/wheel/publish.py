@@ -25,13 +25,19 @@ from tritonbuild.wheel.provenance import bundled_tools, provenance
 
 
 def publish(wheel: Path, out_dir: Path) -> Path:
-    """Copy the finished wheel into ``out_dir`` under a temporary name, then rename it into place; a full or
-    read-only disk there is a DiskProblem naming the output dir."""
+    """Put the finished wheel into ``out_dir`` under a temporary name, a hard link when the output dir shares the
+    build dir's file system (no 180 MB copy: nothing writes a finished wheel in place, and the build dir's copy is
+    unlinked, never rewritten, by the next build), else a copy, then rename it into place; a full or read-only disk
+    there is a DiskProblem naming the output dir."""
     final = out_dir / wheel.name
     tmp = out_dir / f".{wheel.name}.{os.getpid()}.partial"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(wheel, tmp)
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(wheel, tmp, follow_symlinks=False)
+        except OSError:  # another file system, or links not allowed there
+            shutil.copyfile(wheel, tmp)
         os.replace(tmp, final)
     except OSError as exc:
         raise _disk_problem(exc, out_dir) from None
