@@ -325,10 +325,12 @@ def identity_dict(plan: Plan) -> dict[str, Any]:
     are: the notes and warnings (words, some saying "downloaded when the build runs"), each NVIDIA part's files
     (listed once unpacked) and wheels (the downloads still to do), the LLVM candidates not taken, and the probed
     facts of an LLVM tritonbuild provides in its cache at the pin (``PROVIDED_LLVM``). Whatever of those changes the
-    build itself is in the plan elsewhere (the defines, the key), and the files are in the build's inputs."""
+    build itself is in the plan elsewhere (the defines, the key), and the files are in the build's inputs. Nor where
+    the wheel is published: ``--out`` changes no byte of it (a kept wheel is published again into the new dir)."""
     data = plan.to_dict()
     data.pop("notes", None)
     data.pop("warnings", None)
+    data["wheel"].pop("out_dir", None)
     for part in data.get("nvidia") or ():
         part.pop("files", None)
         part.pop("wheels", None)

@@ -4,6 +4,7 @@ CMake cache, Ninja's dry run): republish, quick or full, each with why."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,18 @@ def test_the_same_plan_in_a_configured_build_dir_is_quick_with_ninja_then_the_in
     assert chosen.base.read_bytes() == kept.read_bytes()  # the kept copy is the base it reuses members from
     assert [s[0] for s in chosen.steps] == ["/usr/bin/ninja", "/usr/bin/cmake"]
     assert chosen.steps[1][1:3] == ("--install", str(cmake_build_dir(plan)))
+
+
+def test_another_output_dir_is_the_same_plan_for_the_kept_wheel(tree: Path, tmp_path: Path) -> None:
+    # #45: a build to another --out took the full path (configure, scikit-build-core's packaging) for a wheel that
+    # differs in no byte; it is quick (republished when nothing changed) into the new dir
+    plan = plan_for(tree)
+    _kept_wheel(plan)
+    _configure(plan)
+    elsewhere = replace(plan, wheel=replace(plan.wheel, out_dir=str(tmp_path / "elsewhere")))
+    assert elsewhere.wheel.out_dir != plan.wheel.out_dir and elsewhere.cmake.build_dir == plan.cmake.build_dir
+    assert choose(elsewhere, {}).reason == Reason.SAME_PLAN
+    assert republish.digest(elsewhere) == republish.digest(plan)
 
 
 def test_another_plan_does_not_reuse_the_last_wheel(tree: Path) -> None:
