@@ -64,6 +64,14 @@ def test_plugins_and_relative_source(tmp_path: Path) -> None:
     assert r.settings()["clang"] == "auto"
 
 
+def test_a_recipes_relative_deps_are_relative_to_the_recipe_not_the_cwd(tmp_path: Path) -> None:
+    # #48: a recipe's `deps` were read relative to wherever tritonbuild ran
+    r = recipes.parse({"deps": ["abi=../abi", "translator=https://example.com/t.git", "h=/abs/h", "x=~/x"]},
+                      tmp_path / "sub" / "r.toml")
+    assert r.settings()["deps"] == [f"abi={(tmp_path / 'abi').resolve()}", "translator=https://example.com/t.git",
+                                    "h=/abs/h", "x=~/x"]
+
+
 def test_unknown_recipe_name_suggests(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="Did you mean 'nightly'"):
         recipes.find("nightlyy", tmp_path)

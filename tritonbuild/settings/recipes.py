@@ -140,6 +140,8 @@ def parse(data: dict[str, Any], path: Path) -> Recipe:
             value = str((path.parent / value).resolve())  # a source path is relative to the recipe file
         if key == "patches":
             value = [_patch(v, path) for v in value]  # patches too, and they stay in the recipe's dir
+        if key == "deps":
+            value = [_dep(v, path) for v in value]
         (request if key in REQUEST_KEYS else values)[key] = value
     return Recipe(values, **request)
 
@@ -176,6 +178,16 @@ def _patch(item: str, path: Path) -> str:
                         f"directory {base} (it is {real}): a recipe's patches must be files beside it or under its "
                         "directory. Move the patch there, or give it with --patch (or TRITONBUILD_PATCHES).")
     return join_patch(target, str(full))
+
+
+def _dep(item: str, path: Path) -> str:
+    """A recipe's ``NAME=PATH`` dependency with a relative PATH joined to the recipe's directory, as its source and
+    plugins are (read relative to wherever tritonbuild ran, the same recipe named another checkout); a URL, an
+    absolute path or ``~`` stays as written."""
+    name, sep, where = item.partition("=")
+    if not sep or not where or "://" in where or where.startswith(("/", "~", "git@")):
+        return item
+    return f"{name}={(path.parent / where).resolve()}"
 
 
 def _plugin(item: Any, path: Path) -> str:
