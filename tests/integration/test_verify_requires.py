@@ -4,6 +4,8 @@ that fails for want of them says which and how to give them."""
 
 from __future__ import annotations
 
+import http.server
+import threading
 import zipfile
 from pathlib import Path
 
@@ -46,3 +48,48 @@ def test_requires_dist_comes_from_the_wheelhouse_or_the_failure_says_how(tmp_pat
     assert "FAIL import:" in missing and "tbdep" in missing, missing  # pip's own words: not in the wheelhouse
     nowhere = verify("--wheelhouse", str(tmp_path / "nope"), str(wheel), cwd=tmp_path)
     assert nowhere.returncode == 2 and "does not exist" in nowhere.stderr
+
+
+BACKEND = """import pathlib
+pathlib.Path({mark!r}).write_text("the build backend ran")
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+def prepare_metadata_for_build_wheel(directory, config_settings=None):
+    raise RuntimeError("the build backend ran")
+build_wheel = prepare_metadata_for_build_wheel
+"""
+
+
+def test_a_requires_dist_with_a_url_is_neither_fetched_nor_built(tmp_path: Path) -> None:
+    """``name @ URL`` in a hostile wheel's METADATA: pip fetches a URL and builds a source tree whatever
+    --no-index and --only-binary say, so verify never gives pip such a requirement (found in review 50)."""
+    tree = subdir(tmp_path, "evilsrc")
+    (tree / "pyproject.toml").write_text('[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+                                         'backend-path = ["."]\n')
+    (tree / "backend.py").write_text(BACKEND.format(mark=str(tmp_path / "ran")))
+    asked: list[str] = []
+
+    class Told(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_error(404)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Told)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/evilnet-1.0-py3-none-any.whl"
+        wheel = make_wheel(tmp_path / NAME, {**PACKAGE, "triton/__init__.py": b"import tbdep\n"},
+                           requires=(f"evilsrc @ {tree.as_uri()}", f"evilnet @ {url}", "tbdep>=1"))
+        _dep_wheel(tmp_path / "house")
+        got = flat(verify("--wheelhouse", str(tmp_path / "house"), str(wheel), cwd=tmp_path).stdout)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert not (tmp_path / "ran").exists(), "a source tree named by the wheel was built"
+    assert asked == [], "a URL named by the wheel was fetched"
+    assert "ok import: fresh venv discovers nvidia" in got, got  # tbdep still comes from the wheelhouse

@@ -375,12 +375,14 @@ def _follow(child: subprocess.Popen[str], log: IO[str], tracker: LineTracker, re
     return rc, tail
 
 
-def venv_with(python: str, root: Path, install: list[str], timeout: float = 300) -> str | None:
+def venv_with(python: str, root: Path, install: list[str], timeout: float = 300, *,
+              before: Sequence[list[str]] = (), cwd: Path | None = None) -> str | None:
     """A venv of ``python`` at ``root`` with ``install`` (pip arguments) installed by this interpreter's pip, as
-    the venv gets no pip of its own (Debian's and Ubuntu's Pythons may lack ensurepip); None, or what failed."""
-    for argv in ([python, "-m", "venv", "--without-pip", str(root)],
-                 [sys.executable, "-m", "pip", "--python", str(root / "bin" / "python"), "install", "-q", *install]):
-        res = run(argv, timeout=timeout)
+    the venv gets no pip of its own (Debian's and Ubuntu's Pythons may lack ensurepip), after each of ``before``
+    (pip arguments too); pip runs in ``cwd`` when given. None, or what failed."""
+    pip = [sys.executable, "-m", "pip", "--python", str(root / "bin" / "python"), "install", "-q"]
+    for argv in ([python, "-m", "venv", "--without-pip", str(root)], *([*pip, *b] for b in before), [*pip, *install]):
+        res = run(argv, timeout=timeout, cwd=cwd)
         if not res.ok:
             return f"{' '.join(argv[:3])} failed: {res.output[-600:]}"
     return None

@@ -17,6 +17,7 @@ import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from tritonbuild.printable import printable
 from tritonbuild.system import proc
@@ -122,11 +123,13 @@ def _imported(ctx: Context, argv: list[str], hidden: str) -> Finding:
                    f"fresh venv{hidden} discovers {listed(found)}{left}")
 
 
-def requirements(ctx: Context) -> list[str]:
-    """The names of the wheel's Requires-Dist that apply here (markers taken in this interpreter's environment, no
-    extra), at most 20, printable; [] when METADATA has none or cannot be read."""
+def _requires(ctx: Context) -> list[Any]:
+    """The wheel's Requires-Dist that parse (of its first 200) and apply here: markers taken in this interpreter's
+    environment, no extra; one whose marker cannot be evaluated is left out. [] when METADATA has none or cannot be
+    read."""
     from email.parser import HeaderParser
 
+    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
     from packaging.requirements import InvalidRequirement, Requirement
 
     name = dist_info(ctx.zf, "METADATA")
@@ -134,28 +137,43 @@ def requirements(ctx: Context) -> list[str]:
         lines = HeaderParser().parsestr(zipguard.read_text(ctx.zf, name)).get_all("Requires-Dist") if name else None
     except zipguard.BadWheel:
         return []
-    out: list[str] = []
+    out = []
     for line in (lines or [])[:200]:
         try:
             req = Requirement(str(line))
-        except InvalidRequirement:
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                out.append(req)
+        except (InvalidRequirement, UndefinedComparison, UndefinedEnvironmentName, ValueError):
             continue
-        if (req.marker is None or req.marker.evaluate({"extra": ""})) and req.name not in out:
+    return out
+
+
+def requirements(ctx: Context) -> list[str]:
+    """The names of the wheel's Requires-Dist that apply here (``_requires``), at most 20, printable."""
+    out: list[str] = []
+    for req in _requires(ctx):
+        if printable(req.name) not in out:
             out.append(printable(req.name))
     return out[:20]
 
 
-def _install_args(ctx: Context) -> list[str]:
-    """pip's arguments for the wheel: with ``--wheelhouse`` its Requires-Dist from there (wheels only, no index),
-    else the wheel alone."""
-    if ctx.wheelhouse is not None:
-        return ["--no-index", "--find-links", str(ctx.wheelhouse), "--only-binary", ":all:", str(ctx.wheel)]
-    return ["--no-index", "--no-deps", str(ctx.wheel)]
+def _install_args(ctx: Context) -> tuple[list[list[str]], list[str]]:
+    """pip's arguments: the installs before the wheel's and the wheel's. The wheel is installed alone (its
+    Requires-Dist are hostile text: a ``name @ URL`` one would make pip fetch the URL, or build a source tree,
+    whatever the index options say); with ``--wheelhouse``, first its Requires-Dist that name no URL, from there
+    (wheels only, no index), each as ``packaging`` writes it (a name, extras, versions, a marker: no path)."""
+    wheel = ["--no-index", "--no-deps", str(ctx.wheel.resolve())]
+    specs = [str(r) for r in _requires(ctx) if r.url is None] if ctx.wheelhouse is not None else []
+    specs = [s for s in specs if len(s) <= 500][:100]
+    if not specs:
+        return [], wheel
+    return [["--no-index", "--find-links", str(ctx.wheelhouse), "--only-binary", ":all:", *specs]], wheel
 
 
 def _fresh_venv(ctx: Context, python: str) -> list[Finding]:
-    venv = venv_of(ctx)
-    error = proc.venv_with(python, venv, _install_args(ctx))
+    venv, (before, install) = venv_of(ctx), _install_args(ctx)
+    (ctx.tmp / "pip").mkdir(exist_ok=True)  # pip's cwd: empty, so no requirement names a file there
+    error = proc.venv_with(python, venv, install, before=before, cwd=ctx.tmp / "pip")
     if error:
         return [Finding("import", "fail", error[-400:])]
     prefix = ctx.info.llvm_prefix if ctx.info else None
