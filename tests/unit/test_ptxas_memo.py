@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -78,8 +79,10 @@ def test_only_a_run_whose_every_input_is_in_the_key_is_answered(tool: str, args:
         argv = [str(exe), *(names.get(a, a) for a in args)]
         found = ptxas_memo.key_of(argv)
         if found is not None:
-            assert tool.startswith("ptxas") and args.count("-o") == 1 and args.count("IN") + args.count("OTHER") == 1
-            assert args[args.index("-o") + 1] not in ("IN", "OTHER")  # never written over its own input
+            at = args.index("-o")
+            rest = [*args[:at], *args[at + 2:]]
+            assert tool.startswith("ptxas") and args.count("-o") == 1 and rest.count("IN") + rest.count("OTHER") == 1
+            assert args[at + 1] not in rest  # never written over its own input (another .ptx may be the output)
             assert "/etc/passwd" not in args and found[2] == argv[argv.index("-o") + 1]
 
 
@@ -91,3 +94,25 @@ def test_prune_keeps_the_most_recently_used_within_its_budget(tmp_path: Path) ->
     ptxas_memo.prune(str(tmp_path), keep=3500)
     assert sorted(p.name[-7:] for p in tmp_path.glob("*.entry")) == ["3.entry", "4.entry", "5.entry"]
     assert (tmp_path / "keep.txt").exists()
+
+
+def test_a_call_the_memo_cannot_take_goes_to_ptxas_never_raising(tmp_path: Path) -> None:
+    """What ptxas would report (an output it cannot write, an argument no file system takes) is ptxas's to report:
+    the memo neither raises an OSError into Triton's compile nor answers (found in review 50)."""
+    exe = tmp_path / "ptxas"
+    exe.write_text("#!/bin/sh\n")
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(".version 8.0\n")
+    memo = tmp_path / "memo"
+    memo.mkdir(mode=0o700)
+    assert ptxas_memo.key_of([str(exe), "--opt=" + "x" * 300, str(ptx), "-o", str(tmp_path / "k.o")]) is None
+    argv = [str(exe), "-v", str(ptx), "-o", str(tmp_path / "nodir" / "k.o")]
+    found = ptxas_memo.key_of(argv)
+    assert found is not None
+    ptxas_memo.write_entry(str(memo), found[0], b"cubin", b"", b"")
+
+    def real_run(*args: object, **kwargs: object) -> object:
+        raise AssertionError("answer runs ptxas only on a miss")
+
+    kwargs = {"check": True, "close_fds": False, "stderr": subprocess.DEVNULL}
+    assert ptxas_memo.answer(str(memo), real_run, argv, (), kwargs) is None  # the caller runs ptxas itself

@@ -56,7 +56,10 @@ def key_of(argv: Sequence[str]) -> tuple[str, str, str] | None:
         return None
     at = argv.index("-o")
     out, rest = argv[at + 1], [*argv[1:at], *argv[at + 2:]]
-    files = [a for a in rest if Path(a).is_file()]
+    try:
+        files = [a for a in rest if Path(a).is_file()]
+    except OSError:  # a name too long, a dir not searchable: ptxas judges that argument, not the memo
+        return None
     if len(files) != 1 or not files[0].endswith(".ptx") or any("/" in a for a in rest if a != files[0]) \
             or out in rest:
         return None
@@ -165,8 +168,11 @@ def answer(memo: str, real_run: Any, args: Any, rest: tuple[Any, ...],
                 pass
     else:
         code, streams = 0, kept[1:]
-        with open(out, "wb") as f:
-            f.write(kept[0])
+        try:
+            with open(out, "wb") as f:
+                f.write(kept[0])
+        except OSError:  # no such dir, not writable: ptxas's own run says so (an exit status, its log)
+            return None
         with contextlib.suppress(OSError):  # used: the last to go when the memo is pruned
             os.utime(os.path.join(memo, f"{key}.entry"))
     _replay(sinks[0], streams[0])  # (no zip(strict=): the child may run Python 3.9)
