@@ -195,6 +195,22 @@ def _read_sources(path: Path) -> dict[str, list[int]]:
             and all(isinstance(x, int) and not isinstance(x, bool) for x in v)} if isinstance(data, dict) else {}
 
 
+def _replace_copy(src: Path, dst: Path, st: os.stat_result) -> None:
+    """``dst`` replaced by a copy of ``src`` (its mode kept, its time CMake's: whole seconds) as a new file renamed
+    into place: written in place, it kept its inode, size and whole-second mtime when saved twice in one second, so
+    the packer's sums and the compile check's record, keyed by the stat, took it for unchanged."""
+    tmp = dst.with_name(f".{dst.name}.tritonbuild-copy")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, dst.stat().st_mode & 0o7777)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(src.read_bytes())
+        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns // 10**9 * 10**9))
+        os.replace(tmp, dst)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def copy_stale(plan: Plan) -> list[str]:
     """Copy again each installed file of an install(DIRECTORY) rule whose source changed since it was last made
     sure of and differs from its copy (``cmake --install`` took it for up to date); returns their paths under the
@@ -212,8 +228,7 @@ def copy_stale(plan: Plan) -> list[str]:
         st = src.stat()
         seen[str(src)] = [st.st_size, st.st_mtime_ns]
         if known.get(str(src)) != seen[str(src)] and not filecmp.cmp(src, dst, shallow=False):
-            dst.write_bytes(src.read_bytes())
-            os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns // 10**9 * 10**9))  # as CMake sets it: whole seconds
+            _replace_copy(src, dst, st)
             copied.append(rel or "")
     with contextlib.suppress(OSError):
         replace_with(record, json.dumps(seen, sort_keys=True))

@@ -162,12 +162,12 @@ def _install_args(ctx: Context) -> tuple[list[list[str]], list[str]]:
     Requires-Dist are hostile text: a ``name @ URL`` one would make pip fetch the URL, or build a source tree,
     whatever the index options say); with ``--wheelhouse``, first its Requires-Dist that name no URL, from there
     (wheels only, no index), each as ``packaging`` writes it (a name, extras, versions, a marker: no path)."""
-    wheel = ["--no-index", "--no-deps", str(ctx.wheel.resolve())]
+    wheel = ["--isolated", "--no-index", "--no-deps", str(ctx.wheel.resolve())]  # no PIP_* variable, no pip.conf
     specs = [str(r) for r in _requires(ctx) if r.url is None] if ctx.wheelhouse is not None else []
     specs = [s for s in specs if len(s) <= 500][:100]
     if not specs:
         return [], wheel
-    return [["--no-index", "--find-links", str(ctx.wheelhouse), "--only-binary", ":all:", *specs]], wheel
+    return [["--isolated", "--no-index", "--find-links", str(ctx.wheelhouse), "--only-binary", ":all:", *specs]], wheel
 
 
 def _fresh_venv(ctx: Context, python: str) -> list[Finding]:
