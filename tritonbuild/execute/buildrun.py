@@ -130,7 +130,6 @@ class BuildRun:
         import from (None: the wheel's own)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        warm = warm_imports()
         republish.forget(self.plan)
         shutil.rmtree(self.tmp_wheels, ignore_errors=True)
         self.tmp_wheels.mkdir()
@@ -139,6 +138,7 @@ class BuildRun:
         before = cache_stats(self.plan, self.env)
         with self.opened_log() as log:
             log.write(f"tritonbuild: {why}\n")
+            warm = warm_imports()
             try:
                 self.compile(steps(log))
             finally:
