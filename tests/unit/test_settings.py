@@ -179,4 +179,6 @@ def test_every_setting_reads_the_same_value_from_flag_env_and_recipe(spec, tmp_p
             recipe_value = expected = str(tmp_path / "x")
         if spec.name == "patches":  # so are its patches
             expected = [str(tmp_path / "a")]
+        if spec.name == "deps":  # and the PATH of its deps
+            expected = [f"a={(tmp_path / 'b').resolve()}"]
         assert recipes.parse({spec.name: recipe_value}, tmp_path / "r.toml").settings()[spec.name] == expected
