@@ -22,6 +22,7 @@ from typing import Any
 from tritonbuild.execute.staging import cmake_build_dir, make_program, staging_dir
 from tritonbuild.plan import Plan, identity, identity_dict
 from tritonbuild.system import proc
+from tritonbuild.system.fileutil import place
 
 STATE = "last-wheel.json"
 _SKIP_DIRS = {"__pycache__", ".git", "build", ".pytest_cache"}
@@ -99,11 +100,7 @@ def remember(plan: Plan, wheel: Path, record: Mapping[str, object]) -> None:
     kept = _kept(plan)
     shutil.rmtree(kept, ignore_errors=True)
     kept.mkdir(parents=True)
-    copy = kept / wheel.name
-    try:
-        os.link(wheel, copy)
-    except OSError:
-        shutil.copyfile(wheel, copy)
+    copy = place(wheel, kept)
     st = copy.stat()
     state = {"digest": digest(plan), "plan": _plan_hash(plan), "wheel": copy.name,
              "size": st.st_size, "mtime_ns": st.st_mtime_ns, "record": dict(record)}
@@ -155,20 +152,11 @@ def last(plan: Plan) -> Path | None:
 
 def publish_again(copy: Path, out_dir: Path) -> Path:
     """Put the kept wheel into ``out_dir``: nothing to do when the file there is the same one (same inode, or a
-    copy with the same size and mtime); else a hard link or a copy, renamed into place."""
+    copy with the same size and mtime); else a hard link or a copy, renamed into place (``fileutil.place``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / copy.name
     if final.exists():
         a, b = final.stat(), copy.stat()
         if (a.st_ino, a.st_dev) == (b.st_ino, b.st_dev) or (a.st_size, a.st_mtime_ns) == (b.st_size, b.st_mtime_ns):
             return final
-    tmp = out_dir / f".{copy.name}.{os.getpid()}.partial"
-    try:
-        try:
-            os.link(copy, tmp)
-        except OSError:
-            shutil.copy2(copy, tmp)
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return final
+    return place(copy, out_dir)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import errno
 import hashlib
 import json
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -57,6 +59,25 @@ def replace_with(path: Path, text: str, mode: int = 0o666) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def place(src: Path, out_dir: Path) -> Path:
+    """``src`` put into ``out_dir`` under its own name, never half-written: a hard link when the two share a file
+    system (nothing writes a finished wheel in place, and a build dir's copy is unlinked, never rewritten), else a
+    copy keeping its times, under a temporary name renamed into place. OSError when it cannot be."""
+    final = out_dir / src.name
+    tmp = out_dir / f".{src.name}.{os.getpid()}.partial"
+    try:
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(src, tmp, follow_symlinks=False)
+        except OSError:  # another file system, or links not allowed there
+            shutil.copy2(src, tmp)
+        os.replace(tmp, final)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+    return final
 
 
 def owned_file_problem(st: os.stat_result) -> str | None:

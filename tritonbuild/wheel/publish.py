@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,33 +17,21 @@ from tritonbuild.redact import redact
 from tritonbuild.resolve.nvidia import missing_tools
 from tritonbuild.result import BuildResult
 from tritonbuild.system.diskspace import is_disk_problem, write_failed
-from tritonbuild.system.fileutil import sha256_of, write_if_changed
+from tritonbuild.system.fileutil import place, sha256_of, write_if_changed
 from tritonbuild.wheel import attestation
 from tritonbuild.wheel import sums as sum_lines
 from tritonbuild.wheel.provenance import bundled_tools, provenance
 
 
 def publish(wheel: Path, out_dir: Path) -> Path:
-    """Put the finished wheel into ``out_dir`` under a temporary name, a hard link when the output dir shares the
-    build dir's file system (no 180 MB copy: nothing writes a finished wheel in place, and the build dir's copy is
-    unlinked, never rewritten, by the next build), else a copy, then rename it into place; a full or read-only disk
-    there is a DiskProblem naming the output dir."""
-    final = out_dir / wheel.name
-    tmp = out_dir / f".{wheel.name}.{os.getpid()}.partial"
+    """Put the finished wheel into ``out_dir`` (``fileutil.place``: a hard link on the build dir's file system, no
+    180 MB copy, else a copy; renamed into place); a full or read-only disk there is a DiskProblem naming the
+    output dir."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        tmp.unlink(missing_ok=True)
-        try:
-            os.link(wheel, tmp, follow_symlinks=False)
-        except OSError:  # another file system, or links not allowed there
-            shutil.copyfile(wheel, tmp)
-        os.replace(tmp, final)
+        return place(wheel, out_dir)
     except OSError as exc:
         raise _disk_problem(exc, out_dir) from None
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-    return final
 
 
 def manifest(plan: Plan, result: BuildResult) -> dict[str, Any]:
