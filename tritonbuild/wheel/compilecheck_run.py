@@ -13,7 +13,6 @@ import json
 import os
 import selectors
 import shutil
-import stat
 import subprocess
 import tempfile
 import time
@@ -263,12 +262,9 @@ def ptxas_memo_dir(plan: Plan) -> Path | None:
     from tritonbuild.wheel import ptxas_memo
 
     path = Path(plan.cmake.build_dir) / PTXAS_MEMO
-    try:
+    with contextlib.suppress(OSError):
         path.mkdir(mode=0o700, exist_ok=True)
-        st = path.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+    if not ptxas_memo.usable(str(path)):
         return None
     ptxas_memo.prune(str(path))
     return path

@@ -505,14 +505,9 @@ def use_ptxas_memo() -> None:
     """With ``TRITONBUILD_PTXAS_MEMO`` (a dir the parent made, this user's and writable by no one else), ptxas runs
     are answered from it when the same ptxas already assembled the same PTX (``ptxas_memo.py``, beside this file)."""
     import importlib.util
-    import stat
 
     memo = os.environ.pop("TRITONBUILD_PTXAS_MEMO", None)
-    try:
-        st = os.lstat(memo) if memo else None
-    except OSError:
-        return
-    if st is None or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+    if not memo:
         return
     spec = importlib.util.spec_from_file_location(
         "tritonbuild_ptxas_memo", Path(__file__).resolve().with_name("ptxas_memo.py"))
@@ -520,7 +515,8 @@ def use_ptxas_memo() -> None:
         return
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.install(memo)
+    if module.usable(memo):
+        module.install(memo)
 
 
 def main(argv: list) -> int:

@@ -182,6 +182,16 @@ def answer(memo: str, real_run: Any, args: Any, rest: tuple[Any, ...],
     return subprocess.CompletedProcess(args, code)
 
 
+def usable(memo: str) -> bool:
+    """Whether ``memo`` may hold answers: a dir (not a link to one) of this user's that no one else may write. The
+    one rule, for the build that makes it and the check's child that uses it."""
+    try:
+        st = os.lstat(memo)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
 def install(memo: str) -> None:
     """Answer this process's ptxas runs from ``memo`` (``subprocess.run`` wrapped; other calls untouched)."""
     real_run = subprocess.run
