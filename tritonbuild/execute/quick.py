@@ -199,16 +199,8 @@ def _replace_copy(src: Path, dst: Path, st: os.stat_result) -> None:
     """``dst`` replaced by a copy of ``src`` (its mode kept, its time CMake's: whole seconds) as a new file renamed
     into place: written in place, it kept its inode, size and whole-second mtime when saved twice in one second, so
     the packer's sums and the compile check's record, keyed by the stat, took it for unchanged."""
-    tmp = dst.with_name(f".{dst.name}.tritonbuild-copy")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, dst.stat().st_mode & 0o7777)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(src.read_bytes())
-        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns // 10**9 * 10**9))
-        os.replace(tmp, dst)
-    finally:
-        tmp.unlink(missing_ok=True)
+    replace_with(dst, src.read_bytes(), mode=dst.stat().st_mode & 0o7777,
+                 times_ns=(st.st_atime_ns, st.st_mtime_ns // 10**9 * 10**9))
 
 
 def copy_stale(plan: Plan) -> list[str]:

@@ -48,14 +48,18 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def replace_with(path: Path, text: str, mode: int = 0o666) -> None:
-    """``path`` atomically replaced by ``text``: written to a new temporary file beside it (created exclusively,
-    never through a link planted at its name; ``mode`` less the umask), then renamed over it."""
+def replace_with(path: Path, text: str | bytes, mode: int = 0o666,
+                 times_ns: tuple[int, int] | None = None) -> None:
+    """``path`` atomically replaced by ``text`` (bytes as they are): written to a new temporary file beside it
+    (created exclusively, never through a link planted at its name; ``mode`` less the umask; ``times_ns``: its
+    access and modification times), then renamed over it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+        if times_ns is not None:
+            os.utime(tmp, ns=times_ns)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
