@@ -6,18 +6,22 @@ from __future__ import annotations
 import ast
 import io
 import json
+import re
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import PlainReporter, plan_for
+from tests.helpers import PlainReporter, make_wheel, plan_for
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
 from tritonbuild.execute import republish
-from tritonbuild.execute.buildrun import BuildRun, WheelFacts
+from tritonbuild.execute.buildrun import BuildRun, Installed, WheelFacts
+from tritonbuild.wheel.checks.base import Finding
 
 PKG = Path(__file__).resolve().parents[2] / "tritonbuild"
+NAME = "triton-3.6.0-cp311-cp311-linux_x86_64.whl"
 UNITY_FAIL = "FAILED: [code=1] lib/A/CMakeFiles/TritonAlpha.dir/Unity/unity_0_cxx.cxx.o"
 
 
@@ -102,3 +106,52 @@ def test_a_unity_clash_is_learned_and_the_next_round_builds_it_file_by_file(tree
     assert run.learned == ["TritonAlpha"] and len(run.marks) == 2
     assert "unity builds: TritonAlpha failed to compile joined" in out.getvalue()
     assert "TritonAlpha" in (run.root / "unity-learned.txt").read_text()
+
+
+def _quick_run(tree: Path, monkeypatch: pytest.MonkeyPatch, verdict: list[Finding]) -> tuple[BuildRun, list[str]]:
+    """A run whose install ``settle``s, whose ``code_checks`` (stand-in: ``verdict``) and packaging say when they
+    start and end; packaging waits for the code checks to have started (a second at most)."""
+    from tritonbuild.wheel import acceptance
+
+    run, events = _run(plan_for(tree), io.StringIO()), []
+    started = threading.Event()
+
+    def code_checks(*args: object) -> list[Finding]:
+        events.append("code checks start")
+        started.set()
+        return verdict
+
+    def package(log: object) -> dict[str, float]:
+        events.append("package start" + ("" if started.wait(1.0) else ": no code check running"))
+        make_wheel(run.tmp_wheels / NAME, {"triton/__init__.py": b""})
+        events.append("package end")
+        return {}
+
+    monkeypatch.setattr(acceptance, "code_checks", code_checks)
+    monkeypatch.setattr(run, "compile", lambda steps: events.append("compiled"))
+    run.smoke, run.package = True, package  # type: ignore[attr-defined]
+    return run, events
+
+
+def test_a_quick_rebuilds_code_checks_run_from_the_settled_prefix_while_the_wheel_is_written(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import and compile checks of a quick rebuild read the install prefix, not the wheel: they start once the
+    prefix is settled (the stale files copied again), before packaging ends, and their findings join the wheel's
+    checks in the registry's order."""
+    run, events = _quick_run(tree, monkeypatch, [Finding("import", "ok", "imports"), Finding("compile", "ok", "ok")])
+    installed = Installed(run.root / "prefix", run.root / "last.whl", lambda log: events.append("settled"))
+    final, _ = run.make_wheel("why", lambda log: [], run.package, installed)  # type: ignore[attr-defined]
+    assert events == ["compiled", "settled", "code checks start", "package start", "package end"], events
+    checks = re.findall(r"^tritonbuild check (\S+): (\w+)", run.log_path.read_text(), re.MULTILINE)
+    assert checks == [("RECORD", "ok"), ("libraries", "ok"), ("import", "ok"), ("compile", "ok")], checks
+    assert final.is_file() and final.parent == Path(run.plan.wheel.out_dir)
+
+
+def test_a_quick_rebuilds_failed_code_check_keeps_the_wheel_out(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run, events = _quick_run(tree, monkeypatch, [Finding("import", "fail", "x", message="The import failed.")])
+    installed = Installed(run.root / "prefix", run.root / "last.whl", lambda log: None)
+    with pytest.raises(BuildFailed, match=r"^The import failed\.$"):
+        run.make_wheel("why", lambda log: [], run.package, installed)  # type: ignore[attr-defined]
+    assert events[-2:] == ["package start", "package end"], events  # the wheel was written, then refused
+    out = Path(run.plan.wheel.out_dir)
+    assert not out.exists() or not list(out.glob("*.whl"))

@@ -78,26 +78,10 @@ def test_a_failed_finding_becomes_the_build_error_in_the_check_words_or_the_gene
     assert str(err.value) == "The whole paragraph." and err.value.tail == "a\nb"
 
 
-class _Fake:
-    """A check that records when it ran and on which thread, and finds what it is told to."""
-
-    def __init__(self, name: str, status: str, log: list[tuple[str, str]], *, integrity: bool = False,
-                 code: bool = False) -> None:
-        self.name, self.status, self.log = name, status, log
-        self.integrity, self.runs_wheel_code = integrity, code
-
-    def applies(self, ctx: object) -> bool:
-        return True
-
-    def run(self, ctx: object) -> list[Finding]:
-        import threading
-
-        self.log.append((self.name, threading.current_thread().name))
-        return [Finding(self.name, self.status, self.status)]  # type: ignore[arg-type]
-
-
 def test_every_check_that_runs_no_code_comes_before_every_check_that_runs_wheel_code() -> None:
-    """So that the ones beside (``registry._beside``) give their findings in the registry's order."""
+    """A quick rebuild runs those that run code beside packaging and the rest on the wheel after it
+    (``acceptance.code_checks``): ``registry.merged`` appends the first to the second, the registry's order only
+    while this holds."""
     for where in ("build", "verify"):
         found = registry.checks(where)  # type: ignore[arg-type]
         last_reader = max(i for i, c in enumerate(found) if not registry.runs_wheel_code(c))
@@ -105,18 +89,11 @@ def test_every_check_that_runs_no_code_comes_before_every_check_that_runs_wheel_
         assert last_reader < first_code, where
 
 
-@pytest.mark.parametrize("record", ["ok", "fail"])
-def test_integrity_checks_beside_the_others_keep_the_order_and_a_failure_still_comes_first(record: str) -> None:
-    """A quick rebuild's checks run the install prefix's code, not the wheel's: RECORD reads the wheel in a thread
-    while the import and compile checks run; the findings are as one after another would give, cut after the first
-    failure (RECORD's, when it fails, so the build names it)."""
-    log: list[tuple[str, str]] = []
-    checks = [_Fake("RECORD", record, log, integrity=True), _Fake("libraries", "ok", log),
-              _Fake("import", "ok", log, code=True), _Fake("compile", "ok", log, code=True)]
-    found = registry.run(checks, None, stop_at_fail=True, code_elsewhere=True)  # type: ignore[arg-type]
-    code = [t for n, t in log if n in ("import", "compile")]
-    assert {t for n, t in log if n in ("RECORD", "libraries")}.isdisjoint(code)  # another thread
-    assert [f.check for f in found] == (["RECORD"] if record == "fail" else ["RECORD", "libraries", "import",
-                                                                              "compile"])
-    alone = registry.run(checks, None, stop_at_fail=True)  # type: ignore[arg-type]
-    assert [f.check for f in alone][:1] == ["RECORD"] and (record == "ok") == (len(alone) == 4)
+def test_findings_of_checks_run_apart_are_cut_after_the_first_failure() -> None:
+    """As one after another would give them: a RECORD or libraries failure comes first, so the build names it."""
+    ok, bad = Finding("RECORD", "ok", "fine"), Finding("libraries", "fail", "needs b.so")
+    imp, comp = Finding("import", "ok", "imports"), Finding("compile", "fail", "1 failed")
+    assert registry.merged([ok, bad], [imp, comp], stop_at_fail=True) == [ok, bad]
+    assert registry.merged([ok], [imp, comp], stop_at_fail=True) == [ok, imp, comp]
+    assert registry.merged([ok, bad], [imp, comp], stop_at_fail=False) == [ok, bad, imp, comp]
+    assert registry.merged([ok], [imp], stop_at_fail=True) == [ok, imp]

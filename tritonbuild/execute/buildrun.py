@@ -79,6 +79,17 @@ class WheelFacts:
                    compile_check=dict(record.get("compile_check") or {}))
 
 
+@dataclass(frozen=True)
+class Installed:
+    """A quick rebuild's install prefix, which the new wheel is written from and the checks that run code import
+    from; ``last_wheel``, whose dist-info the new wheel copies; ``settle`` makes the prefix what the wheel will
+    hold (the files ``cmake --install`` took for up to date) before either reads it."""
+
+    prefix: Path
+    last_wheel: Path
+    settle: Callable[[IO[str]], None]
+
+
 @dataclass
 class BuildRun:
     """One build of ``plan`` under the build dir's lock (held by the caller)."""
@@ -124,10 +135,10 @@ class BuildRun:
                 self.log = None
 
     def make_wheel(self, why: str, steps: Callable[[IO[str]], Steps], package: Callable[[IO[str]], dict[str, float]],
-                   prefix: Path | None) -> tuple[Path, WheelFacts]:
+                   installed: Installed | None) -> tuple[Path, WheelFacts]:
         """Run the commands ``steps`` gives (in rounds), package, repair, add the SBOM, check and publish: the
-        published wheel and its facts. ``why`` goes to the log; ``prefix`` is the installed tree the checks may
-        import from (None: the wheel's own)."""
+        published wheel and its facts. ``why`` goes to the log; ``installed``: a quick rebuild's prefix, whose code
+        the checks that run code run while the wheel is written (None: the wheel's own, after it)."""
         from concurrent.futures import ThreadPoolExecutor
 
         republish.forget(self.plan)
@@ -143,21 +154,27 @@ class BuildRun:
                 self.compile(steps(log))
             finally:
                 warm.join()  # never left importing (and maybe warning on stderr) while the process ends
-            from tritonbuild.wheel.acceptance import smoke_test
+            from tritonbuild.wheel import acceptance
             from tritonbuild.wheel.publish import publish
             from tritonbuild.wheel.repair import repair
             from tritonbuild.wheel.sbom_write import add_sbom
 
-            self.timings |= package(log)
-            wheel, repaired = self._one_wheel(), dict[str, Any]()
-            if self.plan.repair is not None:
-                wheel, repaired = repair(self.plan, wheel, log, self.log_path)
-            log.write(f"tritonbuild: SBOM added to the wheel: {add_sbom(self.plan, wheel)}\n")  # final content (#38)
             checked: dict[str, Any] = {"enabled": False, "why": "--no-smoke-test"}
-            with ThreadPoolExecutor(max_workers=1) as pool:  # its sha256 beside the checks, which only read it
+            with ThreadPoolExecutor(max_workers=2) as pool:  # code checks beside packaging, sha256 beside checks
+                code = None
+                if installed is not None:
+                    installed.settle(log)  # the prefix as the wheel will have it, before any code runs from it
+                    code = pool.submit(acceptance.code_checks, self.plan, installed.prefix, installed.last_wheel,
+                                       log, self.reporter) if self.smoke else None
+                self.timings |= package(log)
+                wheel, repaired = self._one_wheel(), dict[str, Any]()
+                if self.plan.repair is not None:
+                    wheel, repaired = repair(self.plan, wheel, log, self.log_path)
+                log.write(f"tritonbuild: SBOM added to the wheel: {add_sbom(self.plan, wheel)}\n")  # final (#38)
                 digest = pool.submit(sha256_of, wheel)
                 if self.smoke:
-                    checked = smoke_test(self.plan, wheel, log, self.reporter, prefix=prefix)
+                    checked = acceptance.smoke_test(self.plan, wheel, log, self.reporter,
+                                                    prefix=installed.prefix if installed else None, code=code)
         final = publish(wheel, Path(self.plan.wheel.out_dir))  # renamed into place: the same bytes
         self.moved = compilercache.delta(before, cache_stats(self.plan, self.env))
         release_cache_server(self.plan, self.env)

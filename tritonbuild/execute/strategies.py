@@ -23,7 +23,7 @@ from typing import IO, Any, Literal, Protocol
 from tritonbuild.errors import BuildFailed
 from tritonbuild.execute import buildenv, quick, republish
 from tritonbuild.execute.buildenv import build_env_args
-from tritonbuild.execute.buildrun import BuildRun, Steps, WheelFacts
+from tritonbuild.execute.buildrun import BuildRun, Installed, Steps, WheelFacts
 from tritonbuild.execute.diagnose import explain
 from tritonbuild.execute.prepare import build_env
 from tritonbuild.plan import Plan
@@ -96,18 +96,15 @@ class Quick:
 
     def make(self, run: BuildRun) -> BuildResult:
         quick.forget_bundled(run.plan)
+        installed = Installed(quick.prefix_of(run.plan), self.base, lambda log: _settle(run, log))
         final, facts = run.make_wheel(why(self), lambda log: self.steps, lambda log: self._package(run, log),
-                                      quick.prefix_of(run.plan))
+                                      installed)
         return run.result(final, facts, strategy=self.name, reason=self.reason, reused=False)
 
     def _package(self, run: BuildRun, log: IO[str]) -> dict[str, float]:
         """The wheel written from the kept prefix: its seconds."""
         start = time.monotonic()
         prefix = quick.prefix_of(run.plan)
-        stale = quick.copy_stale(run.plan)
-        if stale:
-            log.write(f"tritonbuild: copied again (cmake --install took them for up to date: changed within the "
-                      f"second they were last copied): {', '.join(stale)}\n")
         from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME  # written anew after the checks see the wheel
 
         counts = writer.write_wheel(self.base, prefix, quick.installed_files(run.plan),
@@ -115,6 +112,15 @@ class Quick:
                                     leave_out=(f"{SBOM_DIR}/{SBOM_NAME}",), sums_file=quick.sums_file(run.plan))
         log.write(f"tritonbuild: wheel from {prefix}: {writer.describe(counts)}\n")
         return {"package": round(time.monotonic() - start, 2)}
+
+
+def _settle(run: BuildRun, log: IO[str]) -> None:
+    """The files ``cmake --install`` took for up to date (changed within the second they were last copied)
+    copied again into the kept prefix."""
+    stale = quick.copy_stale(run.plan)
+    if stale:
+        log.write(f"tritonbuild: copied again (cmake --install took them for up to date: changed within the "
+                  f"second they were last copied): {', '.join(stale)}\n")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,31 +23,53 @@ from tritonbuild.wheel.checks import registry
 from tritonbuild.wheel.checks.base import BuildSide, Finding
 
 
-def smoke_test(plan: Plan, wheel: Path, log: IO[str], reporter: Reporter, *,
-               prefix: Path | None = None) -> dict[str, Any]:
-    """Run the build-time checks on ``wheel``; raise BuildFailed on the first failure. A quick rebuild imports
-    from the install ``prefix`` the wheel was just written from instead of unzipping it. Returns the compile
-    check's report (for the manifest)."""
+def smoke_test(plan: Plan, wheel: Path, log: IO[str], reporter: Reporter, *, prefix: Path | None = None,
+               code: Future[list[Finding]] | None = None) -> dict[str, Any]:
+    """Run the build-time checks on ``wheel``; raise BuildFailed on the first failure. A quick rebuild ran those
+    that run code already, from its install ``prefix`` while the wheel was written (``code_checks``): their
+    findings come from ``code``, and the others read the wheel (its ELF files from the prefix when they are the
+    same). Returns the compile check's report (for the manifest)."""
     work = Path(plan.cmake.build_dir) / "smoke"
     shutil.rmtree(work, ignore_errors=True)
-    extra: tuple[Path, ...] = ()
-    if prefix is not None:  # the prefix has the files; the backends' entry points are in the new wheel's dist-info
-        root, extra = prefix, (extract_zip(wheel, work / "dist-info", f"the built wheel {wheel}",
-                                           keep=lambda name: ".dist-info/" in name),)
-    else:
-        root = extract_zip(wheel, work / "wheel", f"the built wheel {wheel}")
+    root = prefix if prefix is not None else extract_zip(wheel, work / "wheel", f"the built wheel {wheel}")
     (work / "tmp").mkdir(parents=True)
+    checks = registry.checks("build")
     try:
         with zipguard.open_wheel(wheel) as zf:
-            ctx = registry.context(wheel, zf, work / "tmp", build=BuildSide(plan, root, log, reporter, extra))
-            found = registry.run(registry.checks("build"), ctx, stop_at_fail=True, code_elsewhere=prefix is not None)
+            ctx = registry.context(wheel, zf, work / "tmp", build=BuildSide(plan, root, log, reporter))
+            if code is None:
+                found = registry.run(checks, ctx, stop_at_fail=True)
+            else:
+                found = registry.run([c for c in checks if not registry.runs_wheel_code(c)], ctx, stop_at_fail=True)
     except zipguard.BadWheel as exc:
         found = [Finding("wheel", "fail", f"not a readable wheel: {exc}")]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if code is not None:
+        found = registry.merged(found, code.result(), stop_at_fail=True)
     log.write("".join(f"tritonbuild check {f.check}: {f.status}: {f.text}\n" for f in found))
     refuse(wheel, found)
     return next((f.report for f in found if f.report is not None), {"enabled": False, "why": "not planned"})
+
+
+def code_checks(plan: Plan, prefix: Path, last_wheel: Path, log: IO[str], reporter: Reporter) -> list[Finding]:
+    """The build-time checks that run code (the import, the compile check) on a quick rebuild's install
+    ``prefix``, with the entry points and metadata of ``last_wheel``: the new wheel copies its dist-info but for
+    RECORD and the SBOM, so these run while that wheel is being written."""
+    work = Path(plan.cmake.build_dir) / "smoke-code"
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        dist = extract_zip(last_wheel, work / "dist-info", f"the last wheel {last_wheel}",
+                           keep=lambda name: ".dist-info/" in name)
+        (work / "tmp").mkdir()
+        with zipguard.open_wheel(last_wheel) as zf:
+            ctx = registry.context(last_wheel, zf, work / "tmp", build=BuildSide(plan, prefix, log, reporter, (dist,)))
+            return registry.run([c for c in registry.checks("build") if registry.runs_wheel_code(c)], ctx,
+                                stop_at_fail=True)
+    except zipguard.BadWheel as exc:
+        return [Finding("wheel", "fail", f"the last wheel, whose dist-info the new one copies, is not readable: {exc}")]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def refuse(wheel: Path, findings: Sequence[Finding]) -> None:

@@ -70,16 +70,10 @@ def vouches(check: Check) -> bool:
     return getattr(check, "integrity", False) is True
 
 
-def run(checks: Sequence[Check], ctx: Context, *, stop_at_fail: bool = False,
-        code_elsewhere: bool = False) -> list[Finding]:
+def run(checks: Sequence[Check], ctx: Context, *, stop_at_fail: bool = False) -> list[Finding]:
     """The findings of each check that applies, in order; ``stop_at_fail``: none after a check that failed (a
     build does not compile kernels with a wheel that does not import). After an integrity check failed, a check
-    that runs the wheel's code is not run: its finding is a ``skip`` naming the failed check. ``code_elsewhere``:
-    the code the checks run is not the wheel's (a quick rebuild imports from its install prefix), so the checks
-    that only read the wheel (RECORD, its libraries), which come first in the registry, run in a thread beside
-    those that run code."""
-    if code_elsewhere:
-        return _beside(checks, ctx, stop_at_fail)
+    that runs the wheel's code is not run: its finding is a ``skip`` naming the failed check."""
     out: list[Finding] = []
     failed_integrity: list[str] = []
     for check in checks:
@@ -98,14 +92,10 @@ def run(checks: Sequence[Check], ctx: Context, *, stop_at_fail: bool = False,
     return out
 
 
-def _beside(checks: Sequence[Check], ctx: Context, stop_at_fail: bool) -> list[Finding]:
-    """``run`` with the checks that run no code in a thread while those that do run (zipfile reads members under
-    a lock): the findings in the registry's order, cut after the first failure when ``stop_at_fail``."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        early = pool.submit(run, [c for c in checks if not runs_wheel_code(c)], ctx, stop_at_fail=stop_at_fail)
-        later = run([c for c in checks if runs_wheel_code(c)], ctx, stop_at_fail=stop_at_fail)
-        found = early.result() + later
+def merged(first: list[Finding], then: list[Finding], *, stop_at_fail: bool) -> list[Finding]:
+    """The findings of checks run apart (a quick rebuild runs those that run code, which come last in the
+    registry, from its install prefix while the wheel is written): in the registry's order, cut after the first
+    failure when ``stop_at_fail``."""
+    found = first + then
     failed = next((i for i, f in enumerate(found) if f.status == "fail"), None)
     return found[:failed + 1] if stop_at_fail and failed is not None else found
