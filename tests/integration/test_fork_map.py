@@ -85,3 +85,40 @@ def test_an_interrupted_thread_map_stops_its_running_children_at_once() -> None:
     assert time.monotonic() - begin < 10 and _running("sleep 61.5") == []
     # and the next map runs normally (the stop applies only while an interrupted map winds down)
     assert proc.thread_map(lambda x: proc.run(["true"]).returncode, ["x", "y"], workers=2) == [0, 0]
+
+
+def test_work_beside_the_caller_is_stopped_at_once_when_the_caller_is_interrupted_and_starts_nothing_after() -> None:
+    """A quick rebuild's import and compile checks run in threads beside its packaging: Ctrl-C or SIGTERM while the
+    main thread writes the wheel or waits on the checks stops their children at once, and a thread that would go
+    on with a new child (the compile check replaces a dead one) starts none."""
+    import os
+    import signal
+    import threading
+    import time
+
+    import pytest
+
+    from tritonbuild.system import proc
+
+    starts: list[int] = []
+
+    def checks() -> None:  # like the compile check's group: a child after another until the cases are done
+        for _ in range(3):
+            child = proc.start(["sleep", "62.25"])
+            starts.append(child.pid)
+            try:
+                child.wait()
+            finally:
+                proc.end(child)
+                assert child.stdout is not None
+                child.stdout.close()
+
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    begin = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), proc.beside(2) as pool:
+        pool.submit(checks)
+        time.sleep(30)  # the caller's own work (packaging), interrupted
+    assert time.monotonic() - begin < 10
+    assert _running("sleep 62.25") == [] and len(starts) == 1
+    with proc.beside(1) as pool:  # and the next pool runs normally
+        assert pool.submit(lambda: proc.run(["true"]).returncode).result() == 0

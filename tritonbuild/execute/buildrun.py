@@ -139,8 +139,6 @@ class BuildRun:
         """Run the commands ``steps`` gives (in rounds), package, repair, add the SBOM, check and publish: the
         published wheel and its facts. ``why`` goes to the log; ``installed``: a quick rebuild's prefix, whose code
         the checks that run code run while the wheel is written (None: the wheel's own, after it)."""
-        from concurrent.futures import ThreadPoolExecutor
-
         republish.forget(self.plan)
         shutil.rmtree(self.tmp_wheels, ignore_errors=True)
         self.tmp_wheels.mkdir()
@@ -160,7 +158,7 @@ class BuildRun:
             from tritonbuild.wheel.sbom_write import add_sbom
 
             checked: dict[str, Any] = {"enabled": False, "why": "--no-smoke-test"}
-            with ThreadPoolExecutor(max_workers=2) as pool:  # code checks beside packaging, sha256 beside checks
+            with proc.beside(2) as pool:  # code checks beside packaging, sha256 beside checks; Ctrl-C stops them
                 code = None
                 if installed is not None:
                     installed.settle(log)  # the prefix as the wheel will have it, before any code runs from it

@@ -30,12 +30,15 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from tritonbuild.reporter import Reporter
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 
 def own_bin_dirs() -> list[str]:
@@ -300,7 +303,10 @@ def _stop(child: subprocess.Popen[Any]) -> None:
 def start(argv: Sequence[str], *, cwd: str | Path | None = None,
           env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
     """Start ``argv`` with stdout and stderr merged into one line-buffered text pipe (for streamed logs), in a
-    process group of its own; the caller calls ``end`` on every way out."""
+    process group of its own; the caller calls ``end`` on every way out. A worker thread of an interrupted
+    ``beside`` starts nothing: KeyboardInterrupt ends its task."""
+    if _stopping.is_set():
+        raise KeyboardInterrupt
     args = [str(a) for a in argv]
     found = tool(args[0], env) or args[0]
     return _spawn([found, *args[1:]], cwd=cwd, env=child_env(env), stdout=subprocess.PIPE,
@@ -411,19 +417,29 @@ def fork_map(fn: Callable[[str], Any], items: list[str], parallel_from: int, max
 
 
 def thread_map(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> list[Any]:
-    """``fn`` over ``items`` in ``workers`` threads (each running its own children through ``run``). On any way
-    out but the end (Ctrl-C, SIGTERM, an error): the items not started never start, and the children the threads
-    are waiting on are stopped at once, so tritonbuild does not sit through their compiles before it exits (a
-    thread pool joins its threads at exit) and no compiler outlives it."""
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+    """``fn`` over ``items`` in ``workers`` threads (each running its own children through ``run``), stopped as
+    ``beside`` stops them; an item's error ends the map at once."""
+    from concurrent.futures import FIRST_EXCEPTION, wait
 
-    pool = ThreadPoolExecutor(max_workers=max(1, workers))
-    try:
+    with beside(workers) as pool:
         futures = [pool.submit(fn, item) for item in items]
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)  # an item's error ends the map at once
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         if failed := next((f.exception() for f in done if f.exception() is not None), None):
             raise failed
         return [f.result() for f in futures]
+
+
+@contextlib.contextmanager
+def beside(workers: int) -> Iterator[ThreadPoolExecutor]:
+    """A pool of ``workers`` threads that run children through this module, beside the caller's own work. On any way
+    out but the end (Ctrl-C, SIGTERM, an error): the work not started never starts, and the children the threads
+    are waiting on are stopped at once, so tritonbuild does not sit through them (a pool joins its threads on the
+    way out) and none outlives it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
+        yield pool
     except BaseException:
         _stopping.set()
         try:
@@ -435,4 +451,4 @@ def thread_map(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> 
             _stopping.clear()
         raise
     finally:
-        pool.shutdown(wait=False)
+        pool.shutdown(wait=True)

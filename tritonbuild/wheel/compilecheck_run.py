@@ -208,8 +208,6 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
     backends' entry points are). ``ptxas_memo``: a dir where ptxas's answers are kept and found (a build dir's;
     never for a wheel from elsewhere, whose code could plant answers). Raises RuntimeError when triton does not
     load."""
-    from concurrent.futures import ThreadPoolExecutor
-
     results: dict[str, dict[str, Any]] = {}
     workers = max(1, min(os.cpu_count() or 1, CHECK_WORKERS, len(plan.cases)))
     groups = [list(plan.cases[i::workers]) for i in range(workers)]  # round robin: each target in every group
@@ -230,9 +228,8 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
             cenv = child_env(base, root, on_path, work / "cache", extra_paths, ptxas_memo)
             return _run_group(python, groups[i], cenv, plan.timeout, work, said)
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for got in pool.map(one, range(workers)):
-                results.update(got)
+        for got in proc.thread_map(one, range(workers), workers):  # Ctrl-C stops the children at once
+            results.update(got)
     return [judge(results[c.id], c.id.partition("@")[2]) for c in plan.cases if c.id in results]
 
 
