@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -190,3 +191,20 @@ def test_a_real_build_and_its_quick_rebuild_run_every_build_time_check(tmp_path:
         checks = re.findall(r"^tritonbuild check (\S+): (\w+): ", log, re.MULTILINE)
         assert checks == [("RECORD", "ok"), ("libraries", "ok"), ("import", "ok"), ("compile", "ok")], checks
         assert result["compile_check"]["enabled"] is True and Path(result["wheel"]).is_file()
+
+
+def test_what_the_wheels_import_starts_is_stopped_when_the_build_time_import_check_ends(plans: dict[str, Plan],
+                                                                                       tmp_path: Path) -> None:
+    """Review 51: a wheel whose import starts a detached process and a plain child left both running after the
+    build's import check (verify's import already ran under the reaper). Now the build's import runs under it too."""
+    from tests.integration.test_fork_map import _running
+
+    spawn = (b"import subprocess\n"
+             b"subprocess.Popen(['sleep', '63.25'], start_new_session=True)\n"
+             b"subprocess.Popen(['sleep', '63.5'])\n")
+    wheel = wheel_of(tmp_path / NAME, {**PACKAGE, "triton/__init__.py": INIT + spawn})
+    begin = time.monotonic()
+    _, log = accept(plans["bundled"], wheel)
+    assert "tritonbuild check import: ok" in log
+    assert time.monotonic() - begin < 30  # not sat through the children (one held the output pipe)
+    assert _running("sleep 63.25") == [] and _running("sleep 63.5") == []

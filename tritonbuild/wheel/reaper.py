@@ -20,6 +20,7 @@ import resource
 import signal
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,15 +57,15 @@ def _tail(path: Path) -> str:
         return ""
 
 
-def run(argv: list[str], *, cwd: Path, scratch: Path, timeout: float) -> Ran:
-    """``argv`` run under the reaper for at most ``timeout`` seconds, in ``cwd``, its output kept in ``scratch``;
-    every process it leaves is killed before this returns."""
+def run(argv: list[str], *, cwd: Path, scratch: Path, timeout: float, env: Mapping[str, str] | None = None) -> Ran:
+    """``argv`` run under the reaper for at most ``timeout`` seconds, in ``cwd``, with ``env`` (None: this
+    process's), its output kept in ``scratch``; every process it leaves is killed before this returns."""
     out, err, status = scratch / "reaper.out", scratch / "reaper.err", scratch / "reaper.json"
     status.unlink(missing_ok=True)
     me = [sys.executable, "-m", "tritonbuild.wheel.reaper", str(timeout), str(out), str(err), str(status), "--"]
     # a backstop only (the reaper keeps the limit itself); at least proc.LONG, so the reaper leads a session of its
     # own that proc stops with SIGTERM first, which the reaper turns into killing everything under it
-    res = proc.run([*me, *argv], cwd=cwd, timeout=max(timeout + 3 * STOP_WITHIN, proc.LONG))
+    res = proc.run([*me, *argv], cwd=cwd, env=env, timeout=max(timeout + 3 * STOP_WITHIN, proc.LONG))
     try:
         found = json.loads(status.read_text()) if status.is_file() else {}
     except (OSError, ValueError):

@@ -40,11 +40,14 @@ IMPORT_TIMEOUT = 300  # seconds verify's import may take without --compile
 IMPORT_FLOOR = 60  # with it: --compile-timeout, but no less than this (compilecheck_run gives an import as long)
 
 
-def _smoke(build: BuildSide, python: str) -> Finding:
-    """The wheel's triton and libtriton imported by ``python`` from the build's unpacked wheel."""
+def _smoke(build: BuildSide, python: str, scratch: Path) -> Finding:
+    """The wheel's triton and libtriton imported by ``python`` from the build's unpacked wheel, under the reaper
+    (every process the import starts, detached ones too, is stopped when it ends; its output kept in
+    ``scratch``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(build.root)
-    res = proc.run([python, "-c", SMOKE], cwd=Path(build.plan.cmake.build_dir), env=env, timeout=300)
+    res = reaper.run([python, "-c", SMOKE], cwd=Path(build.plan.cmake.build_dir), scratch=scratch, timeout=300,
+                     env=env)
     build.log.write(f"$ smoke test: {python} -c {SMOKE!r}\n{res.stdout}{res.stderr}\n")
     if res.ok:
         return Finding("import", "ok", f"{python} imports triton")
@@ -52,9 +55,10 @@ def _smoke(build: BuildSide, python: str) -> Finding:
     if "registered more than once" in res.stderr:
         hint = (" libtriton carries two copies of LLVM (a shared libLLVM plus static LLVM libraries); "
                 "tritonbuild's LLVM_LINK_LLVM_DYLIB fix was not applied to this build.")
+    said = (res.stderr or res.stdout).strip()
     return Finding("import", "fail", f"{python} does not import triton (exit code {res.returncode})",
                    message=f"The built wheel does not import with {python} (exit code {res.returncode}).{hint} The "
-                   "wheel was not written to the output dir.", tail="\n".join(res.output.splitlines()[-8:]))
+                   "wheel was not written to the output dir.", tail="\n".join(said.splitlines()[-8:]))
 
 
 def hidden_paths(prefix: str | None) -> list[str]:
@@ -207,7 +211,7 @@ class Import:
             return _fresh_venv(ctx, ctx.python or sys.executable)
         out = []
         for python in (ctx.build.plan.python, *ctx.build.plan.serves):
-            out.append(_smoke(ctx.build, python))
+            out.append(_smoke(ctx.build, python, ctx.tmp))
             if out[-1].status == "fail":
                 break
         return out
