@@ -499,3 +499,17 @@ class PlainReporter:
 
     def progress(self, label: str, *, transfer: bool = False) -> AbstractContextManager[ProgressBar]:
         return log_progress(lambda line: self._write(line, "progress"), label, transfer=transfer)
+
+
+def running(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker``."""
+    found = []
+    for p in Path("/proc").iterdir():
+        try:
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (p / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except (OSError, ValueError, IndexError):
+            continue
+        if marker in cmd and state != "Z" and "pytest" not in cmd:
+            found.append(int(p.name))
+    return found

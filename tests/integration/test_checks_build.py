@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import BACKENDS_INIT, WHEEL_ONLY, PlainReporter, one_of
+from tests.helpers import BACKENDS_INIT, WHEEL_ONLY, PlainReporter, one_of, running
 from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
@@ -197,8 +197,6 @@ def test_what_the_wheels_import_starts_is_stopped_when_the_build_time_import_che
                                                                                        tmp_path: Path) -> None:
     """Review 51: a wheel whose import starts a detached process and a plain child left both running after the
     build's import check (verify's import already ran under the reaper). Now the build's import runs under it too."""
-    from tests.integration.test_fork_map import _running
-
     spawn = (b"import subprocess\n"
              b"subprocess.Popen(['sleep', '63.25'], start_new_session=True)\n"
              b"subprocess.Popen(['sleep', '63.5'])\n")
@@ -207,4 +205,4 @@ def test_what_the_wheels_import_starts_is_stopped_when_the_build_time_import_che
     _, log = accept(plans["bundled"], wheel)
     assert "tritonbuild check import: ok" in log
     assert time.monotonic() - begin < 30  # not sat through the children (one held the output pipe)
-    assert _running("sleep 63.25") == [] and _running("sleep 63.5") == []
+    assert running("sleep 63.25") == [] and running("sleep 63.5") == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.helpers import running
+
 SCRIPT = """
 import signal, sys
 from tritonbuild.system import proc
@@ -28,22 +30,6 @@ def test_few_items_run_in_this_process() -> None:
     from tritonbuild.system import proc
 
     assert proc.fork_map(str.upper, ["a", "b"], parallel_from=16) == ["A", "B"]
-
-
-def _running(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker``."""
-    from pathlib import Path
-
-    found = []
-    for p in Path("/proc").iterdir():
-        try:
-            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (p / "stat").read_text().rsplit(")", 1)[-1].split()[0]
-        except (OSError, ValueError, IndexError):
-            continue
-        if marker in cmd and state != "Z" and "pytest" not in cmd:
-            found.append(int(p.name))
-    return found
 
 
 def test_an_interrupted_thread_map_stops_its_running_children_at_once() -> None:
@@ -70,7 +56,7 @@ def test_an_interrupted_thread_map_stops_its_running_children_at_once() -> None:
     with pytest.raises(KeyboardInterrupt):
         proc.thread_map(one, ["a", "b", "never-1", "never-2"], workers=2)
     assert time.monotonic() - begin < 10
-    assert _running("sleep 61.25") == []
+    assert running("sleep 61.25") == []
     assert sorted(started) == ["a", "b"]
 
     def failing(item: str) -> int:  # an error in one item ends the map at once, whatever the others do
@@ -82,7 +68,7 @@ def test_an_interrupted_thread_map_stops_its_running_children_at_once() -> None:
     begin = time.monotonic()
     with pytest.raises(ValueError, match="boom"):
         proc.thread_map(failing, ["a", "boom"], workers=2)
-    assert time.monotonic() - begin < 10 and _running("sleep 61.5") == []
+    assert time.monotonic() - begin < 10 and running("sleep 61.5") == []
     # and the next map runs normally (the stop applies only while an interrupted map winds down)
     assert proc.thread_map(lambda x: proc.run(["true"]).returncode, ["x", "y"], workers=2) == [0, 0]
 
@@ -119,6 +105,6 @@ def test_work_beside_the_caller_is_stopped_at_once_when_the_caller_is_interrupte
         pool.submit(checks)
         time.sleep(30)  # the caller's own work (packaging), interrupted
     assert time.monotonic() - begin < 10
-    assert _running("sleep 62.25") == [] and len(starts) == 1
+    assert running("sleep 62.25") == [] and len(starts) == 1
     with proc.beside(1) as pool:  # and the next pool runs normally
         assert pool.submit(lambda: proc.run(["true"]).returncode).result() == 0
