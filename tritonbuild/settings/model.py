@@ -222,6 +222,7 @@ def _build_type(env: Mapping[str, str]) -> tuple[Any, str] | None:
 
 KINDS = ("str", "int", "float", "bool", "list", "word")
 Trust = Literal["", "runs", "reaches"]  # what a value, if trusted, lets its author do: ``Spec.trust``
+Identity = Literal["tree", "revision"]  # ``Spec.identity``
 MAX_TEXT = 4096  # characters of one text value (PATH_MAX): longer is no path, URL or name anyone means
 MAX_ITEMS = 256  # items of one list setting
 MAX_NAME_BYTES = 255  # one path component (NAME_MAX)
@@ -298,6 +299,9 @@ class Spec:
     # ``compiles``: it can change whether a tree configures and compiles (``llvm compat`` keys its answers by it).
     compiles: bool | None = None
     decides: tuple[str, ...] = ()  # the fields of the wheel's triton/_build_info.json it decides
+    # ``identity``: it says which tree ("tree") or revision of it ("revision") is built, not how: a rebuild takes it
+    # from its --source and the claimed commit, a checkout's record is keyed by it, llvm compat's steps set it.
+    identity: Identity | None = None
 
     @property
     def path(self) -> bool:
@@ -356,7 +360,7 @@ def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] |
             maximum: int | None = None, choices: tuple[str, ...] = (), recipe: bool | None = None,
             recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "",
             trust: Trust | None = None, local: bool | None = None, compiles: bool | None = None,
-            decides: tuple[str, ...] = ()) -> Any:
+            decides: tuple[str, ...] = (), identity: Identity | None = None) -> Any:
     """A ``Settings`` field and its ``Spec`` (in the field's metadata, named after the field): the one declaration
     of a setting. Its kind follows from its default, flag, range and choices. A recipe may set every setting that
     has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only). The
@@ -365,7 +369,7 @@ def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] |
     readers = tuple(_from(n, r) for n, r in env.items()) + extra
     spec = Spec("", default, flag, readers, tuple(env) + extra_names, help, _kind(default, flag, minimum, choices),
                 minimum, maximum, choices, flag is not None if recipe is None else recipe, recipe_also, validate,
-                refusal_hint, trust, local, compiles, decides)
+                refusal_hint, trust, local, compiles, decides, identity)
     return field(default=tuple(default) if isinstance(default, list) else default, metadata={SPEC: spec})
 
 
@@ -672,9 +676,9 @@ class Settings:
     # a path or a git URL
     source: str | None = setting(
         None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
-        validate=_source, trust="runs", local=False, compiles=True)
+        validate=_source, trust="runs", local=False, compiles=True, identity="tree")
     ref: str | None = setting(None, "--ref", None, "git ref to check out when --source is a URL", validate=_git_ref,
-        trust="", local=False, compiles=True)
+        trust="", local=False, compiles=True, identity="revision")
     patches: tuple[str, ...] = setting([], "--patch", {"TRITONBUILD_PATCHES": _list_semicolon},
         "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
         "checkout is never edited; one that does not apply stops the plan (repeatable; env ';' separated; "

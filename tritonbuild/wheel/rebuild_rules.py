@@ -193,7 +193,7 @@ def sources_said(claim: attestation.Claim, kw: Mapping[str, Any], *, source_give
     if trust:
         for name, value in kw.items():
             row = fields.BY_PATH.get(f"{fields.SETTINGS}.{name}.value")
-            if row is not None and row.use == "trusted" and name != "source" and value not in (None, (), []):
+            if row and row.use == "trusted" and not SPEC_BY_NAME[name].identity and value not in (None, (), []):
                 shown = list(value) if isinstance(value, tuple) else value
                 lines.append(f"taken from the provenance: {name} = {show(shown, 400)}")
     lines.append(f"source: {kw['source']} ({'--source' if source_given else 'from the provenance'}), "
