@@ -16,7 +16,7 @@ from tests.helpers import plan_for
 from tritonbuild.execute import compat
 from tritonbuild.reporter import silent
 from tritonbuild.settings.model import SPECS, Identity, Spec, Trust
-from tritonbuild.wheel import attestation, provenance
+from tritonbuild.wheel import provenance
 from tritonbuild.wheel import provenance_fields as fields
 
 DECLARED = {
@@ -63,8 +63,6 @@ def test_the_lists_made_from_the_specs_follow_them() -> None:
     assert {s.name for s in SPECS if s.compiles is False} <= compat.IRRELEVANT
     assert {s.name for s in SPECS if s.compiles and s.name not in compat.IRRELEVANT} == \
         {s.name for s in SPECS} - compat.IRRELEVANT  # every other setting is in the key
-    assert {n: set(by.split(", ")) for n, by in attestation.DECIDED_BY.items()} == \
-        {f: {s.name for s in SPECS if f in s.decides} for s0 in SPECS for f in s0.decides}
     uses = {s.identity: fields.BY_PATH[f"{fields.SETTINGS}.{s.name}.value"].use for s in SPECS if s.identity}
     assert uses == {"tree": "trusted", "revision": "never"}  # --source (or --trust-provenance); the claimed commit
     local_rows = {s.name: fields.BY_PATH[f"{fields.SETTINGS}.{s.name}.value"].use for s in SPECS if s.local}

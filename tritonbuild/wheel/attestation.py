@@ -439,11 +439,6 @@ def dependency_differences(claim: Claim, ours: Mapping[str, Mapping[str, Any]]) 
     return out
 
 
-# Fields of a wheel's triton/_build_info.json and the settings that decide them (``Spec.decides``).
-DECIDED_BY = {field: ", ".join(s.name for s in SPECS if field in s.decides)
-              for field in dict.fromkeys(f for s in SPECS for f in s.decides)}
-
-
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(value, dict):
         return {k: v for key, item in value.items() for k, v in _flat(item, f"{prefix}{key}.").items()}
@@ -451,12 +446,13 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def build_info_differences(subject: Mapping[str, Any], rebuilt: Mapping[str, Any]) -> list[str]:
-    """Fields of two ``_build_info.json`` documents that differ, each with the settings that decide it."""
+    """Fields of two ``_build_info.json`` documents that differ, each with the settings that decide it
+    (``Spec.decides``: the field or one above it)."""
     a, b = _flat(dict(subject)), _flat(dict(rebuilt))
     out = []
     for key in sorted(set(a) | set(b)):
         if a.get(key) != b.get(key):
-            by = next((v for k, v in DECIDED_BY.items() if key == k or key.startswith(k + ".")), None)
+            by = ", ".join(s.name for s in SPECS if any(key == f or key.startswith(f + ".") for f in s.decides))
             setting = f" (set by {by})" if by else ""
             out.append(f"{key}: {show(a.get(key))} in the subject, {show(b.get(key))} in the rebuild{setting}")
     return out
