@@ -328,7 +328,7 @@ def answer_key(llvm: LLVMInstall, s: Settings, request: Request, canary_on: bool
     the patches' and the plugin dirs' contents, and the interpreter)."""
     from tritonbuild.request import active_python
 
-    settings = {k: given["value"] for k, given in s.report().items() if k not in IRRELEVANT}
+    settings = {spec.name: s.given(spec.name)[0] for spec in SPECS if spec.name not in IRRELEVANT}
     data = {"schema": SCHEMA, "tritonbuild": __version__, "canary": canary_on,
             "llvm": [llvm.prefix, llvm.version, llvm.revision], "settings": settings,
             "python": list(request.pythons) or active_python(request.env),

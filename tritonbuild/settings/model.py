@@ -974,16 +974,16 @@ class Settings:
             raise ValueError(f"no setting is named {name!r}")
         return self._given.get(name) or Resolved(SPEC_BY_NAME[name].default, "default")
 
+    def given(self, name: str) -> tuple[Any, str]:
+        """The setting ``name``'s value as the plan's JSON holds it, and its origin: the value as it was given (a list
+        as a list, a path as typed), unless it was replaced since (``dataclasses.replace``: the checkouts of git
+        plugins), then the new one as JSON holds it."""
+        given, value = self._resolved(name), getattr(self, name)
+        return given.value if _typed(_HINTS[name], given.value) == value else _plain(value), given.origin
+
     def report(self) -> dict[str, dict[str, Any]]:
-        """``{"name": {"value": ..., "origin": ...}}`` by name: the plan's settings as its JSON says them. A value is
-        as it was given (a list as a list, a path as typed), unless it was replaced since (``dataclasses.replace``:
-        the checkouts of git plugins), then it is the new one as JSON holds it."""
-        out = {}
-        for name in sorted(SPEC_BY_NAME):
-            given, value = self._resolved(name), getattr(self, name)
-            kept = given.value if _typed(_HINTS[name], given.value) == value else _plain(value)
-            out[name] = {"value": kept, "origin": given.origin}
-        return out
+        """``{"name": {"value": ..., "origin": ...}}`` by name (``given``): the plan's settings as JSON says them."""
+        return {name: dict(zip(("value", "origin"), self.given(name), strict=True)) for name in sorted(SPEC_BY_NAME)}
 
     def with_origin(self, names: Iterable[str], origin: str) -> Settings:
         """These settings, the values the same, said to come from ``origin`` (a remembered request's flags)."""

@@ -402,26 +402,23 @@ def _norm(value: Any) -> Any:
 
 def setting_differences(claim: Claim, plan_settings: Settings) -> list[str]:
     """Settings whose value in the rebuilt plan is not the claim's (``Spec.identity`` and ``Spec.local`` ones
-    left out), compared as the provenance holds them (``Settings.report``): '<name>: <claimed> (<origin>)
-    in the provenance, <value> (<origin>) here'."""
-    out, settings = [], plan_settings.report()
-    for name in sorted(set(claim.settings) | set(settings)):
-        if SPEC_BY_NAME[name].local or SPEC_BY_NAME[name].identity or name not in claim.settings:
-            continue
-        ours = settings.get(name, {})
-        if _norm(claim.settings.get(name)) != _norm(ours.get("value")):
-            out.append(f"{name}: {show(claim.settings.get(name))} ({claim.origins.get(name, 'absent')}) in the "
-                       f"provenance, {show(ours.get('value'))} ({ours.get('origin', 'absent')}) here")
+    left out), compared as the provenance holds them (``Settings.given``): '<name>: <claimed> (<origin>)
+    in the provenance, <value> (<origin>) here'. ``claim.settings`` holds only settings we have (``_setting``)."""
+    out = []
+    for name in sorted(claim.settings):
+        spec, (value, origin) = SPEC_BY_NAME[name], plan_settings.given(name)
+        if not (spec.local or spec.identity) and _norm(claim.settings[name]) != _norm(value):
+            out.append(f"{name}: {show(claim.settings[name])} ({claim.origins.get(name, 'absent')}) in the "
+                       f"provenance, {show(value)} ({origin}) here")
     return out
 
 
 def new_settings(claim: Claim, plan_settings: Settings) -> list[str]:
     """Settings the provenance lacks (declared after it was written): not differences, but said, with the value
     the rebuild used ('<name>: new since the provenance, <value> (<origin>) used')."""
-    settings = plan_settings.report()
-    return [f"{name}: new since the provenance, {show(settings[name].get('value'))} "
-            f"({settings[name].get('origin', 'default')}) used"
-            for name in sorted(set(settings) - set(claim.settings)) if name in SPEC_BY_NAME]
+    new = sorted(set(SPEC_BY_NAME) - set(claim.settings))
+    return [f"{name}: new since the provenance, {show(value)} ({origin}) used"
+            for name in new for value, origin in [plan_settings.given(name)]]
 
 
 def dependency_differences(claim: Claim, ours: Mapping[str, Mapping[str, Any]]) -> list[str]:

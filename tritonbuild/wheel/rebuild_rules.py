@@ -207,17 +207,15 @@ def machine_said(claim: attestation.Claim, plan_settings: Settings, flags: tuple
     """The settings this machine gives instead of the provenance (``attestation.taken_from_machine``): a line for
     each not at its default here, or whose value in the provenance differs (that one is said not to be used), then
     one line naming the rest."""
-    lines, rest, settings = [], [], plan_settings.report()
+    lines, rest = [], []
     for name in attestation.taken_from_machine(flags):
-        ours = settings.get(name, {})
-        theirs = claim.settings.get(name)
-        differs = name in claim.settings and json.dumps(theirs) != json.dumps(ours.get("value"))
-        if not differs and ours.get("value") == SPEC_BY_NAME[name].default:
+        (ours, origin), theirs = plan_settings.given(name), claim.settings.get(name)
+        differs = name in claim.settings and json.dumps(theirs) != json.dumps(ours)
+        if not differs and ours == SPEC_BY_NAME[name].default:
             rest.append(name)
             continue
         unused = f"; the provenance's {show(theirs, 400)} is not used" if differs else ""
-        lines.append(f"from this machine: {name} = {show(ours.get('value'), 400)} "
-                     f"({ours.get('origin', 'default')}){unused}")
+        lines.append(f"from this machine: {name} = {show(ours, 400)} ({origin}){unused}")
     if rest:
         lines.append(f"from this machine, at their defaults as in the provenance: {', '.join(rest)}")
     return lines
