@@ -222,7 +222,6 @@ def _build_type(env: Mapping[str, str]) -> tuple[Any, str] | None:
 
 KINDS = ("str", "int", "float", "bool", "list", "word")
 Trust = Literal["", "runs", "reaches"]  # what a value, if trusted, lets its author do: ``Spec.trust``
-Identity = Literal["tree", "revision"]  # ``Spec.identity``
 MAX_TEXT = 4096  # characters of one text value (PATH_MAX): longer is no path, URL or name anyone means
 MAX_ITEMS = 256  # items of one list setting
 MAX_NAME_BYTES = 255  # one path component (NAME_MAX)
@@ -301,7 +300,7 @@ class Spec:
     decides: tuple[str, ...] = ()  # the fields of the wheel's triton/_build_info.json it decides
     # ``identity``: it says which tree ("tree") or revision of it ("revision") is built, not how: a rebuild takes it
     # from its --source and the claimed commit, a checkout's record is keyed by it, llvm compat's steps set it.
-    identity: Identity | None = None
+    identity: Literal["tree", "revision"] | None = None
 
     @property
     def path(self) -> bool:
@@ -360,7 +359,7 @@ def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] |
             maximum: int | None = None, choices: tuple[str, ...] = (), recipe: bool | None = None,
             recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "",
             trust: Trust | None = None, local: bool | None = None, compiles: bool | None = None,
-            decides: tuple[str, ...] = (), identity: Identity | None = None) -> Any:
+            decides: tuple[str, ...] = (), identity: Literal["tree", "revision"] | None = None) -> Any:
     """A ``Settings`` field and its ``Spec`` (in the field's metadata, named after the field): the one declaration
     of a setting. Its kind follows from its default, flag, range and choices. A recipe may set every setting that
     has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only). The

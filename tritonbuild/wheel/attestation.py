@@ -354,9 +354,8 @@ def _source_of(given: Any, recorded: Any) -> Any:
 
 def taken_from_machine(flags: tuple[str, ...]) -> list[str]:
     """The settings a rebuild takes from this machine, never from the provenance: how that machine built
-    (``Spec.local``: parallelism, compiler caches and launchers, the network) and those without a flag (the
-    environment's: tool paths, the package index, ...), besides the source and ref (``Spec.identity``: the user's
-    --source and the claimed commit)."""
+    (``Spec.local``: parallelism, compiler caches, the network) and those without a flag (the environment's: tool
+    paths, the package index, ...), besides the source and ref (``Spec.identity``: --source, the claimed commit)."""
     return [s.name for s in SPECS if s.local or (s.name not in flags and not s.identity)]
 
 

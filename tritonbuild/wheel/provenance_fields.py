@@ -61,9 +61,8 @@ def _setting_kind(spec: Spec) -> Kind:
 
 def _setting_row(spec: Spec) -> Field:
     """A setting's value: this machine's (never read) for how-this-machine-builds settings (``Spec.local``) and
-    settings without a flag (the environment's: tool paths, the index); the claimed commit replaces the revision
-    (``Spec.identity``); the rest are taken when data, trusted only when they locate code or reach a host
-    (``Spec.trust``)."""
+    settings without a flag (the environment's: tool paths, the index); the claimed commit replaces ``ref`` (its
+    ``Spec.identity``); the rest are taken when data, trusted only when they locate code or reach a host."""
     kind = _setting_kind(spec)
     path = f"{SETTINGS}.{spec.name}.value"
     if spec.identity == "revision":
