@@ -442,8 +442,7 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def build_info_differences(subject: Mapping[str, Any], rebuilt: Mapping[str, Any]) -> list[str]:
-    """Fields of two ``_build_info.json`` documents that differ, each with the settings that decide it
-    (``Spec.decides``: the field or one above it)."""
+    """Fields of two ``_build_info.json`` documents that differ, each with the settings that decide it (``decides``)."""
     a, b = _flat(dict(subject)), _flat(dict(rebuilt))
     out = []
     for key in sorted(set(a) | set(b)):
