@@ -132,7 +132,7 @@ def test_a_record_naming_another_checkout_or_a_value_the_settings_refuse_is_igno
         assert got.request.flags["backends"] is None
 
 
-REMEMBERED = sorted(set(flag_settings()) - set(lr.NOT_REMEMBERED))
+REMEMBERED = sorted(n for n in flag_settings() if not SPEC_BY_NAME[n].identity)
 _text = st.text(st.characters(codec="utf-8"), max_size=12)
 _value = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True), _text,
                    st.lists(_text, max_size=3), st.dictionaries(_text, st.integers(), max_size=2))

@@ -1,8 +1,9 @@
 """What each setting is to the rest of the build (#48), declared on its ``Spec``: ``trust`` (does a value run code or
 reach a host), ``local`` (how this machine builds, not what), ``compiles`` (can it change whether a tree compiles),
-``decides`` (the wheel's build-info fields it decides) and ``path`` (its rule is a path's). The provenance's rules,
-``llvm compat``'s answer key, ``rebuild``'s differences and the paths a --container mounts are made from them, so a
-setting added without deciding them fails here, by name."""
+``decides`` (the wheel's build-info fields it decides), ``identity`` (it names the tree or revision built) and
+``path`` (its rule is a path's). The provenance's rules, ``llvm compat``'s answer key, ``rebuild``'s differences,
+develop's record and the paths a --container mounts are made from them, so a setting added without deciding them
+fails here, by name."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import plan_for
-from tritonbuild.execute import compat, container, lastrequest
+from tritonbuild.execute import compat
 from tritonbuild.reporter import silent
 from tritonbuild.settings.model import SPECS, Spec, Trust
-from tritonbuild.wheel import attestation, provenance
+from tritonbuild.wheel import provenance
 from tritonbuild.wheel import provenance_fields as fields
 
 DECLARED = {
@@ -41,8 +42,11 @@ def _problems(spec: Spec) -> list[str]:
     if spec.local and spec.decides:
         out.append(f"{spec.name}: local, yet decides {spec.decides}: a rebuild takes this machine's value, so a "
                    "difference in those fields could not come from it")
-    if spec.compiles and spec.name in compat.IRRELEVANT and spec.name not in {"source", "llvm", *compat.STEP_FLAGS}:
+    if spec.compiles and not spec.identity and spec.name in compat.IRRELEVANT - {"llvm", *compat.STEP_FLAGS}:
         out.append(f"{spec.name}: compiles, yet left out of llvm compat's answer key")
+    if spec.identity and (spec.local or spec.decides):
+        out.append(f"{spec.name}: identity={spec.identity!r} names what is built, yet it is local or decides "
+                   f"{spec.decides}")
     if len(set(spec.decides)) != len(spec.decides):
         out.append(f"{spec.name}: decides {spec.decides} names a field twice")
     return out
@@ -54,14 +58,13 @@ def test_every_setting_declares_what_it_is_to_the_build() -> None:
 
 
 def test_the_lists_made_from_the_specs_follow_them() -> None:
-    assert {s.name for s in SPECS if s.local} == attestation.LOCAL
+    # one setting names the tree built, one its revision: the rebuild's --source and the claimed commit replace them
+    assert sorted(s.identity for s in SPECS if s.identity) == ["revision", "tree"]
     assert {s.name for s in SPECS if s.compiles is False} <= compat.IRRELEVANT
     assert {s.name for s in SPECS if s.compiles and s.name not in compat.IRRELEVANT} == \
         {s.name for s in SPECS} - compat.IRRELEVANT  # every other setting is in the key
-    assert {n: set(by.split(", ")) for n, by in attestation.DECIDED_BY.items()} == \
-        {f: {s.name for s in SPECS if f in s.decides} for s0 in SPECS for f in s0.decides}
-    assert {s.name for s in SPECS if s.path} - {"source"} == set(container.PATH_SETTINGS)
-    assert {s.name for s in SPECS if s.path and s.flag} - {"source", "ref"} == set(lastrequest.PATH_SETTINGS)
+    uses = {s.identity: fields.BY_PATH[f"{fields.SETTINGS}.{s.name}.value"].use for s in SPECS if s.identity}
+    assert uses == {"tree": "trusted", "revision": "never"}  # --source (or --trust-provenance); the claimed commit
     local_rows = {s.name: fields.BY_PATH[f"{fields.SETTINGS}.{s.name}.value"].use for s in SPECS if s.local}
     assert set(local_rows.values()) == {"never"}  # a rebuild never takes this machine's choices from a provenance
 

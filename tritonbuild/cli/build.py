@@ -247,9 +247,10 @@ def _of_request(req: Request, root: Path) -> list[Path]:
     every one made from the checkout; otherwise the one of the plan."""
     from tritonbuild.execute import builddirs as st
     from tritonbuild.execute.lastrequest import checkout_of
+    from tritonbuild.settings.model import SPEC_BY_NAME
 
     by_source = not req.recipe and not req.pythons and all(
-        v in (None, (), []) for n, v in req.flags.items() if n != "source")
+        v in (None, (), []) for n, v in req.flags.items() if SPEC_BY_NAME[n].identity != "tree")
     checkout = checkout_of(req) if by_source else None
     return st.of_source(root, checkout) if checkout is not None else _of_plan(req)
 

@@ -38,9 +38,9 @@ from tritonbuild.settings.model import SPECS, Settings, split_patch, split_submo
 SCHEMA = 1
 # What each step sets itself besides the source and the LLVM (``_plan`` says why): not the user's choice.
 STEP_FLAGS = {"ref": None, "reproducible": False, "version_scheme": "none", "require_pinned_llvm": False}
-# Left out of the key: what each step sets, and the settings that cannot change whether a commit builds
-# (``Spec.compiles``: where, how fast, how the wheel is named or packed). A spec that does not say is in the key.
-IRRELEVANT = frozenset({"source", "llvm", *STEP_FLAGS} | {s.name for s in SPECS if s.compiles is False})
+# Left out of the key: what each step sets (the tree and revision, ``Spec.identity``, among it), and the settings
+# that cannot change whether a commit builds (``Spec.compiles``: where, how fast, how the wheel is named or packed).
+IRRELEVANT = frozenset({"llvm", *STEP_FLAGS} | {s.name for s in SPECS if s.identity or s.compiles is False})
 _FINGERPRINT_FILES = 50_000
 
 
@@ -328,7 +328,7 @@ def answer_key(llvm: LLVMInstall, s: Settings, request: Request, canary_on: bool
     the patches' and the plugin dirs' contents, and the interpreter)."""
     from tritonbuild.request import active_python
 
-    settings = {k: given["value"] for k, given in s.report().items() if k not in IRRELEVANT}
+    settings = {spec.name: s.given(spec.name)[0] for spec in SPECS if spec.name not in IRRELEVANT}
     data = {"schema": SCHEMA, "tritonbuild": __version__, "canary": canary_on,
             "llvm": [llvm.prefix, llvm.version, llvm.revision], "settings": settings,
             "python": list(request.pythons) or active_python(request.env),

@@ -35,8 +35,8 @@ from tritonbuild.system import paths, proc
 ENGINES = ("docker", "podman")
 OWN = ("container", "container_engine", "container_python")  # never passed on: the inner run builds where it is
 PYPA_PYTHON = "/opt/python/cp312-cp312/bin/python"  # pypa's manylinux and musllinux images
-# Settings whose local paths are mounted read-only (``Spec.path``; the source is mounted on its own).
-PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and s.name != "source")
+# Settings whose local paths are mounted read-only (``Spec.path``; the source, ``Spec.identity``, on its own).
+PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and not s.identity)
 # Options typed on the host whose values are host paths: made absolute for the inner run (its workdir may differ).
 PATH_OPTIONS = (*(s.name for s in SPECS if s.path and s.flag), "recipe")
 EXTRA_ENV = ("NO_COLOR",)  # read besides the settings' variables

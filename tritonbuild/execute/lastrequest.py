@@ -35,9 +35,9 @@ if TYPE_CHECKING:  # status reads records: it needs neither the request nor the 
 VERSION = 1
 RECORD_LIMIT = 1 << 20  # bytes: a record tritonbuild writes is a few hundred
 IN_BUILD_DIR = "develop-request.json"
-NOT_REMEMBERED = ("source", "ref")  # the checkout is the record's key; a ref belongs to a source URL
-# relative to the cwd they were typed in (``Spec.path``)
-PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and s.flag and s.name not in NOT_REMEMBERED)
+# relative to the cwd they were typed in (``Spec.path``); never the source or ref (``Spec.identity``): the checkout
+# is the record's key, and a ref belongs to a source URL, so neither is remembered
+PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and s.flag and not s.identity)
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def _recipe_absolute(recipe: str | None, cwd: Path) -> str | None:
 def typed_part(request: Request, checkout: Path) -> Remembered:
     """What the user typed in ``request`` that a checkout remembers (paths absolute)."""
     flags = {n: _absolute(n, v, request.cwd) for n, v in request.flags.items()
-             if v is not None and v != () and v != [] and n not in NOT_REMEMBERED}
+             if v is not None and v != () and v != [] and not SPEC_BY_NAME[n].identity}
     return Remembered(str(checkout), flags, _recipe_absolute(request.recipe, request.cwd))
 
 
@@ -255,7 +255,7 @@ def _parse(data: Any, checkout: Path | None) -> Remembered:
     recipe = data["recipe"]
     if recipe is not None and (not isinstance(recipe, str) or text_problem(recipe) or len(recipe) > 1024):
         raise ValueError("its recipe is no name or path")
-    allowed = {spec.name for spec in SPECS if spec.flag} - set(NOT_REMEMBERED)
+    allowed = {spec.name for spec in SPECS if spec.flag and not spec.identity}
     flags: dict[str, Any] = {}
     for name, value in data["flags"].items():
         if name not in allowed:

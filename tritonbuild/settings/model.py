@@ -298,6 +298,9 @@ class Spec:
     # ``compiles``: it can change whether a tree configures and compiles (``llvm compat`` keys its answers by it).
     compiles: bool | None = None
     decides: tuple[str, ...] = ()  # the fields of the wheel's triton/_build_info.json it decides
+    # ``identity``: it says which tree ("tree") or revision of it ("revision") is built, not how: a rebuild takes it
+    # from its --source and the claimed commit, a checkout's record is keyed by it, llvm compat's steps set it.
+    identity: Literal["tree", "revision"] | None = None
 
     @property
     def path(self) -> bool:
@@ -356,7 +359,7 @@ def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] |
             maximum: int | None = None, choices: tuple[str, ...] = (), recipe: bool | None = None,
             recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "",
             trust: Trust | None = None, local: bool | None = None, compiles: bool | None = None,
-            decides: tuple[str, ...] = ()) -> Any:
+            decides: tuple[str, ...] = (), identity: Literal["tree", "revision"] | None = None) -> Any:
     """A ``Settings`` field and its ``Spec`` (in the field's metadata, named after the field): the one declaration
     of a setting. Its kind follows from its default, flag, range and choices. A recipe may set every setting that
     has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only). The
@@ -365,7 +368,7 @@ def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] |
     readers = tuple(_from(n, r) for n, r in env.items()) + extra
     spec = Spec("", default, flag, readers, tuple(env) + extra_names, help, _kind(default, flag, minimum, choices),
                 minimum, maximum, choices, flag is not None if recipe is None else recipe, recipe_also, validate,
-                refusal_hint, trust, local, compiles, decides)
+                refusal_hint, trust, local, compiles, decides, identity)
     return field(default=tuple(default) if isinstance(default, list) else default, metadata={SPEC: spec})
 
 
@@ -672,9 +675,9 @@ class Settings:
     # a path or a git URL
     source: str | None = setting(
         None, "-s/--source", None, "Triton source: a path or a git URL (default: the current directory)",
-        validate=_source, trust="runs", local=False, compiles=True)
+        validate=_source, trust="runs", local=False, compiles=True, identity="tree")
     ref: str | None = setting(None, "--ref", None, "git ref to check out when --source is a URL", validate=_git_ref,
-        trust="", local=False, compiles=True)
+        trust="", local=False, compiles=True, identity="revision")
     patches: tuple[str, ...] = setting([], "--patch", {"TRITONBUILD_PATCHES": _list_semicolon},
         "a unified diff (git diff, diff -u; -p1) applied, in order, to a copy of the source in the cache: the "
         "checkout is never edited; one that does not apply stops the plan (repeatable; env ';' separated; "
@@ -970,16 +973,16 @@ class Settings:
             raise ValueError(f"no setting is named {name!r}")
         return self._given.get(name) or Resolved(SPEC_BY_NAME[name].default, "default")
 
+    def given(self, name: str) -> tuple[Any, str]:
+        """The setting ``name``'s value as the plan's JSON holds it, and its origin: the value as it was given (a list
+        as a list, a path as typed), unless it was replaced since (``dataclasses.replace``: the checkouts of git
+        plugins), then the new one as JSON holds it."""
+        given, value = self._resolved(name), getattr(self, name)
+        return given.value if _typed(_HINTS[name], given.value) == value else _plain(value), given.origin
+
     def report(self) -> dict[str, dict[str, Any]]:
-        """``{"name": {"value": ..., "origin": ...}}`` by name: the plan's settings as its JSON says them. A value is
-        as it was given (a list as a list, a path as typed), unless it was replaced since (``dataclasses.replace``:
-        the checkouts of git plugins), then it is the new one as JSON holds it."""
-        out = {}
-        for name in sorted(SPEC_BY_NAME):
-            given, value = self._resolved(name), getattr(self, name)
-            kept = given.value if _typed(_HINTS[name], given.value) == value else _plain(value)
-            out[name] = {"value": kept, "origin": given.origin}
-        return out
+        """``{"name": {"value": ..., "origin": ...}}`` by name (``given``): the plan's settings as JSON says them."""
+        return {name: dict(zip(("value", "origin"), self.given(name), strict=True)) for name in sorted(SPEC_BY_NAME)}
 
     def with_origin(self, names: Iterable[str], origin: str) -> Settings:
         """These settings, the values the same, said to come from ``origin`` (a remembered request's flags)."""

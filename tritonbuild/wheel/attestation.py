@@ -40,9 +40,6 @@ BUILD_TYPE = "pkg:pypi/tritonbuild#build-type/wheel/v1"
 BUILDER_ID = f"pkg:pypi/tritonbuild@{__version__}"
 SUFFIX = ".provenance.json"  # <wheel file name>.provenance.json: the wheel's own name, then what the file is
 MAX_BYTES = 4 << 20  # a provenance file read back: a plan's is some tens of KiB
-# Settings that say how this machine builds, not what (``Spec.local``): a rebuild takes them from its own machine,
-# and they are not differences (parallelism, compiler caches, the network). Secrets are redacted: from here too.
-LOCAL = frozenset(s.name for s in SPECS if s.local)
 _WHEEL_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.whl$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
@@ -357,9 +354,9 @@ def _source_of(given: Any, recorded: Any) -> Any:
 
 def taken_from_machine(flags: tuple[str, ...]) -> list[str]:
     """The settings a rebuild takes from this machine, never from the provenance: how that machine built
-    (``LOCAL``: parallelism, compiler caches and launchers, the network) and those without a flag (the
-    environment's: tool paths, the package index, ...), besides the source and ref (the claimed commit)."""
-    return [s.name for s in SPECS if s.name in LOCAL or (s.name not in flags and s.name not in ("source", "ref"))]
+    (``Spec.local``: parallelism, compiler caches, the network) and those without a flag (the environment's: tool
+    paths, the package index, ...), besides the source and ref (``Spec.identity``: --source, the claimed commit)."""
+    return [s.name for s in SPECS if s.local or (s.name not in flags and not s.identity)]
 
 
 def rebuild_request(claim: Claim, *, source: str, python: str | None, cache_dir: str | None, out: str,
@@ -369,7 +366,7 @@ def rebuild_request(claim: Claim, *, source: str, python: str | None, cache_dir:
     says: each data setting of ``flags`` the claim holds, given as if typed (so no environment or recipe overrides
     it); a setting that locates code or reaches a host only with ``trust`` (else its default: ``rebuild`` refused a
     provenance that sets one before this), unless ``given`` (the rebuild's own flags by setting name: --plugin-dir,
-    --llvm) supplies it; never one this machine gives (``LOCAL``, no flag). ``source``: the user's --source, or
+    --llvm) supplies it; never one this machine gives (``Spec.local``, no flag). ``source``: the user's --source, or
     with ``trust`` the provenance's (``Claim.source``); a git URL is checked out at the claimed commit.
     ``python``: the interpreter to build with, never the provenance's (None: the one running tritonbuild). A
     setting the claim lacks (declared after it was written) is not given: its default (or this machine's) applies.
@@ -381,7 +378,7 @@ def rebuild_request(claim: Claim, *, source: str, python: str | None, cache_dir:
         if name in (given or {}):
             kw[name] = (given or {})[name]
             continue
-        if row.use == "never" or name == "source" or name not in claim.settings:
+        if row.use == "never" or SPEC_BY_NAME[name].identity or name not in claim.settings:
             continue
         value = claim.settings.get(name)
         if _redacted(value):
@@ -403,27 +400,24 @@ def _norm(value: Any) -> Any:
 
 
 def setting_differences(claim: Claim, plan_settings: Settings) -> list[str]:
-    """Settings whose value in the rebuilt plan is not the claim's (the source's location and what ``LOCAL``
-    names left out), compared as the provenance holds them (``Settings.report``): '<name>: <claimed> (<origin>)
-    in the provenance, <value> (<origin>) here'."""
-    out, settings = [], plan_settings.report()
-    for name in sorted(set(claim.settings) | set(settings)):
-        if name in LOCAL or name in ("source", "ref") or name not in claim.settings:
-            continue
-        ours = settings.get(name, {})
-        if _norm(claim.settings.get(name)) != _norm(ours.get("value")):
-            out.append(f"{name}: {show(claim.settings.get(name))} ({claim.origins.get(name, 'absent')}) in the "
-                       f"provenance, {show(ours.get('value'))} ({ours.get('origin', 'absent')}) here")
+    """Settings whose value in the rebuilt plan is not the claim's (``Spec.identity`` and ``Spec.local`` ones
+    left out), compared as the provenance holds them (``Settings.given``): '<name>: <claimed> (<origin>)
+    in the provenance, <value> (<origin>) here'. ``claim.settings`` holds only settings we have (``_setting``)."""
+    out = []
+    for name in sorted(claim.settings):
+        spec, (value, origin) = SPEC_BY_NAME[name], plan_settings.given(name)
+        if not (spec.local or spec.identity) and _norm(claim.settings[name]) != _norm(value):
+            out.append(f"{name}: {show(claim.settings[name])} ({claim.origins.get(name, 'absent')}) in the "
+                       f"provenance, {show(value)} ({origin}) here")
     return out
 
 
 def new_settings(claim: Claim, plan_settings: Settings) -> list[str]:
     """Settings the provenance lacks (declared after it was written): not differences, but said, with the value
     the rebuild used ('<name>: new since the provenance, <value> (<origin>) used')."""
-    settings = plan_settings.report()
-    return [f"{name}: new since the provenance, {show(settings[name].get('value'))} "
-            f"({settings[name].get('origin', 'default')}) used"
-            for name in sorted(set(settings) - set(claim.settings)) if name in SPEC_BY_NAME]
+    new = sorted(set(SPEC_BY_NAME) - set(claim.settings))
+    return [f"{name}: new since the provenance, {show(value)} ({origin}) used"
+            for name in new for value, origin in [plan_settings.given(name)]]
 
 
 def dependency_differences(claim: Claim, ours: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -441,11 +435,6 @@ def dependency_differences(claim: Claim, ours: Mapping[str, Mapping[str, Any]]) 
     return out
 
 
-# Fields of a wheel's triton/_build_info.json and the settings that decide them (``Spec.decides``).
-DECIDED_BY = {field: ", ".join(s.name for s in SPECS if field in s.decides)
-              for field in dict.fromkeys(f for s in SPECS for f in s.decides)}
-
-
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(value, dict):
         return {k: v for key, item in value.items() for k, v in _flat(item, f"{prefix}{key}.").items()}
@@ -453,12 +442,12 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def build_info_differences(subject: Mapping[str, Any], rebuilt: Mapping[str, Any]) -> list[str]:
-    """Fields of two ``_build_info.json`` documents that differ, each with the settings that decide it."""
+    """Fields of two ``_build_info.json`` documents that differ, each with the settings that decide it (``decides``)."""
     a, b = _flat(dict(subject)), _flat(dict(rebuilt))
     out = []
     for key in sorted(set(a) | set(b)):
         if a.get(key) != b.get(key):
-            by = next((v for k, v in DECIDED_BY.items() if key == k or key.startswith(k + ".")), None)
+            by = ", ".join(s.name for s in SPECS if any(key == f or key.startswith(f + ".") for f in s.decides))
             setting = f" (set by {by})" if by else ""
             out.append(f"{key}: {show(a.get(key))} in the subject, {show(b.get(key))} in the rebuild{setting}")
     return out

@@ -61,13 +61,13 @@ def _setting_kind(spec: Spec) -> Kind:
 
 def _setting_row(spec: Spec) -> Field:
     """A setting's value: this machine's (never read) for how-this-machine-builds settings (``Spec.local``) and
-    settings without a flag (the environment's: tool paths, the index); the claimed commit replaces ``ref``; the rest
-    are taken when data, trusted only when they locate code or reach a host (``Spec.trust``)."""
+    settings without a flag (the environment's: tool paths, the index); the claimed commit replaces ``ref`` (its
+    ``Spec.identity``); the rest are taken when data, trusted only when they locate code or reach a host."""
     kind = _setting_kind(spec)
     path = f"{SETTINGS}.{spec.name}.value"
-    if spec.name == "ref":
+    if spec.identity == "revision":
         return Field(path, "data", "never", "the rebuild checks out the claimed commit (digest.gitCommit)")
-    if spec.local or (spec.flag is None and spec.name != "source"):
+    if spec.local or (spec.flag is None and not spec.identity):
         return Field(path, kind, "never", "this machine's value (its flag, environment or default) is used")
     if kind == "data":
         return Field(path, kind, "taken", "given to the rebuild as if typed")

@@ -193,7 +193,7 @@ def sources_said(claim: attestation.Claim, kw: Mapping[str, Any], *, source_give
     if trust:
         for name, value in kw.items():
             row = fields.BY_PATH.get(f"{fields.SETTINGS}.{name}.value")
-            if row is not None and row.use == "trusted" and name != "source" and value not in (None, (), []):
+            if row and row.use == "trusted" and not SPEC_BY_NAME[name].identity and value not in (None, (), []):
                 shown = list(value) if isinstance(value, tuple) else value
                 lines.append(f"taken from the provenance: {name} = {show(shown, 400)}")
     lines.append(f"source: {kw['source']} ({'--source' if source_given else 'from the provenance'}), "
@@ -207,17 +207,15 @@ def machine_said(claim: attestation.Claim, plan_settings: Settings, flags: tuple
     """The settings this machine gives instead of the provenance (``attestation.taken_from_machine``): a line for
     each not at its default here, or whose value in the provenance differs (that one is said not to be used), then
     one line naming the rest."""
-    lines, rest, settings = [], [], plan_settings.report()
+    lines, rest = [], []
     for name in attestation.taken_from_machine(flags):
-        ours = settings.get(name, {})
-        theirs = claim.settings.get(name)
-        differs = name in claim.settings and json.dumps(theirs) != json.dumps(ours.get("value"))
-        if not differs and ours.get("value") == SPEC_BY_NAME[name].default:
+        (ours, origin), theirs = plan_settings.given(name), claim.settings.get(name)
+        differs = name in claim.settings and json.dumps(theirs) != json.dumps(ours)
+        if not differs and ours == SPEC_BY_NAME[name].default:
             rest.append(name)
             continue
         unused = f"; the provenance's {show(theirs, 400)} is not used" if differs else ""
-        lines.append(f"from this machine: {name} = {show(ours.get('value'), 400)} "
-                     f"({ours.get('origin', 'default')}){unused}")
+        lines.append(f"from this machine: {name} = {show(ours, 400)} ({origin}){unused}")
     if rest:
         lines.append(f"from this machine, at their defaults as in the provenance: {', '.join(rest)}")
     return lines
