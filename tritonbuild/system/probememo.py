@@ -16,12 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tritonbuild.system.fileutil import replace_with
+from tritonbuild.system.fileutil import plain_file_problem, read_owned_json, replace_with
 
 MAX_BYTES = 64 << 10  # a memo file larger than this is not read (a real one is a few hundred bytes an entry)
 MAX_ENTRIES = 16  # answers kept per kind (LLVM prefixes, interpreters, commits), the newest last
@@ -66,21 +65,7 @@ def _memo_file(kind: str) -> Path | None:
 def _entries(path: Path) -> list[dict[str, Any]]:
     """The well-formed entries of the memo file at ``path``; [] for anything else (absent, a link, a fifo, too
     large, no JSON, another shape)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return []
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            return []
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            raw = f.read(MAX_BYTES + 1)
-        data = json.loads(raw) if len(raw) <= MAX_BYTES else None
-    except (OSError, ValueError, RecursionError):
-        return []
-    finally:
-        os.close(fd)
+    data = read_owned_json(path, MAX_BYTES, plain_file_problem)
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("entries"), list):
         return []
     found = data["entries"][-MAX_ENTRIES:]
