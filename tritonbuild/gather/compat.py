@@ -32,11 +32,6 @@ def _py_files(root: Path) -> list[Path]:
                   if p.suffix == ".py")
 
 
-def _py_texts(root: Path) -> Iterable[str]:
-    for path in _py_files(root):
-        yield read_text(path)
-
-
 def cached_usage(root: Path, cache: Path | None) -> backend_api.Usage:
     """What the Python files under ``root`` read, parsing only files changed since the last call: each file's
     usage is kept in ``cache`` by path, size and mtime (a real tree's python/triton takes ~0.5 s to parse, which
@@ -76,10 +71,6 @@ def source_interface(source: Path, cache: Path | None = None) -> tuple[dict[str,
     return classes, cached_usage(source / "python" / "triton", cache)
 
 
-def source_bindings(source: Path) -> binding_calls.Bindings:
-    return binding_calls.parse_bindings(read_text(p) for p in sorted((source / "python" / "src").glob("*.cc")))
-
-
 def binding_findings(backend: Path, bindings: binding_calls.Bindings) -> list[backend_api.Finding]:
     """Calls of the backend's Python into libtriton's bindings that this source's signatures do not take."""
     out = []
@@ -96,7 +87,7 @@ def check_backend(name: str, path: Path, source_classes: dict[str, backend_api.C
                   source_used: backend_api.Usage, drift: dict[str, Any] | None = None,
                   bindings: binding_calls.Bindings | None = None) -> backend_api.BackendApi:
     backend = path / "backend"
-    used = source_used | backend_api.usage(_py_texts(backend))
+    used = source_used | backend_api.usage(read_text(p) for p in _py_files(backend))
     findings: list[backend_api.Finding] = []
     for module in ("compiler", "driver"):
         file = backend / f"{module}.py"
@@ -235,7 +226,7 @@ def _check_all(source: Path, source_commit: str | None, in_tree: Sequence[tuple[
     classes, used = source_interface(source, cache)
     if not classes:
         return {}  # a source without python/triton/backends: nothing to check against
-    bindings = source_bindings(source)
+    bindings = binding_calls.parse_bindings(read_text(p) for p in sorted((source / "python" / "src").glob("*.cc")))
     out = {str(path): check_backend(name, path, classes, used, bindings=bindings) for name, path in in_tree}
     for name, path, pin in plugins:
         moved = None

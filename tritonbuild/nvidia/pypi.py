@@ -194,15 +194,11 @@ def wheel_claims(zf: zipfile.ZipFile) -> tuple[str, str] | None:
     return found.get("Name", ""), found.get("Version", "")
 
 
-def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
-
-
 def check_claims(zf: zipfile.ZipFile, project: str, version: str, where: str, fix: str) -> None:
     """Refuse (UserError) a wheel whose METADATA is not ``project`` at ``version``: a renamed wheel of another
     tool or version would be cached, bundled and named in the SBOM as what its file name says."""
     claims = wheel_claims(zf)
-    if claims is not None and _normalized(claims[0]) == project and claims[1] == version:
+    if claims is not None and re.sub(r"[-_.]+", "-", claims[0]).lower() == project and claims[1] == version:  # PEP 503
         return
     what = (f"its METADATA says it is {show(claims[0] or '(no Name)')} {show(claims[1] or '(no Version)')}"
             if claims else "it has no (single) *.dist-info/METADATA")
