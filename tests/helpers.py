@@ -420,6 +420,15 @@ def deflated(data: bytes) -> tuple[bytes, int, int]:
     return c.compress(data) + c.flush(), zlib.crc32(data), len(data)
 
 
+def schema_path(command: str | None) -> Path:
+    """Where the shipped JSON Schema (draft 2020-12) of ``command``'s output is (``tritonbuild/schemas/``, named by
+    ``jsonout.COMMANDS``); None: the error envelope's."""
+    from tritonbuild import jsonout
+
+    name = jsonout.COMMANDS[command] if command is not None else "error"
+    return Path(jsonout.__file__).parent / "schemas" / f"{name}.schema.json"
+
+
 def json_out(stdout: str, returncode: int | None = None) -> dict:
     """The one object a ``--json`` run printed, valid against the shipped schema of its command (or the error
     envelope's when it failed), its ``exit`` the process's exit code when given."""
@@ -429,7 +438,7 @@ def json_out(stdout: str, returncode: int | None = None) -> dict:
 
     data = json.loads(stdout)
     assert isinstance(data, dict) and data.get("schema") == jsonout.SCHEMA, stdout[:500]
-    path = jsonout.schema_path(None if "error" in data else data["command"])
+    path = schema_path(None if "error" in data else data["command"])
     schema = json.loads(path.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(data)

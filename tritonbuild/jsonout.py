@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from tritonbuild import __version__
@@ -25,14 +24,6 @@ ErrorKind = Literal["bad input", "host", "build failed", "bad wheel", "failed", 
 COMMANDS = {"plan": "plan", "build": "build", "status": "status", "compare": "compare", "backends": "backends",
             "verify": "verify", "doctor": "doctor", "llvm status": "llvm-status", "llvm compat": "llvm-compat",
             "check-llvm": "check-llvm"}
-
-
-SCHEMAS = Path(__file__).parent / "schemas"  # shipped in the wheel with the package
-
-
-def schema_path(command: str | None) -> Path:
-    """Where the JSON Schema (draft 2020-12) of ``command``'s output is; None: the error envelope's."""
-    return SCHEMAS / f"{COMMANDS[command] if command is not None else 'error'}.schema.json"
 
 
 def envelope(command: str, payload: Mapping[str, Any], exit_code: int = 0) -> dict[str, Any]:

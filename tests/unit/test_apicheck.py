@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import facts, plan_for
 from tritonbuild.errors import UserError
@@ -99,6 +103,39 @@ def test_source_usage_is_parsed_once_per_file_version(tmp_path, monkeypatch) -> 
     again = compat.cached_usage(root, tmp_path / "cache")
     assert parsed[2:] == ["y.add_stages(1, 2)\nz.native_info()\n"]  # only the changed file
     assert again.calls["add_stages"] == {2} and "native_info" in again.names
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_a_damaged_usage_cache_is_parsed_again_never_an_error(data: st.DataObject) -> None:
+    """The parse memo in the cache dir is hostile input: cut short, no JSON, another shape, an entry of the right
+    size and mtime holding junk, nesting past the parser's depth, a number too long to read: the usage is parsed
+    again (the same answer), never a traceback out of ``plan``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache = Path(tmp) / "triton", Path(tmp) / "cache"
+        root.mkdir()
+        (root / "a.py").write_text("x.hash()\ny.add_stages(1, 2, 3)\n")
+        want = compat.cached_usage(root, cache)
+        [store] = cache.iterdir()
+        good, path, st_ = store.read_text(), str(root / "a.py"), (root / "a.py").stat()
+        names = st.lists(JSON, max_size=3).map(lambda n: [*n, 7])  # never sound: a memo the stat matches is kept
+        entry = JSON | st.tuples(names, st.lists(JSON, max_size=2)).map(
+            lambda rest: [st_.st_size, st_.st_mtime_ns, rest[0], *rest[1]])
+        damaged = data.draw(st.one_of(
+            st.integers(0, len(good) - 1).map(lambda n: good[:n]), JSON.map(json.dumps),
+            entry.map(lambda e: json.dumps({path: e})),
+            entry.map(lambda e: json.dumps({**json.loads(good), "files": {path: e}})),
+            JSON.filter(lambda v: not isinstance(v, str)).map(lambda v: good.replace('"hash"', json.dumps(v))),
+            st.integers(1, 3000).map(lambda n: "[" * n),  # past the parser's depth: RecursionError
+            st.integers(4301, 6000).map(lambda n: f'{{"{path}": [{"9" * n}, 1]}}')))  # too many digits for int()
+        store.write_text(damaged)
+        assert compat.cached_usage(root, cache) == want
+        assert compat.cached_usage(root, cache) == want and json.loads(store.read_text()) == json.loads(good)
 
 
 def test_many_files_parse_on_several_cores_to_the_same_usage(tmp_path: Path) -> None:

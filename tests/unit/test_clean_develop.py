@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 from click.testing import CliRunner
 
-from tritonbuild import jsonout
+from tests.helpers import schema_path
 from tritonbuild.cli.main import cli
 from tritonbuild.execute import lastrequest
 from tritonbuild.system import paths
@@ -180,7 +180,7 @@ def test_status_says_yes_only_for_the_develop_dir_the_checkout_uses_now(tmp_path
     os.utime(earlier / record, ns=(10**18, 10**18))
     os.utime(now / record, ns=(2 * 10**18, 2 * 10**18))
     status = json.loads(_run("status", "--json", "--cache-dir", str(cache), cwd=tmp_path, home=tmp_path).output)
-    jsonschema.validate(status, json.loads(jsonout.schema_path("status").read_text()))
+    jsonschema.validate(status, json.loads(schema_path("status").read_text()))
     rows = {r["key"]: r for r in status["build_dirs"]}
     assert [rows[d.name]["develop_current"] for d in (earlier, now, alone, wheel)] == [False, True, True, False]
     assert [rows[d.name]["develop"] for d in (earlier, now, alone, wheel)] == [True, True, True, False]

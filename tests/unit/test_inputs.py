@@ -17,7 +17,7 @@ from tritonbuild.errors import UserError
 from tritonbuild.resolve import backend_api
 from tritonbuild.resolve.backends import select_backends
 from tritonbuild.settings import recipes
-from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, env_setting, resolve_settings, version_problem
+from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, env_settings, resolve_settings, version_problem
 
 RECIPE = Path("/nowhere/r.toml")  # recipes.parse reads nothing: the path only names the recipe in messages
 
@@ -111,15 +111,16 @@ def test_every_number_setting_has_a_maximum_and_a_huge_value_is_refused() -> Non
 
 
 def test_http_retries_and_timeout_are_declared_settings_read_through_the_model() -> None:
-    assert env_setting("http_retries", {}) == 3 and env_setting("http_timeout", {}) == 30.0
-    assert env_setting("http_retries", {"TRITONBUILD_HTTP_RETRIES": "5"}) == 5
-    assert env_setting("http_timeout", {"TRITONBUILD_HTTP_TIMEOUT": "0.5"}) == 0.5
+    assert env_settings({}).http_retries == 3 and env_settings({}).http_timeout == 30.0
+    assert env_settings({"TRITONBUILD_HTTP_RETRIES": "5"}).http_retries == 5
+    assert env_settings({"TRITONBUILD_HTTP_TIMEOUT": "0.5"}).http_timeout == 0.5
     assert "TRITONBUILD_HTTP_RETRIES='abc' is not a whole number" in refusal(
-        env_setting, "http_retries", {"TRITONBUILD_HTTP_RETRIES": "abc"})
-    assert "must be a whole number 1-100" in refusal(env_setting, "http_retries", {"TRITONBUILD_HTTP_RETRIES": "0"})
+        lambda: env_settings({"TRITONBUILD_HTTP_RETRIES": "abc"}).http_retries)
+    assert "must be a whole number 1-100" in refusal(
+        lambda: env_settings({"TRITONBUILD_HTTP_RETRIES": "0"}).http_retries)
     for bad in ("0", "-1", "nan", "inf", "1e9"):
         with pytest.raises(UserError, match="TRITONBUILD_HTTP_TIMEOUT"):
-            env_setting("http_timeout", {"TRITONBUILD_HTTP_TIMEOUT": bad})
+            _ = env_settings({"TRITONBUILD_HTTP_TIMEOUT": bad}).http_timeout
     # the plan resolves them with every other setting: a bad value is refused before any work
     assert "http_retries" in refusal(resolve_settings, {}, {"TRITONBUILD_HTTP_RETRIES": "1000"})
 

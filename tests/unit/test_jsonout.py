@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import json_out
+from tests.helpers import json_out, schema_path
 from tritonbuild import jsonout
 from tritonbuild.cli.main import cli, json_command
 
@@ -34,10 +34,10 @@ def json_commands(group: click.Group = cli, prefix: str = "") -> set[str]:
 
 def test_every_command_with_json_is_listed_and_has_a_valid_schema() -> None:
     assert json_commands() == set(jsonout.COMMANDS)
-    shipped = {p.name for p in jsonout.SCHEMAS.glob("*.schema.json")}
-    assert shipped == {jsonout.schema_path(c).name for c in [*jsonout.COMMANDS, None]}
+    shipped = {p.name for p in schema_path(None).parent.glob("*.schema.json")}
+    assert shipped == {schema_path(c).name for c in [*jsonout.COMMANDS, None]}
     for command in [*jsonout.COMMANDS, None]:
-        schema = json.loads(jsonout.schema_path(command).read_text())
+        schema = json.loads(schema_path(command).read_text())
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert schema["properties"]["schema"] == {"const": jsonout.SCHEMA}

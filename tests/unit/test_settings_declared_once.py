@@ -110,12 +110,12 @@ def test_the_check_finds_each_old_way_of_reading_a_setting() -> None:
 # Outside settings/model.py a setting's name is no key at all: not of what was typed (``request.flags["canary"]``: None
 # unless the flag was given, blind to the variable and the recipe: #48's llvm compat bug), not of the specs, a
 # report or ``asdict``, not an attribute by ``getattr``, not an argument of the model's name-taking helpers.
-NAME_TAKERS = ("env_setting", "env_resolved", "given")  # given: Settings.given, a value as the plan's JSON has it
+NAME_TAKERS = ("env_resolved", "given")  # given: Settings.given, a value as the plan's JSON has it
 
 
 def _keyed_by_name(source: str, rel: str) -> list[str]:
     """Where ``source`` reads a setting by a constant name: ``<...>.flags[...]``/``.get``, ``SPEC_BY_NAME[...]``,
-    ``<...>.report()[...]``, ``asdict(...)[...]``, ``getattr(x, "name")``, ``env_setting("name", env)``,
+    ``<...>.report()[...]``, ``asdict(...)[...]``, ``getattr(x, "name")``, ``env_resolved("name", env)``,
     ``settings.given("name")``."""
     found = []
     for node in ast.walk(ast.parse(source, rel)):
@@ -143,11 +143,11 @@ def test_the_check_finds_each_way_of_keying_a_setting_by_its_name() -> None:
     bad = ('a = req.flags["canary"]\nb = request.flags.get("source")\nc = flags["jobs"]\n'
            'd = SPEC_BY_NAME["http_retries"].default\ne = model.SPEC_BY_NAME["llvm"]\n'
            'f = plan.settings.report()["canary"]\ng = dataclasses.asdict(s)["jobs"]\nh = asdict(s).get("jobs")\n'
-           'i = getattr(settings, "canary")\nj = env_setting("llvm", env)\nk = model.env_resolved("cache_root", env)\n'
-           'l = plan.settings.given("jobs")\n')
+           'i = getattr(settings, "canary")\nj = env_resolved("llvm", env)\n'
+           'k = model.env_resolved("cache_root", env)\nl = plan.settings.given("jobs")\n')
     assert [line.split(": ", 1)[0] for line in _keyed_by_name(bad, "x.py")] == [f"x.py:{n}" for n in range(1, 13)]
     fine = ('a = req.flags[name]\nb = data["canary"]\nc = getattr(s, name)\nd = SPEC_BY_NAME[n]\n'
-            'e = s.origin("canary")\nf = getattr(s, "nope")\ng = env_setting(name, env)\nh = s.given(name)\n')
+            'e = s.origin("canary")\nf = getattr(s, "nope")\ng = env_resolved(name, env)\nh = s.given(name)\n')
     assert _keyed_by_name(fine, "x.py") == []
 
 

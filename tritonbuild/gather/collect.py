@@ -193,14 +193,14 @@ def split_patches(s: Settings, cwd: Path) -> tuple[list[str], dict[str, list[str
     plugin: dict[str, list[str]] = {}
     for entry in s.patches:
         target, file = split_patch(entry)
-        if target is None:
-            _not_misnamed(entry, s, cwd)
-            source.append(file)
-            continue
         try:
             exists = os.path.lexists(cwd / entry)
         except (OSError, ValueError):
             exists = False
+        if target is None:
+            _not_misnamed(entry, s, cwd, exists)
+            source.append(file)
+            continue
         if exists:
             raise UserError(f"The patch {show(entry)} (from {s.origin('patches')}) is ambiguous: it reads as a "
                             f"patch for the plugin {target!r} (NAME=FILE), and a file of that whole name exists in "
@@ -210,18 +210,15 @@ def split_patches(s: Settings, cwd: Path) -> tuple[list[str], dict[str, list[str
     return source, plugin
 
 
-def _not_misnamed(entry: str, s: Settings, cwd: Path) -> None:
+def _not_misnamed(entry: str, s: Settings, cwd: Path, exists: bool) -> None:
     """Refuse a source patch spelled ``X=FILE`` whose X is a selected plugin's backend name once ``-`` and ``.`` are
     ``_`` (``my-plug=FILE`` for the plugin ``my_plug``), or, when no file of that whole name exists, the name of a
     plugin dir: it was meant for the plugin, and NAME must be the backend name (a plugin dir that is no plugin, such
-    as ``1plug``, whose name is no identifier, is refused then as the plan would refuse it)."""
+    as ``1plug``, whose name is no identifier, is refused then as the plan would refuse it; ``exists``: whether a
+    file of that whole name does)."""
     before, eq, file = entry.partition("=")
     if not eq or not before or "/" in before:
         return
-    try:
-        exists = os.path.lexists(cwd / entry)
-    except (OSError, ValueError):
-        exists = False
     for raw in s.plugin_dirs:
         path = absolute(raw, cwd)
         try:

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.resolve import backend_api, binding_calls
-from tritonbuild.system import proc, safegit
+from tritonbuild.system import probememo, safegit
 from tritonbuild.system.fileutil import files_under, read_text, write_if_changed
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 _CXX = {".h", ".hpp", ".cpp", ".cc", ".cxx", ".inc", ".td"}
 MAX_LISTED = 20
 _PARALLEL_FROM = 16  # files to parse before the work is worth forking for
+USAGE_MEMO = "usage-1"  # the tag of the kept usages: a new one when _parse_one changes what it finds
 
 
 def _py_files(root: Path) -> list[Path]:
@@ -31,32 +32,15 @@ def _py_files(root: Path) -> list[Path]:
                   if p.suffix == ".py")
 
 
-def _py_texts(root: Path) -> Iterable[str]:
-    for path in _py_files(root):
-        yield read_text(path)
-
-
 def cached_usage(root: Path, cache: Path | None) -> backend_api.Usage:
     """What the Python files under ``root`` read, parsing only files changed since the last call: each file's
     usage is kept in ``cache`` by path, size and mtime (a real tree's python/triton takes ~0.5 s to parse, which
-    every plan and no-op build paid). Nothing is written while the cache root does not exist yet: a first
-    ``plan`` leaves the disk as it found it."""
+    every plan and no-op build paid; on several cores from ``_PARALLEL_FROM`` files)."""
     store = cache / (hashlib.sha256(os.fsencode(root)).hexdigest()[:16] + ".json") if cache else None
-    try:
-        known = json.loads(store.read_text()) if store else {}
-    except (OSError, ValueError):
-        known = {}
-    total, fresh = backend_api.Usage(), {}
-    stats = {str(p): p.stat() for p in _py_files(root)}
-    stale = [p for p, st in stats.items() if (known.get(p) or [None, None])[:2] != [st.st_size, st.st_mtime_ns]]
-    parsed = dict(zip(stale, _parse_all(stale), strict=True))
-    for path, st in stats.items():
-        entry: list[Any] = known[path] if path not in parsed else [st.st_size, st.st_mtime_ns, *parsed[path]]
-        fresh[path] = entry
-        total = total | backend_api.Usage(set(entry[2]), {k: set(v) for k, v in entry[3].items()})
-    if store and fresh != known and store.parent.parent.is_dir():
-        with contextlib.suppress(OSError):  # a read-only cache only costs the next plan the parse
-            write_if_changed(store, json.dumps(fresh, separators=(",", ":")))
+    total = backend_api.Usage()
+    for names, calls in probememo.per_file([str(p) for p in _py_files(root)], store, USAGE_MEMO, _parse_one,
+                                           _usage_entry, _PARALLEL_FROM).values():
+        total = total | backend_api.Usage(set(names), {k: set(v) for k, v in calls.items()})
     return total
 
 
@@ -65,10 +49,14 @@ def _parse_one(path: str) -> tuple[list[str], dict[str, list[int]]]:
     return sorted(one.names), {k: sorted(v) for k, v in one.calls.items()}
 
 
-def _parse_all(paths: list[str]) -> list[tuple[list[str], dict[str, list[int]]]]:
-    """Each file's usage; many files on several cores (a real tree's python/triton: about 1 s on one core, which
-    a first plan pays), forked on Linux, one by one elsewhere or when forking fails."""
-    return proc.fork_map(_parse_one, paths, _PARALLEL_FROM)
+def _usage_entry(entry: object) -> tuple[list[str], dict[str, list[int]]] | None:
+    """A cache entry's usage, None when it is not the [names, {call: [argument counts]}] written here."""
+    if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], list):
+        return None
+    names, calls = entry
+    ok = all(isinstance(n, str) for n in names) and isinstance(calls, dict) and all(
+        isinstance(v, list) and all(isinstance(n, int) for n in v) for v in calls.values())
+    return (names, calls) if ok else None
 
 
 def source_interface(source: Path, cache: Path | None = None) -> tuple[dict[str, backend_api.ClassInfo],
@@ -81,10 +69,6 @@ def source_interface(source: Path, cache: Path | None = None) -> tuple[dict[str,
         classes.update({k: v for k, v in backend_api.parse_classes(read_text(path), str(path)).items()
                         if k in backend_api.BASES})
     return classes, cached_usage(source / "python" / "triton", cache)
-
-
-def source_bindings(source: Path) -> binding_calls.Bindings:
-    return binding_calls.parse_bindings(read_text(p) for p in sorted((source / "python" / "src").glob("*.cc")))
 
 
 def binding_findings(backend: Path, bindings: binding_calls.Bindings) -> list[backend_api.Finding]:
@@ -103,7 +87,7 @@ def check_backend(name: str, path: Path, source_classes: dict[str, backend_api.C
                   source_used: backend_api.Usage, drift: dict[str, Any] | None = None,
                   bindings: binding_calls.Bindings | None = None) -> backend_api.BackendApi:
     backend = path / "backend"
-    used = source_used | backend_api.usage(_py_texts(backend))
+    used = source_used | backend_api.usage(read_text(p) for p in _py_files(backend))
     findings: list[backend_api.Finding] = []
     for module in ("compiler", "driver"):
         file = backend / f"{module}.py"
@@ -242,7 +226,7 @@ def _check_all(source: Path, source_commit: str | None, in_tree: Sequence[tuple[
     classes, used = source_interface(source, cache)
     if not classes:
         return {}  # a source without python/triton/backends: nothing to check against
-    bindings = source_bindings(source)
+    bindings = binding_calls.parse_bindings(read_text(p) for p in sorted((source / "python" / "src").glob("*.cc")))
     out = {str(path): check_backend(name, path, classes, used, bindings=bindings) for name, path in in_tree}
     for name, path, pin in plugins:
         moved = None

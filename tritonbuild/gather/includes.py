@@ -14,9 +14,7 @@ another ``#if``/``#ifdef`` (not an include guard) are marked conditional.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import os
 import re
 import stat
@@ -33,8 +31,8 @@ from tritonbuild.resolve.preflight import (
     LLVMHeaders,
     header_path_ok,
 )
-from tritonbuild.system import proc
-from tritonbuild.system.fileutil import walk, write_if_changed
+from tritonbuild.system import probememo
+from tritonbuild.system.fileutil import walk
 
 SOURCE_DIRS = ("lib", "include", "python/src", "bin", "test/lib", "third_party")
 SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inc", ".def", ".td"}
@@ -217,38 +215,6 @@ def _files(source: Path, plugins: Sequence[Path]) -> list[tuple[str, str, str]]:
     return out
 
 
-def _parse_all(paths: list[str]) -> list[list[Use]]:
-    """Each file's includes; a cold scan of many files on up to 4 cores (forked on Linux), one by one otherwise."""
-    return proc.fork_map(scan_file, paths, _PARALLEL_FROM)
-
-
-def cached_scan(files: Sequence[str], store: Path | None) -> dict[str, list[Use]]:
-    """Each file's includes, reading only files whose size or mtime changed since the scan kept in ``store``
-    (written only while the cache root exists: a first plan leaves the disk as it found it). A damaged entry is
-    scanned again."""
-    try:
-        whole = json.loads(store.read_text()) if store else {}
-    except (OSError, ValueError):
-        whole = {}
-    # a scan kept by another SCANNER (or damaged) is not reused: that scanner may have read comments as includes
-    ok = isinstance(whole, dict) and whole.get("scanner") == SCANNER and isinstance(whole.get("files"), dict)
-    kept = whole["files"] if ok else {}
-    known = {p: (e[:2], uses) for p, e in kept.items()
-             if isinstance(e, list) and len(e) == 3 and (uses := _uses(e[2])) is not None}
-    stats: dict[str, list[int]] = {}
-    for path in files:
-        with contextlib.suppress(OSError):
-            st = Path(path).stat()
-            stats[path] = [st.st_size, st.st_mtime_ns]
-    stale = [p for p, st in stats.items() if p not in known or known[p][0] != st]
-    out = {p: known[p][1] for p in stats if p not in stale} | dict(zip(stale, _parse_all(stale), strict=True))
-    fresh = {p: [*stats[p], [list(u) for u in uses]] for p, uses in out.items()}
-    if store and (fresh != kept or not ok) and store.parent.parent.is_dir():
-        with contextlib.suppress(OSError):  # a read-only cache only costs the next plan the scan
-            write_if_changed(store, json.dumps({"scanner": SCANNER, "files": fresh}, separators=(",", ":")))
-    return out
-
-
 def _uses(entry: object) -> list[Use] | None:
     """A cache entry's includes, None when it is not the list of [header, line, conditional] written here."""
     if not isinstance(entry, list) or not all(isinstance(u, list) and len(u) == 3 for u in entry):
@@ -311,7 +277,8 @@ def gather(source: Path, plugins: Sequence[Path], prefixes: Sequence[str], cache
     plugins = [p for p in plugins if (p / "CMakeLists.txt").is_file()]  # Triton adds a plugin dir's CMakeLists
     files = _files(source, plugins)
     store = cache / ("includes-" + hashlib.sha256(str(source).encode()).hexdigest()[:16] + ".json") if cache else None
-    scanned = cached_scan([f for f, _, _ in files], store)
+    # a scan kept by another SCANNER is not reused: that scanner may have read comments as includes
+    scanned = probememo.per_file([f for f, _, _ in files], store, SCANNER, scan_file, _uses, _PARALLEL_FROM)
     uses = [Include(h, shown, line, scope, cond) for path, shown, scope in files
             for h, line, cond in scanned.get(path, ()) if header_path_ok(h) or h in API_USES]
     headers = sorted({u.header for u in uses})

@@ -620,10 +620,7 @@ def _copy_content(src: Path, dst: Path) -> None:
     if stat.S_ISLNK(st.st_mode):
         _copy(src, dst)
         return
-    try:
-        have: os.stat_result | None = dst.lstat()
-    except FileNotFoundError:
-        have = None
+    have = _lstat(dst)
     if have and stat.S_ISREG(have.st_mode) and have.st_size == st.st_size and filecmp.cmp(src, dst, shallow=False):
         if stat.S_IMODE(have.st_mode) != stat.S_IMODE(st.st_mode):
             dst.chmod(stat.S_IMODE(st.st_mode))
@@ -677,10 +674,7 @@ def _prune(dest: Path, here: Path, wanted: set[str], dirs: set[str]) -> None:
 
 def _copy(src: Path, dst: Path) -> None:
     st = src.lstat()
-    try:
-        have: os.stat_result | None = dst.lstat()
-    except FileNotFoundError:
-        have = None
+    have = _lstat(dst)
     if stat.S_ISLNK(st.st_mode):
         if have and stat.S_ISLNK(have.st_mode) and os.readlink(dst) == os.readlink(src):
             return
@@ -696,10 +690,7 @@ def _copy(src: Path, dst: Path) -> None:
 
 
 def _write(dst: Path, data: bytes, mode: int) -> None:
-    try:
-        have: os.stat_result | None = dst.lstat()
-    except FileNotFoundError:
-        have = None
+    have = _lstat(dst)
     if have and stat.S_ISREG(have.st_mode) and have.st_size == len(data) and dst.read_bytes() == data:
         if stat.S_IMODE(have.st_mode) != mode:
             dst.chmod(mode)
@@ -709,6 +700,13 @@ def _write(dst: Path, data: bytes, mode: int) -> None:
     tmp.write_bytes(data)
     tmp.chmod(mode)
     os.replace(tmp, dst)
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return path.lstat()
+    except FileNotFoundError:
+        return None
 
 
 def _clear(dst: Path, have: os.stat_result | None) -> None:

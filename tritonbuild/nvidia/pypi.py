@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from tritonbuild.errors import UserError
 from tritonbuild.resolve.nvidia_parts import TOOL_PROJECTS, WheelRef, numeric, tool_wheel, wheel_file_version
 from tritonbuild.settings.model import show
-from tritonbuild.system.fileutil import confined, read_text, sha256_of, write_if_changed
+from tritonbuild.system.fileutil import confined, plain_file_problem, read_owned_json, sha256_of, write_if_changed
 from tritonbuild.urls import join_url, split_url
 
 if TYPE_CHECKING:  # imported where used: urllib, http.client and email cost a plan that reads no page 50 ms; the
@@ -120,16 +120,7 @@ def remembered_versions(cache_root: Path, index: str, project: str, machine: str
     """The versions ``index`` listed for ``project`` the last time its page was read (``remember_versions``), or
     None: none kept, one of another index or machine, or a file that is not such an answer (a link, over the size
     or count cap, other JSON) is not used: the page is read instead."""
-    path = _memo(cache_root, project)
-    if path.is_symlink():
-        return None
-    text = read_text(path, INDEX_MEMO_LIMIT + 1)
-    if not text or len(text.encode()) > INDEX_MEMO_LIMIT:
-        return None
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    data = read_owned_json(_memo(cache_root, project), INDEX_MEMO_LIMIT, plain_file_problem)
     if not isinstance(data, dict) or set(data) != {"index", "machine", "versions"} \
             or data["index"] != index or data["machine"] != machine:
         return None
@@ -203,15 +194,11 @@ def wheel_claims(zf: zipfile.ZipFile) -> tuple[str, str] | None:
     return found.get("Name", ""), found.get("Version", "")
 
 
-def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
-
-
 def check_claims(zf: zipfile.ZipFile, project: str, version: str, where: str, fix: str) -> None:
     """Refuse (UserError) a wheel whose METADATA is not ``project`` at ``version``: a renamed wheel of another
     tool or version would be cached, bundled and named in the SBOM as what its file name says."""
     claims = wheel_claims(zf)
-    if claims is not None and _normalized(claims[0]) == project and claims[1] == version:
+    if claims is not None and re.sub(r"[-_.]+", "-", claims[0]).lower() == project and claims[1] == version:  # PEP 503
         return
     what = (f"its METADATA says it is {show(claims[0] or '(no Name)')} {show(claims[1] or '(no Version)')}"
             if claims else "it has no (single) *.dist-info/METADATA")

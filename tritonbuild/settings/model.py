@@ -1088,12 +1088,7 @@ class _FromEnv:
         return env_resolved(name, self._env).origin
 
 
-def env_setting(name: str, env: Mapping[str, str]) -> Any:
-    """The value of a setting only the environment gives (default < env, checked like any other), for the edge
-    code that runs after the plan and reads the same environment (downloads: the ``http_*`` settings)."""
-    return env_resolved(name, env).value
-
-
 def env_resolved(name: str, env: Mapping[str, str]) -> Resolved:
-    """``env_setting`` with its origin (``default`` or ``env NAME``)."""
+    """The setting ``name`` as the environment alone gives it (default < env, checked like any other), with its
+    origin (``default`` or ``env NAME``)."""
     return _resolve(SPEC_BY_NAME[name], {}, env, {}, "recipe")

@@ -96,15 +96,23 @@ def owned_file_problem(st: os.stat_result) -> str | None:
     return None
 
 
-def read_owned_json(path: Path, limit: int) -> Any:
-    """The JSON of a file tritonbuild keeps for itself, when ``owned_file_problem`` finds nothing and it has at most
-    ``limit`` bytes (opened without following a link or blocking on a fifo); None for anything else."""
+def plain_file_problem(st: os.stat_result) -> str | None:
+    """Why a memo tritonbuild keeps (whose every entry its reader checks) may not be read: not a regular file; its
+    owner and mode do not matter."""
+    return None if stat.S_ISREG(st.st_mode) else "it is not a regular file"
+
+
+def read_owned_json(path: Path, limit: int,
+                    problem: Callable[[os.stat_result], str | None] = owned_file_problem) -> Any:
+    """The JSON of a file tritonbuild keeps for itself, when ``problem`` finds nothing in its stat and it has at most
+    ``limit`` bytes (opened without following a link or blocking on a fifo); None for anything else (no JSON,
+    nested past the parser's depth)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        if owned_file_problem(os.fstat(fd)) is not None:
+        if problem(os.fstat(fd)) is not None:
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(limit + 1)

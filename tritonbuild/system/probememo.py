@@ -8,7 +8,8 @@ ctime: a file replaced, rewritten or touched changes it), taken before the progr
 runs shows up next time. A memo file is the cache dir's content and read as hostile: a link, a file of more than
 ``MAX_BYTES``, one that is no JSON of this shape, or an entry whose answer the caller's check refuses is not used
 (the program runs and the file is written again); nothing in it is ever an error. Memos are kept only while
-``keep_in`` names a cache dir (the plan's); without one every probe runs.
+``keep_in`` names a cache dir (the plan's); without one every probe runs. ``per_file`` is the same for what a
+parse of each of many files gave (their includes, the names their Python reads), kept by path, size and mtime.
 """
 
 from __future__ import annotations
@@ -16,18 +17,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from tritonbuild.system.fileutil import replace_with
+from tritonbuild.system import proc
+from tritonbuild.system.fileutil import plain_file_problem, read_owned_json, replace_with, write_if_changed
 
 MAX_BYTES = 64 << 10  # a memo file larger than this is not read (a real one is a few hundred bytes an entry)
 MAX_ENTRIES = 16  # answers kept per kind (LLVM prefixes, interpreters, commits), the newest last
 VERSION = 1
+MAX_PER_FILE_BYTES = 64 << 20  # of a per_file memo (a real tree's includes: a few MiB)
 KINDS = ("llvm-config", "mlir-tblgen", "llvm-prefix", "ptxas", "python", "git-commit", "dpkg", "compiler")
 
+T = TypeVar("T")
 _dir: list[Path] = []  # the cache dir's probes/ while a plan is made
 
 
@@ -66,21 +69,7 @@ def _memo_file(kind: str) -> Path | None:
 def _entries(path: Path) -> list[dict[str, Any]]:
     """The well-formed entries of the memo file at ``path``; [] for anything else (absent, a link, a fifo, too
     large, no JSON, another shape)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return []
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            return []
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            raw = f.read(MAX_BYTES + 1)
-        data = json.loads(raw) if len(raw) <= MAX_BYTES else None
-    except (OSError, ValueError, RecursionError):
-        return []
-    finally:
-        os.close(fd)
+    data = read_owned_json(path, MAX_BYTES, plain_file_problem)
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("entries"), list):
         return []
     found = data["entries"][-MAX_ENTRIES:]
@@ -127,3 +116,29 @@ def remember(kind: str, key: Mapping[str, Any], value: Any) -> None:
     with contextlib.suppress(OSError):  # a read-only or full cache dir: the probe just runs next time too
         path.parent.mkdir(exist_ok=True)  # never the cache root itself: a plan of a new cache leaves the disk as it was
         replace_with(path, text)
+
+
+def per_file(paths: Iterable[str], store: Path | None, tag: str | int, parse: Callable[[str], T],
+             load: Callable[[Any], T | None], parallel_from: int) -> dict[str, T]:
+    """What ``parse`` gives for each of ``paths`` that can be stat'ed, parsing only those whose size or mtime
+    changed since the answers kept in ``store`` under ``tag`` (many on several cores: ``proc.fork_map``). The store
+    is read as hostile (as a memo file is): one of another tag or shape, or an entry ``load`` (the caller's check,
+    the entry as ``parse`` gives it or None) refuses, is parsed again. It is written only while the cache root (its
+    dir's parent) exists, so a first plan leaves the disk as it found it; a read-only one costs the next the parse."""
+    whole: Any = read_owned_json(store, MAX_PER_FILE_BYTES, plain_file_problem) if store else None
+    ok = isinstance(whole, dict) and whole.get("scanner") == tag and isinstance(whole.get("files"), dict)
+    kept = whole["files"] if ok else {}
+    known = {p: (e, v) for p, e in kept.items()
+             if isinstance(e, list) and len(e) == 3 and (v := load(e[2])) is not None}
+    stats: dict[str, list[int]] = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            st = Path(path).stat()
+            stats[path] = [st.st_size, st.st_mtime_ns]
+    stale = [p for p, st in stats.items() if p not in known or known[p][0][:2] != st]
+    parsed = dict(zip(stale, proc.fork_map(parse, stale, parallel_from), strict=True))
+    fresh = {p: [*stats[p], parsed[p]] if p in parsed else known[p][0] for p in stats}
+    if store and (fresh != kept or not ok) and store.parent.parent.is_dir():
+        with contextlib.suppress(OSError):  # a read-only cache only costs the next plan the parse
+            write_if_changed(store, json.dumps({"scanner": tag, "files": fresh}, separators=(",", ":")))
+    return {p: parsed[p] if p in parsed else known[p][1] for p in stats}
