@@ -430,13 +430,7 @@ def _clean_exports(root: Path, builds: Path, out: Cleaned, dry_run: bool) -> Non
 def _users(tree: Path, builds: Path) -> list[Path]:
     """The build dirs whose plan builds ``tree`` (as its source or its patched copy's checkout)."""
     real = tree.resolve()
-    found = []
-    for d in _entries(builds):
-        source = plan_of(d).get("source", {}) if is_build_dir(d) else {}
-        roots = [source.get(k) for k in ("root", "checkout")] if isinstance(source, dict) else []
-        if any(isinstance(r, str) and Path(r).resolve().is_relative_to(real) for r in roots):
-            found.append(d)
-    return found
+    return [d for d in _entries(builds) if is_build_dir(d) and any(r.is_relative_to(real) for r in sources_of(d))]
 
 
 def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -> None:
