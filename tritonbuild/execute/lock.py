@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from tritonbuild.execute import orphans
 from tritonbuild.execute.diagnose import disk_hint
 from tritonbuild.plan import Plan
 from tritonbuild.system import paths, proc
-from tritonbuild.system.diskspace import destination, is_disk_problem, mount_point, write_failed
+from tritonbuild.system.diskspace import destination, free_bytes, is_disk_problem, mount_point, write_failed
 
 LOCK = ".tritonbuild.lock"
 MARKER = paths.BUILD_DIR_MARKER  # written into every build dir tritonbuild makes or uses
@@ -75,10 +74,8 @@ def lock(plan: Plan, say: Callable[[str], None]) -> Held:
 
 
 def free_gib(path: Path) -> float | None:
-    for p in (path, *path.parents):
-        if p.exists():
-            return shutil.disk_usage(p).free / 2**30
-    return None
+    free = free_bytes(path)  # on the file system of its nearest existing dir
+    return None if free is None else free / 2**30
 
 
 def disk_problem(plan: Plan, exc: OSError, root: Path) -> OSError | DiskProblem:
