@@ -127,17 +127,14 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
         verdict = "[green]pass[/green]" if step.ok else "[red]fail[/red]"
         console.print(f"step {number} (of at most {most}): {escape(step.commit[:12])} {escape(step.subject)}: "
                       f"{verdict} ({step.seconds:.1f} s{', cached' if step.cached else ''}"
-                      f"{'; the preflight fails it, no canary' if step.canary and step.preflight else ''})",
-                      soft_wrap=True,
-                      highlight=False)
+                      f"{'; the preflight fails it, no canary' if step.canary and step.preflight else ''})")
 
-    found = finder.find(req, console, given_range, no_canary=no_canary, say=say, on_start=lambda text: console.print(
-        escape(text), soft_wrap=True, highlight=False))
+    found = finder.find(req, console, given_range, no_canary=no_canary, say=say, on_start=console.plain)
     if as_json:
         click.echo(jsonout.dumps("llvm compat", found.to_json(), 0 if found.answer.found else 1))
         return 0 if found.answer.found else 1
     for line in _compat_lines(found):
-        console.print(escape(line), soft_wrap=True, highlight=False)
+        console.plain(line)
     if not found.answer.found:
         from tritonbuild.errors import BuildFailed
         from tritonbuild.resolve.bisect import window_found
