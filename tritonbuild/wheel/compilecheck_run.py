@@ -199,8 +199,8 @@ CHECK_WORKERS = 2  # children compiling at once (each imports triton once: ~1 s)
 
 
 def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool = True,
-              extra_paths: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-              ptxas_memo: Path | None = None, log: Callable[[str], None]) -> list[dict[str, Any]]:
+              extra_paths: Sequence[Path] = (), ptxas_memo: Path | None = None,
+              log: Callable[[str], None]) -> list[dict[str, Any]]:
     """Compile every case of ``plan`` with ``python``; ``root`` holds the wheel's ``triton/`` (an unpacked wheel,
     put on PYTHONPATH, or with ``on_path=False`` the site-packages it is installed in). One result per case, in
     the plan's order, each compiled one checked against its target's launch limits (shared memory, registers:
@@ -222,12 +222,10 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
             log(line)
 
     with tempfile.TemporaryDirectory(prefix="tritonbuild-compile-") as tmp:
-        base = os.environ if env is None else env
-
         def one(i: int) -> dict[str, dict[str, Any]]:
             work = Path(tmp) / str(i)  # each child its own kernel cache: no two write one entry
             work.mkdir()
-            cenv = child_env(base, root, on_path, work / "cache", extra_paths, ptxas_memo)
+            cenv = child_env(os.environ, root, on_path, work / "cache", extra_paths, ptxas_memo)
             return _run_group(python, groups[i], cenv, plan.timeout, work, said)
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
