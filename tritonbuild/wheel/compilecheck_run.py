@@ -9,12 +9,14 @@ limit, not the check; likewise after a case that kills the interpreter (an asser
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import selectors
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -213,8 +215,6 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
     results: dict[str, dict[str, Any]] = {}
     workers = max(1, min(os.cpu_count() or 1, CHECK_WORKERS, len(plan.cases)))
     groups = [list(plan.cases[i::workers]) for i in range(workers)]  # round robin: each target in every group
-    import threading
-
     lock = threading.Lock()
 
     def said(line: str) -> None:  # the children's lines whole, never two interleaved in the log
@@ -299,9 +299,6 @@ def wheel_digest(root: Path, extra_paths: Sequence[Path] = (), known: Mapping[st
     size of every other file; None when it cannot be read. A file whose stat key (device, inode, size, mtime) is
     the one ``known`` gives is not read again; ``seen`` gets this run's keys and hashes, but not of a file changed
     within ``RACY_NS`` of now (a change in the same clock tick keeps its stat key)."""
-    import hashlib
-    import time
-
     h, racy = hashlib.sha256(), time.time_ns() - RACY_NS
     try:
         for top in (root / "triton", *extra_paths):
@@ -329,8 +326,6 @@ def judged(plan: Plan, root: Path, extra_paths: Sequence[Path] = ()) -> dict[str
     """What a passing check's record must match to be used again: the build dir (the plan's key), the interpreter,
     the LLVM, the corpus (its cases, their time limit, the runner's code) and the wheel (``wheel_digest``, reading
     only the files changed since the record's); under ``files``, what ``remember`` keeps for the next time."""
-    import hashlib
-
     check, files = plan.compile_check, dict[str, list[Any]]()
     digest = wheel_digest(root, extra_paths, _known(_record(plan)), files)
     if check is None or digest is None:
