@@ -25,7 +25,7 @@ from tritonbuild.nvidia import pypi
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.nvidia import bundled_tools
 from tritonbuild.system.fileutil import read_text, record_hash
-from tritonbuild.wheel import zipguard
+from tritonbuild.wheel import bundle, zipguard
 from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
 from tritonbuild.wheel.writer import Span, _copy_compressed
 
@@ -53,16 +53,6 @@ def elf_members(zf: zipfile.ZipFile, rows: list[list[str]]) -> list[tuple[str, s
             zipguard.digest(zf, info, "sha256")[0].hex()
         out.append((info.filename, digest))
     return out
-
-
-def _bundled(report_path: Path) -> dict[str, str]:
-    """Library name -> the host file the bundle step copied it from (its report, ``bundle.json``)."""
-    try:
-        report = json.loads(report_path.read_text())
-    except (OSError, ValueError):
-        return {}
-    items = report.get("bundled", []) if isinstance(report, dict) else []
-    return {str(b["name"]): str(b["source"]) for b in items if isinstance(b, dict) and "name" in b and "source" in b}
 
 
 def _files(members: list[tuple[str, str]], bundled: dict[str, str]) -> tuple[WheelFile, ...]:
@@ -181,7 +171,7 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
     binding_dir = plan.cmake.define("nanobind_ROOT" if plan.source.bindings == "nanobind" else "pybind11_DIR")
     members = elf_members(zf, rows)
     return Facts(
-        files=_files(members, _bundled(Path(plan.cmake.build_dir) / "bundle.json")),
+        files=_files(members, bundle.copied(Path(plan.cmake.build_dir) / "bundle.json")),
         llvm_packages=_llvm_packages(plan),
         binding_version=packages.binding_version(binding_dir),
         compilers=_tools([(os.path.basename(c), c) for c in dict.fromkeys([tc.c_compiler, tc.cxx_compiler]) if c],
