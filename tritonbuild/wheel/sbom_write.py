@@ -24,20 +24,12 @@ from tritonbuild.gather import packages
 from tritonbuild.nvidia import pypi
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.nvidia import bundled_tools
-from tritonbuild.system.fileutil import read_text, record_hash
+from tritonbuild.system.fileutil import read_text
 from tritonbuild.wheel import bundle, zipguard
 from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
-from tritonbuild.wheel.writer import Span, _copy_compressed
+from tritonbuild.wheel.writer import Span, _copy_compressed, _record_row, dist_info_dir, record_rows
 
 ELF_MAGIC = b"\x7fELF"
-
-
-def dist_info_dir(zf: zipfile.ZipFile) -> str:
-    return next(n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
-
-
-def _record(zf: zipfile.ZipFile, dist_info: str) -> list[list[str]]:
-    return [r for r in csv.reader(io.StringIO(zf.read(f"{dist_info}/RECORD").decode())) if r]
 
 
 def elf_members(zf: zipfile.ZipFile, rows: list[list[str]]) -> list[tuple[str, str]]:
@@ -197,15 +189,14 @@ def add_sbom(plan: Plan, wheel: Path) -> dict[str, Any]:
     with zipfile.ZipFile(wheel) as old:
         dist_info = dist_info_dir(old)
         name, record = f"{dist_info}/{SBOM_DIR}/{SBOM_NAME}", f"{dist_info}/RECORD"
-        rows = [r for r in _record(old, dist_info) if r[0] not in (name, record)]
+        rows = [r for r in record_rows(old, dist_info) if r[0] not in (name, record)]
         facts = gather(plan, old, rows)
         text = sbom_json(plan, facts)
         stamp = old.getinfo(record)
         last = max(old.infolist(), key=lambda i: i.header_offset)
         appendable = name not in old.NameToInfo and last.filename == record
     listing = io.StringIO()
-    csv.writer(listing, lineterminator="\n").writerows(
-        [*rows, [name, f"sha256={record_hash(text.encode())}", str(len(text.encode()))], [record, "", ""]])
+    csv.writer(listing, lineterminator="\n").writerows([*rows, _record_row(name, text.encode()), [record, "", ""]])
     members = ((_member(name, stamp), text), (_member(record, stamp), listing.getvalue()))
     (_replace_record if appendable else _rewrite)(wheel, record, members, plan.wheel.zip_level)
     return {"path": name, "files": len(facts.files), "llvm_packages": [p.name for p in facts.llvm_packages]}
