@@ -27,7 +27,7 @@ from tritonbuild.resolve.nvidia import bundled_tools
 from tritonbuild.system.fileutil import read_text
 from tritonbuild.wheel import bundle, zipguard
 from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
-from tritonbuild.wheel.writer import Span, _copy_compressed, _record_row, dist_info_dir, record_rows
+from tritonbuild.wheel.writer import Span, _copy_compressed, _record_row, dist_info_dir, new_member, record_rows
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -176,12 +176,6 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
     )
 
 
-def _member(name: str, like: zipfile.ZipInfo) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name, like.date_time)
-    info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
-    return info
-
-
 def add_sbom(plan: Plan, wheel: Path) -> dict[str, Any]:
     """Add the SBOM to ``wheel`` (replacing one an earlier build left in a reused dist-info), with its RECORD row;
     returns what the SBOM holds, in numbers, for the log. When the wheel has no SBOM yet and RECORD is its last
@@ -197,7 +191,7 @@ def add_sbom(plan: Plan, wheel: Path) -> dict[str, Any]:
         appendable = name not in old.NameToInfo and last.filename == record
     listing = io.StringIO()
     csv.writer(listing, lineterminator="\n").writerows([*rows, _record_row(name, text.encode()), [record, "", ""]])
-    members = ((_member(name, stamp), text), (_member(record, stamp), listing.getvalue()))
+    members = ((new_member(name, stamp.date_time), text), (new_member(record, stamp.date_time), listing.getvalue()))
     (_replace_record if appendable else _rewrite)(wheel, record, members, plan.wheel.zip_level)
     return {"path": name, "files": len(facts.files), "llvm_packages": [p.name for p in facts.llvm_packages]}
 

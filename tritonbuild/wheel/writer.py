@@ -173,6 +173,13 @@ def dist_info_dir(zf: zipfile.ZipFile) -> str:
     return next(n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
 
 
+def new_member(name: str, date_time: tuple[int, int, int, int, int, int]) -> zipfile.ZipInfo:
+    """A member ``writestr`` deflates, as a regular file of mode 0644."""
+    info = zipfile.ZipInfo(name, date_time)
+    info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+    return info
+
+
 def record_rows(zf: zipfile.ZipFile, dist_info: str) -> list[list[str]]:
     return [r for r in csv.reader(io.StringIO(zf.read(f"{dist_info}/RECORD").decode())) if r]
 
@@ -269,10 +276,7 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
                 rows.append(old_rows.get(info.filename) or _record_row(info.filename, old.read(info)))
         text = io.StringIO()
         csv.writer(text, lineterminator="\n").writerows([*rows, [f"{dist_info}/RECORD", "", ""]])
-        record = zipfile.ZipInfo(f"{dist_info}/RECORD", time.localtime()[:6])
-        record.compress_type = zipfile.ZIP_DEFLATED
-        record.external_attr = 0o644 << 16
-        out.writestr(record, text.getvalue())
+        out.writestr(new_member(f"{dist_info}/RECORD", time.localtime()[:6]), text.getvalue())
     _write_sums(sums_file, sums)
     return counts
 
