@@ -202,7 +202,7 @@ CHECK_WORKERS = 2  # children compiling at once (each imports triton once: ~1 s)
 
 def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool = True,
               extra_paths: Sequence[Path] = (), ptxas_memo: Path | None = None,
-              log: Callable[[str], None]) -> list[dict[str, Any]]:
+              log: Callable[[str], object]) -> list[dict[str, Any]]:
     """Compile every case of ``plan`` with ``python``; ``root`` holds the wheel's ``triton/`` (an unpacked wheel,
     put on PYTHONPATH, or with ``on_path=False`` the site-packages it is installed in). One result per case, in
     the plan's order, each compiled one checked against its target's launch limits (shared memory, registers:
