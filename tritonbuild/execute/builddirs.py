@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonbuild.errors import UserError
+from tritonbuild.execute import lastrequest
 from tritonbuild.execute.lock import LOCK, MARKER, file_lock
 from tritonbuild.jsonout import iso_time
 from tritonbuild.system.fileutil import read_checked
@@ -84,8 +85,6 @@ def _row(d: Path) -> dict[str, Any]:
 def has_develop(d: Path) -> bool:
     """Whether ``develop`` used build dir ``d``: the record of its last request that ``develop`` keeps there (a
     ``dev`` dir alone says nothing: build's canary configures one too)."""
-    from tritonbuild.execute import lastrequest
-
     dev, record = d / "dev", d / lastrequest.IN_BUILD_DIR
     return dev.is_dir() and not dev.is_symlink() and record.is_file() and not record.is_symlink()
 
@@ -93,8 +92,6 @@ def has_develop(d: Path) -> bool:
 def develop_request(d: Path) -> str | None:
     """The last develop request of build dir ``d`` as options (its record checked as ``develop`` checks it), else
     None."""
-    from tritonbuild.execute import lastrequest
-
     found, _note = lastrequest.read(d / lastrequest.IN_BUILD_DIR, None)
     return lastrequest.command_line(found.flags, found.recipe) if found else None
 
@@ -132,8 +129,6 @@ def current_develop_dirs(dirs: Iterable[Path]) -> set[Path]:
     """Of develop dirs ``dirs``, the one each checkout's develop uses now: the one whose record of the last develop
     request is newest (``develop`` writes it there and as the checkout's record on every run, before it builds).
     The others were used by an earlier develop of that checkout (another Python, other flags)."""
-    from tritonbuild.execute import lastrequest
-
     newest: dict[str, tuple[int, Path]] = {}
     for d in dirs:
         found, _note = lastrequest.read(d / lastrequest.IN_BUILD_DIR, None)
