@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tritonbuild.cli.options import cache_dir_option, environment, plan_command, plan_options, request_of
+from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 
 if TYPE_CHECKING:
     from tritonbuild.execute.compat import Finding
@@ -84,7 +85,6 @@ def build_llvm(targets: str | None, **kw: Any) -> None:
 @plan_options
 def path(**kw: Any) -> None:
     """Print the prefix `build` would use (for scripts); exit 2 when it is not available yet."""
-    from tritonbuild.errors import UserError
     from tritonbuild.llvm import cache
     from tritonbuild.request import make_plan
 
@@ -136,7 +136,6 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
     for line in _compat_lines(found):
         console.plain(line)
     if not found.answer.found:
-        from tritonbuild.errors import BuildFailed
         from tritonbuild.resolve.bisect import window_found
 
         n, between = len(found.history.commits), len(found.steps) - 2
@@ -182,7 +181,6 @@ def gc(cache_dir: str | None, dry_run: bool) -> None:
     yet, nothing is removed.
     """
     from tritonbuild.cli.host import cache_root_to_read
-    from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute.builddirs import dir_size
     from tritonbuild.llvm import cache
 
@@ -241,8 +239,6 @@ def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
         # every dir with a plan counts, marked or not (an older tritonbuild's): gc errs towards keeping an LLVM
         dirs = sorted(d for d in builds.iterdir() if d.is_dir() and not d.is_symlink()) if builds.is_dir() else []
     except OSError as exc:
-        from tritonbuild.errors import EnvironmentProblem
-
         raise EnvironmentProblem(f"Cannot list the build dirs in {builds} (to see which LLVMs they use): "
                                  f"{exc.strerror or exc}. Fix its permissions; nothing was removed.") from None
     for d in dirs:
