@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tritonbuild.cli.options import AsciiInt
+from tritonbuild.cli.options import AsciiInt, environment
 
 if TYPE_CHECKING:
     from tritonbuild.wheel.checks.base import Finding
@@ -54,7 +54,6 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     from rich.markup import escape
 
     from tritonbuild import jsonout
-    from tritonbuild.cli.options import environment
     from tritonbuild.printable import printable
     from tritonbuild.report import render
 
