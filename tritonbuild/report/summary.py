@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.table import Table
+
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import compilecheck
 from tritonbuild.resolve.nvidia import missing_tools
@@ -43,8 +45,6 @@ def check_line(plan: Plan, report: Mapping[str, Any]) -> str:
 
 
 def print_summary(plan: Plan, result: BuildResult, console: Console) -> None:
-    from rich.table import Table
-
     t = Table(title="built", show_header=False, title_justify="left")
     t.add_column(style="bold", no_wrap=True)
     t.add_column(overflow="fold")  # paths are copied from CI logs: never cut them
@@ -108,8 +108,6 @@ class BuildTables:
 
     def wheels(self, built: Sequence[tuple[Plan, BuildResult]]) -> None:
         """The matrix: each interpreter's wheel, time and compiler-cache figures (the later ones hit the first's)."""
-        from rich.table import Table
-
         t = Table(title="wheels", title_justify="left")
         for col in ("python", "wheel", "time", "compiler cache"):
             t.add_column(col, overflow="fold")
