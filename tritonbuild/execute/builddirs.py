@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from filelock import Timeout
+
 from tritonbuild.errors import UserError
 from tritonbuild.execute import lastrequest
 from tritonbuild.execute.lock import LOCK, MARKER, file_lock
@@ -284,8 +286,6 @@ def _skip_reason(d: Path) -> str | None:
 def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
     """Remove the build dirs among ``dirs`` that are tritonbuild's and not in use (and the compile_commands.json
     and library links into them); the rest is named in ``notes`` or ``failed``."""
-    from filelock import Timeout
-
     out = Cleaned()
     for d in dirs:
         why = _skip_reason(d)
@@ -431,8 +431,6 @@ def _users(tree: Path, builds: Path) -> list[Path]:
 def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -> None:
     """Remove ``tree`` while holding the locks of the build dirs made from it: one held is a canary or build of
     llvm compat at work there, and the tree is left alone."""
-    from filelock import Timeout
-
     held = []
     try:
         for d in users:
