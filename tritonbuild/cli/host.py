@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from tritonbuild import jsonout
 from tritonbuild.cli.options import NonEmpty, cache_dir_option, environment
 from tritonbuild.errors import EnvironmentProblem, UserError
 
@@ -19,7 +20,6 @@ from tritonbuild.errors import EnvironmentProblem, UserError
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON: one object, a list of rows.")
 def doctor(python: str | None, as_json: bool) -> None:
     """What this host has: cmake, ninja, ccache, compilers, lld, LLVMs, Python headers, RAM/cores/disk."""
-    from tritonbuild import jsonout
     from tritonbuild.gather import host
     from tritonbuild.llvm.probe import probe, system_prefixes
     from tritonbuild.report import doctor as doc
@@ -130,7 +130,6 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(cache_dir: str | None, as_json: bool) -> None:
     """Build dirs under the cache root: their plans, sizes, last build time and wheel outputs."""
-    from tritonbuild import jsonout
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from tritonbuild import jsonout
 from tritonbuild.cli.options import cache_dir_option, environment, plan_command, plan_options, request_of
 from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 
@@ -26,7 +27,6 @@ def llvm() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool, **kw: Any) -> None:
     """The pin, the candidates found, which one `build` would use and why."""
-    from tritonbuild import jsonout
     from tritonbuild.llvm import cache
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
@@ -116,7 +116,6 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
     """
     from rich.markup import escape
 
-    from tritonbuild import jsonout
     from tritonbuild.execute import compat as finder
     from tritonbuild.report import render
 
