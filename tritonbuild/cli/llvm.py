@@ -51,14 +51,7 @@ def status(as_json: bool, **kw: Any) -> None:
 @plan_options
 def fetch(**kw: Any) -> None:
     """Download the prebuilt LLVM for the pin, verify it, and cache it."""
-    from tritonbuild.llvm import provision
-    from tritonbuild.report import render
-    from tritonbuild.request import make_plan
-
-    req = request_of(kw).with_flags(llvm="download")
-    p = make_plan(req)
-    prefix = provision.PROVIDERS["download"](provision.request_from(p), render.console(stderr=True), req.env)
-    click.echo(str(prefix))
+    _provide("download", kw)
 
 
 @plan_command(name="build", group=llvm)
@@ -66,17 +59,21 @@ def fetch(**kw: Any) -> None:
 @click.option("--targets", help="LLVM targets (';'/',' separated; default: what the plan needs).")
 def build_llvm(targets: str | None, **kw: Any) -> None:
     """Build the pinned LLVM commit from source (mlir and lld, only the needed targets) into the cache."""
+    from tritonbuild.resolve.backends import expand_targets, split_list
+
+    over = {"targets": expand_targets(split_list(targets), platform.machine())} if targets else {}
+    _provide("source", kw, **over)
+
+
+def _provide(strategy: str, kw: dict[str, Any], **over: Any) -> None:
+    """The plan made with ``--llvm STRATEGY`` and its LLVM provided that way (``over``: what the provider's request
+    takes instead of the plan's); prints the prefix."""
     from tritonbuild.llvm import provision
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
-    from tritonbuild.resolve.backends import expand_targets, split_list
 
-    req = request_of(kw).with_flags(llvm="source")
-    p = make_plan(req)
-    over: dict[str, Any] = {}
-    if targets:
-        over["targets"] = expand_targets(split_list(targets), platform.machine())
-    prefix = provision.PROVIDERS["source"](provision.request_from(p, **over), render.console(stderr=True),
+    req = request_of(kw).with_flags(llvm=strategy)
+    prefix = provision.PROVIDERS[strategy](provision.request_from(make_plan(req), **over), render.console(stderr=True),
                                            req.env)
     click.echo(str(prefix))
 
