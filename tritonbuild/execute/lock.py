@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from tritonbuild.errors import DiskProblem, EnvironmentProblem
 from tritonbuild.execute import orphans
 from tritonbuild.execute.diagnose import disk_hint
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import Reporter
 from tritonbuild.system import paths, proc
 from tritonbuild.system.diskspace import destination, free_bytes, is_disk_problem, mount_point, write_failed
 
@@ -49,7 +49,7 @@ class Held:
             self.lk.release()
 
 
-def lock(plan: Plan, say: Callable[[str], None]) -> Held:
+def lock(plan: Plan, reporter: Reporter) -> Held:
     from filelock import Timeout
 
     root = Path(plan.cmake.build_dir)
@@ -65,7 +65,7 @@ def lock(plan: Plan, say: Callable[[str], None]) -> Held:
         ) from None
     try:
         for note in orphans.stop_stale(root):
-            say(note)
+            reporter.warn(note, topic="note")
         proc.record_groups_in(root / orphans.RECORD)
     except BaseException:
         lk.release()
