@@ -4,6 +4,7 @@ output dir is checked before any work; a user's own compile_commands.json link i
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import one_of
+from tests.helpers import PlainReporter, one_of
 from tests.integration.conftest import cuda_stub, flat, run_cli, small_tmpfs
 from tritonbuild import example
 from tritonbuild.execute.lock import MARKER
@@ -284,10 +285,11 @@ def test_the_next_run_stops_what_a_dead_run_left_in_the_build_dir(tmp_path: Path
     try:
         assert wait_for(lambda: len(sleepers(root)) == 2, 10)
         (root / ".tritonbuild.pgid").write_text(json.dumps({"pid": 999999, "groups": [unrelated.pid, session]}))
-        said: list[str] = []
+        out = io.StringIO()
         start = time.monotonic()
-        held_lock = lock(plan, say=said.append)
+        held_lock = lock(plan, PlainReporter(out))
         try:
+            said = out.getvalue().splitlines()
             assert not sleepers(root), "the next run started beside the old compilers"
             assert time.monotonic() - start < 8
             assert unrelated.poll() is None  # its group is recorded, but it works elsewhere: not ours to stop

@@ -46,7 +46,7 @@ def test_allow_list_accepts_with_reasons_and_leaves_the_rest(tmp_path: Path) -> 
     allow = tmp_path / "allow"
     allow.write_text("# accepted\nmetadata Version  # +git suffix\nonly-a triton/_build_info.json\n\n"
                      "only-b triton/backends/nvidia/lib/cupti/*_static.a  # not loaded at run time\n")
-    r = compare(a, b, allow)
+    r = compare(a, b, rules=read_allow(allow))
     by_key = {d["key"]: d["allowed_by"] for d in r["differences"]}
     assert by_key["Version"] == "metadata Version (+git suffix)"
     assert by_key["triton/_build_info.json"] == "only-a triton/_build_info.json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tritonbuild.cli.options import cache_dir_option
+from tritonbuild.cli.options import cache_dir_option, request_of
 
 
 @click.command()
@@ -19,7 +19,6 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
              as_json: bool, check: bool) -> int:
     """List the backends that can be built from a source (and plugins); --check: will they work with it?"""
     from tritonbuild import jsonout
-    from tritonbuild.cli.options import request_of
     from tritonbuild.printable import printable
     from tritonbuild.report import render
     from tritonbuild.request import survey_backends

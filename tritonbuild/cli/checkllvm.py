@@ -23,8 +23,6 @@ def check_llvm(as_json: bool, **kw: Any) -> int:
     are reported with the canary's causes, not instead of them. Exit code 0: everything compiles and the preflight
     found nothing; 1: problems or errors (the build would fail); 2: bad input.
     """
-    from rich.markup import escape
-
     from tritonbuild import jsonout
     from tritonbuild.errors import BuildFailed, UserError
     from tritonbuild.execute import canary
@@ -40,14 +38,12 @@ def check_llvm(as_json: bool, **kw: Any) -> int:
         f"{'does not record being' if p.llvm.is_pinned is None else 'not'} the pin {p.llvm.pinned_hash[:12]}")
     where = (f"{p.source.checkout} with {len(p.source.patches)} patch(es) (copy: {p.source.root})"
              if p.source.checkout else p.source.root)
-    console.print(escape(f"check-llvm: {where} against LLVM {p.llvm.version or '?'} at {p.llvm.prefix} "
-                         f"({pin})"), highlight=False, soft_wrap=True)
+    console.plain(f"check-llvm: {where} against LLVM {p.llvm.version or '?'} at {p.llvm.prefix} ({pin})")
     for problem in p.preflight:
-        console.print(escape(f"preflight: {problem}"), soft_wrap=True, highlight=False)
+        console.plain(f"preflight: {problem}")
     if p.settings.canary == "off":
-        console.print(escape(f"note: the canary is off ({p.settings.origin('canary')}), but check-llvm always runs "
-                             "it: the canary compile is what check-llvm checks; the setting applies to build and "
-                             "develop."), soft_wrap=True, highlight=False)
+        console.plain(f"note: the canary is off ({p.settings.origin('canary')}), but check-llvm always runs it: the "
+                      "canary compile is what check-llvm checks; the setting applies to build and develop.")
     result = canary.check(p, console, req.env)
     if as_json:
         failing = 1 if not result.ok or p.preflight else 0
@@ -55,7 +51,7 @@ def check_llvm(as_json: bool, **kw: Any) -> int:
                                                 "ok": not failing}, failing))
         return failing
     for line in canary.summary(result):
-        console.print(escape(line), soft_wrap=True, highlight=False)
+        console.plain(line)
     if not result.ok or p.preflight:
         raise BuildFailed(f"{p.source.checkout or p.source.root} will not build against LLVM "
                           f"{p.llvm.version or '?'} at {p.llvm.prefix}: {len(p.preflight)} problem(s) found "

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
+from tritonbuild import jsonout
 from tritonbuild.cli.options import NonEmpty, cache_dir_option, environment
+from tritonbuild.errors import EnvironmentProblem, UserError
 
 
 @click.command()
@@ -17,7 +20,6 @@ from tritonbuild.cli.options import NonEmpty, cache_dir_option, environment
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON: one object, a list of rows.")
 def doctor(python: str | None, as_json: bool) -> None:
     """What this host has: cmake, ninja, ccache, compilers, lld, LLVMs, Python headers, RAM/cores/disk."""
-    from tritonbuild import jsonout
     from tritonbuild.gather import host
     from tritonbuild.llvm.probe import probe, system_prefixes
     from tritonbuild.report import doctor as doc
@@ -45,8 +47,6 @@ def doctor(python: str | None, as_json: bool) -> None:
 @click.option("--plugin", "with_plugin", is_flag=True, help="Also write an external plugin next to it.")
 def example(dest: str, generation: str, with_plugin: bool) -> None:
     """Write the small Triton-shaped example tree (a real CMake project) into DEST."""
-    from tritonbuild.errors import UserError
-
     given = Path(dest)
     if given.is_symlink():
         raise UserError(f"{given} is a link (to {os.readlink(given)}); tritonbuild writes the example only into a "
@@ -67,8 +67,6 @@ def example(dest: str, generation: str, with_plugin: bool) -> None:
 
 def _why(exc: OSError) -> str:
     """An OSError in a few words; copytree's shutil.Error holds a list of (src, dst, why): the first one."""
-    import shutil
-
     if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
         _src, dst, why = exc.args[0][0]
         return f"{str(why).split(']', 1)[-1].split(':', 1)[0].strip()} ({dst})"
@@ -90,8 +88,6 @@ def _write_example(root: Path, generation: str, with_plugin: bool) -> None:
 
 def _undo(root: Path, existed: bool) -> None:
     """Remove what a failed ``example`` wrote: the dir it made, or what it put into the empty dir it was given."""
-    import shutil
-
     if not existed:
         shutil.rmtree(root, ignore_errors=True)
         return
@@ -134,8 +130,6 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(cache_dir: str | None, as_json: bool) -> None:
     """Build dirs under the cache root: their plans, sizes, last build time and wheel outputs."""
-    from tritonbuild import jsonout
-    from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute import builddirs as st
     from tritonbuild.report import render
 
@@ -156,7 +150,6 @@ def cache_root_to_read(cache_dir: str | None, env: Mapping[str, str]) -> Path:
     """The cache root ``status``, ``clean --all`` and ``llvm gc`` look into, checked as plan and build check it: a
     path no directory can be at (a file on the way, text no file system takes) is bad input, exit 2. One this user
     cannot write is still read (what cannot be removed is named entry by entry)."""
-    from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.settings import cacheroot
 
     try:

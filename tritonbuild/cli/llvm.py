@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from tritonbuild import jsonout
 from tritonbuild.cli.options import cache_dir_option, environment, plan_command, plan_options, request_of
+from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
 
 if TYPE_CHECKING:
     from tritonbuild.execute.compat import Finding
@@ -25,7 +27,6 @@ def llvm() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool, **kw: Any) -> None:
     """The pin, the candidates found, which one `build` would use and why."""
-    from tritonbuild import jsonout
     from tritonbuild.llvm import cache
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
@@ -50,14 +51,7 @@ def status(as_json: bool, **kw: Any) -> None:
 @plan_options
 def fetch(**kw: Any) -> None:
     """Download the prebuilt LLVM for the pin, verify it, and cache it."""
-    from tritonbuild.llvm import provision
-    from tritonbuild.report import render
-    from tritonbuild.request import make_plan
-
-    req = request_of(kw).with_flags(llvm="download")
-    p = make_plan(req)
-    prefix = provision.PROVIDERS["download"](provision.request_from(p), render.console(stderr=True), req.env)
-    click.echo(str(prefix))
+    _provide("download", kw)
 
 
 @plan_command(name="build", group=llvm)
@@ -65,17 +59,21 @@ def fetch(**kw: Any) -> None:
 @click.option("--targets", help="LLVM targets (';'/',' separated; default: what the plan needs).")
 def build_llvm(targets: str | None, **kw: Any) -> None:
     """Build the pinned LLVM commit from source (mlir and lld, only the needed targets) into the cache."""
+    from tritonbuild.resolve.backends import expand_targets, split_list
+
+    over = {"targets": expand_targets(split_list(targets), platform.machine())} if targets else {}
+    _provide("source", kw, **over)
+
+
+def _provide(strategy: str, kw: dict[str, Any], **over: Any) -> None:
+    """The plan made with ``--llvm STRATEGY`` and its LLVM provided that way (``over``: what the provider's request
+    takes instead of the plan's); prints the prefix."""
     from tritonbuild.llvm import provision
     from tritonbuild.report import render
     from tritonbuild.request import make_plan
-    from tritonbuild.resolve.backends import expand_targets, split_list
 
-    req = request_of(kw).with_flags(llvm="source")
-    p = make_plan(req)
-    over: dict[str, Any] = {}
-    if targets:
-        over["targets"] = expand_targets(split_list(targets), platform.machine())
-    prefix = provision.PROVIDERS["source"](provision.request_from(p, **over), render.console(stderr=True),
+    req = request_of(kw).with_flags(llvm=strategy)
+    prefix = provision.PROVIDERS[strategy](provision.request_from(make_plan(req), **over), render.console(stderr=True),
                                            req.env)
     click.echo(str(prefix))
 
@@ -84,7 +82,6 @@ def build_llvm(targets: str | None, **kw: Any) -> None:
 @plan_options
 def path(**kw: Any) -> None:
     """Print the prefix `build` would use (for scripts); exit 2 when it is not available yet."""
-    from tritonbuild.errors import UserError
     from tritonbuild.llvm import cache
     from tritonbuild.request import make_plan
 
@@ -116,7 +113,6 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
     """
     from rich.markup import escape
 
-    from tritonbuild import jsonout
     from tritonbuild.execute import compat as finder
     from tritonbuild.report import render
 
@@ -127,19 +123,15 @@ def compat(given_range: str | None, no_canary: bool, as_json: bool, **kw: Any) -
         verdict = "[green]pass[/green]" if step.ok else "[red]fail[/red]"
         console.print(f"step {number} (of at most {most}): {escape(step.commit[:12])} {escape(step.subject)}: "
                       f"{verdict} ({step.seconds:.1f} s{', cached' if step.cached else ''}"
-                      f"{'; the preflight fails it, no canary' if step.canary and step.preflight else ''})",
-                      soft_wrap=True,
-                      highlight=False)
+                      f"{'; the preflight fails it, no canary' if step.canary and step.preflight else ''})")
 
-    found = finder.find(req, console, given_range, no_canary=no_canary, say=say, on_start=lambda text: console.print(
-        escape(text), soft_wrap=True, highlight=False))
+    found = finder.find(req, console, given_range, no_canary=no_canary, say=say, on_start=console.plain)
     if as_json:
         click.echo(jsonout.dumps("llvm compat", found.to_json(), 0 if found.answer.found else 1))
         return 0 if found.answer.found else 1
     for line in _compat_lines(found):
-        console.print(escape(line), soft_wrap=True, highlight=False)
+        console.plain(line)
     if not found.answer.found:
-        from tritonbuild.errors import BuildFailed
         from tritonbuild.resolve.bisect import window_found
 
         n, between = len(found.history.commits), len(found.steps) - 2
@@ -185,7 +177,6 @@ def gc(cache_dir: str | None, dry_run: bool) -> None:
     yet, nothing is removed.
     """
     from tritonbuild.cli.host import cache_root_to_read
-    from tritonbuild.errors import EnvironmentProblem
     from tritonbuild.execute.builddirs import dir_size
     from tritonbuild.llvm import cache
 
@@ -244,8 +235,6 @@ def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
         # every dir with a plan counts, marked or not (an older tritonbuild's): gc errs towards keeping an LLVM
         dirs = sorted(d for d in builds.iterdir() if d.is_dir() and not d.is_symlink()) if builds.is_dir() else []
     except OSError as exc:
-        from tritonbuild.errors import EnvironmentProblem
-
         raise EnvironmentProblem(f"Cannot list the build dirs in {builds} (to see which LLVMs they use): "
                                  f"{exc.strerror or exc}. Fix its permissions; nothing was removed.") from None
     for d in dirs:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tritonbuild.cli.options import NonEmpty, cache_dir_option, verbosity_options
+from tritonbuild.cli.options import NonEmpty, cache_dir_option, environment, request_of, verbosity_options
 from tritonbuild.errors import UserError
 
 if TYPE_CHECKING:
@@ -56,7 +56,6 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     dependencies that differ and the wheel members that differ), 2 for a malformed or untrusted provenance. A
     provenance is data: the source is --source (or, with --trust-provenance, the provenance's)."""
     from tritonbuild import request
-    from tritonbuild.cli.options import environment, request_of
     from tritonbuild.execute import build as build_mod
     from tritonbuild.execute.runs import UNCHECKED
     from tritonbuild.report import render

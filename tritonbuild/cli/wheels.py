@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tritonbuild.cli.options import AsciiInt
+from tritonbuild import jsonout
+from tritonbuild.cli.options import AsciiInt, environment
 
 if TYPE_CHECKING:
     from tritonbuild.wheel.checks.base import Finding
@@ -53,8 +54,6 @@ def verify(wheels: tuple[str, ...], no_import: bool, pythons: tuple[str, ...], c
     here: the reason) or note; exit 1 on any FAIL, a malformed or hostile wheel included."""
     from rich.markup import escape
 
-    from tritonbuild import jsonout
-    from tritonbuild.cli.options import environment
     from tritonbuild.printable import printable
     from tritonbuild.report import render
 
@@ -115,7 +114,6 @@ def compare(wheels: tuple[str, ...], allow: str | None, as_json: bool) -> int:
     Exit code 1 when a difference is not accepted by --allow, or a wheel is malformed or hostile (one paragraph
     naming it); 2 for a missing file or a bad allow-list.
     """
-    from tritonbuild import jsonout
     from tritonbuild.wheel import compare as cmp
 
     if len(wheels) % 2:

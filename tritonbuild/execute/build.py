@@ -37,7 +37,7 @@ def build_wheel(plan: Plan, reporter: Reporter, *, env: Mapping[str, str],
                       "scikit-build-core itself; use --cmake-arg instead)", topic="note")
     root = Path(plan.cmake.build_dir)
     try:
-        lk = lock(plan, say=lambda m: reporter.warn(m, topic="note"))
+        lk = lock(plan, reporter)
     except OSError as exc:
         raise disk_problem(plan, exc, root) from None
     run = BuildRun(plan, reporter, env, smoke)

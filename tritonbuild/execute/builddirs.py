@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from filelock import Timeout
+
 from tritonbuild.errors import UserError
+from tritonbuild.execute import lastrequest
 from tritonbuild.execute.lock import LOCK, MARKER, file_lock
 from tritonbuild.jsonout import iso_time
 from tritonbuild.system.fileutil import read_checked
@@ -84,8 +87,6 @@ def _row(d: Path) -> dict[str, Any]:
 def has_develop(d: Path) -> bool:
     """Whether ``develop`` used build dir ``d``: the record of its last request that ``develop`` keeps there (a
     ``dev`` dir alone says nothing: build's canary configures one too)."""
-    from tritonbuild.execute import lastrequest
-
     dev, record = d / "dev", d / lastrequest.IN_BUILD_DIR
     return dev.is_dir() and not dev.is_symlink() and record.is_file() and not record.is_symlink()
 
@@ -93,8 +94,6 @@ def has_develop(d: Path) -> bool:
 def develop_request(d: Path) -> str | None:
     """The last develop request of build dir ``d`` as options (its record checked as ``develop`` checks it), else
     None."""
-    from tritonbuild.execute import lastrequest
-
     found, _note = lastrequest.read(d / lastrequest.IN_BUILD_DIR, None)
     return lastrequest.command_line(found.flags, found.recipe) if found else None
 
@@ -132,8 +131,6 @@ def current_develop_dirs(dirs: Iterable[Path]) -> set[Path]:
     """Of develop dirs ``dirs``, the one each checkout's develop uses now: the one whose record of the last develop
     request is newest (``develop`` writes it there and as the checkout's record on every run, before it builds).
     The others were used by an earlier develop of that checkout (another Python, other flags)."""
-    from tritonbuild.execute import lastrequest
-
     newest: dict[str, tuple[int, Path]] = {}
     for d in dirs:
         found, _note = lastrequest.read(d / lastrequest.IN_BUILD_DIR, None)
@@ -289,8 +286,6 @@ def _skip_reason(d: Path) -> str | None:
 def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
     """Remove the build dirs among ``dirs`` that are tritonbuild's and not in use (and the compile_commands.json
     and library links into them); the rest is named in ``notes`` or ``failed``."""
-    from filelock import Timeout
-
     out = Cleaned()
     for d in dirs:
         why = _skip_reason(d)
@@ -430,20 +425,12 @@ def _clean_exports(root: Path, builds: Path, out: Cleaned, dry_run: bool) -> Non
 def _users(tree: Path, builds: Path) -> list[Path]:
     """The build dirs whose plan builds ``tree`` (as its source or its patched copy's checkout)."""
     real = tree.resolve()
-    found = []
-    for d in _entries(builds):
-        source = plan_of(d).get("source", {}) if is_build_dir(d) else {}
-        roots = [source.get(k) for k in ("root", "checkout")] if isinstance(source, dict) else []
-        if any(isinstance(r, str) and Path(r).resolve().is_relative_to(real) for r in roots):
-            found.append(d)
-    return found
+    return [d for d in _entries(builds) if is_build_dir(d) and any(r.is_relative_to(real) for r in sources_of(d))]
 
 
 def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -> None:
     """Remove ``tree`` while holding the locks of the build dirs made from it: one held is a canary or build of
     llvm compat at work there, and the tree is left alone."""
-    from filelock import Timeout
-
     held = []
     try:
         for d in users:

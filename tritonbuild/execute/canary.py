@@ -97,7 +97,7 @@ class Compiled:
 def check(plan: Plan, reporter: Reporter, env: Mapping[str, str]) -> CanaryResult:
     """``check-llvm``: under the plan's lock, prepare the build dir, configure the dev dir, run the canary."""
     env = dict(env)  # the request's environment (the edge's): never os.environ here
-    lk = lock(plan, say=lambda m: reporter.warn(m, topic="note"))
+    lk = lock(plan, reporter)
     try:
         prepare(plan, log=lambda m: reporter.note(m, topic="nvidia"))
         return configure_and_run(plan, reporter, env)

@@ -215,7 +215,7 @@ def develop(plan: Plan, reporter: Reporter, *, env: Mapping[str, str]) -> Develo
     if plan.llvm.problem:
         raise UserError(plan.llvm.problem)
     started = time.monotonic()
-    lk = lock(plan, say=lambda m: reporter.warn(m, topic="note"))
+    lk = lock(plan, reporter)
     try:
         build = dev_dir(plan)
         build.mkdir(parents=True, exist_ok=True)

@@ -60,20 +60,14 @@ def _inside(path: str, root: str) -> bool:
 def blamed_plugins(plan: Plan, errors: Sequence[str]) -> list[BackendPlan]:
     """The plugins whose own files (or whose objects in third_party/<name>/) the errors name."""
     cmake_dir = os.path.join(plan.cmake.build_dir, "cmake")
-    found: list[BackendPlan] = []
-    for plugin in (b for b in plan.backends if b.origin == "plugin"):
-        for line in errors:
-            line = line.strip()
-            m = _DIAG_PATH.match(line)
-            named = m and pathviews.to_real(os.path.normpath(os.path.join(cmake_dir, m.group(1))), plan.cmake.views)
-            if named and _inside(named, plugin.path):
-                found.append(plugin)
-                break
-            m = _FAILED_OBJECT.match(line)
-            if m and m.group(1).startswith(f"third_party/{plugin.name}/"):
-                found.append(plugin)
-                break
-    return found
+
+    def names(plugin: BackendPlan, line: str) -> bool:
+        m, failed = _DIAG_PATH.match(line), _FAILED_OBJECT.match(line)
+        named = m and pathviews.to_real(os.path.normpath(os.path.join(cmake_dir, m.group(1))), plan.cmake.views)
+        return bool(named and _inside(named, plugin.path)) or bool(
+            failed and failed.group(1).startswith(f"third_party/{plugin.name}/"))
+
+    return [b for b in plan.backends if b.origin == "plugin" and any(names(b, line.strip()) for line in errors)]
 
 
 def _plugin_hint(plan: Plan, plugin: BackendPlan) -> str:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,9 @@ from tritonbuild.errors import DiskProblem, EnvironmentProblem
 from tritonbuild.execute import orphans
 from tritonbuild.execute.diagnose import disk_hint
 from tritonbuild.plan import Plan
+from tritonbuild.reporter import Reporter
 from tritonbuild.system import paths, proc
-from tritonbuild.system.diskspace import destination, is_disk_problem, mount_point, write_failed
+from tritonbuild.system.diskspace import destination, free_bytes, is_disk_problem, mount_point, write_failed
 
 LOCK = ".tritonbuild.lock"
 MARKER = paths.BUILD_DIR_MARKER  # written into every build dir tritonbuild makes or uses
@@ -50,7 +49,7 @@ class Held:
             self.lk.release()
 
 
-def lock(plan: Plan, say: Callable[[str], None]) -> Held:
+def lock(plan: Plan, reporter: Reporter) -> Held:
     from filelock import Timeout
 
     root = Path(plan.cmake.build_dir)
@@ -66,7 +65,7 @@ def lock(plan: Plan, say: Callable[[str], None]) -> Held:
         ) from None
     try:
         for note in orphans.stop_stale(root):
-            say(note)
+            reporter.warn(note, topic="note")
         proc.record_groups_in(root / orphans.RECORD)
     except BaseException:
         lk.release()
@@ -75,10 +74,8 @@ def lock(plan: Plan, say: Callable[[str], None]) -> Held:
 
 
 def free_gib(path: Path) -> float | None:
-    for p in (path, *path.parents):
-        if p.exists():
-            return shutil.disk_usage(p).free / 2**30
-    return None
+    free = free_bytes(path)  # on the file system of its nearest existing dir
+    return None if free is None else free / 2**30
 
 
 def disk_problem(plan: Plan, exc: OSError, root: Path) -> OSError | DiskProblem:

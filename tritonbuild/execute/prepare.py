@@ -83,7 +83,7 @@ def write_shims(plan: Plan) -> None:
         )
 
 
-def prepare(plan: Plan, *, log: Callable[[str], None], editable: bool = False) -> Path:
+def prepare(plan: Plan, *, log: Callable[[str], None]) -> Path:
     """Write everything the build reads from the build dir; unchanged files are left untouched."""
     from tritonbuild.nvidia.stage import stage as stage_nvidia
 
@@ -98,7 +98,7 @@ def prepare(plan: Plan, *, log: Callable[[str], None], editable: bool = False) -
     write_if_changed(root / "build_info.json", json.dumps(provenance(plan), indent=2, sort_keys=True) + "\n")
     for name in license_files(plan):
         write_if_changed(stage / name, (Path(plan.source.root) / name).read_text(errors="replace"))
-    write_if_changed(stage / "pyproject.toml", pyproject(plan, editable=editable))
+    write_if_changed(stage / "pyproject.toml", pyproject(plan))
     return stage
 
 

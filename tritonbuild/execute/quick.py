@@ -25,6 +25,7 @@ from tritonbuild.execute.staging import cache_value, cmake_build_dir
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.toolchain import ninja_args
 from tritonbuild.system.fileutil import read_owned_json, replace_with
+from tritonbuild.wheel import bundle
 
 PREFIX = "quick-prefix"
 
@@ -55,14 +56,6 @@ def commands(plan: Plan) -> list[list[str]] | None:
             install + (["--strip"] if plan.strip else [])]
 
 
-def _bundled(plan: Plan) -> list[str]:
-    try:
-        report = json.loads((Path(plan.cmake.build_dir) / "bundle.json").read_text())
-    except (OSError, ValueError):
-        return []
-    return [str(b["name"]) for b in report.get("bundled", [])]
-
-
 def _manifest(plan: Plan) -> list[Path]:
     manifest = cmake_build_dir(plan) / f"install_manifest_{plan.cmake.install_component}.txt"
     try:
@@ -86,7 +79,7 @@ def installed_files(plan: Plan) -> list[Path]:
     """What the last install put in the prefix: CMake's manifest, and the libraries the bundle step copied."""
     prefix = prefix_of(plan)
     files = _manifest(plan)
-    files += [prefix / "triton" / "_C" / name for name in _bundled(plan)]
+    files += [prefix / "triton" / "_C" / name for name in bundle.copied(Path(plan.cmake.build_dir) / "bundle.json")]
     return sorted({f for f in files if f.is_file()})
 
 

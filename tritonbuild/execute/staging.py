@@ -38,7 +38,7 @@ def license_files(plan: Plan) -> tuple[str, ...]:
     return tuple(n for n in LICENSE_NAMES if (Path(plan.source.root) / n).is_file())[:1]
 
 
-def pyproject(plan: Plan, *, editable: bool = False) -> str:
+def pyproject(plan: Plan) -> str:
     stage = staging_dir(plan)
     rel_source = os.path.relpath(plan.cmake.source_dir, stage)
     lines = [
@@ -79,8 +79,6 @@ def pyproject(plan: Plan, *, editable: bool = False) -> str:
     ]
     # Always explicit: scikit-build-core strips by default, which would make --no-strip a lie.
     lines.append(f"install.strip = {'true' if plan.strip else 'false'}")
-    if editable:
-        lines.append('editable.mode = "inplace"')
     lines += ["", "[tool.scikit-build.cmake.define]"]
     lines += [f"{_s(k)} = {_s(v)}" for k, v in plan.cmake.defines]
     return "\n".join(lines) + "\n"

@@ -15,12 +15,12 @@ with the same exclusions and the same objects. Delete the file to learn afresh.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from tritonbuild.plan import Plan
+from tritonbuild.system.fileutil import write_if_changed
 
 LEARNED = "unity-learned.txt"  # in the build dir: the injected CMake reads it (cmake/TritonBuildInject.cmake)
 ROUNDS = 3  # failed rounds a build may learn from before the failure is the user's
@@ -55,13 +55,7 @@ def _read(path: Path) -> tuple[str, ...]:
 def _write(path: Path, targets: Iterable[str]) -> None:
     """Atomically, unchanged text left alone (CMake re-runs when it changes); builds of one commit in other build
     dirs may write the shared list at once, so each writes its own temporary file."""
-    text = _HEADER + "".join(f"{t}\n" for t in sorted(set(targets)))
-    if path.is_file() and path.read_text() == text:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_if_changed(path, _HEADER + "".join(f"{t}\n" for t in sorted(set(targets))))
 
 
 def seed(plan: Plan) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from tritonbuild.errors import StdoutClosed
 from tritonbuild.printable import printable_text
@@ -116,8 +117,6 @@ def fits(console: Console, table: Table) -> bool:
 def records(table: Table) -> list[Any]:
     """``table`` as lines: its title, then per row ``- first cell`` and ``  header: cell`` for the others (a
     table without headers: ``key: value``). Each line is one value, never folded by rich."""
-    from rich.text import Text
-
     columns = table.columns
     rows = list(zip(*(list(c.cells) for c in columns), strict=True))
     lines: list[Any] = [Text(str(table.title).rstrip(), style="bold")] if table.title else []
@@ -135,8 +134,6 @@ def records(table: Table) -> list[Any]:
 
 def _text(value: Any) -> Any:
     """A cell as Text: a string is markup (as rich reads a cell), its control characters escaped first."""
-    from rich.text import Text
-
     return value if isinstance(value, Text) else Text.from_markup(printable_text(str(value)))
 
 

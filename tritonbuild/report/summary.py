@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.table import Table
+
 from tritonbuild.plan import Plan
 from tritonbuild.resolve import compilecheck
 from tritonbuild.resolve.nvidia import missing_tools
@@ -43,8 +45,6 @@ def check_line(plan: Plan, report: Mapping[str, Any]) -> str:
 
 
 def print_summary(plan: Plan, result: BuildResult, console: Console) -> None:
-    from rich.table import Table
-
     t = Table(title="built", show_header=False, title_justify="left")
     t.add_column(style="bold", no_wrap=True)
     t.add_column(overflow="fold")  # paths are copied from CI logs: never cut them
@@ -86,20 +86,6 @@ def print_summary(plan: Plan, result: BuildResult, console: Console) -> None:
     console.print(t)
 
 
-def print_wheels(built: Sequence[tuple[Plan, BuildResult]], console: Console) -> None:
-    """The matrix: each interpreter's wheel, time and compiler-cache figures (the later ones hit the first's)."""
-    from rich.table import Table
-
-    t = Table(title="wheels", title_justify="left")
-    for col in ("python", "wheel", "time", "compiler cache"):
-        t.add_column(col, overflow="fold")
-    for plan, result in built:
-        cache = result.ccache or result.sccache
-        figures = f"{cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses" if cache else "-"
-        t.add_row(plan.python, result.wheel.name, f"{result.seconds:.1f} s", figures)
-    console.print(t)
-
-
 @dataclass(frozen=True)
 class BuildTables:
     """How ``build`` and ``selftest`` show a run (``execute.runs.Shows``) on the console: each plan before its build
@@ -121,7 +107,15 @@ class BuildTables:
         print_summary(plan, result, self.console)
 
     def wheels(self, built: Sequence[tuple[Plan, BuildResult]]) -> None:
-        print_wheels(built, self.console)
+        """The matrix: each interpreter's wheel, time and compiler-cache figures (the later ones hit the first's)."""
+        t = Table(title="wheels", title_justify="left")
+        for col in ("python", "wheel", "time", "compiler cache"):
+            t.add_column(col, overflow="fold")
+        for plan, result in built:
+            cache = result.ccache or result.sccache
+            figures = f"{cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses" if cache else "-"
+            t.add_row(plan.python, result.wheel.name, f"{result.seconds:.1f} s", figures)
+        self.console.print(t)
 
 
 def critical_line(report: Mapping[str, Any]) -> str:

@@ -42,6 +42,17 @@ class BundleReport:
         return sum(int(str(b["size"])) for b in self.bundled)
 
 
+def copied(report: Path) -> dict[str, str]:
+    """Library name -> the host file the bundle step copied it from, read back from its ``--report`` (``{}`` when
+    there is none, or it is not one)."""
+    try:
+        data = json.loads(report.read_text())
+    except (OSError, ValueError):
+        return {}
+    items = data.get("bundled", []) if isinstance(data, dict) else []
+    return {str(b["name"]): str(b["source"]) for b in items if isinstance(b, dict) and "name" in b and "source" in b}
+
+
 class BundleError(Exception):
     pass
 

@@ -235,10 +235,9 @@ def report(a: WheelFacts, b: WheelFacts, diffs: list[Diff]) -> dict[str, Any]:
     }
 
 
-def compare(a: Path, b: Path, allow: Path | None = None, *, rules: list[Rule] | None = None) -> dict[str, Any]:
-    """The report of how ``a`` and ``b`` differ, each difference accepted or not by the allow-list file
-    ``allow`` or the ``rules`` read from one."""
-    rules = rules if rules is not None else read_allow(allow) if allow else []
+def compare(a: Path, b: Path, *, rules: list[Rule] | None = None) -> dict[str, Any]:
+    """The report of how ``a`` and ``b`` differ, each difference accepted or not by the ``rules`` of an allow-list
+    (``read_allow``)."""
     wa, wb = read_wheel(a), read_wheel(b)
-    diffs = apply(differences(wa, wb), rules)
+    diffs = apply(differences(wa, wb), rules or [])
     return report(wa, wb, diffs)

@@ -9,12 +9,14 @@ limit, not the check; likewise after a case that kills the interpreter (an asser
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import selectors
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -199,8 +201,8 @@ CHECK_WORKERS = 2  # children compiling at once (each imports triton once: ~1 s)
 
 
 def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool = True,
-              extra_paths: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-              ptxas_memo: Path | None = None, log: Callable[[str], None]) -> list[dict[str, Any]]:
+              extra_paths: Sequence[Path] = (), ptxas_memo: Path | None = None,
+              log: Callable[[str], object]) -> list[dict[str, Any]]:
     """Compile every case of ``plan`` with ``python``; ``root`` holds the wheel's ``triton/`` (an unpacked wheel,
     put on PYTHONPATH, or with ``on_path=False`` the site-packages it is installed in). One result per case, in
     the plan's order, each compiled one checked against its target's launch limits (shared memory, registers:
@@ -211,8 +213,6 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
     results: dict[str, dict[str, Any]] = {}
     workers = max(1, min(os.cpu_count() or 1, CHECK_WORKERS, len(plan.cases)))
     groups = [list(plan.cases[i::workers]) for i in range(workers)]  # round robin: each target in every group
-    import threading
-
     lock = threading.Lock()
 
     def said(line: str) -> None:  # the children's lines whole, never two interleaved in the log
@@ -220,12 +220,10 @@ def run_check(python: str, root: Path, plan: CompileCheckPlan, *, on_path: bool 
             log(line)
 
     with tempfile.TemporaryDirectory(prefix="tritonbuild-compile-") as tmp:
-        base = os.environ if env is None else env
-
         def one(i: int) -> dict[str, dict[str, Any]]:
             work = Path(tmp) / str(i)  # each child its own kernel cache: no two write one entry
             work.mkdir()
-            cenv = child_env(base, root, on_path, work / "cache", extra_paths, ptxas_memo)
+            cenv = child_env(os.environ, root, on_path, work / "cache", extra_paths, ptxas_memo)
             return _run_group(python, groups[i], cenv, plan.timeout, work, said)
 
         for got in proc.thread_map(one, range(workers), workers):  # Ctrl-C stops the children at once
@@ -298,9 +296,6 @@ def wheel_digest(root: Path, extra_paths: Sequence[Path] = (), known: Mapping[st
     size of every other file; None when it cannot be read. A file whose stat key (device, inode, size, mtime) is
     the one ``known`` gives is not read again; ``seen`` gets this run's keys and hashes, but not of a file changed
     within ``RACY_NS`` of now (a change in the same clock tick keeps its stat key)."""
-    import hashlib
-    import time
-
     h, racy = hashlib.sha256(), time.time_ns() - RACY_NS
     try:
         for top in (root / "triton", *extra_paths):
@@ -328,8 +323,6 @@ def judged(plan: Plan, root: Path, extra_paths: Sequence[Path] = ()) -> dict[str
     """What a passing check's record must match to be used again: the build dir (the plan's key), the interpreter,
     the LLVM, the corpus (its cases, their time limit, the runner's code) and the wheel (``wheel_digest``, reading
     only the files changed since the record's); under ``files``, what ``remember`` keeps for the next time."""
-    import hashlib
-
     check, files = plan.compile_check, dict[str, list[Any]]()
     digest = wheel_digest(root, extra_paths, _known(_record(plan)), files)
     if check is None or digest is None:

@@ -97,14 +97,18 @@ def read(path: Path, root: Path) -> ElfNeeds | None:
         elffile = ELFFile(f)
         versions, index = _version_names(elffile)
         symbols, undefined = _symbols(elffile, index)
-    inside = tuple(e for e in facts.runpath if e.startswith(("$ORIGIN", "${ORIGIN}")))
-    own = elf.ElfFile(facts.path, facts.soname, facts.needed, inside)
-    external = []
-    for name in facts.needed:
-        found = elf.locate(name, own, (), ())
-        if found is None or not found.resolve().is_relative_to(root.resolve()):
-            external.append(name)
-    return ElfNeeds(path.relative_to(root).as_posix(), facts.needed, tuple(external), versions, symbols, undefined)
+    return ElfNeeds(path.relative_to(root).as_posix(), facts.needed, outside(facts, root), versions, symbols,
+                    undefined)
+
+
+def outside(facts: elf.ElfFile, root: Path) -> tuple[str, ...]:
+    """The libraries the ELF file ``facts`` needs that its own ``$ORIGIN`` run path does not find under ``root``
+    (the wheel's files); nothing else is looked in, and ``$ORIGIN/../../..`` reaching the host is not the wheel."""
+    own = elf.ElfFile(facts.path, facts.soname, facts.needed,
+                      tuple(e for e in facts.runpath if e.startswith(("$ORIGIN", "${ORIGIN}"))))
+    real = root.resolve()
+    found = [(n, elf.locate(n, own, (), ())) for n in facts.needed]
+    return tuple(n for n, f in found if f is None or not f.resolve().is_relative_to(real))
 
 
 def blockers(elves: Sequence[ElfNeeds], policy: Any) -> list[str]:

@@ -4,7 +4,6 @@ wheels and their provenance files (edge: files)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -123,9 +122,6 @@ def write_outputs(plan: Plan, result: BuildResult) -> tuple[Path, Path]:
         lines = [sum_lines.line(w.name, h) for w, h in _wheel_sums(out, sums, {result.wheel.name: result.sha256})]
         write_if_changed(sums, "".join(lines))
     except OSError as exc:
-        for p in (attest, path, sums):  # write_if_changed's temp file
-            with contextlib.suppress(OSError):
-                p.with_name(f".{p.name}.tmp").unlink(missing_ok=True)
         raise _disk_problem(exc, out) from None
     return path, sums
 

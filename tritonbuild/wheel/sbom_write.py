@@ -24,20 +24,12 @@ from tritonbuild.gather import packages
 from tritonbuild.nvidia import pypi
 from tritonbuild.plan import Plan
 from tritonbuild.resolve.nvidia import bundled_tools
-from tritonbuild.system.fileutil import read_text, record_hash
-from tritonbuild.wheel import zipguard
+from tritonbuild.system.fileutil import read_text
+from tritonbuild.wheel import bundle, zipguard
 from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME, Facts, Tool, WheelFile, sbom_json
-from tritonbuild.wheel.writer import Span, _copy_compressed
+from tritonbuild.wheel.writer import Span, _copy_compressed, _record_row, dist_info_dir, new_member, record_rows
 
 ELF_MAGIC = b"\x7fELF"
-
-
-def dist_info_dir(zf: zipfile.ZipFile) -> str:
-    return next(n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
-
-
-def _record(zf: zipfile.ZipFile, dist_info: str) -> list[list[str]]:
-    return [r for r in csv.reader(io.StringIO(zf.read(f"{dist_info}/RECORD").decode())) if r]
 
 
 def elf_members(zf: zipfile.ZipFile, rows: list[list[str]]) -> list[tuple[str, str]]:
@@ -53,16 +45,6 @@ def elf_members(zf: zipfile.ZipFile, rows: list[list[str]]) -> list[tuple[str, s
             zipguard.digest(zf, info, "sha256")[0].hex()
         out.append((info.filename, digest))
     return out
-
-
-def _bundled(report_path: Path) -> dict[str, str]:
-    """Library name -> the host file the bundle step copied it from (its report, ``bundle.json``)."""
-    try:
-        report = json.loads(report_path.read_text())
-    except (OSError, ValueError):
-        return {}
-    items = report.get("bundled", []) if isinstance(report, dict) else []
-    return {str(b["name"]): str(b["source"]) for b in items if isinstance(b, dict) and "name" in b and "source" in b}
 
 
 def _files(members: list[tuple[str, str]], bundled: dict[str, str]) -> tuple[WheelFile, ...]:
@@ -181,7 +163,7 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
     binding_dir = plan.cmake.define("nanobind_ROOT" if plan.source.bindings == "nanobind" else "pybind11_DIR")
     members = elf_members(zf, rows)
     return Facts(
-        files=_files(members, _bundled(Path(plan.cmake.build_dir) / "bundle.json")),
+        files=_files(members, bundle.copied(Path(plan.cmake.build_dir) / "bundle.json")),
         llvm_packages=_llvm_packages(plan),
         binding_version=packages.binding_version(binding_dir),
         compilers=_tools([(os.path.basename(c), c) for c in dict.fromkeys([tc.c_compiler, tc.cxx_compiler]) if c],
@@ -194,12 +176,6 @@ def gather(plan: Plan, zf: zipfile.ZipFile, rows: list[list[str]]) -> Facts:
     )
 
 
-def _member(name: str, like: zipfile.ZipInfo) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name, like.date_time)
-    info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
-    return info
-
-
 def add_sbom(plan: Plan, wheel: Path) -> dict[str, Any]:
     """Add the SBOM to ``wheel`` (replacing one an earlier build left in a reused dist-info), with its RECORD row;
     returns what the SBOM holds, in numbers, for the log. When the wheel has no SBOM yet and RECORD is its last
@@ -207,16 +183,15 @@ def add_sbom(plan: Plan, wheel: Path) -> dict[str, Any]:
     with zipfile.ZipFile(wheel) as old:
         dist_info = dist_info_dir(old)
         name, record = f"{dist_info}/{SBOM_DIR}/{SBOM_NAME}", f"{dist_info}/RECORD"
-        rows = [r for r in _record(old, dist_info) if r[0] not in (name, record)]
+        rows = [r for r in record_rows(old, dist_info) if r[0] not in (name, record)]
         facts = gather(plan, old, rows)
         text = sbom_json(plan, facts)
         stamp = old.getinfo(record)
         last = max(old.infolist(), key=lambda i: i.header_offset)
         appendable = name not in old.NameToInfo and last.filename == record
     listing = io.StringIO()
-    csv.writer(listing, lineterminator="\n").writerows(
-        [*rows, [name, f"sha256={record_hash(text.encode())}", str(len(text.encode()))], [record, "", ""]])
-    members = ((_member(name, stamp), text), (_member(record, stamp), listing.getvalue()))
+    csv.writer(listing, lineterminator="\n").writerows([*rows, _record_row(name, text.encode()), [record, "", ""]])
+    members = ((new_member(name, stamp.date_time), text), (new_member(record, stamp.date_time), listing.getvalue()))
     (_replace_record if appendable else _rewrite)(wheel, record, members, plan.wheel.zip_level)
     return {"path": name, "files": len(facts.files), "llvm_packages": [p.name for p in facts.llvm_packages]}
 

@@ -169,6 +169,21 @@ def _record_row(name: str, data: bytes) -> list[str]:
     return [name, f"sha256={record_hash(data)}", str(len(data))]
 
 
+def dist_info_dir(zf: zipfile.ZipFile) -> str:
+    return next(n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
+
+
+def new_member(name: str, date_time: tuple[int, int, int, int, int, int]) -> zipfile.ZipInfo:
+    """A member ``writestr`` deflates, as a regular file of mode 0644."""
+    info = zipfile.ZipInfo(name, date_time)
+    info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+    return info
+
+
+def record_rows(zf: zipfile.ZipFile, dist_info: str) -> list[list[str]]:
+    return [r for r in csv.reader(io.StringIO(zf.read(f"{dist_info}/RECORD").decode())) if r]
+
+
 def _stat_key(path: Path) -> str:
     """What identifies the file's content as it is now without reading it: device, inode, size and mtime. Not
     ctime: ``cmake --install`` sets an up-to-date file's mode again on every run. A file whose content changed
@@ -247,8 +262,8 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
     known = read_sums(sums_file)
     sums: dict[str, tuple[str, int, int]] = {}
     with zipfile.ZipFile(last) as old, open(last, "rb") as raw_fp, zipfile.ZipFile(dest, "w") as out:
-        dist_info = next(n.split("/", 1)[0] for n in old.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
-        old_rows = {r[0]: r for r in csv.reader(io.StringIO(old.read(f"{dist_info}/RECORD").decode())) if r}
+        dist_info = dist_info_dir(old)
+        old_rows = {r[0]: r for r in record_rows(old, dist_info)}
         rows = []
         for path in files:
             row, copied = _reuse_or_deflate(out, old, raw_fp, old_rows, prefix, path, level, known, sums)
@@ -261,10 +276,7 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
                 rows.append(old_rows.get(info.filename) or _record_row(info.filename, old.read(info)))
         text = io.StringIO()
         csv.writer(text, lineterminator="\n").writerows([*rows, [f"{dist_info}/RECORD", "", ""]])
-        record = zipfile.ZipInfo(f"{dist_info}/RECORD", time.localtime()[:6])
-        record.compress_type = zipfile.ZIP_DEFLATED
-        record.external_attr = 0o644 << 16
-        out.writestr(record, text.getvalue())
+        out.writestr(new_member(f"{dist_info}/RECORD", time.localtime()[:6]), text.getvalue())
     _write_sums(sums_file, sums)
     return counts
 

@@ -6,8 +6,7 @@ import check made."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import silent
@@ -23,13 +22,6 @@ def report(plan: Plan, results: list[dict[str, Any]], seconds: float) -> dict[st
             "llvm": {"version": plan.llvm.version, "pinned_hash": plan.llvm.pinned_hash,
                      "is_pinned": plan.llvm.is_pinned},
             "cases": [{k: v for k, v in r.items() if k != "traceback"} for r in results]}
-
-
-def _line_to(log: IO[str]) -> Callable[[str], None]:
-    """A line of the child's output written into the build's log."""
-    def write(line: str) -> None:
-        log.write(f"{line}\n")
-    return write
 
 
 def _at_build(build: BuildSide) -> Finding:
@@ -49,7 +41,7 @@ def _at_build(build: BuildSide) -> Finding:
     memo = compilecheck_run.ptxas_memo_dir(plan)
     try:
         results = compilecheck_run.run_check(plan.python, build.root, check, extra_paths=build.extra_paths,
-                                             ptxas_memo=memo, log=_line_to(build.log))
+                                             ptxas_memo=memo, log=lambda line: build.log.write(f"{line}\n"))
     except RuntimeError as exc:
         return Finding("compile", "fail", f"could not run: {exc}", message=f"The compile check could not run: "
                        f"{exc}. The wheel was not written to the output dir (--no-compile-check skips the check).")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tritonbuild.printable import printable
 from tritonbuild.system import elf
-from tritonbuild.wheel import zipguard
+from tritonbuild.wheel import elfneeds, zipguard
 from tritonbuild.wheel.checks.base import Context, Finding
 
 
@@ -55,7 +55,6 @@ def extract_elves(zf: zipfile.ZipFile, root: Path, members: dict[str, int] | Non
 
 def _needs(root: Path, system_libs: frozenset[str]) -> tuple[list[str], list[str], int]:
     problems, leaks, count = [], [], 0
-    inside_root = root.resolve()
     for path in elf.elf_files(root):
         rel = path.relative_to(root).as_posix()
         try:
@@ -66,13 +65,8 @@ def _needs(root: Path, system_libs: frozenset[str]) -> tuple[list[str], list[str
         if info is None:
             continue
         count += 1
-        inside = [e for e in info.runpath if e.startswith(("$ORIGIN", "${ORIGIN}"))]
-        leaks += [f"{rel} run path {printable(e)}" for e in info.runpath if e not in inside]
-        own = elf.ElfFile(info.path, info.soname, info.needed, tuple(inside))
-        for name in info.needed:
-            found = None if name in system_libs else elf.locate(name, own, (), ())
-            if name not in system_libs and (found is None or not found.resolve().is_relative_to(inside_root)):
-                problems.append(f"{rel} needs {printable(name)}")  # $ORIGIN/../../.. may reach the host: not the wheel
+        leaks += [f"{rel} run path {printable(e)}" for e in info.runpath if not e.startswith(("$ORIGIN", "${ORIGIN}"))]
+        problems += [f"{rel} needs {printable(n)}" for n in elfneeds.outside(info, root) if n not in system_libs]
     return problems, leaks, count
 
 
