@@ -531,3 +531,39 @@ def test_a_shared_libllvm_is_carried_and_verify_catches_a_wheel_without_it(own: 
     assert elf_facts(carried["wheel"], "triton/_C/libLLVM.so.22.1", tmp_path / "c").runpath == ("$ORIGIN",)
     proc = run_cli("verify", carried["wheel"], cwd=tmp_path)
     assert "with /usr/lib/llvm-22 hidden discovers" in " ".join(proc.stdout.split())
+
+
+def test_the_checks_of_a_quick_rebuild_see_what_its_wheel_holds(own: dict) -> None:
+    """Review 51: the quick rebuild's checks import from the kept prefix, which kept a module deleted from the
+    source (``cmake --install`` never removes) and the bytecode the last import check wrote (trusted again for a
+    same-size save within the same second), so a wheel that cannot import passed; and its dist-info kept the last
+    wheel's LICENSE. Now the prefix holds what the wheel holds, no check writes bytecode there, and the license is
+    the source's."""
+    pkg, licence = own["tree"] / "python" / "triton", own["tree"] / "LICENSE"
+    init, kept = pkg / "__init__.py", {p: p.read_bytes() for p in (pkg / "__init__.py", own["tree"] / "LICENSE")}
+    try:
+        (pkg / "tb_helper.py").write_text("VALUE = 1\n")
+        init.write_bytes(kept[init] + b"\nfrom . import tb_helper\n")
+        licence.write_bytes(kept[licence] + b"\nEDITED LICENSE 1\n")
+        _, first = build(own)
+        (pkg / "tb_helper.py").unlink()  # the import stays: the wheel cannot import
+        proc, _ = build(own, check=False)
+        assert proc.returncode == 1 and "does not import" in " ".join(proc.stderr.split()), proc.stderr[-2000:]
+        assert Path(first["wheel"]).is_file() and sha256(Path(first["wheel"])) == first["sha256"]
+        init.write_bytes(kept[init] + b"\nSAVE_VALUE = 123456\n")
+        saved = init.stat().st_mtime_ns
+        licence.write_bytes(kept[licence] + b"\nEDITED LICENSE 2\n")
+        _, one = build(own)
+        assert one["strategy"] == "quick"
+        with zipfile.ZipFile(one["wheel"]) as zf:
+            assert zf.read("triton-3.6.0.dist-info/licenses/LICENSE").endswith(b"EDITED LICENSE 2\n")
+            assert "triton/tb_helper.py" not in zf.namelist()
+        init.write_bytes(kept[init] + b"\nraise SystemExit(7)\n")  # the same size, the same second
+        os.utime(init, ns=(saved, saved + 1))
+        proc, _ = build(own, check=False)
+        assert proc.returncode == 1 and "does not import" in " ".join(proc.stderr.split()), proc.stderr[-2000:]
+        assert sha256(Path(one["wheel"])) == one["sha256"]  # the last good wheel, untouched
+    finally:
+        for path, data in kept.items():
+            path.write_bytes(data)
+        (pkg / "tb_helper.py").unlink(missing_ok=True)

@@ -75,6 +75,26 @@ def forget_bundled(plan: Plan) -> None:
             path.unlink()
 
 
+def prune(plan: Plan) -> list[str]:
+    """Remove from the kept prefix what this install did not put there (a module deleted from the source since an
+    earlier install, bytecode a check left): the checks import from the prefix, so it must hold what the wheel
+    holds and nothing else. Returns the paths removed, relative to the prefix."""
+    prefix = prefix_of(plan)
+    keep = set(installed_files(plan))
+    gone: list[str] = []
+    if not keep:  # no manifest to go by: the wheel writer has nothing to write either, and says so
+        return gone
+    for dirpath, dirnames, filenames in os.walk(prefix, topdown=False):
+        here = Path(dirpath)
+        for name in filenames + [d for d in dirnames if (here / d).is_symlink()]:
+            if here / name not in keep:
+                (here / name).unlink()
+                gone.append((here / name).relative_to(prefix).as_posix())
+        if here != prefix and not any(here.iterdir()):
+            here.rmdir()
+    return gone
+
+
 def installed_files(plan: Plan) -> list[Path]:
     """What the last install put in the prefix: CMake's manifest, and the libraries the bundle step copied."""
     prefix = prefix_of(plan)

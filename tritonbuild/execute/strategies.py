@@ -26,6 +26,7 @@ from tritonbuild.execute.buildenv import build_env_args
 from tritonbuild.execute.buildrun import BuildRun, Installed, Steps, WheelFacts
 from tritonbuild.execute.diagnose import explain
 from tritonbuild.execute.prepare import build_env
+from tritonbuild.execute.staging import license_files
 from tritonbuild.plan import Plan
 from tritonbuild.result import BuildResult
 from tritonbuild.wheel import writer
@@ -107,20 +108,26 @@ class Quick:
         prefix = quick.prefix_of(run.plan)
         from tritonbuild.wheel.sbom import SBOM_DIR, SBOM_NAME  # written anew after the checks see the wheel
 
+        licenses = {f"licenses/{n}": (run.stage / n).read_bytes() for n in license_files(run.plan)}  # as staged
         counts = writer.write_wheel(self.base, prefix, quick.installed_files(run.plan),
                                     run.tmp_wheels / self.base.name, run.plan.wheel.zip_level,
-                                    leave_out=(f"{SBOM_DIR}/{SBOM_NAME}",), sums_file=quick.sums_file(run.plan))
+                                    leave_out=(f"{SBOM_DIR}/{SBOM_NAME}", "licenses/"), anew=licenses,
+                                    sums_file=quick.sums_file(run.plan))
         log.write(f"tritonbuild: wheel from {prefix}: {writer.describe(counts)}\n")
         return {"package": round(time.monotonic() - start, 2)}
 
 
 def _settle(run: BuildRun, log: IO[str]) -> None:
-    """The files ``cmake --install`` took for up to date (changed within the second they were last copied)
-    copied again into the kept prefix."""
+    """The kept prefix made what the wheel will hold: the files ``cmake --install`` took for up to date (changed
+    within the second they were last copied) copied again, and what no install put there removed."""
     stale = quick.copy_stale(run.plan)
     if stale:
         log.write(f"tritonbuild: copied again (cmake --install took them for up to date: changed within the "
                   f"second they were last copied): {', '.join(stale)}\n")
+    gone = quick.prune(run.plan)
+    if gone:
+        log.write(f"tritonbuild: removed from the kept prefix (no install put them there): {', '.join(gone[:20])}"
+                  f"{f' and {len(gone) - 20} more' if len(gone) > 20 else ''}\n")
 
 
 @dataclass(frozen=True)

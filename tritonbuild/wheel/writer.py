@@ -21,6 +21,7 @@ import zipfile
 import zlib
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO, Any
 
 from tritonbuild.errors import UserError
@@ -247,9 +248,11 @@ def _inflated(info: zipfile.ZipInfo) -> bool:
 
 
 def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, level: int,
-                leave_out: Collection[str] = (), sums_file: Path | None = None) -> dict[str, int]:
+                leave_out: Collection[str] = (), sums_file: Path | None = None,
+                anew: Mapping[str, bytes] = MappingProxyType({})) -> dict[str, int]:
     """The wheel at ``dest`` from ``files`` under ``prefix``, reusing ``last``'s members and dist-info but the
-    dist-info files named in ``leave_out`` (relative to it: what the caller writes anew, the SBOM); RECORD is the
+    dist-info files named in ``leave_out`` (relative to it, a name ending in ``/`` a whole dir: what the caller
+    writes anew, the SBOM) and those ``anew`` gives (relative name: content; the license files); RECORD is the
     last member. ``sums_file`` keeps each file's CRC-32 under its stat key, so an unchanged file (150 MB of
     package data) is not read again by the next quick rebuild. Returns how many members were copied and
     deflated."""
@@ -271,9 +274,14 @@ def write_wheel(last: Path, prefix: Path, files: Iterable[Path], dest: Path, lev
             counts["copied" if copied else "deflated"] += 1
         for info in old.infolist():
             inside = info.filename.removeprefix(f"{dist_info}/")
-            if inside != info.filename and inside != "RECORD" and inside not in leave_out:
+            left = inside in leave_out or inside in anew or any(d.endswith("/") and inside.startswith(d)
+                                                                for d in leave_out)
+            if inside != info.filename and inside != "RECORD" and not left:
                 _copy_compressed(out, info, Span(raw_fp, info))
                 rows.append(old_rows.get(info.filename) or _record_row(info.filename, old.read(info)))
+        for inside, data in anew.items():
+            out.writestr(new_member(f"{dist_info}/{inside}", time.localtime()[:6]), data)
+            rows.append(_record_row(f"{dist_info}/{inside}", data))
         text = io.StringIO()
         csv.writer(text, lineterminator="\n").writerows([*rows, [f"{dist_info}/RECORD", "", ""]])
         out.writestr(new_member(f"{dist_info}/RECORD", time.localtime()[:6]), text.getvalue())

@@ -46,6 +46,7 @@ def _smoke(build: BuildSide, python: str, scratch: Path) -> Finding:
     ``scratch``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(build.root)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # none left in a quick rebuild's prefix (the compile check writes none)
     res = reaper.run([python, "-c", SMOKE], cwd=Path(build.plan.cmake.build_dir), scratch=scratch, timeout=300,
                      env=env)
     build.log.write(f"$ smoke test: {python} -c {SMOKE!r}\n{res.stdout}{res.stderr}\n")
