@@ -206,3 +206,27 @@ def test_what_the_wheels_import_starts_is_stopped_when_the_build_time_import_che
     assert "tritonbuild check import: ok" in log
     assert time.monotonic() - begin < 30  # not sat through the children (one held the output pipe)
     assert running("sleep 63.25") == [] and running("sleep 63.5") == []
+
+
+def test_what_the_wheels_import_starts_is_stopped_when_the_compile_checks_child_ends(tmp_path: Path) -> None:
+    """Review 51: each of the compile check's children imports the wheel, whose import here starts a detached
+    process and a plain child; both outlived the check (build and ``verify --compile``). The children now run under
+    the reaper, their output still read as it comes."""
+    from tritonbuild.plan import Case, CompileCheckPlan
+    from tritonbuild.resolve import compilecheck
+    from tritonbuild.wheel import compilecheck_run
+
+    (tmp_path / "triton").mkdir()
+    (tmp_path / "triton" / "__init__.py").write_text(
+        "import subprocess\nsubprocess.Popen(['sleep', '64.25'], start_new_session=True)\n"
+        "subprocess.Popen(['sleep', '64.5'])\n")
+    target = compilecheck.GPU_TARGETS["nvidia"][0]
+    plan = CompileCheckPlan(True, 60, (Case(f"softmax@{target.label}", "softmax", "nvidia", dict(target.spec)),))
+    begin = time.monotonic()
+    try:
+        found = compilecheck_run.run_check(sys.executable, tmp_path, plan, log=silent)
+    except RuntimeError as exc:  # this triton cannot compile: what it says, not how, is the point
+        found = [{"status": "failed", "error": str(exc)}]
+    assert found and found[0]["status"] != "ok", found
+    assert time.monotonic() - begin < 30
+    assert running("sleep 64.25") == [] and running("sleep 64.5") == []

@@ -26,6 +26,7 @@ from tritonbuild.plan import Case, CompileCheckPlan, Plan
 from tritonbuild.resolve.compilecheck import judge
 from tritonbuild.system import proc
 from tritonbuild.system.fileutil import read_owned_json, sha256_of
+from tritonbuild.wheel import reaper
 
 SCRIPT = Path(__file__).resolve().parent / "corpus_kernels.py"
 # The child sees only the wheel: no caller PYTHON* variable, no user site, a private kernel cache.
@@ -82,14 +83,16 @@ def _toolkit_tool(env: Mapping[str, str], name: str) -> str | None:
     return None
 
 
-def _start(python: str, cases: Sequence[Case], env: Mapping[str, str], cwd: Path) -> subprocess.Popen[str]:
+def _start(python: str, cases: Sequence[Case], env: Mapping[str, str], cwd: Path, timeout: int
+           ) -> subprocess.Popen[str]:
     """The child, started as every long child is (``proc.start``: a session of its own, the death signal, a
     watchdog, the lock dir's record), so a hang, Ctrl-C, SIGTERM or tritonbuild's own death (SIGKILL, the OOM
     killer) stops it with its compilers; the caller ``proc.end``s it on every way out. It is started from a worker
     thread that outlives it (``run_check``'s pool ends each child before its task returns), as the death signal
     needs."""
     payload = json.dumps([c.to_json() for c in cases])
-    return proc.start([python, "-u", str(SCRIPT), payload], cwd=cwd, env=env)
+    limit = len(cases) * timeout + 120  # a backstop: the caller stops a case that runs past its own limit
+    return proc.start([*reaper.argv(limit), python, "-u", str(SCRIPT), payload], cwd=cwd, env=env)
 
 
 class _Watch:
@@ -158,7 +161,7 @@ def _result(event: Mapping[str, Any]) -> dict[str, Any]:
 def _run_child(python: str, todo: list[Case], env: Mapping[str, str], timeout: int, cwd: Path,
                log: Callable[[str], None]) -> list[dict[str, Any]]:
     """Run the child over ``todo`` until it ends or a case hangs; the results it gave (a hang is the last one)."""
-    child = _start(python, todo, env, cwd)
+    child = _start(python, todo, env, cwd, timeout)
     watch, results = _Watch(child, log), []
     ready_by = time.monotonic() + max(timeout, 60)  # importing triton
     deadline = ready_by

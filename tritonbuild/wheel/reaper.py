@@ -48,6 +48,15 @@ class Ran:
         return self.returncode == 0 and not self.timed_out
 
 
+def argv(seconds: float, status: str = "-") -> list[str]:
+    """The reaper's own command line for a program whose output the caller reads as it comes (a pipe): the
+    program keeps the reaper's stdout and stderr, ``main`` returns its exit code, and everything it leaves is
+    killed when it ends. tritonbuild is found where this process found it, whatever PYTHONPATH the program gets."""
+    boot = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r}); "
+            "from tritonbuild.wheel.reaper import main; sys.exit(main(sys.argv[1:]))")
+    return [sys.executable, "-c", boot, str(seconds), "-", "-", status, "--"]
+
+
 def _tail(path: Path) -> str:
     try:
         with open(path, "rb") as f:
@@ -120,10 +129,11 @@ def kill_all() -> int:
     return len(killed)
 
 
-def _redirect(out: str, err: str) -> None:
-    """stdin from /dev/null, stdout and stderr into new files: the pipes tritonbuild reads are closed here."""
-    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-                            (2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+def _redirect(out: str, err: str | None) -> None:
+    """stdin from /dev/null, stdout and stderr into new files: the pipes tritonbuild reads are closed here
+    (``err`` None: stdin only)."""
+    files = ((1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), (2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), *(files if err is not None else ())):
         new = os.open(path, flags | os.O_NOFOLLOW if path != os.devnull else flags, 0o600)
         os.dup2(new, fd)
         os.close(new)
@@ -141,7 +151,10 @@ def main(args: list[str]) -> int:
         print("usage: python -m tritonbuild.wheel.reaper SECONDS OUT ERR STATUS -- PROGRAM ARG...", file=sys.stderr)
         return 2
     seconds, out, err, status = float(args[0]), args[1], args[2], args[3]
-    _redirect(out, err)
+    if out == err == "-":  # the caller reads the output as it comes: only stdin is closed
+        _redirect(os.devnull, None)
+    else:
+        _redirect(out, err)
     signal.signal(signal.SIGTERM, _terminated)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -154,11 +167,12 @@ def main(args: list[str]) -> int:
             print(res.stderr, file=sys.stderr)
     finally:
         stopped = kill_all()
-        tmp = f"{status}.tmp"
-        with open(tmp, "w") as f:
-            json.dump({"returncode": rc, "timed_out": timed_out, "stopped": stopped}, f)
-        os.replace(tmp, status)
-    return 0
+        if status != "-":
+            tmp = f"{status}.tmp"
+            with open(tmp, "w") as f:
+                json.dump({"returncode": rc, "timed_out": timed_out, "stopped": stopped}, f)
+            os.replace(tmp, status)
+    return rc if out == err == "-" else 0
 
 
 if __name__ == "__main__":
