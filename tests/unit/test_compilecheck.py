@@ -197,3 +197,16 @@ def test_intel_has_a_fixed_xpu_target_with_the_device_arch_its_compiler_reads() 
     assert target["arch"]["sub_group_sizes"] == (16, 32) and target["arch"]["has_subgroup_2d_block_io"] is True
     assert json.loads(json.dumps([c.to_json() for c in cases]))[0]["target"]["arch"]["name"] == "pvc"
     assert cc.cases_for(["nvidia"])[0].target == {"arch": 80, "backend": "cuda", "warp_size": 32}
+
+
+def test_cases_failing_alike_are_named_together_after_their_error_once() -> None:
+    """Review 51: a broken backend module failed 16 cases alike and the build's error repeated its error 16 times."""
+    error = "ImportError: cannot import name 'x' from 'triton.backends.nvidia.compiler'"
+    alike = [{"case": f"{k}@sm_90a", "status": "failed", "error": error, "stage": "ttir"} for k in ("a", "b", "c")]
+    other = {"case": "d@sm_90a", "status": "failed", "error": "RuntimeError: boom", "stage": "llir"}
+    hang = {"case": "e@sm_90a", "status": "timeout", "seconds": 120.0, "stage": "ttgir"}
+    text = cc.failure_message([*alike, other, hang, {"case": "f@x", "status": "ok", "seconds": 0.1}])
+    assert text.count(error) == 1 and f"3 cases (a@sm_90a, b@sm_90a, c@sm_90a): {error} (in stage ttir)" in text
+    assert "d@sm_90a: RuntimeError: boom (in stage llir)" in text and "e@sm_90a: no result after 120 s" in text
+    assert "4 failed and 1 timed out of 6" in text
+    assert cc.describe_failures([other]) == [cc.describe_result(other)]

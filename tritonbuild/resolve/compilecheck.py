@@ -232,10 +232,25 @@ def describe_result(r: Mapping[str, Any]) -> str:
     return f"{r['case']}: {r.get('error')} (in stage {stage})"
 
 
+def describe_failures(bad: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per way of failing: cases that failed with the same error in the same stage (a broken backend
+    module fails every case of its targets alike) are named together after the error, once."""
+    same: dict[tuple[str, str], list[str]] = {}
+    for r in bad:
+        if r["status"] == "failed":
+            same.setdefault((str(r.get("error")), r.get("stage") or "before the first stage"), []).append(r["case"])
+    lines = [describe_result(r) for r in bad if r["status"] != "failed"]
+    for (error, stage), cases in same.items():
+        lines.append(describe_result({"case": cases[0], "status": "failed", "error": error, "stage": stage}) if
+                     len(cases) == 1 else f"{len(cases)} cases ({', '.join(cases)}): {error} (in stage {stage})")
+    return lines
+
+
 def failure_message(results: Sequence[Mapping[str, Any]], *, llvm_note: str | None = None) -> str:
     bad = failures(results)
     counts = summarize(results)
-    lines = "; ".join(describe_result(r) for r in bad[:6]) + (f"; and {len(bad) - 6} more" if len(bad) > 6 else "")
+    found = describe_failures(bad)
+    lines = "; ".join(found[:6]) + (f"; and {len(found) - 6} more" if len(found) > 6 else "")
     text = (f"The wheel imports but does not compile real kernels: {counts['failed']} failed and {counts['timeout']} "
             f"timed out of {len(results)} ({lines}). The wheel was not written to the output dir.")
     if any(r.get("stage") == "launch limits" for r in bad):

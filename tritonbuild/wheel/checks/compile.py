@@ -51,7 +51,7 @@ def _at_build(build: BuildSide) -> Finding:
         compilecheck_run.remember(plan, now, None)
         note = compilecheck.llvm_note(plan.llvm.pinned_hash, plan.llvm.is_pinned, plan.llvm.version)
         return Finding("compile", "fail", counts, message=compilecheck.failure_message(results, llvm_note=note),
-                       tail="\n".join(compilecheck.describe_result(r) for r in bad))
+                       tail="\n".join(compilecheck.describe_failures(bad)))
     done = report(plan, results, time.monotonic() - start)
     compilecheck_run.remember(plan, now, done)
     return Finding("compile", "ok", counts, report=done)
@@ -69,7 +69,7 @@ def _in_venv(ctx: Context, timeout: int) -> Finding:
     bad = compilecheck.failures(results)
     detail = f"{compilecheck.counts_line(compilecheck.summarize(results))} ({', '.join(backends)})"
     if bad:
-        detail += ": " + "; ".join(compilecheck.describe_result(r) for r in bad[:6])
+        detail += ": " + "; ".join(compilecheck.describe_failures(bad)[:6])
     return Finding("compile", status(not bad), detail)
 
 
