@@ -51,10 +51,12 @@ class Ran:
 def argv(seconds: float, status: str = "-") -> list[str]:
     """The reaper's own command line for a program whose output the caller reads as it comes (a pipe): the
     program keeps the reaper's stdout and stderr, ``main`` returns its exit code, and everything it leaves is
-    killed when it ends. tritonbuild is found where this process found it, whatever PYTHONPATH the program gets."""
+    killed when it ends. tritonbuild is found where this process found it, whatever PYTHONPATH the program gets
+    (the reaper's own interpreter runs isolated from it and from site-packages: it needs only the standard
+    library)."""
     boot = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r}); "
             "from tritonbuild.wheel.reaper import main; sys.exit(main(sys.argv[1:]))")
-    return [sys.executable, "-c", boot, str(seconds), "-", "-", status, "--"]
+    return [sys.executable, "-I", "-S", "-c", boot, str(seconds), "-", "-", status, "--"]  # PYTHON* are the program's
 
 
 def _tail(path: Path) -> str:
