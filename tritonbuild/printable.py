@@ -33,3 +33,8 @@ def quoted(text: str) -> str:
     import shlex
 
     return shlex.quote(text) if text.isprintable() else printable(text)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out (a message quoting a 300 KB error)."""
+    return text if len(text) <= limit else f"{text[:limit]} [... {len(text) - limit} more characters]"

@@ -210,3 +210,10 @@ def test_cases_failing_alike_are_named_together_after_their_error_once() -> None
     assert "d@sm_90a: RuntimeError: boom (in stage llir)" in text and "e@sm_90a: no result after 120 s" in text
     assert "4 failed and 1 timed out of 6" in text
     assert cc.describe_failures([other]) == [cc.describe_result(other)]
+
+
+def test_a_huge_error_is_quoted_cut_saying_how_much_was_left_out() -> None:
+    """Review 51: an import error quoting 300 KB went to the terminal whole, once per case."""
+    huge = {"case": "a@sm_90a", "status": "failed", "error": "ImportError: " + "x" * 300_000, "stage": "ttir"}
+    text = cc.failure_message([huge, {**huge, "case": "b@sm_90a"}])
+    assert len(text) < 5000 and "[... 299013 more characters]" in text

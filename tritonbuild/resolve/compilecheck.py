@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tritonbuild.plan import Case, CompileCheckPlan
+from tritonbuild.printable import shorten
 
 KERNELS = ("matmul_fp16", "matmul_bf16", "matmul_fp8", "reduction", "softmax", "split_permute", "atomics")
 NO_FP8 = tuple(k for k in KERNELS if k != "matmul_fp8")
@@ -229,7 +230,7 @@ def describe_result(r: Mapping[str, Any]) -> str:
     stage = r.get("stage") or "before the first stage"
     if r["status"] == "timeout":
         return f"{r['case']}: no result after {r.get('seconds', 0):.0f} s (last stage entered: {stage})"
-    return f"{r['case']}: {r.get('error')} (in stage {stage})"
+    return f"{r['case']}: {shorten(str(r.get('error')), 1000)} (in stage {stage})"
 
 
 def describe_failures(bad: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -242,7 +243,8 @@ def describe_failures(bad: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [describe_result(r) for r in bad if r["status"] != "failed"]
     for (error, stage), cases in same.items():
         lines.append(describe_result({"case": cases[0], "status": "failed", "error": error, "stage": stage}) if
-                     len(cases) == 1 else f"{len(cases)} cases ({', '.join(cases)}): {error} (in stage {stage})")
+                     len(cases) == 1 else f"{len(cases)} cases ({', '.join(cases)}): {shorten(error, 1000)} (in stage "
+                     f"{stage})")
     return lines
 
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tritonbuild.printable import printable
+from tritonbuild.printable import printable, shorten
 from tritonbuild.system import proc
 from tritonbuild.wheel import reaper, zipguard
 from tritonbuild.wheel.checks.backends import listed
@@ -59,7 +59,8 @@ def _smoke(build: BuildSide, python: str, scratch: Path) -> Finding:
     said = (res.stderr or res.stdout).strip()
     return Finding("import", "fail", f"{python} does not import triton (exit code {res.returncode})",
                    message=f"The built wheel does not import with {python} (exit code {res.returncode}).{hint} The "
-                   "wheel was not written to the output dir.", tail="\n".join(said.splitlines()[-8:]))
+                   "wheel was not written to the output dir.",
+                   tail="\n".join(shorten(line, 1000) for line in said.splitlines()[-8:]))
 
 
 def hidden_paths(prefix: str | None) -> list[str]:
