@@ -15,7 +15,7 @@ from tritonbuild.resolve.fetchdeps import (
     parse,
     split_spec,
 )
-from tritonbuild.system.fileutil import files_under
+from tritonbuild.system.fileutil import files_under, walk
 
 _SUBDIR = re.compile(r"\badd_subdirectory\s*\(\s*([^\s)]+)", re.I)
 _INCLUDE = re.compile(r"\binclude\s*\(\s*([^\s)]+)", re.I)
@@ -30,10 +30,12 @@ def _skipped(name: str) -> bool:
 
 def cmake_files(root: Path, what: str = "The Triton source") -> Iterable[Path]:
     """The CMake files under ``root`` (hidden, build/ and external/ dirs left out), walked as ``fileutil.walk``
-    walks (bounded, on one file system)."""
-    for path in sorted(files_under(root, what, _skipped)):
-        if (path.name == "CMakeLists.txt" or path.suffix == ".cmake") and not _skipped(path.name) and path.is_file():
-            yield path
+    walks (bounded, on one file system); names are judged before any path is made (a tree holds thousands)."""
+    found = []
+    for here, dirs, files in walk(root, what):
+        dirs[:] = [d for d in dirs if not _skipped(d)]
+        found += [Path(here, f) for f in files if (f == "CMakeLists.txt" or f.endswith(".cmake")) and not _skipped(f)]
+    yield from sorted(p for p in found if p.is_file())
 
 
 def _target(arg: str, here: Path, root: Path) -> str | None:
