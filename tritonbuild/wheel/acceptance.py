@@ -20,7 +20,7 @@ from tritonbuild.reporter import Reporter
 from tritonbuild.system.archive import extract_zip
 from tritonbuild.wheel import zipguard
 from tritonbuild.wheel.checks import registry
-from tritonbuild.wheel.checks.base import BuildSide, Finding
+from tritonbuild.wheel.checks.base import BuildSide, Check, Finding
 
 
 def smoke_test(plan: Plan, wheel: Path, log: IO[str], reporter: Reporter, *, prefix: Path | None = None,
@@ -31,18 +31,11 @@ def smoke_test(plan: Plan, wheel: Path, log: IO[str], reporter: Reporter, *, pre
     same). Returns the compile check's report (for the manifest)."""
     work = Path(plan.cmake.build_dir) / "smoke"
     shutil.rmtree(work, ignore_errors=True)
-    root = prefix if prefix is not None else extract_zip(wheel, work / "wheel", f"the built wheel {wheel}")
-    (work / "tmp").mkdir(parents=True)
     checks = registry.checks("build")
     try:
-        with zipguard.open_wheel(wheel) as zf:
-            ctx = registry.context(wheel, zf, work / "tmp", build=BuildSide(plan, root, log, reporter))
-            if code is None:
-                found = registry.run(checks, ctx, stop_at_fail=True)
-            else:
-                found = registry.run([c for c in checks if not registry.runs_wheel_code(c)], ctx, stop_at_fail=True)
-    except zipguard.BadWheel as exc:
-        found = [Finding("wheel", "fail", f"not a readable wheel: {exc}")]
+        root = prefix if prefix is not None else extract_zip(wheel, work / "wheel", f"the built wheel {wheel}")
+        found = _checked(wheel, work, BuildSide(plan, root, log, reporter), "not a readable wheel",
+                         checks if code is None else [c for c in checks if not registry.runs_wheel_code(c)])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if code is not None:
@@ -61,15 +54,22 @@ def code_checks(plan: Plan, prefix: Path, last_wheel: Path, log: IO[str], report
     try:
         dist = extract_zip(last_wheel, work / "dist-info", f"the last wheel {last_wheel}",
                            keep=lambda name: ".dist-info/" in name)
-        (work / "tmp").mkdir()
-        with zipguard.open_wheel(last_wheel) as zf:
-            ctx = registry.context(last_wheel, zf, work / "tmp", build=BuildSide(plan, prefix, log, reporter, (dist,)))
-            return registry.run([c for c in registry.checks("build") if registry.runs_wheel_code(c)], ctx,
-                                stop_at_fail=True)
-    except zipguard.BadWheel as exc:
-        return [Finding("wheel", "fail", f"the last wheel, whose dist-info the new one copies, is not readable: {exc}")]
+        return _checked(last_wheel, work, BuildSide(plan, prefix, log, reporter, (dist,)),
+                        "the last wheel, whose dist-info the new one copies, is not readable",
+                        [c for c in registry.checks("build") if registry.runs_wheel_code(c)])
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _checked(wheel: Path, work: Path, side: BuildSide, unreadable: str, checks: list[Check]) -> list[Finding]:
+    """The findings of ``checks`` on ``wheel`` with the build's ``side``, a scratch dir under ``work``, cut after
+    the first failure; a wheel that cannot be read is one failure, said after ``unreadable``."""
+    (work / "tmp").mkdir(parents=True)
+    try:
+        with zipguard.open_wheel(wheel) as zf:
+            return registry.run(checks, registry.context(wheel, zf, work / "tmp", build=side), stop_at_fail=True)
+    except zipguard.BadWheel as exc:
+        return [Finding("wheel", "fail", f"{unreadable}: {exc}")]
 
 
 def refuse(wheel: Path, findings: Sequence[Finding]) -> None:

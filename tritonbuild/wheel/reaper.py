@@ -131,11 +131,11 @@ def kill_all() -> int:
     return len(killed)
 
 
-def _redirect(out: str, err: str | None) -> None:
+def _redirect(out: str, err: str, *, through: bool) -> None:
     """stdin from /dev/null, stdout and stderr into new files: the pipes tritonbuild reads are closed here
-    (``err`` None: stdin only)."""
+    (``through``: stdin only; the caller reads the output as it comes)."""
     files = ((1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), (2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
-    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), *(files if err is not None else ())):
+    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), *(() if through else files)):
         new = os.open(path, flags | os.O_NOFOLLOW if path != os.devnull else flags, 0o600)
         os.dup2(new, fd)
         os.close(new)
@@ -153,10 +153,8 @@ def main(args: list[str]) -> int:
         print("usage: python -m tritonbuild.wheel.reaper SECONDS OUT ERR STATUS -- PROGRAM ARG...", file=sys.stderr)
         return 2
     seconds, out, err, status = float(args[0]), args[1], args[2], args[3]
-    if out == err == "-":  # the caller reads the output as it comes: only stdin is closed
-        _redirect(os.devnull, None)
-    else:
-        _redirect(out, err)
+    through = out == err == "-"  # the caller reads the output as it comes (``argv``)
+    _redirect(out, err, through=through)
     signal.signal(signal.SIGTERM, _terminated)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -174,7 +172,7 @@ def main(args: list[str]) -> int:
             with open(tmp, "w") as f:
                 json.dump({"returncode": rc, "timed_out": timed_out, "stopped": stopped}, f)
             os.replace(tmp, status)
-    return rc if out == err == "-" else 0
+    return rc if through else 0
 
 
 if __name__ == "__main__":
