@@ -64,7 +64,7 @@ def test_only_variables_tritonbuild_reads_and_that_are_set_go_in() -> None:
 def test_passed_variables_are_always_read_ones_that_are_set(env: dict[str, str]) -> None:
     passed = set(ct.passed_env(env))
     assert passed <= READ & set(env)
-    kept = {n for spec in SPECS if spec.name in (*ct.OWN, *ct.HOST_ONLY) for n in spec.env_names}
+    kept = {n for spec in SPECS if spec.host_only for n in spec.env_names}
     assert {"TRITONBUILD_CONTAINER", "TRITONBUILD_CONTAINER_ENGINE", "TRITONBUILD_CONTAINER_PYTHON",
             "TRITONBUILD_CACHE_DIR", "TRITON_HOME", "XDG_CACHE_HOME", "TRITON_LLVM_SYSTEM_SUFFIX",
             "SCCACHE_SERVER_PORT"} == kept
@@ -72,7 +72,7 @@ def test_passed_variables_are_always_read_ones_that_are_set(env: dict[str, str])
 
 
 def test_every_setting_that_names_a_local_path_of_code_is_mounted() -> None:
-    paths = {s.name for s in SPECS if s.trust == "runs" and s.kind in ("str", "list") and s.name not in ct.OWN}
+    paths = {s.name for s in SPECS if s.trust == "runs" and s.kind in ("str", "list") and not s.host_only}
     # arguments are not paths; of a KEY=PATH entry the PATH is (Spec.keyed: --patch, --dep; --submodule's are
     # refused by --container before anything is mounted); the source is mounted on its own (the cwd when none is
     # given), and the cache root too, read-write (--cache-dir)

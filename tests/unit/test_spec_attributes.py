@@ -47,6 +47,8 @@ def _problems(spec: Spec) -> list[str]:
     if spec.identity and (spec.local or spec.decides):
         out.append(f"{spec.name}: identity={spec.identity!r} names what is built, yet it is local or decides "
                    f"{spec.decides}")
+    if spec.host_only and not spec.local:  # what a --container run does not pass in is this machine's own
+        out.append(f"{spec.name}: host_only, yet not local: a container's inner run would build something else")
     if len(set(spec.decides)) != len(spec.decides):
         out.append(f"{spec.name}: decides {spec.decides} names a field twice")
     return out

@@ -33,16 +33,14 @@ from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, Settings, show
 from tritonbuild.system import paths, proc
 
 ENGINES = ("docker", "podman")
-OWN = ("container", "container_engine", "container_python")  # never passed on: the inner run builds where it is
 PYPA_PYTHON = "/opt/python/cp312-cp312/bin/python"  # pypa's manylinux and musllinux images
 # Settings whose local paths are mounted read-only (``Spec.path``; the source, ``Spec.identity``, on its own).
 PATH_SETTINGS = tuple(s.name for s in SPECS if s.path and not s.identity)
 # Options typed on the host whose values are host paths: made absolute for the inner run (its workdir may differ).
 PATH_OPTIONS = (*(s.name for s in SPECS if s.path and s.flag), "recipe")
 EXTRA_ENV = ("NO_COLOR",)  # read besides the settings' variables
-# this host's, never passed on either: the inner run gets --cache-dir, and finds its own image's LLVM suffix and
-# sccache server
-HOST_ONLY = ("cache_root", "llvm_system_suffix", "sccache_server_port")
+# Options typed on the host that are no setting and are given again, absolute: the inner run's cache and out dirs.
+GIVEN_AGAIN = ("cache_dir", "out")
 STEP_TIMEOUT = 3600.0  # seconds the image's pull and venv, or the dependencies' install, may take
 
 
@@ -77,9 +75,9 @@ class Container:
 
 def passed_env(env: Mapping[str, str]) -> tuple[str, ...]:
     """The names of the variables tritonbuild reads (the settings' own, and ``EXTRA_ENV``) that are set in ``env``,
-    less the container settings' (the inner run builds where it is) and ``HOST_ONLY``'s: each goes in as
-    ``-e NAME``."""
-    names = [n for spec in SPECS if spec.name not in (*OWN, *HOST_ONLY) for n in spec.env_names] + list(EXTRA_ENV)
+    less the host's own (``Spec.host_only``: the container's, the cache root's, the inner run finds the rest): each
+    goes in as ``-e NAME``."""
+    names = [n for spec in SPECS if not spec.host_only for n in spec.env_names] + list(EXTRA_ENV)
     return tuple(sorted({n for n in names if n in env}))
 
 
@@ -177,11 +175,12 @@ def run_argv(c: Container, command: Sequence[str]) -> list[str]:
 
 
 def inner_args(given: Sequence[tuple[str, str, str | None]], c: Container, cwd: Path) -> list[str]:
-    """The inner ``build``'s arguments: the typed options (``cli.options.given_options``) less the container
-    ones, the cache dir and the out dir (given again, absolute), host paths made absolute; ``--container ''``."""
+    """The inner ``build``'s arguments: the typed options (``cli.options.given_options``) less the host's own
+    (``Spec.host_only``: the container ones), the cache dir and the out dir (given again, absolute), host paths made
+    absolute; ``--container ''``."""
     args: list[str] = []
     for name, opt, value in given:
-        if name in (*OWN, "cache_dir", "out"):
+        if name in GIVEN_AGAIN or (name in SPEC_BY_NAME and SPEC_BY_NAME[name].host_only):
             continue
         keyed = SPEC_BY_NAME[name].keyed if name in SPEC_BY_NAME else None
         target, file = keyed[0](value) if keyed and value is not None else (None, value)

@@ -301,6 +301,10 @@ class Spec:
     # ``identity``: it says which tree ("tree") or revision of it ("revision") is built, not how: a rebuild takes it
     # from its --source and the claimed commit, a checkout's record is keyed by it, llvm compat's steps set it.
     identity: Literal["tree", "revision"] | None = None
+    # ``host_only``: it names this host's own state (its cache root, Debian's LLVM suffix, its sccache server) or the
+    # container itself: a ``--container`` run neither passes its variables in nor types its flag again, since the
+    # inner run builds where it is and finds its own.
+    host_only: bool = False
 
     @property
     def path(self) -> bool:
@@ -359,7 +363,8 @@ def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] |
             maximum: int | None = None, choices: tuple[str, ...] = (), recipe: bool | None = None,
             recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "",
             trust: Trust | None = None, local: bool | None = None, compiles: bool | None = None,
-            decides: tuple[str, ...] = (), identity: Literal["tree", "revision"] | None = None) -> Any:
+            decides: tuple[str, ...] = (), identity: Literal["tree", "revision"] | None = None,
+            host_only: bool = False) -> Any:
     """A ``Settings`` field and its ``Spec`` (in the field's metadata, named after the field): the one declaration
     of a setting. Its kind follows from its default, flag, range and choices. A recipe may set every setting that
     has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only). The
@@ -368,7 +373,7 @@ def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] |
     readers = tuple(_from(n, r) for n, r in env.items()) + extra
     spec = Spec("", default, flag, readers, tuple(env) + extra_names, help, _kind(default, flag, minimum, choices),
                 minimum, maximum, choices, flag is not None if recipe is None else recipe, recipe_also, validate,
-                refusal_hint, trust, local, compiles, decides, identity)
+                refusal_hint, trust, local, compiles, decides, identity, host_only)
     return field(default=tuple(default) if isinstance(default, list) else default, metadata={SPEC: spec})
 
 
@@ -934,32 +939,32 @@ class Settings:
     llvm_system_suffix: str | None = setting(None, None, {"TRITON_LLVM_SYSTEM_SUFFIX": _suffix},
         "the platform suffix of Triton's prebuilt LLVM archive (ubuntu-x64, ubuntu-arm64, almalinux-x64, "
         "almalinux-arm64, macos-arm64; Triton's variable; default: this host's)",
-        trust="", local=True, compiles=False)
+        trust="", local=True, compiles=False, host_only=True)
     sccache_server_port: int | None = setting(None, None, {"SCCACHE_SERVER_PORT": env_int},
         "the port of the sccache server the build uses (sccache's variable; default: one port per SCCACHE_* "
         "configuration and base dirs, 20000-29999)", minimum=1, maximum=65535,
-        trust="", local=True, compiles=False)
+        trust="", local=True, compiles=False, host_only=True)
     # from the environment; --cache-dir and a recipe's cache_dir come before it
     cache_root: str | None = setting(None, None, None,
         "the cache root when neither --cache-dir nor a recipe's cache_dir names one: TRITONBUILD_CACHE_DIR, else "
         "$TRITON_HOME/.triton/tritonbuild, else $XDG_CACHE_HOME/tritonbuild, else ~/.cache/tritonbuild",
         extra=(_cache_root,), extra_names=tuple(n for n, _ in CACHE_ENV), trust="runs", local=True,
-        compiles=False)
+        compiles=False, host_only=True)
     # an image reference; "" or None: this host
     container: str | None = setting(None, "--container", {"TRITONBUILD_CONTAINER": _str},
         "run the build inside this container image (docker or podman), as cibuildwheel does: the source, "
         "plugins, patches and wheelhouse mounted read-only, the cache and the out dir read-write, at the same "
         "paths; tritonbuild from this installation, run as your user; an empty value builds on this host",
-        validate=image_problem, trust="runs", local=True, compiles=False)
+        validate=image_problem, trust="runs", local=True, compiles=False, host_only=True)
     container_engine: ContainerEngine = setting("auto", "--container-engine", {"TRITONBUILD_CONTAINER_ENGINE": _str},
         "the engine of --container: docker, podman, or auto (the first of them found on PATH)",
-        choices=get_args(ContainerEngine), trust="runs", local=True, compiles=False)
+        choices=get_args(ContainerEngine), trust="runs", local=True, compiles=False, host_only=True)
     # inside the image
     container_python: str | None = setting(None, "--container-python", {"TRITONBUILD_CONTAINER_PYTHON": _str},
         "the image's Python 3.11+ that runs tritonbuild in --container (a path inside the image or a command "
         "name; default: /opt/python/cp312-cp312/bin/python in pypa's manylinux and musllinux images, else "
         "python3); the wheel is for it unless --python names another",
-        validate=_container_python, trust="runs", local=True, compiles=False)
+        validate=_container_python, trust="runs", local=True, compiles=False, host_only=True)
 
     _given: Mapping[str, Resolved] = field(default_factory=dict, repr=False, hash=False)
 
