@@ -174,7 +174,7 @@ def clean(all_: bool, develop_only: bool, dry_run: bool, **kw: Any) -> None:
     req = request_of(kw)
     given = cache_root_to_read(req.cache_dir, req.env) if all_ else cacheroot.cache_root(req.env, req.cache_dir)
     root = given / "build"
-    targets = _all_under(root) if all_ else _of_request(req, root)
+    targets = st.listed(root) if all_ else _of_request(req, root)
     if develop_only:
         targets = [d for d in targets if not st.is_build_dir(d) or st.has_develop(d)]
     checkout = None if all_ else checkout_of(req)
@@ -253,16 +253,6 @@ def _of_request(req: Request, root: Path) -> list[Path]:
         v in (None, (), []) for n, v in req.flags.items() if SPEC_BY_NAME[n].identity != "tree")
     checkout = checkout_of(req) if by_source else None
     return st.of_source(root, checkout) if checkout is not None else _of_plan(req)
-
-
-def _all_under(root: Path) -> list[Path]:
-    from tritonbuild.errors import EnvironmentProblem
-
-    try:
-        return sorted(root.iterdir()) if root.is_dir() and not root.is_symlink() else []
-    except OSError as exc:
-        raise EnvironmentProblem(f"Cannot list the build dirs in {root}: {exc.strerror or exc}. Fix the cache "
-                                 "root's permissions (or pass --cache-dir).") from None
 
 
 def _of_plan(req: Request) -> list[Path]:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -12,7 +9,7 @@ import click
 
 from tritonbuild import jsonout
 from tritonbuild.cli.options import NonEmpty, cache_dir_option, environment
-from tritonbuild.errors import EnvironmentProblem, UserError
+from tritonbuild.errors import EnvironmentProblem
 
 
 @click.command()
@@ -47,56 +44,9 @@ def doctor(python: str | None, as_json: bool) -> None:
 @click.option("--plugin", "with_plugin", is_flag=True, help="Also write an external plugin next to it.")
 def example(dest: str, generation: str, with_plugin: bool) -> None:
     """Write the small Triton-shaped example tree (a real CMake project) into DEST."""
-    given = Path(dest)
-    if given.is_symlink():
-        raise UserError(f"{given} is a link (to {os.readlink(given)}); tritonbuild writes the example only into a "
-                        "real directory, never through a link. Pick a new directory.")
-    root = given.resolve()
-    existed = True  # until known otherwise: nothing is undone
-    try:
-        existed = root.exists()
-        if existed and any(root.iterdir()):
-            raise UserError(f"{root} exists and is not empty; tritonbuild will not write into it. Pick a new "
-                            "directory.")
-        _write_example(root, generation, with_plugin)
-    except OSError as exc:
-        _undo(root, existed)
-        raise UserError(f"Cannot write the example into {root}: {_why(exc)}. Pick a directory you can write to; "
-                        "what was written of it has been removed.") from None
+    from tritonbuild.example.into import write_into
 
-
-def _why(exc: OSError) -> str:
-    """An OSError in a few words; copytree's shutil.Error holds a list of (src, dst, why): the first one."""
-    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
-        _src, dst, why = exc.args[0][0]
-        return f"{str(why).split(']', 1)[-1].split(':', 1)[0].strip()} ({dst})"
-    return f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc.strerror or exc)
-
-
-def _write_example(root: Path, generation: str, with_plugin: bool) -> None:
-    from tritonbuild import example as ex
-
-    ex.write_tree(root / "triton", generation=generation)
-    ex.write_spirv_abi(root / "spirv-kernel-abi")
-    click.echo(f"wrote {root / 'triton'}")
-    click.echo(f"wrote {root / 'spirv-kernel-abi'} (what the spirv backend downloads at configure time; "
-               f"offline: --dep spirv-kernel-abi={root / 'spirv-kernel-abi'})")
-    if with_plugin:
-        ex.write_plugin(root / "triton-shared", "triton_shared")
-        click.echo(f"wrote {root / 'triton-shared'} (plugin 'triton_shared')")
-
-
-def _undo(root: Path, existed: bool) -> None:
-    """Remove what a failed ``example`` wrote: the dir it made, or what it put into the empty dir it was given."""
-    if not existed:
-        shutil.rmtree(root, ignore_errors=True)
-        return
-    with contextlib.suppress(OSError):
-        for entry in root.iterdir():
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
+    write_into(dest, generation, with_plugin, say=click.echo)
 
 
 @click.command()
@@ -134,11 +84,7 @@ def status(cache_dir: str | None, as_json: bool) -> None:
     from tritonbuild.report import render
 
     builds = cache_root_to_read(cache_dir, environment()) / "build"
-    try:
-        rows = st.build_dirs(builds)
-    except OSError as exc:
-        raise EnvironmentProblem(f"Cannot read the build dirs in {builds}: {exc.strerror or exc}. Fix its "
-                                 "permissions (or pass --cache-dir).") from None
+    rows = st.build_dirs(builds)
     if as_json:
         click.echo(jsonout.dumps("status", {"build_dirs": rows, "cache_copies": st.cache_copies(builds.parent)}))
         return

@@ -26,7 +26,7 @@ from typing import Any
 
 from filelock import Timeout
 
-from tritonbuild.errors import UserError
+from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.execute import lastrequest
 from tritonbuild.execute.lock import LOCK, MARKER, file_lock
 from tritonbuild.jsonout import iso_time
@@ -115,8 +115,30 @@ def of_source(root: Path, checkout: Path) -> list[Path]:
     return [d for d in _entries(root) if is_build_dir(d) and checkout in sources_of(d)]
 
 
+def listed(root: Path) -> list[Path]:
+    """Every entry of the build dirs' root ``root`` (none when it is no dir, or a link): what ``clean --all`` looks
+    at. A root that cannot be read is an EnvironmentProblem naming it (exit 3)."""
+    try:
+        return sorted(root.iterdir()) if root.is_dir() and not root.is_symlink() else []
+    except OSError as exc:
+        raise EnvironmentProblem(_unreadable(root, exc)) from None
+
+
+def _unreadable(root: Path, exc: OSError) -> str:
+    return (f"Cannot read the build dirs in {root}: {exc.strerror or exc}. Fix the cache root's permissions (or "
+            "pass --cache-dir).")
+
+
 def build_dirs(root: Path) -> list[dict[str, Any]]:
-    """A row per build dir under ``root`` (links and dirs that are not tritonbuild's are not listed)."""
+    """A row per build dir under ``root`` (links and dirs that are not tritonbuild's are not listed); a root or a
+    dir that cannot be read is an EnvironmentProblem naming the root (exit 3)."""
+    try:
+        return _rows(root)
+    except OSError as exc:
+        raise EnvironmentProblem(_unreadable(root, exc)) from None
+
+
+def _rows(root: Path) -> list[dict[str, Any]]:
     if not root.is_dir():
         return []
     dirs = [d for d in sorted(root.iterdir()) if is_build_dir(d)]
