@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +10,7 @@ import click
 
 from tritonbuild import jsonout
 from tritonbuild.cli.options import cache_dir_option, environment, plan_command, plan_options, request_of
-from tritonbuild.errors import BuildFailed, EnvironmentProblem, UserError
+from tritonbuild.errors import BuildFailed
 
 if TYPE_CHECKING:
     from tritonbuild.execute.compat import Finding
@@ -85,13 +84,7 @@ def path(**kw: Any) -> None:
     from tritonbuild.llvm import cache
     from tritonbuild.request import make_plan
 
-    p = make_plan(request_of(kw))
-    if not p.llvm.prefix:
-        raise UserError(p.llvm.problem or "No LLVM would be used.")
-    if p.llvm.strategy in ("download", "source") and not cache.current(Path(p.llvm.prefix), p.llvm.sha256):
-        raise UserError(f"The plan's LLVM ({p.llvm.strategy}) is not in the cache yet: run `tritonbuild llvm "
-                        f"{'fetch' if p.llvm.strategy == 'download' else 'build'}` first.")
-    click.echo(p.llvm.prefix)
+    click.echo(cache.ready_prefix(make_plan(request_of(kw)).llvm))
 
 
 @plan_command(group=llvm)
@@ -177,78 +170,6 @@ def gc(cache_dir: str | None, dry_run: bool) -> None:
     yet, nothing is removed.
     """
     from tritonbuild.cli.host import cache_root_to_read
-    from tritonbuild.execute.builddirs import dir_size
-    from tritonbuild.llvm import cache
+    from tritonbuild.execute import llvmgc
 
-    root = cache_root_to_read(cache_dir, environment())
-    used, busy = _used_prefixes(root / "build")
-    freed, failed = 0, []
-    try:
-        entries = cache.entries(root)
-    except OSError as exc:
-        raise EnvironmentProblem(f"Cannot list the LLVM cache {root / 'llvm'}: {exc.strerror or exc}. Fix its "
-                                 "permissions; nothing was removed.") from None
-    for entry in entries:
-        why = _keep(entry, used, busy)
-        if why:
-            click.echo(f"keep   {entry} ({why})")
-            continue
-        size = dir_size(entry)
-        if not dry_run:
-            problem = cache.remove_entry(entry)
-            if problem and problem.startswith("in use"):
-                click.echo(f"keep   {entry} ({problem})")
-            elif problem:
-                failed.append(problem)
-            if problem:
-                continue
-        freed += size
-        click.echo(f"{'would remove' if dry_run else 'remove'} {entry} ({size / 2**20:.1f} MiB)")
-    click.echo(f"{'would free' if dry_run else 'freed'} {freed / 2**20:.1f} MiB")
-    sys.stdout.flush()
-    if failed:
-        raise EnvironmentProblem(f"Could not remove {len(failed)} LLVM cache entr{'y' if len(failed) == 1 else 'ies'}"
-                                 f": {'; '.join(failed)}. The LLVM cache is not writable by this user (or the disk "
-                                 "is read-only): fix its permissions; what could not be removed is left as it was.")
-
-
-def _keep(entry: Path, used: set[str], busy: list[str]) -> str | None:
-    if entry.is_symlink():
-        return "a link: left alone, and its target too"
-    if str(entry) in used:
-        return "used by a build dir"
-    if busy:
-        return f"build dir {busy[0]} is in use and has not written its plan yet"
-    return None
-
-
-def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
-    """The LLVM prefixes the build dirs' plans use, and the build dirs in use whose plan is not readable yet."""
-    from filelock import Timeout
-
-    from tritonbuild.execute import builddirs
-    from tritonbuild.execute.lock import file_lock
-
-    used: set[str] = set()
-    busy: list[str] = []
-    try:
-        # every dir with a plan counts, marked or not (an older tritonbuild's): gc errs towards keeping an LLVM
-        dirs = sorted(d for d in builds.iterdir() if d.is_dir() and not d.is_symlink()) if builds.is_dir() else []
-    except OSError as exc:
-        raise EnvironmentProblem(f"Cannot list the build dirs in {builds} (to see which LLVMs they use): "
-                                 f"{exc.strerror or exc}. Fix its permissions; nothing was removed.") from None
-    for d in dirs:
-        try:
-            used.add(str(builddirs.plan_of(d)["llvm"]["prefix"]))  # a planted FIFO or a deep plan.json: no plan
-            continue
-        except (KeyError, TypeError):
-            pass
-        lk = file_lock(d)
-        try:
-            lk.acquire(timeout=0)
-            lk.release()
-        except Timeout:
-            busy.append(str(d))
-        except OSError:
-            continue
-    return used, busy
+    llvmgc.collect(cache_root_to_read(cache_dir, environment()), dry_run=dry_run, say=click.echo)

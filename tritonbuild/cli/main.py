@@ -147,6 +147,8 @@ def main(argv: list[str] | None = None) -> None:
 
         from tritonbuild.report import render
 
+        with contextlib.suppress(OSError, ValueError):  # what the command said comes before its error
+            sys.stdout.flush()
         err = render.console(stderr=True)
         err.print(f"[red bold]error:[/red bold] {escape(str(exc))}", soft_wrap=False)
         if isinstance(exc, BuildFailed):

@@ -14,7 +14,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tritonbuild.errors import UserError
 from tritonbuild.llvm.probe import MARKER
+from tritonbuild.plan import LLVMPlan
 from tritonbuild.resolve.llvm_requirement import llvm_dir
 
 
@@ -37,6 +39,17 @@ def pin_conflict(entry: Path, sha256: dict[str, str]) -> str | None:
 def current(entry: Path, sha256: dict[str, str]) -> bool:
     """Complete, and not contradicted by the pin's sha256."""
     return is_complete(entry) and pin_conflict(entry, sha256) is None
+
+
+def ready_prefix(llvm: LLVMPlan) -> str:
+    """The prefix a plan's LLVM is at, when it is there now (``llvm path``); a plan with no LLVM, or whose
+    download or source build is not in the cache yet, is refused naming the command that makes it (exit 2)."""
+    if not llvm.prefix:
+        raise UserError(llvm.problem or "No LLVM would be used.")
+    if llvm.strategy in ("download", "source") and not current(Path(llvm.prefix), llvm.sha256):
+        raise UserError(f"The plan's LLVM ({llvm.strategy}) is not in the cache yet: run `tritonbuild llvm "
+                        f"{'fetch' if llvm.strategy == 'download' else 'build'}` first.")
+    return llvm.prefix
 
 
 def read_marker(entry: Path) -> dict[str, Any]:
