@@ -24,9 +24,9 @@ from tests.helpers import BACKENDS_INIT, WHEEL_ONLY, PlainReporter, one_of, runn
 from tests.integration.conftest import run_cli
 from tritonbuild import example
 from tritonbuild.errors import BuildFailed
+from tritonbuild.gather.request import Request, make_plan
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import silent
-from tritonbuild.request import Request, make_plan
 from tritonbuild.wheel import acceptance, verify
 from tritonbuild.wheel.checks import registry
 from tritonbuild.wheel.checks.base import Context, Finding

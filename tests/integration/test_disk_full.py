@@ -15,9 +15,9 @@ from tests.integration.conftest import cuda_stub, small_tmpfs
 from tritonbuild import example
 from tritonbuild.errors import DiskProblem
 from tritonbuild.execute.lock import disk_problem
+from tritonbuild.gather.request import Request, make_plan
 from tritonbuild.nvidia.stage import stage, stage_dir
 from tritonbuild.reporter import silent
-from tritonbuild.request import Request, make_plan
 
 LLVM = "/usr/lib/llvm-22"
 

@@ -268,7 +268,7 @@ def test_kill_9_of_tritonbuild_takes_its_compilers_with_it(tmp_path: Path, shape
 
 def test_the_next_run_stops_what_a_dead_run_left_in_the_build_dir(tmp_path: Path) -> None:
     from tritonbuild.execute.lock import lock
-    from tritonbuild.request import Request, make_plan
+    from tritonbuild.gather.request import Request, make_plan
 
     tree = example.write_tree(tmp_path / "src" / "triton")
     plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM},
@@ -405,7 +405,7 @@ def test_a_wheel_is_linked_into_an_output_dir_on_the_same_file_system_and_stays_
 
 def test_only_a_compile_commands_link_tritonbuild_made_is_replaced(tmp_path: Path, tree: Path) -> None:
     from tritonbuild.execute.prepare import link_compile_commands
-    from tritonbuild.request import Request, make_plan
+    from tritonbuild.gather.request import Request, make_plan
 
     plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM,
                                        "stable_paths": False}, os.environ, tmp_path, warn=silent))

@@ -392,7 +392,7 @@ def test_a_patched_build_names_its_patches_in_the_wheel_the_manifest_and_verify(
 
 
 def test_an_editable_install_of_a_patched_source_is_warned_about(tree: Path, tmp_path: Path) -> None:
-    from tritonbuild.request import Request, make_plan
+    from tritonbuild.gather.request import Request, make_plan
 
     (tmp_path / "a.diff").write_text(_comment_patch(tree, "python/src/ir.cc", "A"))
     kw = {"source": str(tree), "llvm": str(LLVM), "offline": True, "cache_dir": str(tmp_path / "cache"),

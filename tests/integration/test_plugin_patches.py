@@ -22,9 +22,9 @@ from tests.integration.conftest import LLVM, cuda_stub, flat, git_commit, refuse
 from tests.integration.conftest import offline_plan as plan
 from tritonbuild import example
 from tritonbuild.errors import UserError
+from tritonbuild.gather.request import Request, make_plan
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import silent
-from tritonbuild.request import Request, make_plan
 
 PIN = "cd" * 20
 

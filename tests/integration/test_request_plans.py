@@ -14,8 +14,8 @@ from tests.helpers import PlainReporter
 from tests.integration.conftest import LLVM, cuda_stub
 from tritonbuild import example
 from tritonbuild.errors import UserError
+from tritonbuild.gather.request import Request, make_plan, make_plans
 from tritonbuild.reporter import silent
-from tritonbuild.request import Request, make_plan, make_plans
 
 
 @pytest.fixture(scope="module")

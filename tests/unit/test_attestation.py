@@ -13,7 +13,7 @@ from in_toto_attestation.v1 import statement
 
 from tests.helpers import plan_for, provenance_of_example
 from tritonbuild.errors import UserError
-from tritonbuild.request import flag_settings
+from tritonbuild.gather.request import flag_settings
 from tritonbuild.resolve.source import GitState
 from tritonbuild.wheel import attestation
 

@@ -138,7 +138,7 @@ def test_llvm_compat_runs_the_canary_as_the_resolved_setting_says_not_as_the_fla
     """``llvm compat`` with the canary off by its variable or a recipe tests no commit with the canary compile (it
     read the flag as typed, None unless given, and compiled minutes per commit); ``--no-canary`` always wins."""
     from tritonbuild.execute.compat import canary_runs
-    from tritonbuild.request import Request, settings_of
+    from tritonbuild.gather.request import Request, settings_of
 
     recipe = tmp_path / "r.toml"
     recipe.write_text('canary = "off"\n')

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tritonbuild.execute import lastrequest as lr
+from tritonbuild.gather.request import Request, flag_settings
 from tritonbuild.reporter import silent
-from tritonbuild.request import Request, flag_settings
 from tritonbuild.settings.model import SPEC_BY_NAME
 
 
@@ -163,7 +163,7 @@ def test_any_record_is_either_ignored_or_holds_only_values_the_settings_accept(
 
 def test_a_remembered_flag_is_said_to_come_from_the_record_with_the_way_out(tmp_path: Path) -> None:
     # the review of issue 45: a remembered --patch whose file was since removed blamed "cli --patch"
-    from tritonbuild.request import settings_of
+    from tritonbuild.gather.request import settings_of
 
     tree = tmp_path / "triton"
     tree.mkdir()

@@ -11,8 +11,8 @@ import pytest
 
 from tritonbuild.cli.options import warn_on_stderr
 from tritonbuild.gather import collect, git
+from tritonbuild.gather.request import Request
 from tritonbuild.reporter import silent
-from tritonbuild.request import Request
 from tritonbuild.settings.model import resolve_settings
 
 URL = "https://example.invalid/triton.git"

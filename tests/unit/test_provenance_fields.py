@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tests.helpers import provenance_of_example
 from tritonbuild.cli.main import main
 from tritonbuild.errors import UserError
-from tritonbuild.request import flag_settings
+from tritonbuild.gather.request import flag_settings
 from tritonbuild.settings.model import SPEC_BY_NAME
 from tritonbuild.wheel import attestation, rebuild_rules
 from tritonbuild.wheel import provenance_fields as fields

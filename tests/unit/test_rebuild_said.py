@@ -7,7 +7,7 @@ import dataclasses
 import zipfile
 from pathlib import Path
 
-from tritonbuild.request import flag_settings
+from tritonbuild.gather.request import flag_settings
 from tritonbuild.settings.model import Settings
 from tritonbuild.system.fileutil import sha256_of
 from tritonbuild.wheel import attestation, rebuild_rules

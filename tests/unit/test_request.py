@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from tritonbuild.cli.main import cli
 from tritonbuild.errors import UserError
+from tritonbuild.gather.request import Request, flag_settings, make_plan, settings_of
 from tritonbuild.reporter import silent
-from tritonbuild.request import Request, flag_settings, make_plan, settings_of
 
 
 def test_the_environment_is_a_snapshot_that_cannot_be_changed_through_the_request(tmp_path: Path) -> None:

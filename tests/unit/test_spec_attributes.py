@@ -89,7 +89,7 @@ def test_each_decided_field_is_one_the_build_info_has(tree, monkeypatch: pytest.
 @pytest.mark.parametrize(("name", "value"), [("cmake_args", ["-DX=1"]), ("offline", True), ("jobs", 3),
                                              ("zip_level", 1), ("llvm_mirror", "https://mirror.example/llvm")])
 def test_llvm_compat_keys_its_answers_by_the_settings_that_compile(tmp_path: Path, name: str, value: object) -> None:
-    from tritonbuild.request import Request
+    from tritonbuild.gather.request import Request
     from tritonbuild.resolve.facts import LLVMInstall
     from tritonbuild.settings.model import SPEC_BY_NAME, resolve_settings
 

@@ -19,9 +19,9 @@ def backends(source: str | None, ref: str | None, plugin_dirs: tuple[str, ...], 
              as_json: bool, check: bool) -> int:
     """List the backends that can be built from a source (and plugins); --check: will they work with it?"""
     from tritonbuild import jsonout
+    from tritonbuild.gather.request import survey_backends
     from tritonbuild.printable import printable
     from tritonbuild.report import render
-    from tritonbuild.request import survey_backends
 
     req = request_of({"source": source, "ref": ref, "plugin_dirs": plugin_dirs, "cache_dir": cache_dir})
     survey = survey_backends(req, check=check)

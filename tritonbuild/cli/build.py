@@ -11,7 +11,7 @@ from tritonbuild.cli.options import NonEmpty, plan_command, plan_options, reques
 
 if TYPE_CHECKING:
     from tritonbuild.execute.lastrequest import Recall
-    from tritonbuild.request import Request
+    from tritonbuild.gather.request import Request
 
 
 @plan_command()
@@ -22,8 +22,8 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     """Resolve the build and print what `build` will do (a plan per --python). Changes nothing on disk."""
     from tritonbuild import jsonout
     from tritonbuild.execute.buildenv import build_python_note
+    from tritonbuild.gather.request import make_plans
     from tritonbuild.report import render
-    from tritonbuild.request import make_plans
 
     plans = make_plans(request_of(kw))
     notes = [build_python_note(p) for p in plans]
@@ -61,9 +61,9 @@ def build(out: str | None, no_smoke_test: bool, as_json: bool, compile_commands:
     from tritonbuild import jsonout
     from tritonbuild.execute import outdir
     from tritonbuild.execute.runs import run_builds
+    from tritonbuild.gather.request import provisioned_plans
     from tritonbuild.report import render
     from tritonbuild.report.summary import BuildTables
-    from tritonbuild.request import provisioned_plans
     from tritonbuild.wheel import publish
 
     console = render.console(stderr=as_json, verbosity=verbosity(kw))
@@ -97,8 +97,8 @@ def develop(forget: bool, **kw: Any) -> None:
     """
     from tritonbuild.execute import develop as dev
     from tritonbuild.execute import lastrequest
+    from tritonbuild.gather.request import provisioned_plan
     from tritonbuild.report import render
-    from tritonbuild.request import provisioned_plan
 
     console = render.console(verbosity=verbosity(kw))
     recalled = _recalled("develop", request_of(kw, editable=True), console, forget=forget)
@@ -129,8 +129,8 @@ def test(suite: str, extra: tuple[str, ...], **kw: Any) -> int:
     code is the runner's.
     """
     from tritonbuild.execute import source_tests
+    from tritonbuild.gather.request import make_plan
     from tritonbuild.report import render
-    from tritonbuild.request import make_plan
 
     console = render.console()
     p = make_plan(_recalled("test", request_of(kw), console).request)
@@ -256,7 +256,7 @@ def _of_request(req: Request, root: Path) -> list[Path]:
 
 
 def _of_plan(req: Request) -> list[Path]:
-    from tritonbuild.request import make_plan
+    from tritonbuild.gather.request import make_plan
 
     p = make_plan(req)
     d = Path(p.cmake.build_dir)

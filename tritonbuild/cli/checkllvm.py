@@ -26,8 +26,8 @@ def check_llvm(as_json: bool, **kw: Any) -> int:
     from tritonbuild import jsonout
     from tritonbuild.errors import BuildFailed, UserError
     from tritonbuild.execute import canary
+    from tritonbuild.gather.request import provisioned_plan
     from tritonbuild.report import render
-    from tritonbuild.request import provisioned_plan
 
     console = render.console(stderr=as_json)
     req = request_of(kw, keep_preflight=True)

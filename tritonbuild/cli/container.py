@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 
 from tritonbuild.cli.options import given_options
+from tritonbuild.gather.request import Request, settings_of
 from tritonbuild.reporter import Reporter
-from tritonbuild.request import Request, settings_of
 from tritonbuild.settings import recipes
 
 

@@ -26,9 +26,9 @@ def llvm() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(as_json: bool, **kw: Any) -> None:
     """The pin, the candidates found, which one `build` would use and why."""
+    from tritonbuild.gather.request import make_plan
     from tritonbuild.llvm import cache
     from tritonbuild.report import render
-    from tritonbuild.request import make_plan
 
     p = make_plan(request_of(kw))
     entries = [{"prefix": str(e), **cache.read_marker(e)} for e in cache.entries(Path(p.cache_root))]
@@ -67,9 +67,9 @@ def build_llvm(targets: str | None, **kw: Any) -> None:
 def _provide(strategy: str, kw: dict[str, Any], **over: Any) -> None:
     """The plan made with ``--llvm STRATEGY`` and its LLVM provided that way (``over``: what the provider's request
     takes instead of the plan's); prints the prefix."""
+    from tritonbuild.gather.request import make_plan
     from tritonbuild.llvm import provision
     from tritonbuild.report import render
-    from tritonbuild.request import make_plan
 
     req = request_of(kw).with_flags(llvm=strategy)
     prefix = provision.PROVIDERS[strategy](provision.request_from(make_plan(req), **over), render.console(stderr=True),
@@ -81,8 +81,8 @@ def _provide(strategy: str, kw: dict[str, Any], **over: Any) -> None:
 @plan_options
 def path(**kw: Any) -> None:
     """Print the prefix `build` would use (for scripts); exit 2 when it is not available yet."""
+    from tritonbuild.gather.request import make_plan
     from tritonbuild.llvm import cache
-    from tritonbuild.request import make_plan
 
     click.echo(cache.ready_prefix(make_plan(request_of(kw)).llvm))
 

@@ -2,7 +2,7 @@
 
 A setting's flag, its ``--no-`` form, its type, range, choices and help all come from its ``Spec``; the
 request options (recipe, cache dir, interpreter) are the only ones written here. ``request_of`` makes a command's
-``tritonbuild.request.Request`` of them; ``environment`` is the command line's one read of ``os.environ``.
+``tritonbuild.gather.request.Request`` of them; ``environment`` is the command line's one read of ``os.environ``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from click.core import ParameterSource
 from tritonbuild.settings.model import SPECS, Spec, ascii_float, ascii_int
 
 if TYPE_CHECKING:
-    from tritonbuild.request import Request
+    from tritonbuild.gather.request import Request
 
 F = TypeVar("F", bound=Callable[..., Any])
 COMMANDLINE = ParameterSource.COMMANDLINE
@@ -244,7 +244,7 @@ def request_of(kw: Mapping[str, Any], **choices: Any) -> Request:
     """The command's request: click's keyword mapping ``kw`` (``plan_options``' values, or a command's own of the
     same names), the environment snapshotted now, the working directory, warnings said on stderr; ``choices``:
     ``Request.from_cli``'s."""
-    from tritonbuild.request import Request
+    from tritonbuild.gather.request import Request
 
     return Request.from_cli(kw, environment(), Path.cwd(), **{"warn": warn_on_stderr, **choices})
 

@@ -1,5 +1,5 @@
 """``tritonbuild rebuild PROVENANCE``: build again what a provenance file (``<wheel>.provenance.json``) says was
-built, through the same request path as ``build`` (``tritonbuild.request`` with the provenance's data settings as
+built, through the same request path as ``build`` (``tritonbuild.gather.request`` with the provenance's data settings as
 the flag values), and say whether the result is byte-identical to the provenance's subject (exit 0) or what differs
 (exit 1). The provenance is hostile input: data, never a locator of code. What may be taken from it is
 ``tritonbuild.wheel.provenance_fields``; the rules that apply it (the file read, the refusal, the source and
@@ -55,9 +55,9 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     result is byte-identical to it: exit 0 when it is, 1 when not (naming the sha256s, the settings and
     dependencies that differ and the wheel members that differ), 2 for a malformed or untrusted provenance. A
     provenance is data: the source is --source (or, with --trust-provenance, the provenance's)."""
-    from tritonbuild import request
     from tritonbuild.execute import build as build_mod
     from tritonbuild.execute.runs import UNCHECKED
+    from tritonbuild.gather import request
     from tritonbuild.report import render
     from tritonbuild.wheel import attestation, rebuild_rules
 

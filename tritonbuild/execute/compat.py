@@ -28,9 +28,9 @@ from tritonbuild.errors import BuildFailed, DiskProblem, InputMissing, UserError
 from tritonbuild.execute import canary
 from tritonbuild.gather import collect, commits
 from tritonbuild.gather.commits import Commit, History
+from tritonbuild.gather.request import Request
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
-from tritonbuild.request import Request
 from tritonbuild.resolve import bisect
 from tritonbuild.resolve.facts import LLVMInstall
 from tritonbuild.settings.model import SPECS, Settings, split_patch, split_submodule
@@ -157,7 +157,7 @@ def find(request: Request, reporter: Reporter, given_range: str | None, *, no_ca
     """Search the range for the newest commit that builds with the LLVM of ``request``; ``on_start`` is told what
     is searched once it is known, ``say(step, number, of)`` each step as it ends (``of``: the most steps the search
     can take). ``no_canary``: only the include preflight per commit (``canary_runs``)."""
-    from tritonbuild.request import settings_of
+    from tritonbuild.gather.request import settings_of
 
     cwd = request.cwd
     commits.parse_range(given_range)  # a bad range is refused before anything else runs
@@ -253,7 +253,7 @@ def one_step(run: _Run, commit: Commit) -> Step:
 
 
 def _plan(run: _Run, tree: Path) -> Plan:
-    from tritonbuild.request import make_plan
+    from tritonbuild.gather.request import make_plan
 
     # An export is no checkout (no commit date), and the wheel's date and version do not change the answer: not
     # reproducible, no dated version. The LLVM is not the pin by design: a recipe's require_pinned_llvm (the
@@ -326,7 +326,7 @@ def prune(run: _Run, known: Mapping[int, bool]) -> None:
 def answer_key(llvm: LLVMInstall, s: Settings, request: Request, canary_on: bool) -> str:
     """The step cache's key: the LLVM, the canary on or off, and every setting that can change the answer (with
     the patches' and the plugin dirs' contents, and the interpreter)."""
-    from tritonbuild.request import active_python
+    from tritonbuild.gather.request import active_python
 
     settings = {spec.name: s.given(spec.name)[0] for spec in SPECS if spec.name not in IRRELEVANT}
     data = {"schema": SCHEMA, "tritonbuild": __version__, "canary": canary_on,

@@ -30,7 +30,7 @@ from tritonbuild.settings.model import SPEC_BY_NAME, SPECS, resolve_settings, te
 from tritonbuild.system.fileutil import owned_file_problem, replace_with
 
 if TYPE_CHECKING:  # status reads records: it needs neither the request nor the resolver
-    from tritonbuild.request import Request
+    from tritonbuild.gather.request import Request
 
 VERSION = 1
 RECORD_LIMIT = 1 << 20  # bytes: a record tritonbuild writes is a few hundred

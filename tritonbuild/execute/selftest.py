@@ -62,7 +62,7 @@ def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, 
     what ``spirv_check`` says. ``env``, ``cwd``: the command line's (``Request``'s)."""
     from tritonbuild import example as ex
     from tritonbuild.execute.runs import run_builds
-    from tritonbuild.request import Request, make_plan
+    from tritonbuild.gather.request import Request, make_plan
     from tritonbuild.settings import cacheroot
 
     root = cacheroot.cache_root(env, cache_dir) / "selftest" / __version__

@@ -146,7 +146,7 @@ def _lld_dir(found: str | None) -> str | None:
 
 def _target_python(python: str) -> PythonFacts | None:
     """The target interpreter's version, ABI and headers; None when it does not run (``doctor`` reports that; a
-    build refuses it up front in ``tritonbuild.request``)."""
+    build refuses it up front in ``tritonbuild.gather.request``)."""
     if python == sys.executable:
         major, minor = sys.version_info[:2]
         free = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))

@@ -1,6 +1,6 @@
 """Resolve settings and facts into a Plan (pure: every fact about the disk, git, the host and LLVMs comes in).
 
-``tritonbuild.request`` gathers the facts at the edge (``gather.collect.gather``), then calls ``resolve_plan``;
+``tritonbuild.gather.request`` gathers the facts at the edge (``gather.collect.gather``), then calls ``resolve_plan``;
 the toolchain and the CMake side are resolved by ``resolve.toolchain`` and ``resolve.cmake``.
 """
 

@@ -362,7 +362,7 @@ def taken_from_machine(flags: tuple[str, ...]) -> list[str]:
 def rebuild_request(claim: Claim, *, source: str, python: str | None, cache_dir: str | None, out: str,
                     flags: tuple[str, ...], trust: bool = False,
                     given: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
-    """The flag values (``tritonbuild.request``'s ``kw``) that rebuild the claim, as ``provenance_fields.FIELDS``
+    """The flag values (``tritonbuild.gather.request``'s ``kw``) that rebuild the claim, as ``provenance_fields.FIELDS``
     says: each data setting of ``flags`` the claim holds, given as if typed (so no environment or recipe overrides
     it); a setting that locates code or reaches a host only with ``trust`` (else its default: ``rebuild`` refused a
     provenance that sets one before this), unless ``given`` (the rebuild's own flags by setting name: --plugin-dir,
