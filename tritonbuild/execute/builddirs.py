@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,9 +28,9 @@ from filelock import Timeout
 
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.execute import lastrequest
-from tritonbuild.execute.lock import LOCK, MARKER, file_lock
+from tritonbuild.execute.lock import LOCK, MARKER, file_lock, held
 from tritonbuild.jsonout import iso_time
-from tritonbuild.system.fileutil import read_checked
+from tritonbuild.system.fileutil import read_checked, remove_tree
 
 
 def dir_size(path: Path) -> int:
@@ -125,8 +125,13 @@ def listed(root: Path) -> list[Path]:
 
 
 def _unreadable(root: Path, exc: OSError) -> str:
-    return (f"Cannot read the build dirs in {root}: {exc.strerror or exc}. Fix the cache root's permissions (or "
-            "pass --cache-dir).")
+    where = exc.filename or root
+    return (f"Cannot read {where} (under the cache root's {root.name}): {exc.strerror or exc}. Fix its permissions, "
+            "remove it as its owner, or pass --cache-dir.")
+
+
+def _failure(d: Path, exc: OSError) -> str:
+    return f"{exc.filename or d}: {exc.strerror or exc}"
 
 
 def build_dirs(root: Path) -> list[dict[str, Any]]:
@@ -171,7 +176,7 @@ class Cleaned:
     failed: list[str] = field(default_factory=list)  # what could not be removed (the host's problem)
     links: list[str] = field(default_factory=list)  # the checkout's links removed with them (or that would be)
 
-    def take(self, d: Path, dry_run: bool, remove: Callable[[Path], None] = shutil.rmtree) -> None:
+    def take(self, d: Path, dry_run: bool, remove: Callable[[Path], None] = remove_tree) -> None:
         """Remove ``d`` (not with ``dry_run``) and count it, or say why it could not be removed."""
         size = dir_size(d)
         try:
@@ -180,7 +185,7 @@ class Cleaned:
             self.removed.append(d)
             self.freed += size
         except OSError as exc:
-            self.failed.append(f"{exc.filename or d}: {exc.strerror or exc}")
+            self.failed.append(_failure(d, exc))
 
 
 def _links_into(d: Path) -> list[Path]:
@@ -272,8 +277,9 @@ def drop_stale_links(links: list[tuple[Path, Path]], checkout: Path, removed: li
 
 
 def _remove(d: Path) -> None:
-    """Remove build dir ``d`` (its lock held by the caller: the lock file goes last) and the links into it; for a
-    develop dir also a 2024 tree's backend links."""
+    """Remove build dir ``d`` (its lock held by the caller: its marker, plan and lock file go last, so a removal
+    cut short leaves a dir ``clean`` still knows as its own) and the links into it; for a develop dir also a 2024
+    tree's backend links."""
     real = d.resolve()
     for link in _links_into(d):
         with contextlib.suppress(OSError):
@@ -283,16 +289,21 @@ def _remove(d: Path) -> None:
         for link in _backend_links(d):
             with contextlib.suppress(OSError):
                 link.unlink()
-    for entry in d.iterdir():
+    last = (LOCK, MARKER, "plan.json")  # what makes it a build dir goes last: one cut short is cleaned again
+    for entry in sorted(d.iterdir(), key=lambda e: e.name in last):
         if entry.name == LOCK:
             continue
         if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
+            remove_tree(entry)
         else:
             entry.unlink()
     (d / LOCK).unlink(missing_ok=True)
     with contextlib.suppress(OSError):  # a run that took the lock meanwhile made a new lock file: its dir now
         d.rmdir()
+
+
+def _in_use(d: Path) -> str | None:
+    return f"{d} is in use by a running tritonbuild (its lock is held): left alone" if held(d) else None
 
 
 def _skip_reason(d: Path) -> str | None:
@@ -310,9 +321,16 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
     and library links into them); the rest is named in ``notes`` or ``failed``."""
     out = Cleaned()
     for d in dirs:
-        why = _skip_reason(d)
+        try:
+            why = _skip_reason(d) or (_in_use(d) if dry_run else None)
+        except OSError as exc:
+            out.failed.append(_failure(d, exc))
+            continue
         if why:
             out.notes.append(why)
+            continue
+        if dry_run:
+            out.take(d, dry_run)
             continue
         lk = file_lock(d)
         try:
@@ -321,7 +339,7 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
             out.notes.append(f"{d} is in use by a running tritonbuild (its lock is held): left alone")
             continue
         except OSError as exc:
-            out.failed.append(f"{d}: {exc.strerror or exc}")
+            out.failed.append(_failure(d, exc))
             continue
         try:
             out.take(d, dry_run, _remove)
@@ -364,7 +382,15 @@ def _entries(d: Path) -> list[Path]:
 
 def cache_copies(cache_root: Path) -> list[dict[str, Any]]:
     """A row per patched copy (``<cache>/patched``), per llvm compat export (``<cache>/compat/trees``) and per
-    ``--submodule`` export (``<cache>/submodules``) that tritonbuild made: kind, path, what it is of, size."""
+    ``--submodule`` export (``<cache>/submodules``) that tritonbuild made: kind, path, what it is of, size; one
+    that cannot be read is an EnvironmentProblem naming it (exit 3)."""
+    try:
+        return _copy_rows(cache_root)
+    except OSError as exc:
+        raise EnvironmentProblem(_unreadable(cache_root, exc)) from None
+
+
+def _copy_rows(cache_root: Path) -> list[dict[str, Any]]:
     rows = [{"kind": "patched copy", "path": str(d), "of": of, "size": dir_size(d)}
             for d in _entries(cache_root / "patched") if (of := _copy_of(d))]
     rows += [{"kind": "llvm compat tree", "path": str(d), "of": f"commit {of}", "size": dir_size(d)}
@@ -379,9 +405,17 @@ def remove_cache_copies(cache_root: Path, *, dry_run: bool) -> Cleaned:
     and llvm compat's exported trees, each unless a running build holds a build dir made from it. What tritonbuild
     did not make (no marker) and what is in use are left alone and named in ``notes``."""
     out = Cleaned()
-    _clean_patched(cache_root / "patched", out, dry_run)
-    _clean_exports(cache_root / "compat" / "trees", cache_root / "build", out, dry_run)
-    _clean_exports(cache_root / "submodules", cache_root / "build", out, dry_run)  # --submodule's exports
+    builds = cache_root / "build"
+    steps = ((cache_root / "patched", functools.partial(_clean_patched, cache_root / "patched", out, dry_run)),
+             (cache_root / "compat" / "trees",
+              functools.partial(_clean_exports, cache_root / "compat" / "trees", builds, out, dry_run)),
+             (cache_root / "submodules",  # --submodule's exports
+              functools.partial(_clean_exports, cache_root / "submodules", builds, out, dry_run)))
+    for where, clean in steps:
+        try:
+            clean()
+        except OSError as exc:
+            out.failed.append(_failure(where, exc))
     return out
 
 

@@ -1,90 +1,112 @@
 """``llvm gc``: remove the cached LLVMs no build dir's plan uses (edge: reads the build dirs' plans, removes cache
 entries under their locks).
 
-Every dir under ``<cache>/build`` with a readable plan counts, marked or not (an older tritonbuild's): gc errs
-towards keeping an LLVM. While a build dir is in use and its plan is not written yet, nothing is removed; a linked
-entry is left alone, and its target too.
+gc errs towards keeping: every dir under ``<cache>/build`` with a plan counts, marked or not (an older
+tritonbuild's), and while any build dir cannot tell which LLVM it uses (in use with no plan written yet, or a plan
+this user cannot read) nothing is removed. A ``build`` that is not a directory (a dangling link: its disk not
+mounted) stops gc before anything is removed. Prefixes are compared by where they really are, so a cache root
+named through a link matches the plans made through its target. A linked entry is left alone, and its target too.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
-from filelock import Timeout
-
 from tritonbuild.errors import EnvironmentProblem
 from tritonbuild.execute import builddirs
-from tritonbuild.execute.lock import file_lock
+from tritonbuild.execute.lock import held
 from tritonbuild.llvm import cache
 
 
 def collect(root: Path, *, dry_run: bool, say: Callable[[str], None]) -> int:
     """Remove (or, ``dry_run``, name) each LLVM cache entry under the cache root ``root`` that no build dir uses,
-    saying a line per entry as it goes (``keep``, ``remove``, ``would remove``) and the total; the bytes freed. A
-    cache or build dirs that cannot be listed, or entries that could not be removed, are an EnvironmentProblem
-    (exit 3) naming them, after the lines of what was done."""
-    used, busy = _used_prefixes(root / "build")
+    and what an earlier removal left (``cache.leftovers``), saying a line per entry as it goes (``keep``,
+    ``remove``, ``would remove``) and the total; the bytes freed. A cache or build dirs that cannot be read, or
+    entries that could not be removed, are an EnvironmentProblem (exit 3) naming them, after the lines of what was
+    done."""
+    used, blockers = _used_prefixes(root / "build")
     try:
-        entries = cache.entries(root)
+        entries, leftovers = cache.entries(root), cache.leftovers(root)
     except OSError as exc:
         raise EnvironmentProblem(f"Cannot list the LLVM cache {root / 'llvm'}: {exc.strerror or exc}. Fix its "
                                  "permissions; nothing was removed.") from None
     freed, failed = 0, []
-    for entry in entries:
-        why = _keep(entry, used, busy)
+    for entry in [*entries, *leftovers]:
+        why = _keep(entry, used, blockers) if entry in entries else None
         if why:
             say(f"keep   {entry} ({why})")
             continue
         size = builddirs.dir_size(entry)
-        problem = None if dry_run else cache.remove_entry(entry)
+        problem = None if dry_run else (cache.remove_entry(entry) if entry in entries else cache.finish_removal(entry))
         if problem and problem.startswith("in use"):
             say(f"keep   {entry} ({problem})")
         elif problem:
             failed.append(problem)
         else:
             freed += size
-            say(f"{'would remove' if dry_run else 'remove'} {entry} ({size / 2**20:.1f} MiB)")
+            what = "" if entry in entries else ", left by an earlier removal"
+            say(f"{'would remove' if dry_run else 'remove'} {entry} ({size / 2**20:.1f} MiB{what})")
     say(f"{'would free' if dry_run else 'freed'} {freed / 2**20:.1f} MiB")
     if failed:
         raise EnvironmentProblem(f"Could not remove {len(failed)} LLVM cache entr{'y' if len(failed) == 1 else 'ies'}"
                                  f": {'; '.join(failed)}. The LLVM cache is not writable by this user (or the disk "
-                                 "is read-only): fix its permissions; what could not be removed is left as it was.")
+                                 "is read-only): fix its permissions, or remove them as their owner.")
     return freed
 
 
-def _keep(entry: Path, used: set[str], busy: list[str]) -> str | None:
+def _keep(entry: Path, used: set[str], blockers: list[str]) -> str | None:
     if entry.is_symlink():
         return "a link: left alone, and its target too"
-    if str(entry) in used:
+    if os.path.realpath(entry) in used:
         return "used by a build dir"
-    if busy:
-        return f"build dir {busy[0]} is in use and has not written its plan yet"
-    return None
+    return blockers[0] if blockers else None
 
 
 def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
-    """The LLVM prefixes the build dirs' plans use, and the build dirs in use whose plan is not readable yet."""
-    used: set[str] = set()
-    busy: list[str] = []
+    """The LLVM prefixes the build dirs' plans use (where they really are), and why nothing may be removed now (a
+    build dir in use whose plan is not written yet, one whose plan cannot be read)."""
+    if os.path.lexists(builds) and not builds.is_dir():
+        raise EnvironmentProblem(f"Cannot see which LLVMs the build dirs use: {builds} is not a directory (a link to "
+                                 "nowhere, a disk not mounted?). Fix it, or point --cache-dir at the cache root that "
+                                 "holds the build dirs; nothing was removed.")
     try:
-        # every dir with a plan counts, marked or not (an older tritonbuild's): gc errs towards keeping an LLVM
         dirs = sorted(d for d in builds.iterdir() if d.is_dir() and not d.is_symlink()) if builds.is_dir() else []
     except OSError as exc:
         raise EnvironmentProblem(f"Cannot list the build dirs in {builds} (to see which LLVMs they use): "
                                  f"{exc.strerror or exc}. Fix its permissions; nothing was removed.") from None
+    used: set[str] = set()
+    blockers: list[str] = []
     for d in dirs:
-        try:
-            used.add(str(builddirs.plan_of(d)["llvm"]["prefix"]))  # a planted FIFO or a deep plan.json: no plan
-            continue
-        except (KeyError, TypeError):
-            pass
-        lk = file_lock(d)
-        try:
-            lk.acquire(timeout=0)
-            lk.release()
-        except Timeout:
-            busy.append(str(d))
-        except OSError:
-            continue
-    return used, busy
+        prefix, blocker = _prefix_of(d)
+        if prefix:
+            used.add(os.path.realpath(prefix))
+        elif blocker:
+            blockers.append(blocker)
+    return used, blockers
+
+
+def _prefix_of(d: Path) -> tuple[str | None, str | None]:
+    """The LLVM prefix build dir ``d``'s plan uses, or why it keeps every LLVM (None, None: it has no plan and is
+    not in use, so it uses none)."""
+    plan = d / "plan.json"
+    try:
+        os.lstat(plan)
+    except FileNotFoundError:
+        return None, _in_use(d)
+    except OSError as exc:
+        return None, f"build dir {d} cannot be read ({exc.strerror or exc}), so which LLVM it uses is not known"
+    prefix = builddirs.plan_of(d).get("llvm", {})
+    if isinstance(prefix, dict) and isinstance(prefix.get("prefix"), str):
+        return prefix["prefix"], None
+    if isinstance(prefix, dict) and "prefix" in prefix and prefix["prefix"] is None:
+        return None, None  # a plan with no LLVM
+    return None, f"the plan of build dir {d} cannot be read, so which LLVM it uses is not known"
+
+
+def _in_use(d: Path) -> str | None:
+    try:
+        return f"build dir {d} is in use and has not written its plan yet" if held(d) else None
+    except OSError as exc:
+        return f"build dir {d} cannot be read ({exc.strerror or exc}), so which LLVM it uses is not known"

@@ -8,6 +8,7 @@ process groups in the dir until the lock is released.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,23 @@ def file_lock(root: Path) -> Any:
     from filelock import FileLock
 
     return FileLock(str(root / LOCK))
+
+
+def held(root: Path) -> bool:
+    """Whether a run holds build dir ``root``'s lock now, found without making a lock file where there is none (a
+    dir no run ever locked is in no run's use; ``clean --dry-run`` and ``llvm gc`` write nothing there). OSError
+    when the lock file cannot be opened."""
+    try:
+        fd = os.open(root / LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # refused only while a run holds it
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def mark(root: Path, key: str) -> None:

@@ -18,6 +18,7 @@ from tritonbuild.errors import UserError
 from tritonbuild.llvm.probe import MARKER
 from tritonbuild.plan import LLVMPlan
 from tritonbuild.resolve.llvm_requirement import llvm_dir
+from tritonbuild.system.fileutil import remove_tree
 
 
 def is_complete(entry: Path) -> bool:
@@ -90,15 +91,48 @@ def remove_entry(entry: Path) -> str | None:
         return "in use by another tritonbuild run (its lock is held)"
     except OSError as exc:
         return f"{exc.filename or entry}: {exc.strerror or exc}"
+    aside = entry.parent / f"{REMOVING}{entry.name}-{os.getpid()}"
     try:
-        aside = entry.parent / f".removing-{entry.name}-{os.getpid()}"
         entry.rename(aside)
-        shutil.rmtree(aside)
     except OSError as exc:
-        return f"{exc.filename or entry}: {exc.strerror or exc}"
+        return f"{exc.filename or entry}: {exc.strerror or exc} (the entry is as it was)"
+    else:
+        return finish_removal(aside)
     finally:
         lk.release()
+
+
+REMOVING = ".removing-"  # an entry moved aside to be removed: never a candidate, never half-seen by a run
+
+
+def finish_removal(aside: Path) -> str | None:
+    """Remove an entry moved aside (by ``remove_entry``, or a leftover of one); None, or where it stopped (what is
+    left stays aside, for ``leftovers``)."""
+    try:
+        remove_tree(aside)
+    except OSError as exc:
+        return (f"{exc.filename or aside}: {exc.strerror or exc} (its entry was moved aside to {aside} and is partly "
+                "removed; the next llvm gc removes the rest)")
     return None
+
+
+def leftovers(cache_root: Path) -> list[Path]:
+    """Entries a removal moved aside and could not finish: ``.removing-NAME-PID`` dirs whose process is gone."""
+    root = llvm_dir(cache_root)
+    found = sorted(root.glob(f"{REMOVING}*")) if root.is_dir() else []
+    return [p for p in found if not p.is_symlink() and p.is_dir() and not _running(p.name.rpartition("-")[2])]
+
+
+def _running(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: running
+        return True
+    return True
 
 
 def staging_dir(entry: Path) -> Path:

@@ -65,6 +65,17 @@ def replace_with(path: Path, text: str | bytes, mode: int = 0o666,
         tmp.unlink(missing_ok=True)
 
 
+def remove_tree(path: Path) -> None:
+    """``shutil.rmtree``, with the OSError of the first entry it could not remove naming that entry's whole path
+    (rmtree's own names only the entry, as it works relative to its dir); it stops there."""
+    def stop(_func: object, where: str, exc: BaseException) -> None:
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, where) from None
+        raise exc
+
+    shutil.rmtree(path, onerror=lambda func, where, info: stop(func, where, info[1]))
+
+
 def place(src: Path, out_dir: Path) -> Path:
     """``src`` put into ``out_dir`` under its own name, never half-written: a hard link when the two share a file
     system (nothing writes a finished wheel in place, and a build dir's copy is unlinked, never rewritten), else a
