@@ -47,6 +47,10 @@ def _problems(spec: Spec) -> list[str]:
     if spec.identity and (spec.local or spec.decides):
         out.append(f"{spec.name}: identity={spec.identity!r} names what is built, yet it is local or decides "
                    f"{spec.decides}")
+    if spec.local and spec.host_only is None:  # a local setting may name this host: --container must know
+        out.append(f"{spec.name}: local, and host_only is not declared (host_only=True when it names this host's own "
+                   "state, a cache, a server or the container itself, which a --container run must not pass into "
+                   "the image; host_only=False when the image's build takes it as it is)")
     if spec.host_only and not spec.local:  # what a --container run does not pass in is this machine's own
         out.append(f"{spec.name}: host_only, yet not local: a container's inner run would build something else")
     if len(set(spec.decides)) != len(spec.decides):

@@ -117,6 +117,27 @@ def _url(value: str, cwd: Path) -> bool:
     return not _local(value) or (re.match(r"[\w.-]+@[\w.-]+:", value) is not None and not os.path.lexists(cwd / value))
 
 
+# A value that names this host where the image would find another place: a file or a unix socket URL (ccache's
+# ``file:``/``redis+unix:`` storages, pip's ``file://`` index), or the loopback (a distcc host, a local index).
+_THIS_HOST = re.compile(r"(?i)(?:^|[\s,;=(])(?:file:|[a-z0-9+.-]*unix:)|(?:^|[\s/@,;=])"
+                        r"(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?=$|[\s:/,;])")
+
+
+def _host_references(s: Settings) -> None:
+    """Refuse a setting passed into the image (neither ``host_only`` nor a mounted path) whose value names this
+    host: inside the image it names the container, so the build would silently use another storage or none."""
+    for spec in SPECS:
+        value = getattr(s, spec.name)
+        items = [str(v) for v in value] if isinstance(value, tuple) else [value] if isinstance(value, str) else []
+        if spec.host_only or spec.path or not any(_THIS_HOST.search(item) for item in items):
+            continue
+        item = next(i for i in items if _THIS_HOST.search(i))
+        raise UserError(f"--container passes {spec.name} = {show(item)} ({s.origin(spec.name)}) into the image, and "
+                        "it names this host (a file, a unix socket or the loopback), which inside the image is the "
+                        "container itself. Give a storage or host the image can reach over the network, or build "
+                        "without --container; nothing was run.")
+
+
 def _mount_paths(s: Settings, cwd: Path) -> list[str]:
     """The host paths the build reads: the source (the working directory when none is given), every local path of
     ``PATH_SETTINGS``; each must exist."""
@@ -218,6 +239,7 @@ def prepare(s: Settings, env: Mapping[str, str], cwd: Path, cache_root: Path, ou
             recipe_file: Path | None) -> Container:
     """The container of a request's settings, every check done (nothing is created or run here)."""
     assert s.container
+    _host_references(s)
     engine = find_engine(s.container_engine, env)
     python = image_python(s.container, s.container_python)
     package = Path(__file__).resolve().parents[1]

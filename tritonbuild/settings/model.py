@@ -301,10 +301,10 @@ class Spec:
     # ``identity``: it says which tree ("tree") or revision of it ("revision") is built, not how: a rebuild takes it
     # from its --source and the claimed commit, a checkout's record is keyed by it, llvm compat's steps set it.
     identity: Literal["tree", "revision"] | None = None
-    # ``host_only``: it names this host's own state (its cache root, Debian's LLVM suffix, its sccache server) or the
-    # container itself: a ``--container`` run neither passes its variables in nor types its flag again, since the
-    # inner run builds where it is and finds its own.
-    host_only: bool = False
+    # ``host_only`` (decided by every ``local`` setting; None elsewhere): it names this host's own state (its cache
+    # root, Debian's LLVM suffix, its sccache server) or the container itself: a ``--container`` run neither passes
+    # its variables in nor types its flag again, since the inner run builds where it is and finds its own.
+    host_only: bool | None = None
 
     @property
     def path(self) -> bool:
@@ -364,7 +364,7 @@ def setting(default: Any, flag: str | None, env: dict[str, Callable[..., Any]] |
             recipe_also: tuple[str, ...] = (), validate: Validator | None = None, refusal_hint: str = "",
             trust: Trust | None = None, local: bool | None = None, compiles: bool | None = None,
             decides: tuple[str, ...] = (), identity: Literal["tree", "revision"] | None = None,
-            host_only: bool = False) -> Any:
+            host_only: bool | None = None) -> Any:
     """A ``Settings`` field and its ``Spec`` (in the field's metadata, named after the field): the one declaration
     of a setting. Its kind follows from its default, flag, range and choices. A recipe may set every setting that
     has a flag unless ``recipe`` says otherwise (machine-specific paths come from the environment only). The
@@ -725,14 +725,14 @@ class Settings:
         recipe_also=get_args(Auto), trust="", local=False, compiles=True,
         decides=("toolchain.compiler", "toolchain.compiler_path", "toolchain.linker"))
     ccache: bool | None = setting(None, "--ccache/--no-ccache", {"TRITON_BUILD_WITH_CCACHE": env_bool},
-        "use ccache (default: on when ccache is found)", trust="", local=True, compiles=False)
+        "use ccache (default: on when ccache is found)", trust="", local=True, compiles=False, host_only=False)
     compiler_cache: CompilerCache | None = setting(None, "--compiler-cache", {"TRITONBUILD_COMPILER_CACHE": _str},
         "compiler cache: ccache, sccache or none (default: ccache when found; sccache's remote storage comes "
         "from its own SCCACHE_* variables)", choices=get_args(CompilerCache), trust="runs",
-        local=True, compiles=False)
+        local=True, compiles=False, host_only=False)
     distcc: str | None = setting(None, "--distcc", {"TRITONBUILD_DISTCC_HOSTS": _str},
         "distcc hosts (DISTCC_HOSTS syntax, 'host[:port]/jobs ...'): compile on a distcc fleet behind ccache, "
-        "with compile jobs sized to its slots", trust="reaches", local=True, compiles=False)
+        "with compile jobs sized to its slots", trust="reaches", local=True, compiles=False, host_only=False)
     stable_paths: bool = setting(True, "--stable-paths/--no-stable-paths", {"TRITONBUILD_STABLE_PATHS": env_bool},
         "with a compiler cache, CMake sees the source and plugins through links in the build dir, so another "
         "checkout of the same commit at another path hits the cache", trust="", local=False, compiles=True)
@@ -745,10 +745,10 @@ class Settings:
         validate=_names("a CMake target name"), trust="", local=False, compiles=True)
     jobs: int | None = setting(None, "-j/--jobs", {"MAX_JOBS": env_int},
         "parallel compile jobs (default: min(cores, total GiB / 2.5))", minimum=1,
-        maximum=MAX_JOBS, trust="", local=True, compiles=False)
+        maximum=MAX_JOBS, trust="", local=True, compiles=False, host_only=False)
     link_jobs: int | None = setting(None, "--link-jobs", {"TRITON_PARALLEL_LINK_JOBS": env_int},
         "parallel link jobs (default: min(jobs, total GiB / 8), at least 1)", minimum=1,
-        maximum=MAX_JOBS, trust="", local=True, compiles=False)
+        maximum=MAX_JOBS, trust="", local=True, compiles=False, host_only=False)
     build_type: BuildType = setting("TritonRelBuildWithAsserts", "--build-type", None,
         "CMake build type; the default is setup.py's (-O2 -g, assertions on); another one goes in with "
         "--cmake-arg -DCMAKE_BUILD_TYPE=NAME",
@@ -768,7 +768,7 @@ class Settings:
         "build the proton profiler (default: on when the source has it and CUPTI headers are found)",
         trust="", local=False, compiles=True, decides=("backends_tuple", "toolchain.proton"))
     offline: bool = setting(False, "--offline/--no-offline", {"TRITON_OFFLINE_BUILD": env_bool},
-        "never touch the network; fail listing what is missing", trust="", local=True, compiles=True)
+        "never touch the network; fail listing what is missing", trust="", local=True, compiles=True, host_only=False)
     cmake_args: tuple[str, ...] = setting([], "--cmake-arg", {"TRITON_APPEND_CMAKE_ARGS": _shlex},
         "extra CMake arguments appended to the configure command", validate=_arguments, trust="runs",
         local=False, compiles=True)
@@ -812,7 +812,7 @@ class Settings:
     wheelhouse: Path | None = setting(None, "--wheelhouse", {"TRITONBUILD_WHEELHOUSE": _str},
         "a dir of wheels, offline: scikit-build-core and pybind11/nanobind for the isolated build environment of a "
         "target interpreter that lacks them, and NVIDIA's nvidia-cuda-cuobjdump/-nvdisasm wheels",
-        validate=_path, trust="runs", local=True, compiles=False)
+        validate=_path, trust="runs", local=True, compiles=False, host_only=False)
     stable_abi: bool | None = setting(None, "--stable-abi/--no-stable-abi", {"TRITON_STABLE_ABI": env_bool},
         "one cp312-abi3 wheel for CPython 3.12+ (TRITON_STABLE_ABI; 3.10/3.11 and free-threaded Pythons get their "
         "own); default: on when the tree has the option, as upstream's wheels.yml builds; --no-stable-abi: a wheel "
@@ -861,7 +861,7 @@ class Settings:
         trust="", local=False, compiles=True, decides=("wheel.self_contained",))
     ccache_remote: str | None = setting(None, "--ccache-remote", {"TRITONBUILD_CCACHE_REMOTE": _str},
         "ccache remote storage shared by build machines (redis://host:port, http://host/path)",
-        validate=_ccache_remote, trust="reaches", local=True, compiles=False)
+        validate=_ccache_remote, trust="reaches", local=True, compiles=False, host_only=False)
     json_syspath: Path | None = setting(
         None, None, {"JSON_SYSPATH": _str}, "nlohmann/json prefix (default: /usr when found)",
         validate=_path, trust="runs", local=False, compiles=True)
@@ -914,24 +914,24 @@ class Settings:
         validate=_index_url, trust="reaches", local=False, compiles=False)
     http_retries: int = setting(3, None, {"TRITONBUILD_HTTP_RETRIES": env_int},
         "attempts of each download of a prebuilt LLVM before it counts as a network failure",
-        minimum=1, maximum=100, trust="", local=True, compiles=False)
+        minimum=1, maximum=100, trust="", local=True, compiles=False, host_only=False)
     http_timeout: float = setting(30.0, None, {"TRITONBUILD_HTTP_TIMEOUT": env_float},
         "seconds a download of a prebuilt LLVM may wait for the server before the attempt fails", minimum=0,
-        maximum=3600, validate=_positive_seconds, trust="", local=True, compiles=False)
+        maximum=3600, validate=_positive_seconds, trust="", local=True, compiles=False, host_only=False)
     # seconds for all the attempts of one download
     http_deadline: float = setting(3600.0, None, {"TRITONBUILD_HTTP_DEADLINE": env_float},
         "seconds one download (a prebuilt LLVM, an NVIDIA wheel) may take, all its attempts together, before it "
         "is stopped (a read may overrun it by up to http_timeout)", minimum=0, maximum=604800,
-        validate=_positive_seconds, trust="", local=True, compiles=False)
+        validate=_positive_seconds, trust="", local=True, compiles=False, host_only=False)
     # bytes/s over a sliding window; 0: no minimum
     http_min_rate: int = setting(1024, None, {"TRITONBUILD_HTTP_MIN_RATE": env_int},
         "bytes per second a download must average over each 60 s window once its first 60 s have passed, else "
         "the attempt is stopped (and retried while the deadline allows); 0: no minimum", minimum=0,
-        maximum=1 << 30, trust="", local=True, compiles=False)
+        maximum=1 << 30, trust="", local=True, compiles=False, host_only=False)
     http_max_bytes: int = setting(4 << 30, None, {"TRITONBUILD_HTTP_MAX_BYTES": env_int},
         "bytes one download may have: a larger Content-Length is refused before the body is read, and a body that "
         "grows past it is stopped (not retried); a prebuilt LLVM archive is about 0.5-1 GiB", minimum=1,
-        maximum=1 << 40, trust="", local=True, compiles=False)
+        maximum=1 << 40, trust="", local=True, compiles=False, host_only=False)
     source_date_epoch: int | None = setting(None, None, {"SOURCE_DATE_EPOCH": _epoch},
         "seconds since 1970 that a reproducible build and the date version schemes take for the build's time "
         "(reproducible-builds.org's variable; default: the source's commit time)", minimum=0, maximum=MAX_EPOCH,
