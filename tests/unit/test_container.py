@@ -198,3 +198,33 @@ def test_a_value_the_image_can_reach_is_not_refused_as_this_hosts(tmp_path: Path
                          {"PIP_INDEX_URL": "https://pypi.example/simple"})
     with pytest.raises(UserError, match="--container needs"):  # past the check: no engine on this PATH
         ct.prepare(s, {"PATH": str(tmp_path)}, tmp_path, tmp_path / "cache", tmp_path / "out", None)
+
+
+@pytest.mark.parametrize("argv", [["develop", "--container", "debian"],
+                                  ["llvm", "path", "--container-engine", "podman"],
+                                  ["check-llvm", "--container-python", "/usr/bin/python3"]])
+def test_a_container_option_typed_for_a_command_that_runs_here_is_refused(argv: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from tritonbuild.cli.main import cli
+
+    res = CliRunner().invoke(cli, argv)
+    assert isinstance(res.exception, UserError) and res.exception.exit_code == 2, res.output
+    command = " ".join(argv[:-2])
+    assert str(res.exception) == (f"{argv[-2]} runs `build` in an image; `{command}` runs on this host. Leave "
+                                  f"{argv[-2]} out, or use `build --container IMAGE`.")
+
+
+def test_a_container_the_environment_names_is_left_out_by_a_command_that_runs_here_and_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 42: TRITONBUILD_CONTAINER (set for a CI job's builds) was silently ignored by develop and llvm path."""
+    from click.testing import CliRunner
+
+    from tritonbuild.cli.main import cli
+
+    monkeypatch.setenv("TRITONBUILD_CONTAINER", "debian:bookworm")
+    res = CliRunner().invoke(cli, ["develop", "--source", str(tmp_path / "missing")])
+    assert isinstance(res.exception, UserError) and "missing" in str(res.exception)  # refused after the warning
+    said = " ".join(res.stderr.split())
+    assert ("env TRITONBUILD_CONTAINER names a container image; `develop` runs on this host, and leaves it out (only "
+            "`build` runs in one)") in said

@@ -185,12 +185,8 @@ class PlanCommand(click.Command):
     first, instead of one list of some sixty."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        if ctx.params.get("container") and self.name not in ("build", "plan"):
-            from tritonbuild.errors import UserError
-
-            raise UserError(f"--container runs `build` in an image; `{self.name}` runs on this host (its build dir "
-                            "and editable install are this machine's). Leave --container out, or use `build "
-                            "--container IMAGE`.")
+        if self.name not in ("build", "plan"):
+            _runs_on_this_host(ctx)
         return super().invoke(ctx)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -210,6 +206,24 @@ def plan_command(name: str | None = None, group: click.Group | None = None) -> C
     """``click.command`` (or ``group.command``) for a command that takes ``plan_options``."""
     make = group.command if group is not None else click.command
     return make(name, cls=PlanCommand)
+
+
+def _runs_on_this_host(ctx: click.Context) -> None:
+    """A command other than ``build`` runs on this host: a container option typed for it is refused; a container
+    the environment names (for the job's builds) is said to be left out here."""
+    from tritonbuild.errors import UserError
+    from tritonbuild.settings.model import SPEC_BY_NAME, env_settings
+
+    command = ctx.command_path.removeprefix(f"{ctx.find_root().info_name} ")
+    typed = [opt for name, opt, value in given_options(ctx)
+             if name in SPEC_BY_NAME and SPEC_BY_NAME[name].host_only and value]
+    if typed:
+        raise UserError(f"{typed[0]} runs `build` in an image; `{command}` runs on this host. Leave {typed[0]} out, "
+                        "or use `build --container IMAGE`.")
+    given = env_settings(environment())
+    if given.container:
+        warn_on_stderr(f"{given.origin('container')} names a container image; `{command}` runs on this host, and "
+                       "leaves it out (only `build` runs in one).")
 
 
 def given_options(ctx: click.Context) -> list[tuple[str, str, str | None]]:
