@@ -54,8 +54,8 @@ def test_good_archive_is_verified_cached_and_reported(tmp_path: Path, server: Se
     before = run_cli("llvm", "path", "--source", str(tree), "--llvm", "download", "--llvm-mirror",
                      f"{server.url}/good", "--cache-dir", str(tmp_path / "cache"), cwd=tmp_path, env=ENV, check=False)
     assert before.returncode == 2 and before.stdout == "", before.stderr  # nothing to print a script would take
-    assert "The plan's LLVM (download) is not in the cache yet: run `tritonbuild llvm fetch` first" in flat(
-        before.stderr)
+    assert ("The plan's LLVM (download) is not in the cache yet: run `tritonbuild llvm fetch` first, with the "
+            "options given here") in flat(before.stderr)
     proc = fetch(tmp_path, tree, f"{server.url}/good", check=True)
     prefix = Path(proc.stdout.strip())
     assert prefix == tmp_path / "cache" / "llvm" / TOP

@@ -33,9 +33,14 @@ def json_commands(group: click.Group = cli, prefix: str = "") -> set[str]:
 
 
 def test_every_command_with_json_is_listed_and_has_a_valid_schema() -> None:
-    assert json_commands() == set(jsonout.COMMANDS)
+    found = json_commands()
+    assert found == set(jsonout.COMMANDS), (
+        f"commands with --json: {sorted(found)}; jsonout.COMMANDS: {sorted(jsonout.COMMANDS)}: list each command "
+        "with --json in tritonbuild/jsonout.py's COMMANDS, with its schema in tritonbuild/schemas/")
     shipped = {p.name for p in schema_path(None).parent.glob("*.schema.json")}
-    assert shipped == {schema_path(c).name for c in [*jsonout.COMMANDS, None]}
+    assert shipped == {schema_path(c).name for c in [*jsonout.COMMANDS, None]}, (
+        f"schemas shipped: {sorted(shipped)}: each command of jsonout.COMMANDS has tritonbuild/schemas/"
+        "<command>.schema.json, and nothing else is there")
     for command in [*jsonout.COMMANDS, None]:
         schema = json.loads(schema_path(command).read_text())
         jsonschema.Draft202012Validator.check_schema(schema)

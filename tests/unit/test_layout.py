@@ -52,19 +52,33 @@ def import_lines(path: Path, known: set[str], root: Path = ROOT) -> dict[str, Wh
     source = path.read_text()
     rel = path.relative_to(root).as_posix()
     found: dict[str, Where] = {}
-    nodes = [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    nodes = [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))
+             or _dynamic_import(n) is not None]
     for node in sorted(nodes, key=lambda n: n.lineno):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
-        elif node.module:
+        elif isinstance(node, ast.ImportFrom) and node.module:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Call):
+            names = [str(_dynamic_import(node))]
         for n in names:
             while n and n not in known:
                 n = n.rpartition(".")[0]
             if n.startswith("tritonbuild.") and n not in found:
                 found[n] = (rel, node.lineno, " ".join((ast.get_source_segment(source, node) or "").split()))
     return found
+
+
+def _dynamic_import(node: ast.AST) -> str | None:
+    """The module named by ``importlib.import_module("...")`` or ``__import__("...")`` with a string constant: an
+    import all the same."""
+    if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
+        return None
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    value = node.args[0].value
+    return value if called in ("import_module", "__import__") and isinstance(value, str) else None
 
 
 def imports(path: Path, known: set[str], root: Path = ROOT) -> set[str]:
@@ -284,7 +298,8 @@ def made_up_package(root: Path, *, loop: bool) -> Path:
     settings model (pure), imported by ``plan`` as it may be, importing an edge module of its package."""
     files = {
         "__init__.py": "",
-        "base.py": "import os\n\nfrom tritonbuild.errors import Oops\nfrom tritonbuild.b import y\n",
+        "base.py": "import os\n\nfrom tritonbuild.errors import Oops\nfrom tritonbuild.b import y\n"
+                   "import importlib\nimportlib.import_module('tritonbuild.c.z')\n",
         "errors.py": "class Oops(Exception):\n    pass\n",
         "a/__init__.py": "",
         "a/x.py": '"""a."""\n\nfrom tritonbuild.b.y import f\n',
@@ -315,7 +330,8 @@ def test_the_layout_checks_name_the_loop_and_each_import_that_makes_it(tmp_path:
     ]
     assert describe_loops(package_graph(made_up_package(tmp_path / "none", loop=False))) == []
     assert base_layer_faults(pkg) == [
-        "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports no edge module)"]
+        "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports no edge module)",
+        "tritonbuild/base.py:6: importlib.import_module('tritonbuild.c.z') (the base layer imports no edge module)"]
     assert [f for f in pure_faults(pkg) if "recipes" in f] == [  # what the plan holds is pure: it imports no edge
         "tritonbuild.settings.model imports tritonbuild.settings.recipes (edge)"]
     assert system_faults(pkg) == [

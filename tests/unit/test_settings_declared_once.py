@@ -169,14 +169,23 @@ DESCRIBERS = ("settings/model.py", "settings/docs.py", "settings/recipes.py")
 
 def _settings_read(source: str) -> set[str]:
     return {node.attr for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)
-            and isinstance(node.ctx, ast.Load) and node.attr in NAMES
-            and ((isinstance(node.value, ast.Name) and node.value.id in ("s", "settings"))
-                 or (isinstance(node.value, ast.Attribute) and node.value.attr == "settings"))}
+            and isinstance(node.ctx, ast.Load) and node.attr in NAMES and _is_settings(node.value)}
+
+
+def _is_settings(expr: ast.expr) -> bool:
+    """``s``, ``settings``, ``given`` (what the environment gives, outside a plan), ``<...>.settings`` or a call of
+    ``env_settings(...)`` (architecture.md's way to read a setting outside a plan)."""
+    call = expr.func if isinstance(expr, ast.Call) else None
+    return ((isinstance(expr, ast.Name) and expr.id in ("s", "settings", "given"))
+            or (isinstance(expr, ast.Attribute) and expr.attr == "settings")
+            or (isinstance(call, ast.Name) and call.id == "env_settings")
+            or (isinstance(call, ast.Attribute) and call.attr == "env_settings"))
 
 
 def test_the_consumer_check_sees_only_reads_of_a_settings_value() -> None:
-    assert _settings_read("a = s.jobs\nb = plan.settings.canary\nc = settings.llvm + 1\n") == {
-        "jobs", "canary", "llvm"}
+    assert _settings_read("a = s.jobs\nb = plan.settings.canary\nc = settings.llvm + 1\nd = env_settings(e).offline"
+                          "\ne = model.env_settings(e).strict\nf = given.container\n") == {
+        "jobs", "canary", "llvm", "offline", "strict", "container"}
     assert _settings_read("a = line.strip()\nb = Settings.jobs\ns.canary = 1\nc = plan.source\n") == set()
 
 

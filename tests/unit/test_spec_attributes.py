@@ -66,6 +66,8 @@ def test_every_setting_declares_what_it_is_to_the_build() -> None:
 def test_the_lists_made_from_the_specs_follow_them() -> None:
     # one setting names the tree built, one its revision: the rebuild's --source and the claimed commit replace them
     assert sorted(s.identity for s in SPECS if s.identity) == ["revision", "tree"]
+    undecided = sorted(s.name for s in SPECS if s.compiles is None)
+    assert not undecided, f"declare compiles= for {undecided} (test_every_setting_declares_what_it_is_to_the_build)"
     assert {s.name for s in SPECS if s.compiles is False} <= compat.IRRELEVANT
     assert {s.name for s in SPECS if s.compiles and s.name not in compat.IRRELEVANT} == \
         {s.name for s in SPECS} - compat.IRRELEVANT  # every other setting is in the key

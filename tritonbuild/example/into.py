@@ -1,5 +1,5 @@
 """``tritonbuild example DEST``: the example tree (and the SPIR-V ABI dep, and optionally a plugin) written into a
-new or empty directory, never through a link; what a failed write put there is removed (edge: writes files)."""
+new or empty directory that is not itself a link; what a failed write put there is removed (edge: writes files)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ from tritonbuild.errors import UserError
 
 def write_into(dest: str, generation: str, with_plugin: bool, say: Callable[[str], None]) -> Path:
     """Write the example into ``dest`` (made when missing), saying a line per tree written; its resolved path.
-    A link, a non-empty dir or a write that fails is refused (exit 2), with what was written of it removed."""
+    An empty ``dest`` (which would mean the current directory), one that is itself a link (the dirs above it are
+    the user's to lay out), a non-empty dir or a write that fails is refused (exit 2), with what was written of it
+    removed."""
+    if not dest.strip():
+        raise UserError(f"DEST {dest!r} is empty, which would mean the current directory: name a new directory "
+                        "(tritonbuild example ./example).")
     given = Path(dest)
     if given.is_symlink():
         raise UserError(f"{given} is a link (to {os.readlink(given)}); tritonbuild writes the example only into a "

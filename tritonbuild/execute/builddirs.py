@@ -116,10 +116,13 @@ def of_source(root: Path, checkout: Path) -> list[Path]:
 
 
 def listed(root: Path) -> list[Path]:
-    """Every entry of the build dirs' root ``root`` (none when it is no dir, or a link): what ``clean --all`` looks
-    at. A root that cannot be read is an EnvironmentProblem naming it (exit 3)."""
+    """Every entry of the build dirs' root ``root`` (none when it is no dir; a root that is a link is itself the one
+    entry, which ``clean`` names and leaves alone with its target): what ``clean --all`` looks at. A root that
+    cannot be read is an EnvironmentProblem naming it (exit 3)."""
+    if root.is_symlink():
+        return [root]
     try:
-        return sorted(root.iterdir()) if root.is_dir() and not root.is_symlink() else []
+        return sorted(root.iterdir()) if root.is_dir() else []
     except OSError as exc:
         raise EnvironmentProblem(_unreadable(root, exc)) from None
 

@@ -49,7 +49,8 @@ def ready_prefix(llvm: LLVMPlan) -> str:
         raise UserError(llvm.problem or "No LLVM would be used.")
     if llvm.strategy in ("download", "source") and not current(Path(llvm.prefix), llvm.sha256):
         raise UserError(f"The plan's LLVM ({llvm.strategy}) is not in the cache yet: run `tritonbuild llvm "
-                        f"{'fetch' if llvm.strategy == 'download' else 'build'}` first.")
+                        f"{'fetch' if llvm.strategy == 'download' else 'build'}` first, with the options given here "
+                        "(--source, --cache-dir, --llvm-mirror, --allow-unpinned, ...), which make the same plan.")
     return llvm.prefix
 
 
