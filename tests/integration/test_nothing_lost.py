@@ -581,7 +581,8 @@ def gc(cache: Path, *extra: str, cwd: Path, check: bool = True) -> subprocess.Co
     return run_cli("llvm", "gc", "--cache-dir", str(cache), *extra, cwd=cwd, check=check)
 
 
-@pytest.mark.parametrize("plan", ["{not json", "[1, 2]", '{"llvm": "x"}', "FIFO", "DIR"])
+@pytest.mark.parametrize("plan", ["{not json", "[1, 2]", '{"llvm": "x"}', '{"llvm": {"prefix": 7}}',
+                                  '{"llvm": {"prefix": "llvm/llvm-maybe-used"}}', "FIFO", "DIR"])
 def test_a_plan_gc_cannot_read_keeps_every_llvm(tmp_path: Path, plan: str) -> None:
     cache = tmp_path / "cache"
     entry = llvm_entry(cache, "llvm-maybe-used")

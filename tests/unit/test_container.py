@@ -182,6 +182,9 @@ def test_commands_that_run_on_this_host_refuse_the_container_flag(command: str) 
     ({}, {"PIP_INDEX_URL": "file:///srv/pypi/simple"}),
     ({"distcc": "localhost/8 fast.example/16"}, {}),
     ({}, {"TRITONBUILD_LLVM_MIRROR": "http://127.0.0.1:8000/llvm"}),
+    ({"llvm_mirror": "http://127.1/llvm"}, {}),
+    ({"llvm_mirror": "http://[::ffff:127.0.0.1]/llvm"}, {}),
+    ({"llvm_mirror": "http://localhost.localdomain/llvm"}, {}),
 ])
 def test_a_value_passed_into_the_image_that_names_this_host_is_refused_before_anything_runs(
         tmp_path: Path, given: dict[str, str], env: dict[str, str]) -> None:
@@ -193,8 +196,8 @@ def test_a_value_passed_into_the_image_that_names_this_host_is_refused_before_an
 
 
 def test_a_value_the_image_can_reach_is_not_refused_as_this_hosts(tmp_path: Path) -> None:
-    s = resolve_settings({"container": "debian:bookworm", "ccache_remote": "redis://cache.example:6379",
-                          "distcc": "fast.example/16,lzo", "llvm_mirror": "https://mirror.example/llvm"},
+    s = resolve_settings({"container": "debian:bookworm", "ccache_remote": "redis://unix-cache.example:6379",
+                          "distcc": "fast.example/16,lzo", "llvm_mirror": "https://mirror.example/localhost/llvm"},
                          {"PIP_INDEX_URL": "https://pypi.example/simple"})
     with pytest.raises(UserError, match="--container needs"):  # past the check: no engine on this PATH
         ct.prepare(s, {"PATH": str(tmp_path)}, tmp_path, tmp_path / "cache", tmp_path / "out", None)

@@ -119,8 +119,9 @@ def _url(value: str, cwd: Path) -> bool:
 
 # A value that names this host where the image would find another place: a file or a unix socket URL (ccache's
 # ``file:``/``redis+unix:`` storages, pip's ``file://`` index), or the loopback (a distcc host, a local index).
-_THIS_HOST = re.compile(r"(?i)(?:^|[\s,;=(])(?:file:|[a-z0-9+.-]*unix:)|(?:^|[\s/@,;=])"
-                        r"(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?=$|[\s:/,;])")
+_THIS_HOST = re.compile(r"(?i)(?:^|[\s,;=(])(?:file:|[a-z0-9+.-]*unix:)|(?:^|[\s@,;=]|//)"
+                        r"(?:localhost(?:\.localdomain)?|127(?:\.\d{1,3}){1,3}|\[::(?:ffff:127(?:\.\d{1,3}){3}|1)\]"
+                        r"|0\.0\.0\.0|0x7f[0-9a-f]{6})(?=$|[\s:/,;\]])")
 
 
 def _host_references(s: Settings) -> None:

@@ -98,8 +98,8 @@ def _prefix_of(d: Path) -> tuple[str | None, str | None]:
     except OSError as exc:
         return None, f"build dir {d} cannot be read ({exc.strerror or exc}), so which LLVM it uses is not known"
     prefix = builddirs.plan_of(d).get("llvm", {})
-    if isinstance(prefix, dict) and isinstance(prefix.get("prefix"), str):
-        return prefix["prefix"], None
+    if isinstance(prefix, dict) and isinstance(prefix.get("prefix"), str) and Path(prefix["prefix"]).is_absolute():
+        return prefix["prefix"], None  # tritonbuild writes it absolute: a relative one is no plan of its own
     if isinstance(prefix, dict) and "prefix" in prefix and prefix["prefix"] is None:
         return None, None  # a plan with no LLVM
     return None, f"the plan of build dir {d} cannot be read, so which LLVM it uses is not known"
