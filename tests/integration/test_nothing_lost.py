@@ -4,6 +4,7 @@ output dir is checked before any work; a user's own compile_commands.json link i
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import io
 import json
@@ -16,8 +17,12 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from tests.helpers import PlainReporter, one_of
 from tests.integration.conftest import cuda_stub, flat, run_cli, small_tmpfs
@@ -714,3 +719,192 @@ def test_clean_all_names_a_build_root_that_is_a_link_and_leaves_it_with_its_targ
     out = flat(run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path).stdout)
     assert f"{cache / 'build'} is a link (to {elsewhere / 'build'}), not a build dir: left alone" in out, out
     assert (d / "cmake" / "obj" / "unit0.o").is_file()
+
+
+# 10. review 43 (#48): gc keeps a linked entry's target, a linked build dir's LLVM and an LLVM a running build
+# holds; hostile names and plans under the cache are no traceback; clean --dry-run makes no lock file anywhere
+
+
+def test_gc_keeps_the_target_of_a_linked_entry_and_the_llvm_of_a_linked_build_dir(tmp_path: Path) -> None:
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    target, used, unused = (llvm_entry(cache, n) for n in ("llvm-target", "llvm-used", "llvm-unused"))
+    (cache / "llvm" / "llvm-link").symlink_to(target)
+    d = build_dir(elsewhere, "0123456789abcdef")
+    (d / "plan.json").write_text(json.dumps({"key": d.name, "llvm": {"prefix": str(used)}}))
+    (cache / "build").mkdir()
+    (cache / "build" / d.name).symlink_to(d)  # a build dir on another disk
+    out = flat(gc(cache, cwd=tmp_path).stdout)
+    assert f"keep {target} (the target of the link {cache / 'llvm' / 'llvm-link'})" in out, out
+    assert f"keep {used} (used by a build dir)" in out and not unused.exists() and target.is_dir() and used.is_dir()
+
+
+def test_a_build_dir_linked_to_nowhere_keeps_every_llvm_and_lost_found_keeps_none(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    entry = llvm_entry(cache, "llvm-a")
+    (cache / "build").mkdir()
+    lost = cache / "build" / "lost+found"
+    (lost / "plan.json").mkdir(parents=True)  # no plan gc can read, in a dir no build could have made
+    (cache / "build" / "0123456789abcdef").symlink_to(tmp_path / "unmounted-disk" / "0123456789abcdef")
+    out = flat(gc(cache, cwd=tmp_path).stdout)
+    assert f"build dir {cache / 'build' / '0123456789abcdef'} is a link to nowhere" in out and entry.is_dir()
+    (cache / "build" / "0123456789abcdef").unlink()
+    gc(cache, cwd=tmp_path)
+    assert not entry.exists() and lost.is_dir()
+
+
+def _with_llvm(plan: Any, entry: Path) -> Any:
+    return dataclasses.replace(plan, llvm=dataclasses.replace(plan.llvm, prefix=str(entry), strategy="download"))
+
+
+def test_a_running_build_holds_its_cached_llvm_so_gc_started_after_it_leaves_it(tmp_path: Path) -> None:
+    from tritonbuild.execute.lock import lock
+    from tritonbuild.gather.request import Request, make_plan
+
+    cache = tmp_path / "cache"
+    entry = llvm_entry(cache, "llvm-in-use")
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    plan = _with_llvm(make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(cache), "llvm": LLVM},
+                                                 os.environ, tmp_path, warn=silent)), entry)
+    root = Path(plan.cmake.build_dir)
+    root.mkdir(parents=True)
+    (root / "plan.json").write_text(json.dumps({"key": root.name, "llvm": {"prefix": None}}))  # what gc read first
+    taken = lock(plan, PlainReporter(io.StringIO()))
+    try:
+        for extra in (("--dry-run",), ()):
+            out = flat(gc(cache, *extra, cwd=tmp_path).stdout)
+            assert f"keep {entry} (in use by another tritonbuild run (its lock is held))" in out, out
+            assert entry.is_dir()
+    finally:
+        taken.release()
+    gc(cache, cwd=tmp_path)
+    assert not entry.exists()
+
+
+def test_a_build_whose_llvm_gc_removed_after_provisioning_provisions_it_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tritonbuild.execute import lock as lock_module
+    from tritonbuild.gather.request import Request, make_plan
+    from tritonbuild.llvm import provision
+
+    cache = tmp_path / "cache"
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    plan = _with_llvm(make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(cache), "llvm": LLVM},
+                                                 os.environ, tmp_path, warn=silent)), cache / "llvm" / "llvm-gone")
+    (cache / "llvm").mkdir(parents=True)
+    calls: list[str] = []
+
+    def download(p: Any, r: Any, e: Any) -> Path:  # the network: what a download would put there
+        calls.append(p.llvm.prefix)
+        return llvm_entry(cache, "llvm-gone")
+
+    monkeypatch.setattr(provision, "ensure", download)
+    reporter = PlainReporter(io.StringIO())
+    lock_module.lock(plan, reporter).release()
+    assert calls == [str(cache / "llvm" / "llvm-gone")]
+    monkeypatch.setattr(provision, "ensure", lambda p, r, e: calls.append("again"))
+    shutil.rmtree(cache / "llvm" / "llvm-gone")
+    with pytest.raises(EnvironmentProblem, match=r"was removed .* each time this run provisioned it again"):
+        lock_module.lock(plan, reporter)
+    assert calls[1:] == ["again"] * 3 and not lock_module.held(Path(plan.cmake.build_dir))
+
+
+@pytest.mark.parametrize("pid", ["\u00b2", "1" * 20, "0", "4194305", "\u0661\u0662"])
+def test_a_removal_leftover_whose_pid_is_no_pid_is_finished(tmp_path: Path, pid: str) -> None:
+    cache = tmp_path / "cache"
+    left = cache / "llvm" / f".removing-llvm-x-{pid}"
+    (left / "lib").mkdir(parents=True)
+    out = gc(cache, cwd=tmp_path)
+    assert "Traceback" not in out.stderr and not left.exists(), out.stdout
+
+
+def test_a_nul_in_a_plan_is_no_traceback_for_gc_status_or_clean(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    entry = llvm_entry(cache, "llvm-a")
+    d = build_dir(cache, "0123456789abcdef")
+    (d / MARKER).write_text("tritonbuild build dir\n")
+    (d / "dev").mkdir()
+    (d / "develop-request.json").write_text("{}")
+    (d / "plan.json").write_text(json.dumps({
+        "key": d.name, "llvm": {"prefix": "/x\0y"}, "source": {"root": str(tmp_path / "src\0")},
+        "backends": [{"name": "nvidia", "path": "/p\0", "origin": "plugin"}],
+        "wheel": {"out_dir": str(tmp_path), "name": "/**/["}}))
+    (tmp_path / "_**_[-1.0-py3-none-any.whl").write_text("")
+    out = gc(cache, cwd=tmp_path)
+    assert f"the plan of build dir {d} cannot be read" in flat(out.stdout) and entry.is_dir()
+    for cmd in (["status", "--json"], ["clean", "--all"]):
+        done = run_cli(*cmd, "--cache-dir", str(cache), cwd=tmp_path)
+        assert "Traceback" not in done.stderr
+    assert not d.exists()
+
+
+def test_clean_all_dry_run_makes_no_lock_file_for_patched_copies_or_exports(tmp_path: Path) -> None:
+    from tritonbuild.gather.commits import MARKER as EXPORT_MARK
+    from tritonbuild.gather.patches import COPY_MARK
+
+    cache = tmp_path / "cache"
+    copy = cache / "patched" / "0123456789abcdef"
+    copy.mkdir(parents=True)
+    (copy / COPY_MARK).write_text("patched copy of /src\n")
+    export = cache / "compat" / "trees" / ("a" * 40)
+    export.mkdir(parents=True)
+    (export / EXPORT_MARK).write_text("{}\n")
+    user = build_dir(cache, "fedcba9876543210")
+    (user / MARKER).write_text("tritonbuild build dir\n")
+    (user / "plan.json").write_text(json.dumps({"key": user.name, "source": {"root": str(export)}}))
+    before = sorted(p.relative_to(cache) for p in cache.rglob("*"))
+    out = flat(run_cli("clean", "--all", "--dry-run", "--cache-dir", str(cache), cwd=tmp_path).stdout)
+    assert sorted(p.relative_to(cache) for p in cache.rglob("*")) == before
+    assert "2 patched copy or llvm compat dir(s)" in out, out
+    with held(copy.parent / f"{copy.name}.lock"), held(user / ".tritonbuild.lock"):
+        out = flat(run_cli("clean", "--all", "--dry-run", "--cache-dir", str(cache), cwd=tmp_path).stdout)
+    assert f"{copy} is in use by a running tritonbuild" in out and f"{export} is in use by a running" in out, out
+    assert "0 patched copy or llvm compat dir(s)" in out, out
+
+
+def test_a_planted_locks_link_makes_gc_write_nothing_where_it_points(tmp_path: Path) -> None:
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    entry = llvm_entry(cache, "llvm-a")
+    elsewhere.mkdir()
+    (cache / "llvm" / ".locks").symlink_to(elsewhere)
+    out = gc(cache, cwd=tmp_path, check=False)
+    assert out.returncode == 3 and entry.is_dir() and not list(elsewhere.iterdir()), out.stderr
+    assert f"{cache / 'llvm' / '.locks'}: a link where tritonbuild keeps its lock files" in flat(out.stderr)
+    one_paragraph(out.stderr)
+
+
+TEXT = st.text(alphabet="/\0*[]?-._a1\u00b2 ", max_size=12) | st.text(max_size=12) | st.sampled_from(["/tmp", "/"])
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | TEXT,
+                    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=8), kids, max_size=3),
+                    max_leaves=12)
+FIELDS = st.fixed_dictionaries({}, optional={
+    "key": JSON, "llvm": st.fixed_dictionaries({}, optional={"prefix": JSON | TEXT}) | JSON,
+    "source": st.fixed_dictionaries({}, optional={"root": JSON | TEXT,
+                                                  "checkout": TEXT}) | JSON,
+    "backends": st.lists(st.fixed_dictionaries({}, optional={"name": JSON, "path": TEXT | JSON,
+                                                             "origin": st.sampled_from(["plugin", "in-tree"])}),
+                         max_size=2) | JSON,
+    "wheel": st.fixed_dictionaries({}, optional={"out_dir": TEXT | JSON,
+                                                 "name": TEXT | JSON}) | JSON})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hypothesis.given(plan=FIELDS, pid=TEXT | st.from_regex(r"[0-9]{1,24}", fullmatch=True))
+def test_any_plan_or_leftover_name_under_the_cache_is_read_without_a_traceback(tmp_path: Path, plan: dict[str, Any],
+                                                                              pid: str) -> None:
+    from tritonbuild.execute import llvmgc
+    from tritonbuild.llvm import cache as llvm_cache
+
+    cache = tmp_path / "cache"
+    d = cache / "build" / "0123456789abcdef"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "plan.json").write_text(json.dumps(plan))
+    llvmgc._used_prefixes(cache / "build")
+    prefix, blocker = llvmgc._prefix_of(d)
+    assert prefix is None or Path(prefix).is_absolute()
+    no_llvm = isinstance(plan.get("llvm"), dict) and "prefix" in plan["llvm"] and plan["llvm"]["prefix"] is None
+    assert bool(prefix or blocker) != no_llvm  # a prefix, or why every LLVM is kept, or a plan with none
+    builddirs._row(d)
+    builddirs._backend_links(d)
+    builddirs._links_into(d)
+    builddirs.sources_of(d)
+    assert llvm_cache._running(pid) in (True, False)

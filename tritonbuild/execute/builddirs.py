@@ -28,7 +28,7 @@ from filelock import Timeout
 
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.execute import lastrequest
-from tritonbuild.execute.lock import LOCK, MARKER, file_lock, held
+from tritonbuild.execute.lock import LOCK, MARKER, file_lock, held, lock_held
 from tritonbuild.jsonout import iso_time
 from tritonbuild.system.fileutil import read_checked, remove_tree
 
@@ -73,11 +73,11 @@ def _row(d: Path) -> dict[str, Any]:
     try:
         out_dir = Path(plan["wheel"]["out_dir"]) if plan else None
         if out_dir and out_dir.is_dir():
-            name = str(plan["wheel"]["name"]).replace("-", "_")
-            wheels = sorted(str(w) for w in out_dir.glob(f"{name}-*.whl"))
+            name = str(plan["wheel"]["name"]).replace("-", "_")  # a name, not a pattern: no glob of it
+            wheels = sorted(str(w) for w in out_dir.iterdir() if w.name.startswith(f"{name}-") and w.suffix == ".whl")
         source = plan.get("source", {}).get("root")
         backends = [str(b["name"]) for b in plan.get("backends", [])]
-    except (KeyError, TypeError, AttributeError, OSError):  # a plan.json that is not tritonbuild's
+    except (KeyError, TypeError, AttributeError, OSError, ValueError):  # a plan.json that is not tritonbuild's
         source, backends = None, []
     return {"key": d.name, "path": str(d), "source": source, "backends": backends, "size": dir_size(d),
             "last_build": iso_time(last) if last else None,
@@ -149,12 +149,22 @@ def build_dirs(root: Path) -> list[dict[str, Any]]:
 def _rows(root: Path) -> list[dict[str, Any]]:
     if not root.is_dir():
         return []
-    dirs = [d for d in sorted(root.iterdir()) if is_build_dir(d)]
+    dirs = [d for d in sorted(root.iterdir()) if _listed_build_dir(d)]
     rows = [_row(d) for d in dirs]
     current = current_develop_dirs(d for d, r in zip(dirs, rows, strict=True) if r["develop"])
     for d, r in zip(dirs, rows, strict=True):
         r["develop_current"] = d in current
     return rows
+
+
+def _listed_build_dir(d: Path) -> bool:
+    """``is_build_dir``, where a dir whose name no plan's key has (lost+found) and that cannot be read is none."""
+    try:
+        return is_build_dir(d)
+    except OSError:
+        if could_be_key(d.name):
+            raise
+        return False
 
 
 def current_develop_dirs(dirs: Iterable[Path]) -> set[Path]:
@@ -200,7 +210,7 @@ def _links_into(d: Path) -> list[Path]:
         return []
     links = [Path(root) / "compile_commands.json" for root in roots]
     lib_dir = Path(roots[0], "python", "triton", "_C")
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ValueError):  # ValueError: a NUL in a path
         if lib_dir.is_dir():  # develop's library links
             links += [p for p in lib_dir.iterdir() if p.is_symlink()]
     return links
@@ -216,17 +226,23 @@ def _backend_links(d: Path) -> list[Path]:
         root = Path(str(plan["source"]["root"]))
         wanted = {Path(str(b["path"]), "backend").resolve() for b in plan["backends"]}
         listed = sorted((root / "python" / "triton" / "backends").iterdir())
-    except (KeyError, TypeError, OSError, RuntimeError):
+    except (KeyError, TypeError, OSError, RuntimeError, ValueError):  # ValueError: a NUL in a path
         return []
     found = []
     for link in listed:
-        with contextlib.suppress(OSError, RuntimeError):
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
             if paths.made_link(link, root) and link.resolve() in wanted:
                 found.append(link)
     return found
 
 
 _KEY = re.compile(r"[0-9a-f]{16}")
+
+
+def could_be_key(name: str) -> bool:
+    """Whether a build dir's name could be a plan's key (16 hex digits): one that cannot (lost+found) is no build
+    dir tritonbuild made, whatever it holds."""
+    return _KEY.fullmatch(name) is not None
 _ELSEWHERE = re.compile(r"(/.*/build/[0-9a-f]{16})/(?:dev|cmake)/")  # where build and develop point their links
 
 
@@ -285,7 +301,7 @@ def _remove(d: Path) -> None:
     tree's backend links."""
     real = d.resolve()
     for link in _links_into(d):
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             if link.is_symlink() and Path(os.path.join(link.parent, os.readlink(link))).resolve().is_relative_to(real):
                 link.unlink()
     if has_develop(d):
@@ -306,7 +322,11 @@ def _remove(d: Path) -> None:
 
 
 def _in_use(d: Path) -> str | None:
-    return f"{d} is in use by a running tritonbuild (its lock is held): left alone" if held(d) else None
+    return _busy(d) if held(d) else None
+
+
+def _busy(what: Path, lock: str = "its lock is held") -> str:
+    return f"{what} is in use by a running tritonbuild ({lock}): left alone"
 
 
 def _skip_reason(d: Path) -> str | None:
@@ -339,7 +359,7 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
         try:
             lk.acquire(timeout=0)
         except Timeout:
-            out.notes.append(f"{d} is in use by a running tritonbuild (its lock is held): left alone")
+            out.notes.append(_busy(d))
             continue
         except OSError as exc:
             out.failed.append(_failure(d, exc))
@@ -443,22 +463,32 @@ def _clean_patched(root: Path, out: Cleaned, dry_run: bool) -> None:
 
 
 def _remove_locked(lock_file: Path, dirs: list[Path], out: Cleaned, dry_run: bool) -> None:
-    """Remove ``dirs`` and then ``lock_file`` while holding that lock (the one ``--patch`` takes); in use: named."""
+    """Remove ``dirs`` and then ``lock_file`` while holding that lock (the one ``--patch`` takes); in use: named. A
+    dry run only looks whether it is held, making no lock file."""
     try:
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        if dry_run:
+            busy = lock_held(lock_file)
+        else:
+            fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         out.failed.append(f"{lock_file}: {exc.strerror or exc}")
+        return
+    if dry_run and busy:
+        out.notes.extend(_busy(d) for d in dirs)
+    elif dry_run:
+        for d in dirs:
+            out.take(d, dry_run)
+    if dry_run:
         return
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            out.notes.extend(f"{d} is in use by a running tritonbuild (its lock is held): left alone" for d in dirs)
+            out.notes.extend(_busy(d) for d in dirs)
             return
         for d in dirs:
             out.take(d, dry_run)
-        if not dry_run:
-            lock_file.unlink(missing_ok=True)
+        lock_file.unlink(missing_ok=True)
     finally:
         os.close(fd)
 
@@ -489,21 +519,30 @@ def _users(tree: Path, builds: Path) -> list[Path]:
 
 def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -> None:
     """Remove ``tree`` while holding the locks of the build dirs made from it: one held is a canary or build of
-    llvm compat at work there, and the tree is left alone."""
-    held = []
+    llvm compat at work there, and the tree is left alone. A dry run only looks whether they are held."""
+    taken: list[Any] = []
     try:
         for d in users:
-            lk = file_lock(d)
-            try:
-                lk.acquire(timeout=0)
-            except (Timeout, OSError):
-                out.notes.append(f"{tree} is in use by a running tritonbuild (the build dir {d} made from it is "
-                                 "locked): left alone")
+            if _taken(d, dry_run, taken):
+                out.notes.append(_busy(tree, f"the build dir {d} made from it is locked"))
                 return
-            held.append(lk)
         out.take(tree, dry_run)
     except OSError as exc:
         out.failed.append(f"{exc.filename or tree}: {exc.strerror or exc}")
     finally:
-        for lk in held:
+        for lk in taken:
             lk.release()
+
+
+def _taken(d: Path, dry_run: bool, taken: list[Any]) -> bool:
+    """Whether build dir ``d`` is in use; if not, its lock is taken into ``taken`` (a dry run takes none). OSError
+    when the lock cannot be opened."""
+    if dry_run:
+        return held(d)
+    lk = file_lock(d)
+    try:
+        lk.acquire(timeout=0)
+    except Timeout:
+        return True
+    taken.append(lk)
+    return False

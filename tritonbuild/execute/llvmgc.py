@@ -5,7 +5,10 @@ gc errs towards keeping: every dir under ``<cache>/build`` with a plan counts, m
 tritonbuild's), and while any build dir cannot tell which LLVM it uses (in use with no plan written yet, or a plan
 this user cannot read) nothing is removed. A ``build`` that is not a directory (a dangling link: its disk not
 mounted) stops gc before anything is removed. Prefixes are compared by where they really are, so a cache root
-named through a link matches the plans made through its target. A linked entry is left alone, and its target too.
+named through a link matches the plans made through its target; a build dir that is a link counts as its target.
+A linked entry is left alone, and its target too. A build holds its cached LLVM's entry lock shared while it runs
+(``execute.lock.use_llvm``) and gc removes an entry only holding that lock alone, so a build that starts while gc
+runs keeps its LLVM whichever comes first.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ def collect(root: Path, *, dry_run: bool, say: Callable[[str], None]) -> int:
         raise EnvironmentProblem(f"Cannot list the LLVM cache {root / 'llvm'}: {exc.strerror or exc}. Fix its "
                                  "permissions; nothing was removed.") from None
     freed, failed = 0, []
+    targets = {os.path.realpath(e): e for e in entries if e.is_symlink()}
     for entry in [*entries, *leftovers]:
-        why = _keep(entry, used, blockers) if entry in entries else None
+        why = _keep(entry, used, blockers, targets, dry_run) if entry in entries else None
         if why:
             say(f"keep   {entry} ({why})")
             continue
@@ -56,12 +60,24 @@ def collect(root: Path, *, dry_run: bool, say: Callable[[str], None]) -> int:
     return freed
 
 
-def _keep(entry: Path, used: set[str], blockers: list[str]) -> str | None:
+def _keep(entry: Path, used: set[str], blockers: list[str], targets: dict[str, Path], dry_run: bool) -> str | None:
+    real = os.path.realpath(entry)
     if entry.is_symlink():
         return "a link: left alone, and its target too"
-    if os.path.realpath(entry) in used:
+    if real in targets:
+        return f"the target of the link {targets[real]}"
+    if real in used:
         return "used by a build dir"
-    return blockers[0] if blockers else None
+    if blockers:
+        return blockers[0]
+    return "in use by another tritonbuild run (its lock is held)" if dry_run and _in_use_entry(entry) else None
+
+
+def _in_use_entry(entry: Path) -> bool:
+    try:
+        return cache.in_use(entry)
+    except OSError:
+        return False  # the removal names what stops it
 
 
 def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
@@ -72,7 +88,7 @@ def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
                                  "nowhere, a disk not mounted?). Fix it, or point --cache-dir at the cache root that "
                                  "holds the build dirs; nothing was removed.")
     try:
-        dirs = sorted(d for d in builds.iterdir() if d.is_dir() and not d.is_symlink()) if builds.is_dir() else []
+        dirs = sorted(builds.iterdir()) if builds.is_dir() else []
     except OSError as exc:
         raise EnvironmentProblem(f"Cannot list the build dirs in {builds} (to see which LLVMs they use): "
                                  f"{exc.strerror or exc}. Fix its permissions; nothing was removed.") from None
@@ -82,31 +98,41 @@ def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
         prefix, blocker = _prefix_of(d)
         if prefix:
             used.add(os.path.realpath(prefix))
-        elif blocker:
-            blockers.append(blocker)
+        elif blocker and builddirs.could_be_key(d.name):
+            blockers.append(blocker)  # a dir no build could have made (lost+found) keeps nothing
     return used, blockers
 
 
 def _prefix_of(d: Path) -> tuple[str | None, str | None]:
-    """The LLVM prefix build dir ``d``'s plan uses, or why it keeps every LLVM (None, None: it has no plan and is
-    not in use, so it uses none)."""
+    """The LLVM prefix build dir ``d``'s plan uses (a link: its target's), or why it keeps every LLVM (None, None:
+    it has no plan and is not in use, so it uses none; a file is no build dir)."""
     plan = d / "plan.json"
     try:
+        if not d.is_dir():
+            return None, (f"build dir {d} is a link to nowhere" if d.is_symlink() else None)
         os.lstat(plan)
     except FileNotFoundError:
         return None, _in_use(d)
     except OSError as exc:
-        return None, f"build dir {d} cannot be read ({exc.strerror or exc}), so which LLVM it uses is not known"
+        return None, _unknown(d, exc)
     prefix = builddirs.plan_of(d).get("llvm", {})
-    if isinstance(prefix, dict) and isinstance(prefix.get("prefix"), str) and Path(prefix["prefix"]).is_absolute():
+    if isinstance(prefix, dict) and _absolute(prefix.get("prefix")):
         return prefix["prefix"], None  # tritonbuild writes it absolute: a relative one is no plan of its own
     if isinstance(prefix, dict) and "prefix" in prefix and prefix["prefix"] is None:
         return None, None  # a plan with no LLVM
     return None, f"the plan of build dir {d} cannot be read, so which LLVM it uses is not known"
 
 
+def _absolute(prefix: object) -> bool:
+    return isinstance(prefix, str) and "\0" not in prefix and Path(prefix).is_absolute()
+
+
 def _in_use(d: Path) -> str | None:
     try:
         return f"build dir {d} is in use and has not written its plan yet" if held(d) else None
     except OSError as exc:
-        return f"build dir {d} cannot be read ({exc.strerror or exc}), so which LLVM it uses is not known"
+        return _unknown(d, exc)
+
+
+def _unknown(d: Path, exc: OSError) -> str:
+    return f"build dir {d} cannot be read ({exc.strerror or exc}), so which LLVM it uses is not known"

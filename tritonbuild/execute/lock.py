@@ -16,6 +16,7 @@ from typing import Any
 from tritonbuild.errors import DiskProblem, EnvironmentProblem
 from tritonbuild.execute import orphans
 from tritonbuild.execute.diagnose import disk_hint
+from tritonbuild.llvm import cache, provision
 from tritonbuild.plan import Plan
 from tritonbuild.reporter import Reporter
 from tritonbuild.system import paths, proc
@@ -33,11 +34,16 @@ def file_lock(root: Path) -> Any:
 
 
 def held(root: Path) -> bool:
-    """Whether a run holds build dir ``root``'s lock now, found without making a lock file where there is none (a
+    """Whether a run holds build dir ``root``'s lock now (``lock_held``)."""
+    return lock_held(root / LOCK)
+
+
+def lock_held(lock_file: Path) -> bool:
+    """Whether a run holds the lock ``lock_file`` now, found without making a lock file where there is none (a
     dir no run ever locked is in no run's use; ``clean --dry-run`` and ``llvm gc`` write nothing there). OSError
     when the lock file cannot be opened."""
     try:
-        fd = os.open(root / LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(lock_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return False
     try:
@@ -55,15 +61,18 @@ def mark(root: Path, key: str) -> None:
 
 
 class Held:
-    """A taken build dir lock; ``release`` forgets this run's process record and frees the lock."""
+    """A taken build dir lock, and the plan's cached LLVM held in use (``llvm``: a descriptor, or None);
+    ``release`` forgets this run's process record and frees both."""
 
-    def __init__(self, lk: Any) -> None:
-        self.lk = lk
+    def __init__(self, lk: Any, llvm: int | None = None) -> None:
+        self.lk, self.llvm = lk, llvm
 
     def release(self) -> None:
         try:
             proc.record_groups_in(None)
         finally:
+            if self.llvm is not None:
+                os.close(self.llvm)
             self.lk.release()
 
 
@@ -85,10 +94,27 @@ def lock(plan: Plan, reporter: Reporter) -> Held:
         for note in orphans.stop_stale(root):
             reporter.warn(note, topic="note")
         proc.record_groups_in(root / orphans.RECORD)
+        return Held(lk, use_llvm(plan, reporter))
     except BaseException:
+        proc.record_groups_in(None)
         lk.release()
         raise
-    return Held(lk)
+
+
+def use_llvm(plan: Plan, reporter: Reporter) -> int | None:
+    """Hold the plan's cached LLVM in use (``cache.use``) for the run, so ``llvm gc`` leaves it; one removed since
+    it was provisioned is provisioned again. The descriptor to close, or None when the LLVM is no cache entry."""
+    entry = cache.entry_of(plan.llvm.prefix, Path(plan.cache_root))
+    for _attempt in range(3):
+        if entry is None:
+            return None
+        fd = cache.use(entry)
+        if cache.is_complete(entry):
+            return fd
+        os.close(fd)
+        provision.ensure(plan, reporter, {})
+    raise EnvironmentProblem(f"The LLVM at {entry} was removed (by `tritonbuild llvm gc`?) each time this run "
+                             "provisioned it again. Run the command again once nothing removes LLVMs from the cache.")
 
 
 def free_gib(path: Path) -> float | None:

@@ -8,6 +8,8 @@ never wait for each other. Nothing here deletes an entry except ``gc`` on reques
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -70,11 +72,58 @@ def entries(cache_root: Path) -> list[Path]:
 
 
 def entry_lock(entry: Path) -> Any:
+    """The FileLock of cache entry ``entry`` (not taken): a fetch or source build holds it while it makes the entry,
+    gc while it removes it."""
     from filelock import FileLock
 
+    return FileLock(str(_lock_dir(entry, make=True) / f"{entry.name}.lock"))
+
+
+def _lock_dir(entry: Path, *, make: bool) -> Path:
+    """``.locks`` beside the entries; one that is a link (planted: lock files would be written where it points) is
+    an OSError naming it."""
     locks = entry.parent / ".locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(locks / f"{entry.name}.lock"))
+    if locks.is_symlink():
+        raise OSError(errno.ELOOP, "a link where tritonbuild keeps its lock files (remove it)", str(locks))
+    if make:
+        locks.mkdir(parents=True, exist_ok=True)
+    return locks
+
+
+def use(entry: Path) -> int:
+    """Take entry ``entry``'s lock shared, for as long as a build uses it (waiting while gc removes it or a fetch
+    replaces it): gc, which takes it alone, then leaves the entry alone. The open descriptor; closing it lets go."""
+    fd = os.open(_lock_dir(entry, make=True) / f"{entry.name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def entry_of(prefix: str | None, cache_root: Path) -> Path | None:
+    """The cache entry an LLVM prefix is (where it really is), or None when it is none of this cache root's."""
+    if not prefix or "\0" in prefix:
+        return None
+    real, entries = Path(os.path.realpath(prefix)), Path(os.path.realpath(llvm_dir(cache_root)))
+    return real if real.parent == entries and not real.name.startswith(".") else None
+
+
+def in_use(entry: Path) -> bool:
+    """Whether a run holds entry ``entry``'s lock now (a build using it, a fetch or gc at work), found without
+    making a lock file; for ``gc --dry-run``."""
+    try:
+        fd = os.open(_lock_dir(entry, make=False) / f"{entry.name}.lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def remove_entry(entry: Path) -> str | None:
@@ -125,7 +174,9 @@ def leftovers(cache_root: Path) -> list[Path]:
 
 
 def _running(pid: str) -> bool:
-    if not pid.isdigit():
+    """Whether the process ``pid`` (a name's last part) runs; a part that is no pid (not ASCII digits, 0, past
+    Linux's largest pid) was no removal's, so nothing runs it."""
+    if not (pid.isascii() and pid.isdigit() and len(pid) <= 7) or not 0 < int(pid) <= PID_MAX:
         return False
     try:
         os.kill(int(pid), 0)
@@ -134,6 +185,9 @@ def _running(pid: str) -> bool:
     except OSError:  # another user's process: running
         return True
     return True
+
+
+PID_MAX = 1 << 22  # Linux's PID_MAX_LIMIT
 
 
 def staging_dir(entry: Path) -> Path:
