@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tritonbuild import example
 from tritonbuild.execute.container import dependencies
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -191,3 +192,20 @@ def test_a_real_runtime_runs_the_inner_build(tmp_path: Path) -> None:
                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                          timeout=1800, check=False)
     assert res.returncode == 2 and "is not a Triton source tree" in res.stderr, res.stderr
+
+
+@fake_engine
+@pytest.mark.parametrize(("args", "words"), [
+    (["--ccache-remote", "file:/home/me/ccache"], "names this host"),
+    (["--plugin-dir", "missing"], "does not exist"),
+])
+def test_plan_container_refuses_what_build_container_refuses(tmp_path: Path, args: list[str], words: str) -> None:
+    """Review 43: `plan --container` printed a plan `build --container` would refuse."""
+    env = _setup(tmp_path)
+    example.write_tree(tmp_path / "tree")
+    for command in ("plan", "build"):
+        res = subprocess.run([sys.executable, "-m", "tritonbuild", command, "--container", IMAGE, *args, "--source",
+                              "tree", "--cache-dir", str(tmp_path / "cache"), "--llvm", "/usr/lib/llvm-22"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert res.returncode == 2 and words in " ".join(res.stderr.split()), (command, res.stderr)
+    assert _log(tmp_path) == []

@@ -180,8 +180,17 @@ def test_commands_that_run_on_this_host_refuse_the_container_flag(command: str) 
     ({"ccache_remote": "file:/home/me/ccache-shared"}, {}),
     ({"ccache_remote": "redis://cache.example:6379 redis+unix:/run/redis.sock"}, {}),
     ({}, {"PIP_INDEX_URL": "file:///srv/pypi/simple"}),
-    ({"distcc": "localhost/8 fast.example/16"}, {}),
+    ({"distcc": "127.0.0.1/8 fast.example/16"}, {}),
     ({}, {"TRITONBUILD_LLVM_MIRROR": "http://127.0.0.1:8000/llvm"}),
+    ({"llvm_mirror": "http://localhost./llvm"}, {}),
+    ({"llvm_mirror": "http://2130706433/llvm"}, {}),
+    ({"llvm_mirror": "http://0177.0.0.1/llvm"}, {}),
+    ({"llvm_mirror": "http://[::]/llvm"}, {}),
+    ({"llvm_mirror": "http://ip6-localhost/llvm"}, {}),
+    ({"llvm_mirror": "http://mirror.localhost/llvm"}, {}),
+    ({"source": "file:///srv/triton"}, {}),
+    ({"plugin_dirs": ["https://127.0.0.1/triton-shared.git"]}, {}),
+    ({"deps": ["json=git@localhost:json.git"]}, {}),
     ({"llvm_mirror": "http://127.1/llvm"}, {}),
     ({"llvm_mirror": "http://[::ffff:127.0.0.1]/llvm"}, {}),
     ({"llvm_mirror": "http://localhost.localdomain/llvm"}, {}),
@@ -196,8 +205,11 @@ def test_a_value_passed_into_the_image_that_names_this_host_is_refused_before_an
 
 
 def test_a_value_the_image_can_reach_is_not_refused_as_this_hosts(tmp_path: Path) -> None:
+    """Review 43: distcc's own localhost means "compile here" (the image's compiler); a number or a query that
+    only looks like the loopback names no host."""
     s = resolve_settings({"container": "debian:bookworm", "ccache_remote": "redis://unix-cache.example:6379",
-                          "distcc": "fast.example/16,lzo", "llvm_mirror": "https://mirror.example/localhost/llvm"},
+                          "distcc": "localhost/4 fast.example/16,lzo", "cmake_args": ["-DX=0x7fffffff", "-DY=127.5"],
+                          "llvm_mirror": "https://mirror.example/localhost/llvm?q=localhost"},
                          {"PIP_INDEX_URL": "https://pypi.example/simple"})
     with pytest.raises(UserError, match="--container needs"):  # past the check: no engine on this PATH
         ct.prepare(s, {"PATH": str(tmp_path)}, tmp_path, tmp_path / "cache", tmp_path / "out", None)
@@ -205,7 +217,8 @@ def test_a_value_the_image_can_reach_is_not_refused_as_this_hosts(tmp_path: Path
 
 @pytest.mark.parametrize("argv", [["develop", "--container", "debian"],
                                   ["llvm", "path", "--container-engine", "podman"],
-                                  ["check-llvm", "--container-python", "/usr/bin/python3"]])
+                                  ["check-llvm", "--container-python", "/usr/bin/python3"],
+                                  ["llvm", "build", "--container", "debian"]])
 def test_a_container_option_typed_for_a_command_that_runs_here_is_refused(argv: list[str]) -> None:
     from click.testing import CliRunner
 
@@ -231,3 +244,35 @@ def test_a_container_the_environment_names_is_left_out_by_a_command_that_runs_he
     said = " ".join(res.stderr.split())
     assert ("env TRITONBUILD_CONTAINER names a container image; `develop` runs on this host, and leaves it out (only "
             "`build` runs in one)") in said
+    for argv in (["rebuild", str(tmp_path / "missing.json")], ["selftest", "--llvm", str(tmp_path / "no-llvm")],
+                 ["llvm", "build", "--source", str(tmp_path / "missing")]):  # review 43: these said nothing
+        res = CliRunner().invoke(cli, argv)
+        assert res.exception is not None and "`" + " ".join(argv[:2] if argv[0] == "llvm" else argv[:1]) + \
+            "` runs on this host, and leaves it out" in " ".join(res.stderr.split()), (argv, res.stderr)
+
+
+LOOPBACK = ["localhost", "LOCALHOST.", "a.localhost", "127.0.0.1", "127.1", "127.255.0.9", "2130706433", "0177.0.0.1",
+            "0x7f000001", "0x7f.1", "0.0.0.0", "0", "[::1]", "[::]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]",
+            "ip6-localhost", "localhost.localdomain"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(host=st.sampled_from(LOOPBACK), scheme=st.sampled_from(["http", "https", "redis", "ssh", "git+https"]),
+       user=st.sampled_from(["", "u@", "u:p@"]), port=st.sampled_from(["", ":80", ":6379"]),
+       tail=st.text(alphabet="/?#=&|abc.", max_size=12))
+def test_a_loopback_host_in_any_url_form_names_this_host(host: str, scheme: str, user: str, port: str,
+                                                         tail: str) -> None:
+    assert ct.names_this_host(f"{scheme}://{user}{host}{port}/{tail}")
+    assert ct.names_this_host(f"git@{host}:repo.git") or host.startswith("[")
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=st.text(max_size=80) | st.text(alphabet="/:@[].%0127x-localhost,;| ", max_size=40),
+       distcc=st.booleans())
+def test_any_value_is_read_for_this_host_in_bounded_time_without_an_error(value: str, distcc: bool) -> None:
+    start = time.monotonic()
+    found = ct.names_this_host(value, distcc=distcc)
+    assert time.monotonic() - start < 0.05
+    assert found in (True, False)
+    if "://" not in value and "@" not in value and ":" not in value and not distcc:
+        assert not found  # no URL, no git host, no distcc list: nothing names a host

@@ -6,6 +6,7 @@ layer of top-level modules that imports no stage package, every module listed in
 from __future__ import annotations
 
 import ast
+import importlib.util
 import itertools
 import re
 from collections.abc import Iterable, Mapping
@@ -71,14 +72,21 @@ def import_lines(path: Path, known: set[str], root: Path = ROOT) -> dict[str, Wh
 
 
 def _dynamic_import(node: ast.AST) -> str | None:
-    """The module named by ``importlib.import_module("...")`` or ``__import__("...")`` with a string constant: an
-    import all the same."""
-    if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
+    """The module named by ``importlib.import_module("...")`` or ``__import__("...")`` with a string constant,
+    given by position or as ``name=`` (a relative one resolved against its ``package=``): an import all the same."""
+    if not isinstance(node, ast.Call):
         return None
     func = node.func
     called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-    value = node.args[0].value
-    return value if called in ("import_module", "__import__") and isinstance(value, str) else None
+    given = {k.arg: k.value for k in node.keywords if k.arg}
+    first = node.args[0] if node.args else given.get("name")
+    package = node.args[1] if len(node.args) > 1 else given.get("package")
+    if called not in ("import_module", "__import__") or not isinstance(first, ast.Constant):
+        return None
+    name = first.value
+    if isinstance(name, str) and name.startswith(".") and isinstance(package, ast.Constant):
+        return importlib.util.resolve_name(name, str(package.value))
+    return name if isinstance(name, str) else None
 
 
 def imports(path: Path, known: set[str], root: Path = ROOT) -> set[str]:
@@ -299,7 +307,8 @@ def made_up_package(root: Path, *, loop: bool) -> Path:
     files = {
         "__init__.py": "",
         "base.py": "import os\n\nfrom tritonbuild.errors import Oops\nfrom tritonbuild.b import y\n"
-                   "import importlib\nimportlib.import_module('tritonbuild.c.z')\n",
+                   "import importlib\nimportlib.import_module('tritonbuild.c.z')\n"
+                   "importlib.import_module(name='tritonbuild.a.x')\nimportlib.import_module('.recipes', package='tritonbuild.settings')\n",
         "errors.py": "class Oops(Exception):\n    pass\n",
         "a/__init__.py": "",
         "a/x.py": '"""a."""\n\nfrom tritonbuild.b.y import f\n',
@@ -331,7 +340,10 @@ def test_the_layout_checks_name_the_loop_and_each_import_that_makes_it(tmp_path:
     assert describe_loops(package_graph(made_up_package(tmp_path / "none", loop=False))) == []
     assert base_layer_faults(pkg) == [
         "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports no edge module)",
-        "tritonbuild/base.py:6: importlib.import_module('tritonbuild.c.z') (the base layer imports no edge module)"]
+        "tritonbuild/base.py:6: importlib.import_module('tritonbuild.c.z') (the base layer imports no edge module)",
+        "tritonbuild/base.py:7: importlib.import_module(name='tritonbuild.a.x') (the base layer imports no edge module)",
+        "tritonbuild/base.py:8: importlib.import_module('.recipes', package='tritonbuild.settings') (the base layer "
+        "imports no edge module)"]
     assert [f for f in pure_faults(pkg) if "recipes" in f] == [  # what the plan holds is pure: it imports no edge
         "tritonbuild.settings.model imports tritonbuild.settings.recipes (edge)"]
     assert system_faults(pkg) == [

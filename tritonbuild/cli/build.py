@@ -25,7 +25,12 @@ def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     from tritonbuild.gather.request import make_plans
     from tritonbuild.report import render
 
-    plans = make_plans(request_of(kw))
+    req = request_of(kw)
+    plans = make_plans(req)
+    if plans[0].settings.container:
+        from tritonbuild.execute import container
+
+        container.check(plans[0].settings, req.cwd)  # what `build --container` refuses, refused here too
     notes = [build_python_note(p) for p in plans]
     if as_json:
         click.echo(jsonout.dumps("plan", {"plans": [p.to_dict() for p in plans]}))

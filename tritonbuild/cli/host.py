@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from tritonbuild import jsonout
-from tritonbuild.cli.options import NonEmpty, cache_dir_option, environment
+from tritonbuild.cli.options import NonEmpty, cache_dir_option, container_left_out, environment
 from tritonbuild.errors import EnvironmentProblem
 
 
@@ -67,6 +67,7 @@ def selftest(out: str, cache_dir: str | None, llvm: str | None) -> None:
     from tritonbuild.report import render
     from tritonbuild.report.summary import BuildTables
 
+    container_left_out(click.get_current_context())
     console = render.console()
     spirv = run_selftest.run(out, cache_dir, llvm, env=environment(), cwd=Path.cwd(), reporter=console,
                              shows=BuildTables(console))

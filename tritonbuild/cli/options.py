@@ -185,8 +185,8 @@ class PlanCommand(click.Command):
     first, instead of one list of some sixty."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        if self.name not in ("build", "plan"):
-            _runs_on_this_host(ctx)
+        if ctx.command_path.removeprefix(f"{ctx.find_root().info_name} ") not in ("build", "plan"):
+            _runs_on_this_host(ctx)  # `llvm build` too
         return super().invoke(ctx)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -212,7 +212,7 @@ def _runs_on_this_host(ctx: click.Context) -> None:
     """A command other than ``build`` runs on this host: a container option typed for it is refused; a container
     the environment names (for the job's builds) is said to be left out here."""
     from tritonbuild.errors import UserError
-    from tritonbuild.settings.model import SPEC_BY_NAME, env_settings
+    from tritonbuild.settings.model import SPEC_BY_NAME
 
     command = ctx.command_path.removeprefix(f"{ctx.find_root().info_name} ")
     typed = [opt for name, opt, value in given_options(ctx)
@@ -220,6 +220,15 @@ def _runs_on_this_host(ctx: click.Context) -> None:
     if typed:
         raise UserError(f"{typed[0]} runs `build` in an image; `{command}` runs on this host. Leave {typed[0]} out, "
                         "or use `build --container IMAGE`.")
+    container_left_out(ctx)
+
+
+def container_left_out(ctx: click.Context) -> None:
+    """Say that a container the environment names (for a CI job's builds) is left out by this command, which runs
+    on this host."""
+    from tritonbuild.settings.model import env_settings
+
+    command = ctx.command_path.removeprefix(f"{ctx.find_root().info_name} ")
     given = env_settings(environment())
     if given.container:
         warn_on_stderr(f"{given.origin('container')} names a container image; `{command}` runs on this host, and "

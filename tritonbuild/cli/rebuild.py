@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tritonbuild.cli.options import NonEmpty, cache_dir_option, environment, request_of, verbosity_options
+from tritonbuild.cli.options import (
+    NonEmpty,
+    cache_dir_option,
+    container_left_out,
+    environment,
+    request_of,
+    verbosity_options,
+)
 from tritonbuild.errors import UserError
 
 if TYPE_CHECKING:
@@ -61,6 +68,7 @@ def rebuild(provenance: str, out: str, cache_dir: str | None, source: str | None
     from tritonbuild.report import render
     from tritonbuild.wheel import attestation, rebuild_rules
 
+    container_left_out(click.get_current_context())
     path = Path(provenance)
     read = rebuild_rules.read(path)
     claim = read.claim

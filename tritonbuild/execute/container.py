@@ -117,26 +117,93 @@ def _url(value: str, cwd: Path) -> bool:
     return not _local(value) or (re.match(r"[\w.-]+@[\w.-]+:", value) is not None and not os.path.lexists(cwd / value))
 
 
-# A value that names this host where the image would find another place: a file or a unix socket URL (ccache's
-# ``file:``/``redis+unix:`` storages, pip's ``file://`` index), or the loopback (a distcc host, a local index).
-_THIS_HOST = re.compile(r"(?i)(?:^|[\s,;=(])(?:file:|[a-z0-9+.-]*unix:)|(?:^|[\s@,;=]|//)"
-                        r"(?:localhost(?:\.localdomain)?|127(?:\.\d{1,3}){1,3}|\[::(?:ffff:127(?:\.\d{1,3}){3}|1)\]"
-                        r"|0\.0\.0\.0|0x7f[0-9a-f]{6})(?=$|[\s:/,;\]])")
+# A file or unix-socket URL names this host's file or socket (ccache's ``file:``/``redis+unix:`` storages, pip's
+# ``file://`` index); a URL's host (``scheme://[user@]host``, git's ``user@host:``) may be the loopback.
+_SCHEME = re.compile(r"(?i)(?:^|(?<=[\s,;|=(\"']))([a-z][a-z0-9+.-]*):(\S*)")
+_SCP = re.compile(r"(?:^|(?<=[\s,;=]))[\w.-]+@(\[[^\]\s]*\]|[\w.-]+):")
+_LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+
+
+def check(s: Settings, cwd: Path) -> None:
+    """What ``build --container`` refuses before the engine is looked for (``plan --container`` refuses the same):
+    a value passed into the image that names this host, a path to mount that does not exist."""
+    _host_references(s)
+    _mount_paths(s, cwd)
 
 
 def _host_references(s: Settings) -> None:
-    """Refuse a setting passed into the image (neither ``host_only`` nor a mounted path) whose value names this
-    host: inside the image it names the container, so the build would silently use another storage or none."""
+    """Refuse a setting passed into the image (not ``host_only``; a path setting only when it is a URL, since a
+    path is mounted) whose value names this host: inside the image it names the container, so the build would
+    silently use another storage, index or clone, or none."""
     for spec in SPECS:
         value = getattr(s, spec.name)
         items = [str(v) for v in value] if isinstance(value, tuple) else [value] if isinstance(value, str) else []
-        if spec.host_only or spec.path or not any(_THIS_HOST.search(item) for item in items):
+        for item in items if not spec.host_only else []:
+            part = spec.keyed[0](item)[1] if spec.keyed and spec.path else item  # NAME=PATH|URL: the URL
+            if spec.path and _local(part) and not _SCP.match(part):
+                continue
+            if names_this_host(part, distcc=spec.name == "distcc"):
+                raise UserError(f"--container passes {spec.name} = {show(item)} ({s.origin(spec.name)}) into the "
+                                "image, and it names this host (a file, a unix socket or the loopback), which inside "
+                                "the image is the container itself. Give a storage, index or host the image can reach "
+                                "over the network (a local checkout as a path, which is mounted), or build without "
+                                "--container; nothing was run.")
+
+
+def names_this_host(value: str, *, distcc: bool = False) -> bool:
+    """Whether ``value`` names this host: a ``file:`` or ``*unix:`` URL, or a URL or git host that is the loopback
+    (``loopback``); in distcc's host list also a loopback host other than distcc's own ``localhost``, which means
+    "compile here" (in the image: the image's compiler, as wanted)."""
+    for m in _SCHEME.finditer(value):
+        scheme, rest = m.group(1).lower(), m.group(2)
+        if scheme == "file" or scheme.endswith("unix"):
+            return True
+        if rest.startswith("//") and loopback(_host_of(rest[2:])):
+            return True
+    if any(loopback(m.group(1)) for m in _SCP.finditer(value)):
+        return True
+    return distcc and any(loopback(h) and h.lower() != "localhost" for h in _distcc_hosts(value))
+
+
+def _host_of(rest: str) -> str:
+    """The host of a URL's part after ``//``: its authority less the user and the port."""
+    authority = re.split(r"[/?#|]", rest, maxsplit=1)[0].rpartition("@")[2]
+    return authority[1:].partition("]")[0] if authority.startswith("[") else authority.partition(":")[0]
+
+
+def _distcc_hosts(value: str) -> list[str]:
+    """The hosts of a DISTCC_HOSTS list (``[@][user@]host[:port][/limit][,opt]``; ``--randomize``, ``+zeroconf``:
+    no host)."""
+    hosts = []
+    for word in value.split():
+        if word.startswith(("-", "+")):
             continue
-        item = next(i for i in items if _THIS_HOST.search(i))
-        raise UserError(f"--container passes {spec.name} = {show(item)} ({s.origin(spec.name)}) into the image, and "
-                        "it names this host (a file, a unix socket or the loopback), which inside the image is the "
-                        "container itself. Give a storage or host the image can reach over the network, or build "
-                        "without --container; nothing was run.")
+        spec = word.lstrip("@").rpartition("@")[2]
+        hosts.append(spec[1:].partition("]")[0] if spec.startswith("[") else re.split(r"[:/,]", spec, maxsplit=1)[0])
+    return hosts
+
+
+def loopback(host: str) -> bool:
+    """Whether a host names this machine: the loopback or the unspecified address in any form the resolver takes
+    (``127.1``, ``2130706433``, ``0177.0.0.1``, ``0x7f000001``, ``[::]``, ``::ffff:127.0.0.1``), or a loopback name
+    (``localhost.``, ``foo.localhost``). Parsed only: no name is looked up."""
+    import ipaddress
+    import socket
+
+    h = host.strip().lower().removesuffix(".")
+    h = h[1:-1] if h.startswith("[") and h.endswith("]") else h
+    if h in _LOOPBACK_NAMES or h.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(h.partition("%")[0])
+    except ValueError:
+        try:
+            packed = socket.inet_aton(h) if h.isascii() and h.isprintable() and h else b"\1"
+        except OSError:
+            return False
+        return packed[0] == 127 or packed == bytes(4)
+    ip = ip.ipv4_mapped or ip if isinstance(ip, ipaddress.IPv6Address) else ip
+    return ip.is_loopback or ip.is_unspecified
 
 
 def _mount_paths(s: Settings, cwd: Path) -> list[str]:
