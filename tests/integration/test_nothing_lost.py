@@ -163,7 +163,7 @@ def test_clean_gc_and_example_on_a_read_only_disk_are_one_paragraph(tmp_path: Pa
         out = run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path, check=False)
         assert out.returncode == 3, out.stderr
         one_paragraph(out.stderr)
-        assert "Could not remove 1 build dir(s)" in flat(out.stderr) and "Read-only file system" in out.stderr
+        assert "Could not remove 1 dir(s)" in flat(out.stderr) and "Read-only file system" in out.stderr
         assert (cache / "build" / "0123456789abcdef" / "cmake" / "obj" / "unit0.o").is_file()
         gc = run_cli("llvm", "gc", "--cache-dir", str(cache), cwd=tmp_path, check=False)
         assert gc.returncode == 3, gc.stderr
