@@ -908,3 +908,20 @@ def test_any_plan_or_leftover_name_under_the_cache_is_read_without_a_traceback(t
     builddirs._links_into(d)
     builddirs.sources_of(d)
     assert llvm_cache._running(pid) in (True, False)
+
+
+def test_a_cached_llvm_that_cannot_be_locked_is_used_with_a_note(tmp_path: Path) -> None:
+    """A cache this user may read but not lock (a read-only mount: here `.locks` is a file, as root meets no EACCES)
+    is used as it is, and the run says gc could remove it meanwhile."""
+    from tritonbuild.execute.lock import lock
+    from tritonbuild.gather.request import Request, make_plan
+
+    cache = tmp_path / "cache"
+    entry = llvm_entry(cache, "llvm-read-only")
+    (cache / "llvm" / ".locks").write_text("")
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    plan = _with_llvm(make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(cache), "llvm": LLVM},
+                                                 os.environ, tmp_path, warn=silent)), entry)
+    out = io.StringIO()
+    lock(plan, PlainReporter(out)).release()
+    assert f"cannot hold the LLVM {entry} in use" in flat(out.getvalue()), out.getvalue()

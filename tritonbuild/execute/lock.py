@@ -108,7 +108,14 @@ def use_llvm(plan: Plan, reporter: Reporter) -> int | None:
     for _attempt in range(3):
         if entry is None:
             return None
-        fd = cache.use(entry)
+        try:
+            fd = cache.use(entry)
+        except OSError as exc:  # a cache this user may read but not lock (a read-only mount): used as it is
+            if not cache.is_complete(entry):
+                raise
+            reporter.warn(f"cannot hold the LLVM {entry} in use ({exc.filename}: {exc.strerror or exc}): an llvm "
+                          "gc by the cache's owner could remove it during this run", topic="note")
+            return None
         if cache.is_complete(entry):
             return fd
         os.close(fd)
