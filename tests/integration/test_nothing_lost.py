@@ -710,15 +710,29 @@ def test_status_and_clean_name_a_dir_they_cannot_read(tmp_path: Path, monkeypatc
     assert copies.failed == [f"{cache / 'patched'}: Permission denied"]
 
 
-def test_clean_all_names_a_build_root_that_is_a_link_and_leaves_it_with_its_target(tmp_path: Path) -> None:
+def test_a_build_root_that_is_a_link_is_followed_by_status_clean_and_gc_alike(tmp_path: Path) -> None:
+    """Review 43: status listed the dirs behind a linked build root, gc read their plans, and clean --all named the
+    link and cleaned nothing. The build dirs live where the link points (a bigger disk): all three follow it, none
+    follows a link inside it, and a root linked to nowhere is exit 3 for each."""
     cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
     d = build_dir(elsewhere, "0123456789abcdef")
     (d / MARKER).write_text("tritonbuild build dir\n")
-    cache.mkdir()
+    (d / "plan.json").write_text(json.dumps({"key": d.name, "llvm": {"prefix": str(cache / "llvm" / "llvm-used")}}))
+    used, unused = llvm_entry(cache, "llvm-used"), llvm_entry(cache, "llvm-unused")
     (cache / "build").symlink_to(elsewhere / "build")
+    row = one_of(run_cli("status", "--json", "--cache-dir", str(cache), cwd=tmp_path).stdout, "build_dirs")
+    assert row["key"] == d.name, row
+    gc(cache, cwd=tmp_path)
+    assert used.is_dir() and not unused.exists()
     out = flat(run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path).stdout)
-    assert f"{cache / 'build'} is a link (to {elsewhere / 'build'}), not a build dir: left alone" in out, out
-    assert (d / "cmake" / "obj" / "unit0.o").is_file()
+    assert f"removed {cache / 'build' / d.name}" in out and not d.exists() and (cache / "build").is_symlink(), out
+    (cache / "build").unlink()
+    (cache / "build").symlink_to(tmp_path / "unmounted")
+    for cmd in (["status"], ["clean", "--all"], ["llvm", "gc"]):
+        res = run_cli(*cmd, "--cache-dir", str(cache), cwd=tmp_path, check=False)
+        assert res.returncode == 3 and f"{cache / 'build'} is not a directory" in flat(res.stderr), (cmd, res.stderr)
+        one_paragraph(res.stderr)
+    assert used.is_dir()
 
 
 # 10. review 43 (#48): gc keeps a linked entry's target, a linked build dir's LLVM and an LLVM a running build

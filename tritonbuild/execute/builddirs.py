@@ -115,12 +115,15 @@ def of_source(root: Path, checkout: Path) -> list[Path]:
     return [d for d in _entries(root) if is_build_dir(d) and checkout in sources_of(d)]
 
 
-def listed(root: Path) -> list[Path]:
-    """Every entry of the build dirs' root ``root`` (none when it is no dir; a root that is a link is itself the one
-    entry, which ``clean`` names and leaves alone with its target): what ``clean --all`` looks at. A root that
-    cannot be read is an EnvironmentProblem naming it (exit 3)."""
-    if root.is_symlink():
-        return [root]
+def listed(root: Path, doing: str = "nothing was removed") -> list[Path]:
+    """Every entry of the build dirs' root ``root`` (none when there is none): what ``clean --all``, ``status`` and
+    ``llvm gc`` look at. A root that is a link is followed (the build dirs live where it points; each entry that is
+    a link is not). A root that is no directory (a link to nowhere: a disk not mounted) or cannot be read is an
+    EnvironmentProblem naming it (exit 3); ``doing``: what that means for the command."""
+    if os.path.lexists(root) and not root.is_dir():
+        raise EnvironmentProblem(f"{root} is not a directory (a link to nowhere, a disk not mounted?), so the build "
+                                 "dirs cannot be seen. Fix it, or point --cache-dir at the cache root that holds "
+                                 f"them; {doing}.")
     try:
         return sorted(root.iterdir()) if root.is_dir() else []
     except OSError as exc:
@@ -147,9 +150,7 @@ def build_dirs(root: Path) -> list[dict[str, Any]]:
 
 
 def _rows(root: Path) -> list[dict[str, Any]]:
-    if not root.is_dir():
-        return []
-    dirs = [d for d in sorted(root.iterdir()) if _listed_build_dir(d)]
+    dirs = [d for d in listed(root, "nothing is listed") if _listed_build_dir(d)]
     rows = [_row(d) for d in dirs]
     current = current_develop_dirs(d for d, r in zip(dirs, rows, strict=True) if r["develop"])
     for d, r in zip(dirs, rows, strict=True):

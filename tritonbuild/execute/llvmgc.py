@@ -83,15 +83,7 @@ def _in_use_entry(entry: Path) -> bool:
 def _used_prefixes(builds: Path) -> tuple[set[str], list[str]]:
     """The LLVM prefixes the build dirs' plans use (where they really are), and why nothing may be removed now (a
     build dir in use whose plan is not written yet, one whose plan cannot be read)."""
-    if os.path.lexists(builds) and not builds.is_dir():
-        raise EnvironmentProblem(f"Cannot see which LLVMs the build dirs use: {builds} is not a directory (a link to "
-                                 "nowhere, a disk not mounted?). Fix it, or point --cache-dir at the cache root that "
-                                 "holds the build dirs; nothing was removed.")
-    try:
-        dirs = sorted(builds.iterdir()) if builds.is_dir() else []
-    except OSError as exc:
-        raise EnvironmentProblem(f"Cannot list the build dirs in {builds} (to see which LLVMs they use): "
-                                 f"{exc.strerror or exc}. Fix its permissions; nothing was removed.") from None
+    dirs = builddirs.listed(builds, "nothing was removed")
     used: set[str] = set()
     blockers: list[str] = []
     for d in dirs:
