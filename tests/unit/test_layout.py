@@ -308,7 +308,8 @@ def made_up_package(root: Path, *, loop: bool) -> Path:
         "__init__.py": "",
         "base.py": "import os\n\nfrom tritonbuild.errors import Oops\nfrom tritonbuild.b import y\n"
                    "import importlib\nimportlib.import_module('tritonbuild.c.z')\n"
-                   "importlib.import_module(name='tritonbuild.a.x')\nimportlib.import_module('.recipes', package='tritonbuild.settings')\n",
+                   "importlib.import_module(name='tritonbuild.a.x')\n"
+                   "importlib.import_module('.recipes', package='tritonbuild.settings')\n",
         "errors.py": "class Oops(Exception):\n    pass\n",
         "a/__init__.py": "",
         "a/x.py": '"""a."""\n\nfrom tritonbuild.b.y import f\n',
@@ -341,7 +342,8 @@ def test_the_layout_checks_name_the_loop_and_each_import_that_makes_it(tmp_path:
     assert base_layer_faults(pkg) == [
         "tritonbuild/base.py:4: from tritonbuild.b import y (the base layer imports no edge module)",
         "tritonbuild/base.py:6: importlib.import_module('tritonbuild.c.z') (the base layer imports no edge module)",
-        "tritonbuild/base.py:7: importlib.import_module(name='tritonbuild.a.x') (the base layer imports no edge module)",
+        "tritonbuild/base.py:7: importlib.import_module(name='tritonbuild.a.x') (the base layer imports no edge "
+        "module)",
         "tritonbuild/base.py:8: importlib.import_module('.recipes', package='tritonbuild.settings') (the base layer "
         "imports no edge module)"]
     assert [f for f in pure_faults(pkg) if "recipes" in f] == [  # what the plan holds is pure: it imports no edge
