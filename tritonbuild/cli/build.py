@@ -242,7 +242,7 @@ def _say_cleaned(root: Path, done: Any, copies: Any, dry_run: bool) -> None:
     done.failed += copies.failed
     if done.failed:
         raise EnvironmentProblem(
-            f"Could not {'look into' if dry_run else 'remove'} {len(done.failed)} dir(s) under {root}: "
+            f"Could not {'look into' if dry_run else 'remove'} {len(done.failed)} dir(s) under {root.parent}: "
             f"{'; '.join(done.failed)}. Each path named is where it stopped: fix its permissions (the cache root may "
             "not be this user's, or the disk read-only) or remove it as its owner, and run clean again; a build dir "
             "whose removal was cut short keeps its marker, so clean still knows it.")
