@@ -939,3 +939,25 @@ def test_a_cached_llvm_that_cannot_be_locked_is_used_with_a_note(tmp_path: Path)
     out = io.StringIO()
     lock(plan, PlainReporter(out)).release()
     assert f"cannot hold the LLVM {entry} in use" in flat(out.getvalue()), out.getvalue()
+
+
+def test_clean_all_leaves_a_patched_copy_a_running_build_compiles_from(tmp_path: Path) -> None:
+    """Review 44 (HIGH): the copy's own lock is held only while --patch syncs it; the build compiling from it holds
+    its build dir's lock, which clean --all now takes (as for compat trees) before it removes the copy."""
+    from tritonbuild.gather.patches import COPY_MARK
+
+    cache = tmp_path / "cache"
+    copy = cache / "patched" / "0123456789abcdef"
+    (copy / "src").mkdir(parents=True)
+    (copy / COPY_MARK).write_text("patched copy of /src\n")
+    user = build_dir(cache, "fedcba9876543210")
+    (user / MARKER).write_text("tritonbuild build dir\n")
+    (user / "plan.json").write_text(json.dumps({"key": user.name, "source": {"root": str(copy / "src"),
+                                                                              "checkout": "/src"}}))
+    with held(user / ".tritonbuild.lock"):
+        for extra in (("--dry-run",), ()):
+            out = flat(run_cli("clean", "--all", *extra, "--cache-dir", str(cache), cwd=tmp_path).stdout)
+            assert f"{copy} is in use by a running tritonbuild (the build dir {user} made from it is locked)" in out
+            assert (copy / "src").is_dir(), out
+    run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path)
+    assert not copy.exists() and not user.exists()

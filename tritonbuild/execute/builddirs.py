@@ -430,7 +430,7 @@ def remove_cache_copies(cache_root: Path, *, dry_run: bool) -> Cleaned:
     did not make (no marker) and what is in use are left alone and named in ``notes``."""
     out = Cleaned()
     builds = cache_root / "build"
-    steps = ((cache_root / "patched", functools.partial(_clean_patched, cache_root / "patched", out, dry_run)),
+    steps = ((cache_root / "patched", functools.partial(_clean_patched, cache_root / "patched", builds, out, dry_run)),
              (cache_root / "compat" / "trees",
               functools.partial(_clean_exports, cache_root / "compat" / "trees", builds, out, dry_run)),
              (cache_root / "submodules",  # --submodule's exports
@@ -443,7 +443,7 @@ def remove_cache_copies(cache_root: Path, *, dry_run: bool) -> Cleaned:
     return out
 
 
-def _clean_patched(root: Path, out: Cleaned, dry_run: bool) -> None:
+def _clean_patched(root: Path, builds: Path, out: Cleaned, dry_run: bool) -> None:
     from tritonbuild.gather.patches import SCRATCH_MARK
 
     keys: dict[str, list[Path]] = {}
@@ -460,12 +460,13 @@ def _clean_patched(root: Path, out: Cleaned, dry_run: bool) -> None:
         else:
             out.notes.append(f"{e} is no patched copy tritonbuild made (no marker): left alone")
     for key, dirs in keys.items():
-        _remove_locked(root / f"{key}.lock", dirs, out, dry_run)
+        _remove_locked(root / f"{key}.lock", dirs, [u for d in dirs for u in _users(d, builds)], out, dry_run)
 
 
-def _remove_locked(lock_file: Path, dirs: list[Path], out: Cleaned, dry_run: bool) -> None:
-    """Remove ``dirs`` and then ``lock_file`` while holding that lock (the one ``--patch`` takes); in use: named. A
-    dry run only looks whether it is held, making no lock file."""
+def _remove_locked(lock_file: Path, dirs: list[Path], users: list[Path], out: Cleaned, dry_run: bool) -> None:
+    """Remove ``dirs`` and then ``lock_file`` while holding that lock (the one ``--patch`` takes while it syncs the
+    copy) and the locks of the build dirs made from them (``users``: a build compiling from the copy holds its
+    own); one in use: named. A dry run only looks whether they are held, making no lock file."""
     try:
         if dry_run:
             busy = lock_held(lock_file)
@@ -477,8 +478,7 @@ def _remove_locked(lock_file: Path, dirs: list[Path], out: Cleaned, dry_run: boo
     if dry_run and busy:
         out.notes.extend(_busy(d) for d in dirs)
     elif dry_run:
-        for d in dirs:
-            out.take(d, dry_run)
+        _remove_unused(dirs, users, out, dry_run)
     if dry_run:
         return
     try:
@@ -487,11 +487,27 @@ def _remove_locked(lock_file: Path, dirs: list[Path], out: Cleaned, dry_run: boo
         except BlockingIOError:
             out.notes.extend(_busy(d) for d in dirs)
             return
-        for d in dirs:
-            out.take(d, dry_run)
-        lock_file.unlink(missing_ok=True)
+        if _remove_unused(dirs, users, out, dry_run):
+            lock_file.unlink(missing_ok=True)
     finally:
         os.close(fd)
+
+
+def _remove_unused(dirs: list[Path], users: list[Path], out: Cleaned, dry_run: bool) -> bool:
+    """Remove ``dirs`` while holding the locks of the build dirs made from them; False (each named) when one is
+    held."""
+    taken: list[Any] = []
+    try:
+        for u in users:
+            if _taken(u, dry_run, taken):
+                out.notes.extend(_busy(d, f"the build dir {u} made from it is locked") for d in dirs)
+                return False
+        for d in dirs:
+            out.take(d, dry_run)
+        return True
+    finally:
+        for lk in taken:
+            lk.release()
 
 
 def _clean_exports(root: Path, builds: Path, out: Cleaned, dry_run: bool) -> None:
@@ -521,18 +537,10 @@ def _users(tree: Path, builds: Path) -> list[Path]:
 def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -> None:
     """Remove ``tree`` while holding the locks of the build dirs made from it: one held is a canary or build of
     llvm compat at work there, and the tree is left alone. A dry run only looks whether they are held."""
-    taken: list[Any] = []
     try:
-        for d in users:
-            if _taken(d, dry_run, taken):
-                out.notes.append(_busy(tree, f"the build dir {d} made from it is locked"))
-                return
-        out.take(tree, dry_run)
+        _remove_unused([tree], users, out, dry_run)
     except OSError as exc:
         out.failed.append(f"{exc.filename or tree}: {exc.strerror or exc}")
-    finally:
-        for lk in taken:
-            lk.release()
 
 
 def _taken(d: Path, dry_run: bool, taken: list[Any]) -> bool:
