@@ -198,6 +198,7 @@ def test_a_real_runtime_runs_the_inner_build(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "words"), [
     (["--ccache-remote", "file:/home/me/ccache"], "names this host"),
     (["--plugin-dir", "missing"], "does not exist"),
+    (["--dep", "googletest=http://127.0.0.1:9/x.git"], "names this host"),  # refused before git reaches it
 ])
 def test_plan_container_refuses_what_build_container_refuses(tmp_path: Path, args: list[str], words: str) -> None:
     """Review 43: `plan --container` printed a plan `build --container` would refuse."""

@@ -191,6 +191,11 @@ def test_commands_that_run_on_this_host_refuse_the_container_flag(command: str) 
     ({"source": "file:///srv/triton"}, {}),
     ({"plugin_dirs": ["https://127.0.0.1/triton-shared.git"]}, {}),
     ({"deps": ["json=git@localhost:json.git"]}, {}),
+    ({"plugin_dirs": ["git+file:///srv/triton-shared@main"]}, {}),
+    ({"distcc": "@localhost/2"}, {}),
+    ({"distcc": "me@localhost"}, {}),
+    ({"distcc": "localhost:3632"}, {}),
+    ({"distcc": "localhost/4:3632"}, {}),
     ({"llvm_mirror": "http://127.1/llvm"}, {}),
     ({"llvm_mirror": "http://[::ffff:127.0.0.1]/llvm"}, {}),
     ({"llvm_mirror": "http://localhost.localdomain/llvm"}, {}),
@@ -208,7 +213,8 @@ def test_a_value_the_image_can_reach_is_not_refused_as_this_hosts(tmp_path: Path
     """Review 43: distcc's own localhost means "compile here" (the image's compiler); a number or a query that
     only looks like the loopback names no host."""
     s = resolve_settings({"container": "debian:bookworm", "ccache_remote": "redis://unix-cache.example:6379",
-                          "distcc": "localhost/4 fast.example/16,lzo", "cmake_args": ["-DX=0x7fffffff", "-DY=127.5"],
+                          "distcc": "localhost/4 fast.example/16,lzo",
+                          "cmake_args": ["-DX=0x7fffffff", "-DY=127.5", "-DMSG=see(file:notes)", "-DZ=a,file:b"],
                           "llvm_mirror": "https://mirror.example/localhost/llvm?q=localhost"},
                          {"PIP_INDEX_URL": "https://pypi.example/simple"})
     with pytest.raises(UserError, match="--container needs"):  # past the check: no engine on this PATH

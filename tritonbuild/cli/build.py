@@ -21,16 +21,14 @@ if TYPE_CHECKING:
 def plan(as_json: bool, show_settings: bool, **kw: Any) -> None:
     """Resolve the build and print what `build` will do (a plan per --python). Changes nothing on disk."""
     from tritonbuild import jsonout
+    from tritonbuild.cli.container import check_container
     from tritonbuild.execute.buildenv import build_python_note
     from tritonbuild.gather.request import make_plans
     from tritonbuild.report import render
 
     req = request_of(kw)
+    check_container(req)  # what `build --container` refuses, refused here too, before anything is cloned
     plans = make_plans(req)
-    if plans[0].settings.container:
-        from tritonbuild.execute import container
-
-        container.check(plans[0].settings, req.cwd)  # what `build --container` refuses, refused here too
     notes = [build_python_note(p) for p in plans]
     if as_json:
         click.echo(jsonout.dumps("plan", {"plans": [p.to_dict() for p in plans]}))

@@ -11,6 +11,17 @@ from tritonbuild.reporter import Reporter
 from tritonbuild.settings import recipes
 
 
+def check_container(req: Request) -> None:
+    """``plan --container``: refuse what ``build --container`` refuses (``container.check``), from the settings
+    alone, before the plan clones or reaches anything a value names."""
+    from tritonbuild.execute import container
+
+    recipe = recipes.load(req.recipe, req.cwd) if req.recipe else (recipes.Recipe(), "recipe")
+    s, _cache_dir, _root = settings_of(req, recipe)
+    if s.container:
+        container.check(s, req.cwd)
+
+
 def build_in_container(req: Request, ctx: click.Context, console: Reporter) -> int | None:
     """The exit code of the build run inside the container the request asks for (``--container``, its variable or
     the recipe's ``container``); None when it asks for none (an empty value: this host)."""

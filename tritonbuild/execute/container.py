@@ -155,14 +155,14 @@ def names_this_host(value: str, *, distcc: bool = False) -> bool:
     (``loopback``); in distcc's host list also a loopback host other than distcc's own ``localhost``, which means
     "compile here" (in the image: the image's compiler, as wanted)."""
     for m in _SCHEME.finditer(value):
-        scheme, rest = m.group(1).lower(), m.group(2)
-        if scheme == "file" or scheme.endswith("unix"):
-            return True
+        parts, rest = m.group(1).lower().split("+"), m.group(2)
+        if ("file" in parts or "unix" in parts or parts[-1].endswith("unix")) and rest.startswith("/"):
+            return True  # file:/path, file:///path, git+file://, redis+unix:/socket
         if rest.startswith("//") and loopback(_host_of(rest[2:])):
             return True
     if any(loopback(m.group(1)) for m in _SCP.finditer(value)):
         return True
-    return distcc and any(loopback(h) and h.lower() != "localhost" for h in _distcc_hosts(value))
+    return distcc and any(loopback(h) and not _LOCAL_DISTCC.fullmatch(word) for word, h in _distcc_hosts(value))
 
 
 def _host_of(rest: str) -> str:
@@ -171,15 +171,19 @@ def _host_of(rest: str) -> str:
     return authority[1:].partition("]")[0] if authority.startswith("[") else authority.partition(":")[0]
 
 
-def _distcc_hosts(value: str) -> list[str]:
-    """The hosts of a DISTCC_HOSTS list (``[@][user@]host[:port][/limit][,opt]``; ``--randomize``, ``+zeroconf``:
-    no host)."""
+_LOCAL_DISTCC = re.compile(r"localhost(?:/\d+)?")  # distcc(1): LOCAL_HOST = localhost[/LIMIT], compile here
+
+
+def _distcc_hosts(value: str) -> list[tuple[str, str]]:
+    """Each word of a DISTCC_HOSTS list (``[@][user@]host[:port][/limit][,opt]``; ``--randomize``, ``+zeroconf``:
+    no host) and its host."""
     hosts = []
     for word in value.split():
         if word.startswith(("-", "+")):
             continue
         spec = word.lstrip("@").rpartition("@")[2]
-        hosts.append(spec[1:].partition("]")[0] if spec.startswith("[") else re.split(r"[:/,]", spec, maxsplit=1)[0])
+        host = spec[1:].partition("]")[0] if spec.startswith("[") else re.split(r"[:/,]", spec, maxsplit=1)[0]
+        hosts.append((word, host))
     return hosts
 
 
