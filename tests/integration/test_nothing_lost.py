@@ -961,3 +961,25 @@ def test_clean_all_leaves_a_patched_copy_a_running_build_compiles_from(tmp_path:
             assert (copy / "src").is_dir(), out
     run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path)
     assert not copy.exists() and not user.exists()
+
+
+def test_a_build_holds_an_llvm_of_another_cache_root_given_as_its_prefix(tmp_path: Path) -> None:
+    """Review 44: `--llvm <other cache>/llvm/<entry>` (as `llvm path` prints it) was not held, so gc of that
+    cache removed it under the running build."""
+    from tritonbuild.execute.lock import lock
+    from tritonbuild.gather.request import Request, make_plan
+
+    other = tmp_path / "other-cache"
+    entry = llvm_entry(other, "llvm-shared")
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM},
+                                      os.environ, tmp_path, warn=silent))
+    plan = dataclasses.replace(plan, llvm=dataclasses.replace(plan.llvm, prefix=str(entry), strategy="prefix"))
+    taken = lock(plan, PlainReporter(io.StringIO()))
+    try:
+        out = flat(gc(other, cwd=tmp_path).stdout)
+        assert f"keep {entry} (in use by another tritonbuild run" in out and entry.is_dir(), out
+    finally:
+        taken.release()
+    gc(other, cwd=tmp_path)
+    assert not entry.exists()

@@ -104,10 +104,11 @@ def lock(plan: Plan, reporter: Reporter) -> Held:
 def use_llvm(plan: Plan, reporter: Reporter) -> int | None:
     """Hold the plan's cached LLVM in use (``cache.use``) for the run, so ``llvm gc`` leaves it; one removed since
     it was provisioned is provisioned again. The descriptor to close, or None when the LLVM is no cache entry."""
-    entry = cache.entry_of(plan.llvm.prefix, Path(plan.cache_root))
-    for _attempt in range(3):
-        if entry is None:
-            return None
+    provided = plan.llvm.strategy in provision.PROVIDERS
+    entry = cache.entry_of(plan.llvm.prefix, provided=provided)
+    if entry is None:
+        return None
+    for _attempt in range(3 if provided else 1):
         try:
             fd = cache.use(entry)
         except OSError as exc:  # a cache this user may read but not lock (a read-only mount): used as it is
@@ -120,6 +121,10 @@ def use_llvm(plan: Plan, reporter: Reporter) -> int | None:
             return fd
         os.close(fd)
         provision.ensure(plan, reporter, {})
+    if not provided:
+        raise EnvironmentProblem(f"The LLVM at {entry} was removed (by `tritonbuild llvm gc`?) as this run started. "
+                                 "Fetch it again (`tritonbuild llvm fetch` with the options that made it), or give "
+                                 "another --llvm prefix.")
     raise EnvironmentProblem(f"The LLVM at {entry} was removed (by `tritonbuild llvm gc`?) each time this run "
                              "provisioned it again. Run the command again once nothing removes LLVMs from the cache.")
 

@@ -102,12 +102,16 @@ def use(entry: Path) -> int:
     return fd
 
 
-def entry_of(prefix: str | None, cache_root: Path) -> Path | None:
-    """The cache entry an LLVM prefix is (where it really is), or None when it is none of this cache root's."""
+def entry_of(prefix: str | None, *, provided: bool) -> Path | None:
+    """The LLVM cache entry an LLVM prefix is (where it really is: ``<some cache>/llvm/<entry>``, of this cache root
+    or another's), or None when it is none. ``provided``: the prefix is a provider's entry (there or not yet);
+    otherwise only a complete entry counts."""
     if not prefix or "\0" in prefix:
         return None
-    real, entries = Path(os.path.realpath(prefix)), Path(os.path.realpath(llvm_dir(cache_root)))
-    return real if real.parent == entries and not real.name.startswith(".") else None
+    real = Path(os.path.realpath(prefix))
+    if real.parent.name != "llvm" or real.name.startswith("."):
+        return None
+    return real if provided or is_complete(real) else None
 
 
 def in_use(entry: Path) -> bool:
