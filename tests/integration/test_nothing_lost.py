@@ -728,11 +728,13 @@ def test_a_build_root_that_is_a_link_is_followed_by_status_clean_and_gc_alike(tm
     assert f"removed {cache / 'build' / d.name}" in out and not d.exists() and (cache / "build").is_symlink(), out
     (cache / "build").unlink()
     (cache / "build").symlink_to(tmp_path / "unmounted")
-    for cmd in (["status"], ["clean", "--all"], ["llvm", "gc"]):
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    (tree / "compile_commands.json").symlink_to(cache / "build" / d.name / "dev" / "compile_commands.json")
+    for cmd in (["status"], ["clean", "--all"], ["llvm", "gc"], ["clean", "--source", str(tree)]):
         res = run_cli(*cmd, "--cache-dir", str(cache), cwd=tmp_path, check=False)
         assert res.returncode == 3 and f"{cache / 'build'} is not a directory" in flat(res.stderr), (cmd, res.stderr)
         one_paragraph(res.stderr)
-    assert used.is_dir()
+    assert used.is_dir() and (tree / "compile_commands.json").is_symlink()  # review 44: plain clean removed it
 
 
 # 10. review 43 (#48): gc keeps a linked entry's target, a linked build dir's LLVM and an LLVM a running build
@@ -983,3 +985,24 @@ def test_a_build_holds_an_llvm_of_another_cache_root_given_as_its_prefix(tmp_pat
         taken.release()
     gc(other, cwd=tmp_path)
     assert not entry.exists()
+
+
+def test_clean_all_leaves_an_unreadable_dir_no_build_has_the_name_of(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 44: a root-owned lost+found under build/ made clean --all exit 3 (status and gc skip it)."""
+    cache = tmp_path / "cache"
+    lost, mine = cache / "build" / "lost+found", build_dir(cache, "fedcba9876543210")
+    lost.mkdir()
+    (mine / MARKER).write_text("tritonbuild build dir\n")
+    real = builddirs.is_build_dir
+
+    def is_build_dir(d: Path) -> bool:  # EACCES, which root (who runs CI) never meets
+        if d == lost:
+            raise PermissionError(errno.EACCES, "Permission denied", str(d / MARKER))
+        return real(d)
+
+    monkeypatch.setattr(builddirs, "is_build_dir", is_build_dir)
+    for dry_run in (True, False):
+        done = builddirs.remove_build_dirs(builddirs.listed(cache / "build"), dry_run=dry_run)
+        assert done.failed == [] and done.removed == [mine], done
+        assert done.notes == [f"{lost} cannot be read (Permission denied) and is no build dir: left alone"]

@@ -348,7 +348,10 @@ def remove_build_dirs(dirs: list[Path], *, dry_run: bool) -> Cleaned:
         try:
             why = _skip_reason(d) or (_in_use(d) if dry_run else None)
         except OSError as exc:
-            out.failed.append(_failure(d, exc))
+            if could_be_key(d.name):
+                out.failed.append(_failure(d, exc))
+            else:  # lost+found: no build has its name
+                out.notes.append(f"{d} cannot be read ({exc.strerror or exc}) and is no build dir: left alone")
             continue
         if why:
             out.notes.append(why)
