@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from tests.helpers import PlainReporter, one_of
 from tests.integration.conftest import cuda_stub, flat, run_cli, small_tmpfs
 from tritonbuild import example
-from tritonbuild.errors import EnvironmentProblem
+from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.execute import builddirs
 from tritonbuild.execute.lock import MARKER
 from tritonbuild.reporter import silent
@@ -1006,3 +1006,35 @@ def test_clean_all_leaves_an_unreadable_dir_no_build_has_the_name_of(tmp_path: P
         done = builddirs.remove_build_dirs(builddirs.listed(cache / "build"), dry_run=dry_run)
         assert done.failed == [] and done.removed == [mine], done
         assert done.notes == [f"{lost} cannot be read (Permission denied) and is no build dir: left alone"]
+
+
+def test_selftest_with_a_cache_dir_that_is_a_file_is_one_paragraph(tmp_path: Path) -> None:
+    """Review 44: selftest wrote its example tree before any check and gave a NotADirectoryError traceback."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("precious\n")
+    proc = run_cli("selftest", "--cache-dir", str(a_file), "--out", str(tmp_path / "out"), cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "Pass --cache-dir with a directory this user can write" in flat(proc.stderr)
+    one_paragraph(proc.stderr)
+    assert a_file.read_text() == "precious\n"
+
+
+def test_an_output_dir_under_a_dir_this_user_cannot_search_is_refused_not_a_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 44: exists() of an --out under /root raised PermissionError (as root, injected)."""
+    from tritonbuild.execute import outdir
+    from tritonbuild.gather.request import Request, make_plan
+
+    tree = example.write_tree(tmp_path / "src" / "triton")
+    hidden = tmp_path / "root-only" / "out"
+    plan = make_plan(Request.from_cli({"source": str(tree), "cache_dir": str(tmp_path / "cache"), "llvm": LLVM},
+                                      os.environ, tmp_path, warn=silent, out=str(hidden)))
+    real_exists = Path.exists
+
+    def exists(self: Path, **kw: Any) -> bool:
+        if self == hidden:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real_exists(self, **kw)
+
+    monkeypatch.setattr(Path, "exists", exists)
+    with pytest.raises(UserError, match=r"cannot take the wheel: it cannot be written \(Permission denied\)"):
+        outdir.check([plan])

@@ -22,7 +22,12 @@ def write_into(dest: str, generation: str, with_plugin: bool, say: Callable[[str
         raise UserError(f"DEST {dest!r} is empty, which would mean the current directory: name a new directory "
                         "(tritonbuild example ./example).")
     given = Path(dest)
-    if given.is_symlink():
+    try:
+        linked = given.is_symlink()
+    except OSError as exc:  # a parent this user may not search
+        raise UserError(f"Cannot write the example into {given}: {_why(exc)}. Pick a directory you can write "
+                        "to.") from None
+    if linked:
         raise UserError(f"{given} is a link (to {os.readlink(given)}); tritonbuild writes the example only into a "
                         "real directory, never through a link. Pick a new directory.")
     root = given.resolve()

@@ -73,13 +73,13 @@ def check(plans: Sequence[Plan]) -> None:
         given = Path(plan.wheel.out_dir)
         out = given.resolve()
         why = where_not(plan, out)
-        if why is None and (out.exists() and not out.is_dir()):
-            why = "it is a file, not a directory"
-        if why is None:
-            try:
+        try:
+            if why is None and (out.exists() and not out.is_dir()):
+                why = "it is a file, not a directory"
+            if why is None:
                 _probe(out)
-            except OSError as exc:
-                why = f"it cannot be written ({exc.strerror or exc})"
+        except OSError as exc:  # a parent this user may not search is EACCES already in exists()
+            why = f"it cannot be written ({exc.strerror or exc})"
         if why:
             raise UserError(f"The output dir {given} cannot take the wheel: {why}. Nothing was built; pass --out "
                             "(or the recipe's out_dir) with a writable directory outside tritonbuild's cache, such "

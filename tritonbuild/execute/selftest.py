@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import shutil
 import tempfile
 import zipfile
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tritonbuild import __version__
+from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.system import proc
 
 if TYPE_CHECKING:
@@ -66,10 +68,15 @@ def run(out: str, cache_dir: str | None, llvm: str | None, *, env: Mapping[str, 
     from tritonbuild.settings import cacheroot
 
     root = cacheroot.cache_root(env, cache_dir) / "selftest" / __version__
-    shutil.rmtree(root, ignore_errors=True)
-    tree = ex.write_tree(root / "triton")
-    plugin = ex.write_plugin(root / "triton-shared", "triton_shared")
-    abi = ex.write_spirv_abi(root / "spirv-kernel-abi")
+    try:
+        shutil.rmtree(root, ignore_errors=True)
+        tree = ex.write_tree(root / "triton")
+        plugin = ex.write_plugin(root / "triton-shared", "triton_shared")
+        abi = ex.write_spirv_abi(root / "spirv-kernel-abi")
+    except OSError as exc:  # a cache root that is a file, or not this user's
+        bad = UserError if exc.errno in (errno.ENOTDIR, errno.EEXIST) else EnvironmentProblem
+        raise bad(f"Cannot write the self-test's example tree under {root}: {exc.strerror or exc} "
+                  f"({exc.filename}). Pass --cache-dir with a directory this user can write.") from None
     # the host's own LLVM unless told otherwise, and offline: a self-test needs no network (CUDA/CUPTI files
     # come from a toolkit when there is one, else the wheel notes what it lacks; spirv's download from --dep)
     request = Request({"source": str(tree), "backends": "nvidia;amd;spirv", "plugin_dirs": (str(plugin),),
