@@ -1038,3 +1038,18 @@ def test_an_output_dir_under_a_dir_this_user_cannot_search_is_refused_not_a_trac
     monkeypatch.setattr(Path, "exists", exists)
     with pytest.raises(UserError, match=r"cannot take the wheel: it cannot be written \(Permission denied\)"):
         outdir.check([plan])
+
+
+def test_a_fetch_waiting_for_an_entry_another_run_holds_says_so(tmp_path: Path) -> None:
+    """Review 44: `llvm fetch` replacing an entry a running build holds waited in silence."""
+    import threading
+
+    from tritonbuild.llvm import cache as llvm_cache
+
+    entry = tmp_path / "cache" / "llvm" / "llvm-busy"
+    said: list[str] = []
+    with held(entry.parent / ".locks" / f"{entry.name}.lock") as holder:
+        threading.Timer(0.5, holder.kill).start()
+        with llvm_cache.making(entry, said.append):
+            assert holder.poll() is not None  # got it only once the holder was gone
+    assert said == [f"waiting for another tritonbuild run that holds {entry} (a build using it, a fetch or a gc)"]

@@ -8,11 +8,13 @@ never wait for each other. Nothing here deletes an entry except ``gc`` on reques
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,24 @@ def entry_lock(entry: Path) -> Any:
     from filelock import FileLock
 
     return FileLock(str(_lock_dir(entry, make=True) / f"{entry.name}.lock"))
+
+
+@contextlib.contextmanager
+def making(entry: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """Hold entry ``entry``'s lock alone while a fetch or source build makes (or replaces) it; while another run
+    holds it (a build using the entry, another fetch, gc), say so once and wait."""
+    from filelock import Timeout
+
+    lk = entry_lock(entry)
+    try:
+        lk.acquire(timeout=0)
+    except Timeout:
+        say(f"waiting for another tritonbuild run that holds {entry} (a build using it, a fetch or a gc)")
+        lk.acquire()
+    try:
+        yield
+    finally:
+        lk.release()
 
 
 def _lock_dir(entry: Path, *, make: bool) -> Path:

@@ -170,7 +170,7 @@ def _entry(req: LLVMRequest) -> Path:
 def _fetch_into(req: LLVMRequest, entry: Path, reporter: Reporter, timeout: float, retries: int,
                 log: Callable[[str], None]) -> None:
     """Download, verify, extract and publish one entry under its lock."""
-    with cache.entry_lock(entry):
+    with cache.making(entry, log):
         if cache.current(entry, req.sha256):  # another process finished while we waited
             return
         stale = cache.pin_conflict(entry, req.sha256)

@@ -85,7 +85,7 @@ def provide(req: LLVMRequest, reporter: Reporter, *, ccache: str | None = None) 
     if cache.is_complete(entry):
         reporter.step(f"LLVM {req.llvm_hash[:12]} ({', '.join(req.targets)}) is already in the cache: {entry}")
         return entry
-    with cache.entry_lock(entry):
+    with cache.making(entry, reporter.step):
         if cache.is_complete(entry):
             return entry
         src = checkout(req, reporter)
