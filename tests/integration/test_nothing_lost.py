@@ -649,7 +649,7 @@ def test_gc_finishes_what_an_earlier_removal_left_and_leaves_a_running_ones(tmp_
     running = cache / "llvm" / f".removing-llvm-busy-{os.getpid()}"  # a removal in progress
     running.mkdir()
     dry = flat(gc(cache, "--dry-run", cwd=tmp_path).stdout)
-    assert f"would remove {left} (0.0 MiB, left by an earlier removal)" in dry and left.is_dir()
+    assert f"would remove {left} (0.0 MiB, left by an earlier run)" in dry and left.is_dir()
     gc(cache, cwd=tmp_path)
     assert not left.exists() and running.is_dir() and not (cache / "llvm" / "llvm-a").exists()
 
@@ -1053,3 +1053,20 @@ def test_a_fetch_waiting_for_an_entry_another_run_holds_says_so(tmp_path: Path) 
         with llvm_cache.making(entry, said.append):
             assert holder.poll() is not None  # got it only once the holder was gone
     assert said == [f"waiting for another tritonbuild run that holds {entry} (a build using it, a fetch or a gc)"]
+
+
+def test_gc_removes_what_a_killed_fetch_or_source_build_left_and_keeps_a_running_ones(tmp_path: Path) -> None:
+    """Review 44: staging dirs, replaced entries and partial downloads of a killed run (GiBs each) stayed forever."""
+    cache = tmp_path / "cache"
+    llvm = cache / "llvm"
+    dead = [llvm / ".staging-llvm-x-2147483646", llvm / ".replaced-llvm-y-2147483646"]
+    for d in dead:
+        (d / "lib").mkdir(parents=True)
+    (llvm / ".downloads").mkdir()
+    partial = llvm / ".downloads" / "llvm-x.tar.gz.2147483646"
+    partial.write_bytes(b"\0" * 4096)
+    running = [llvm / f".staging-llvm-z-{os.getpid()}", llvm / ".downloads" / f"llvm-z.tar.gz.{os.getpid()}"]
+    running[0].mkdir()
+    running[1].write_bytes(b"")
+    gc(cache, cwd=tmp_path)
+    assert not any(p.exists() for p in [*dead, partial]) and all(p.exists() for p in running)

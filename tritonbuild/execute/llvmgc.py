@@ -50,13 +50,14 @@ def collect(root: Path, *, dry_run: bool, say: Callable[[str], None]) -> int:
             failed.append(problem)
         else:
             freed += size
-            what = "" if entry in entries else ", left by an earlier removal"
+            what = "" if entry in entries else ", left by an earlier run"
             say(f"{'would remove' if dry_run else 'remove'} {entry} ({size / 2**20:.1f} MiB{what})")
     say(f"{'would free' if dry_run else 'freed'} {freed / 2**20:.1f} MiB")
     if failed:
         raise EnvironmentProblem(f"Could not remove {len(failed)} LLVM cache entr{'y' if len(failed) == 1 else 'ies'}"
-                                 f": {'; '.join(failed)}. The LLVM cache is not writable by this user (or the disk "
-                                 "is read-only): fix its permissions, or remove them as their owner.")
+                                 f": {'; '.join(failed)}. Each path named is where it stopped: fix it (its "
+                                 "permissions, a read-only disk, a link tritonbuild does not follow) or remove it as "
+                                 "its owner, and run llvm gc again.")
     return freed
 
 

@@ -183,18 +183,33 @@ def finish_removal(aside: Path) -> str | None:
     """Remove an entry moved aside (by ``remove_entry``, or a leftover of one); None, or where it stopped (what is
     left stays aside, for ``leftovers``)."""
     try:
-        remove_tree(aside)
+        if aside.is_file():
+            aside.unlink()  # a partial download
+        else:
+            remove_tree(aside)
     except OSError as exc:
-        return (f"{exc.filename or aside}: {exc.strerror or exc} (its entry was moved aside to {aside} and is partly "
-                "removed; the next llvm gc removes the rest)")
+        return (f"{exc.filename or aside}: {exc.strerror or exc} (the entry stays moved aside at {aside}, as much "
+                "of it as could not be removed; an llvm gc that may remove it finishes it)")
     return None
 
 
+LEFT = (REMOVING, ".staging-", ".replaced-")  # a removal, a fetch or build's staging, a replaced entry: NAME-PID
+
+
 def leftovers(cache_root: Path) -> list[Path]:
-    """Entries a removal moved aside and could not finish: ``.removing-NAME-PID`` dirs whose process is gone."""
+    """What a run cut short left in the LLVM cache, its process gone: an entry moved aside to be removed, a
+    fetch's or source build's staging dir, a replaced entry (``<prefix>NAME-PID`` dirs) and a partial download
+    (``.downloads/ARCHIVE.PID``)."""
     root = llvm_dir(cache_root)
-    found = sorted(root.glob(f"{REMOVING}*")) if root.is_dir() else []
-    return [p for p in found if not p.is_symlink() and p.is_dir() and not _running(p.name.rpartition("-")[2])]
+    if not root.is_dir():
+        return []
+    found = [p for p in sorted(root.iterdir()) if p.name.startswith(LEFT) and not p.is_symlink() and p.is_dir()
+             and not _running(p.name.rpartition("-")[2])]
+    downloads = root / ".downloads"
+    if downloads.is_dir() and not downloads.is_symlink():
+        found += [p for p in sorted(downloads.iterdir()) if not p.is_symlink() and p.is_file()
+                  and not _running(p.name.rpartition(".")[2])]
+    return found
 
 
 def _running(pid: str) -> bool:
