@@ -198,6 +198,18 @@ def test_lit_runs_and_fails_when_it_should(developed: dict) -> None:
     assert bad.returncode == 1 and "Failed" in bad.stdout
 
 
+def test_a_test_run_holds_the_build_dir_as_develop_does(developed: dict) -> None:
+    """Review 44: `test` ran Ninja in the develop build dir (and lit the LLVM's tools) holding no lock, so a develop
+    or clean or gc could work there at the same time."""
+    from filelock import FileLock
+
+    dev = developed
+    lk = FileLock(str(build_dir(dev).parent / ".tritonbuild.lock"))
+    with lk:
+        busy = run_cli("test", "lit", *dev["args"], cwd=dev["base"], env=dev["env"], check=False)
+    assert busy.returncode == 3 and "Another tritonbuild run is using the build dir" in busy.stderr, busy.stderr
+
+
 def test_python_tests_run_in_the_env_with_the_runners_exit_code(developed: dict) -> None:
     dev = developed
     ok = run_cli("test", "python", *dev["args"], "--", "-q", "-p", "no:cacheprovider", cwd=dev["base"],

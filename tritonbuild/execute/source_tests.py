@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tritonbuild.errors import EnvironmentProblem, UserError
 from tritonbuild.execute.develop import dev_dir, ninja_program
+from tritonbuild.execute.lock import lock
 from tritonbuild.plan import Plan
 from tritonbuild.printable import printable
 from tritonbuild.reporter import Reporter
@@ -42,10 +43,20 @@ def check_pytest(python: str, env: dict[str, str]) -> None:
 
 
 def run(plan: Plan, suite: str, extra: list[str], reporter: Reporter) -> int:
+    """Run ``suite`` against the plan's develop build, holding its build dir's lock (Ninja brings the build up to
+    date first: no develop may run there meanwhile) and with it the plan's LLVM (lit uses its tools)."""
     build = dev_dir(plan)
     if not (build / "build.ninja").is_file():
         raise UserError(f"No develop build for this plan yet ({build}). Run `tritonbuild develop` with the same "
                         "options first.")
+    taken = lock(plan, reporter)
+    try:
+        return _run(plan, build, suite, extra, reporter)
+    finally:
+        taken.release()
+
+
+def _run(plan: Plan, build: Path, suite: str, extra: list[str], reporter: Reporter) -> int:
     env = dict(os.environ)
     if suite == "lit":
         site = build / "test" / "lit.site.cfg.py"
