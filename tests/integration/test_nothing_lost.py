@@ -1070,3 +1070,16 @@ def test_gc_removes_what_a_killed_fetch_or_source_build_left_and_keeps_a_running
     running[1].write_bytes(b"")
     gc(cache, cwd=tmp_path)
     assert not any(p.exists() for p in [*dead, partial]) and all(p.exists() for p in running)
+
+
+def test_clean_of_a_checkout_path_that_is_a_typo_is_refused_and_of_a_removed_one_cleans_it(tmp_path: Path) -> None:
+    """Review 44: `clean --source /nonexistent` said "0 build dir(s)" with exit 0, as if there were nothing."""
+    cache, gone = tmp_path / "cache", tmp_path / "removed-checkout"
+    typo = run_cli("clean", "--source", str(tmp_path / "tritn"), "--cache-dir", str(cache), cwd=tmp_path, check=False)
+    assert typo.returncode == 2 and f"{tmp_path / 'tritn'} (--source) does not exist" in flat(typo.stderr)
+    one_paragraph(typo.stderr)
+    d = build_dir(cache, "0123456789abcdef")
+    (d / MARKER).write_text("tritonbuild build dir\n")
+    (d / "plan.json").write_text(json.dumps({"key": d.name, "source": {"root": str(gone)}}))
+    run_cli("clean", "--source", str(gone), "--cache-dir", str(cache), cwd=tmp_path)
+    assert not d.exists()

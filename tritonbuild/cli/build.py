@@ -257,7 +257,15 @@ def _of_request(req: Request, root: Path) -> list[Path]:
     by_source = not req.recipe and not req.pythons and all(
         v in (None, (), []) for n, v in req.flags.items() if SPEC_BY_NAME[n].identity != "tree")
     checkout = checkout_of(req) if by_source else None
-    return st.of_source(root, checkout) if checkout is not None else _of_plan(req)
+    if checkout is None:
+        return _of_plan(req)
+    found = st.of_source(root, checkout)
+    if not found and not checkout.exists():  # a checkout removed since is cleaned by its path; a typo is said
+        from tritonbuild.errors import UserError
+
+        raise UserError(f"{checkout} (--source) does not exist, and no build dir under {root} was made from it. "
+                        "Check the path (`tritonbuild status` lists each build dir's source), or use clean --all.")
+    return found
 
 
 def _of_plan(req: Request) -> list[Path]:
