@@ -282,3 +282,17 @@ def test_any_value_is_read_for_this_host_in_bounded_time_without_an_error(value:
     assert found in (True, False)
     if "://" not in value and "@" not in value and ":" not in value and not distcc:
         assert not found  # no URL, no git host, no distcc list: nothing names a host
+
+
+def test_a_container_a_recipe_names_is_left_out_by_a_command_that_runs_here_and_said(tmp_path: Path) -> None:
+    """Review 44: a recipe's `container` was silently ignored by develop, test, check-llvm and llvm status/path."""
+    from click.testing import CliRunner
+
+    from tritonbuild.cli.main import cli
+
+    recipe = tmp_path / "ci.toml"
+    recipe.write_text('container = "debian:bookworm"\n')
+    res = CliRunner().invoke(cli, ["llvm", "path", "--recipe", str(recipe), "--source", str(tmp_path / "missing")])
+    assert res.exception is not None
+    assert (f"recipe {recipe} names a container image; `llvm path` runs on this host, and leaves it out"
+            in " ".join(res.stderr.split())), res.stderr

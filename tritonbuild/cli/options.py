@@ -230,9 +230,25 @@ def container_left_out(ctx: click.Context) -> None:
 
     command = ctx.command_path.removeprefix(f"{ctx.find_root().info_name} ")
     given = env_settings(environment())
-    if given.container:
-        warn_on_stderr(f"{given.origin('container')} names a container image; `{command}` runs on this host, and "
-                       "leaves it out (only `build` runs in one).")
+    where = given.origin("container") if given.container else _recipe_container(ctx.params.get("recipe"))
+    if where:
+        warn_on_stderr(f"{where} names a container image; `{command}` runs on this host, and leaves it out (only "
+                       "`build` runs in one).")
+
+
+def _recipe_container(recipe: object) -> str | None:
+    """``recipe NAME`` when the command's recipe names a container (a recipe that cannot be read: the command
+    itself says why)."""
+    from tritonbuild.errors import UserError
+    from tritonbuild.settings import recipes
+
+    if not isinstance(recipe, str) or not recipe:
+        return None
+    try:
+        found, origin = recipes.load(recipe, Path.cwd())
+    except (UserError, OSError):
+        return None
+    return origin if found.values.get("container") else None
 
 
 def given_options(ctx: click.Context) -> list[tuple[str, str, str | None]]:
