@@ -1083,3 +1083,15 @@ def test_clean_of_a_checkout_path_that_is_a_typo_is_refused_and_of_a_removed_one
     (d / "plan.json").write_text(json.dumps({"key": d.name, "source": {"root": str(gone)}}))
     run_cli("clean", "--source", str(gone), "--cache-dir", str(cache), cwd=tmp_path)
     assert not d.exists()
+
+
+def test_clean_of_a_checkout_finds_its_build_dirs_behind_a_linked_build_root(tmp_path: Path) -> None:
+    cache, elsewhere, checkout = tmp_path / "cache", tmp_path / "elsewhere", tmp_path / "checkout"
+    checkout.mkdir()
+    d = build_dir(elsewhere, "0123456789abcdef")
+    (d / MARKER).write_text("tritonbuild build dir\n")
+    (d / "plan.json").write_text(json.dumps({"key": d.name, "source": {"root": str(checkout)}}))
+    cache.mkdir()
+    (cache / "build").symlink_to(elsewhere / "build")
+    run_cli("clean", "--source", str(checkout), "--cache-dir", str(cache), cwd=tmp_path)
+    assert not d.exists() and (cache / "build").is_symlink()

@@ -112,7 +112,7 @@ def sources_of(d: Path) -> list[Path]:
 
 def of_source(root: Path, checkout: Path) -> list[Path]:
     """The build dirs under ``root`` made from ``checkout`` (a real path)."""
-    return [d for d in _entries(root) if is_build_dir(d) and checkout in sources_of(d)]
+    return [d for d in _build_entries(root) if _listed_build_dir(d) and checkout in sources_of(d)]
 
 
 def listed(root: Path, doing: str = "nothing was removed") -> list[Path]:
@@ -244,6 +244,8 @@ def could_be_key(name: str) -> bool:
     """Whether a build dir's name could be a plan's key (16 hex digits): one that cannot (lost+found) is no build
     dir tritonbuild made, whatever it holds."""
     return _KEY.fullmatch(name) is not None
+
+
 _ELSEWHERE = re.compile(r"(/.*/build/[0-9a-f]{16})/(?:dev|cmake)/")  # where build and develop point their links
 
 
@@ -403,6 +405,11 @@ def _export_of(d: Path) -> str | None:
     return d.name
 
 
+def _build_entries(root: Path) -> list[Path]:
+    """The entries of the build dirs' root, a root that is a link followed (as ``listed``)."""
+    return sorted(root.iterdir()) if root.is_dir() else []
+
+
 def _entries(d: Path) -> list[Path]:
     return sorted(d.iterdir()) if d.is_dir() and not d.is_symlink() else []
 
@@ -534,7 +541,8 @@ def _clean_exports(root: Path, builds: Path, out: Cleaned, dry_run: bool) -> Non
 def _users(tree: Path, builds: Path) -> list[Path]:
     """The build dirs whose plan builds ``tree`` (as its source or its patched copy's checkout)."""
     real = tree.resolve()
-    return [d for d in _entries(builds) if is_build_dir(d) and any(r.is_relative_to(real) for r in sources_of(d))]
+    return [d for d in _build_entries(builds) if _listed_build_dir(d)
+            and any(r.is_relative_to(real) for r in sources_of(d))]
 
 
 def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -> None:
