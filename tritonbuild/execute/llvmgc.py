@@ -38,12 +38,14 @@ def collect(root: Path, *, dry_run: bool, say: Callable[[str], None]) -> int:
     freed, failed = 0, []
     targets = {os.path.realpath(e): e for e in entries if e.is_symlink()}
     for entry in [*entries, *leftovers]:
-        why = _keep(entry, used, blockers, targets, dry_run) if entry in entries else None
+        why = _keep(entry, used, blockers, targets, dry_run) if entry in entries else \
+            ("in use by another tritonbuild run (its entry's lock is held)"
+             if dry_run and _in_use_entry(cache.left_entry(entry)) else None)
         if why:
             say(f"keep   {entry} ({why})")
             continue
-        size = builddirs.dir_size(entry)
-        problem = None if dry_run else (cache.remove_entry(entry) if entry in entries else cache.finish_removal(entry))
+        size = entry.stat().st_size if entry.is_file() else builddirs.dir_size(entry)
+        problem = None if dry_run else (cache.remove_entry(entry) if entry in entries else cache.finish_leftover(entry))
         if problem and problem.startswith("in use"):
             say(f"keep   {entry} ({problem})")
         elif problem:

@@ -199,17 +199,48 @@ LEFT = (REMOVING, ".staging-", ".replaced-")  # a removal, a fetch or build's st
 def leftovers(cache_root: Path) -> list[Path]:
     """What a run cut short left in the LLVM cache, its process gone: an entry moved aside to be removed, a
     fetch's or source build's staging dir, a replaced entry (``<prefix>NAME-PID`` dirs) and a partial download
-    (``.downloads/ARCHIVE.PID``)."""
+    (``.downloads/ARCHIVE.PID``). A name with no pid is none of these. Whether the entry's lock is free (a run
+    on another host sharing the cache holds it) is for ``finish_leftover`` to see."""
     root = llvm_dir(cache_root)
     if not root.is_dir():
         return []
     found = [p for p in sorted(root.iterdir()) if p.name.startswith(LEFT) and not p.is_symlink() and p.is_dir()
-             and not _running(p.name.rpartition("-")[2])]
+             and _left_by_a_gone_run(p.name.rpartition("-")[2])]
     downloads = root / ".downloads"
     if downloads.is_dir() and not downloads.is_symlink():
         found += [p for p in sorted(downloads.iterdir()) if not p.is_symlink() and p.is_file()
-                  and not _running(p.name.rpartition(".")[2])]
+                  and p.name.rpartition(".")[0].endswith(".tar.gz") and _left_by_a_gone_run(p.name.rpartition(".")[2])]
     return found
+
+
+def _left_by_a_gone_run(pid: str) -> bool:
+    return pid.isascii() and pid.isdigit() and not _running(pid)
+
+
+def left_entry(path: Path) -> Path:
+    """The entry a leftover (``leftovers``) was of: its lock is held while a run works on it."""
+    if path.parent.name == ".downloads":
+        return path.parent.parent / path.name.rpartition(".")[0].removesuffix(".tar.gz")
+    name = path.name.removeprefix(next(p for p in LEFT if path.name.startswith(p))).rpartition("-")[0]
+    return path.parent / name
+
+
+def finish_leftover(path: Path) -> str | None:
+    """``finish_removal`` of a leftover, under its entry's lock (not waited for: "in use ..." when a run, here or on
+    another host sharing the cache, holds it)."""
+    from filelock import Timeout
+
+    try:
+        lk = entry_lock(left_entry(path))
+        lk.acquire(timeout=0)
+    except Timeout:
+        return "in use by another tritonbuild run (its entry's lock is held)"
+    except OSError as exc:
+        return f"{exc.filename or path}: {exc.strerror or exc}"
+    try:
+        return finish_removal(path)
+    finally:
+        lk.release()
 
 
 def _running(pid: str) -> bool:
