@@ -1068,8 +1068,20 @@ def test_gc_removes_what_a_killed_fetch_or_source_build_left_and_keeps_a_running
     running = [llvm / f".staging-llvm-z-{os.getpid()}", llvm / ".downloads" / f"llvm-z.tar.gz.{os.getpid()}"]
     running[0].mkdir()
     running[1].write_bytes(b"")
-    gc(cache, cwd=tmp_path)
-    assert not any(p.exists() for p in [*dead, partial]) and all(p.exists() for p in running)
+    kept = [llvm / ".staging-noname", llvm / ".downloads" / "keepme.txt"]  # no pid: no run's leftover
+    kept[0].mkdir()
+    kept[1].write_text("")
+    elsewhere = [llvm / ".staging-llvm-w-4000000", llvm / ".downloads" / "llvm-w.tar.gz.4000000"]
+    elsewhere[0].mkdir()
+    elsewhere[1].write_bytes(b"\0" * 2**20)
+    with held(llvm / ".locks" / "llvm-w.lock"):  # review 45: a fetch on another host sharing the cache holds it
+        dry = flat(gc(cache, "--dry-run", cwd=tmp_path).stdout)
+        assert f"keep {elsewhere[0]} (in use by another tritonbuild run" in dry, dry
+        gc(cache, cwd=tmp_path)
+        assert all(p.exists() for p in [*running, *kept, *elsewhere])
+    assert not any(p.exists() for p in [*dead, partial])
+    out = flat(gc(cache, cwd=tmp_path).stdout)
+    assert f"remove {elsewhere[1]} (1.0 MiB, left by an earlier run)" in out and not elsewhere[0].exists(), out
 
 
 def test_clean_of_a_checkout_path_that_is_a_typo_is_refused_and_of_a_removed_one_cleans_it(tmp_path: Path) -> None:
@@ -1095,3 +1107,33 @@ def test_clean_of_a_checkout_finds_its_build_dirs_behind_a_linked_build_root(tmp
     (cache / "build").symlink_to(elsewhere / "build")
     run_cli("clean", "--source", str(checkout), "--cache-dir", str(cache), cwd=tmp_path)
     assert not d.exists() and (cache / "build").is_symlink()
+
+
+def test_clean_all_keeps_every_copy_while_a_locked_build_dir_has_no_plan_yet(tmp_path: Path) -> None:
+    """Review 45: a build locks its dir before it writes the plan that names its patched copy; in between, the
+    copy it may build from was removed."""
+    from tritonbuild.gather.patches import COPY_MARK
+
+    cache = tmp_path / "cache"
+    copy = cache / "patched" / "0123456789abcdef"
+    copy.mkdir(parents=True)
+    (copy / COPY_MARK).write_text("patched copy of /src\n")
+    starting = build_dir(cache, "fedcba9876543210")
+    (starting / MARKER).write_text("tritonbuild build dir\n")
+    with held(starting / ".tritonbuild.lock"):
+        out = flat(run_cli("clean", "--all", "--cache-dir", str(cache), cwd=tmp_path).stdout)
+    assert copy.is_dir() and f"{copy} is in use by a running tritonbuild" in out, out
+
+
+def test_clean_of_a_checkout_names_a_build_dir_it_cannot_read(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 45: another user's unreadable build dir made `clean --source` a PermissionError traceback."""
+    cache = tmp_path / "cache"
+    other = build_dir(cache, "bbbbbbbbbbbbbbbb")
+
+    def is_build_dir(d: Path) -> bool:  # EACCES, which root (who runs CI) never meets
+        raise PermissionError(errno.EACCES, "Permission denied", str(d / MARKER))
+
+    monkeypatch.setattr(builddirs, "is_build_dir", is_build_dir)
+    with pytest.raises(EnvironmentProblem, match=f"Cannot read {other / MARKER} .*Permission denied"):
+        builddirs.of_source(cache / "build", tmp_path / "checkout")

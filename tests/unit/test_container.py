@@ -196,6 +196,8 @@ def test_commands_that_run_on_this_host_refuse_the_container_flag(command: str) 
     ({"distcc": "me@localhost"}, {}),
     ({"distcc": "localhost:3632"}, {}),
     ({"distcc": "localhost/4:3632"}, {}),
+    ({"ccache_remote": "redis+unix:relative.sock"}, {}),
+    ({"ccache_remote": "file:../shared-ccache"}, {}),
     ({"llvm_mirror": "http://127.1/llvm"}, {}),
     ({"llvm_mirror": "http://[::ffff:127.0.0.1]/llvm"}, {}),
     ({"llvm_mirror": "http://localhost.localdomain/llvm"}, {}),

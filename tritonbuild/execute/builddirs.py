@@ -112,7 +112,10 @@ def sources_of(d: Path) -> list[Path]:
 
 def of_source(root: Path, checkout: Path) -> list[Path]:
     """The build dirs under ``root`` made from ``checkout`` (a real path)."""
-    return [d for d in _build_entries(root) if _listed_build_dir(d) and checkout in sources_of(d)]
+    try:
+        return [d for d in _build_entries(root) if _listed_build_dir(d) and checkout in sources_of(d)]
+    except OSError as exc:
+        raise EnvironmentProblem(_unreadable(root, exc)) from None
 
 
 def listed(root: Path, doing: str = "nothing was removed") -> list[Path]:
@@ -539,10 +542,11 @@ def _clean_exports(root: Path, builds: Path, out: Cleaned, dry_run: bool) -> Non
 
 
 def _users(tree: Path, builds: Path) -> list[Path]:
-    """The build dirs whose plan builds ``tree`` (as its source or its patched copy's checkout)."""
+    """The build dirs whose plan builds ``tree`` (as its source or its patched copy's checkout), and those with no
+    plan to say (a build that locked its dir and has not written its plan yet may build from it)."""
     real = tree.resolve()
     return [d for d in _build_entries(builds) if _listed_build_dir(d)
-            and any(r.is_relative_to(real) for r in sources_of(d))]
+            and (not plan_of(d) or any(r.is_relative_to(real) for r in sources_of(d)))]
 
 
 def _remove_export(tree: Path, users: list[Path], out: Cleaned, dry_run: bool) -> None:

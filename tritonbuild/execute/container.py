@@ -156,8 +156,8 @@ def names_this_host(value: str, *, distcc: bool = False) -> bool:
     "compile here" (in the image: the image's compiler, as wanted)."""
     for m in _SCHEME.finditer(value):
         parts, rest = m.group(1).lower().split("+"), m.group(2)
-        if ("file" in parts or "unix" in parts or parts[-1].endswith("unix")) and rest.startswith("/"):
-            return True  # file:/path, file:///path, git+file://, redis+unix:/socket
+        if parts[-1].endswith("unix") or ("file" in parts and (rest.startswith(("/", ".")) or m.start() == 0)):
+            return True  # redis+unix:SOCKET; file:/path, file:///path, git+file://, file:x as the whole value
         if rest.startswith("//") and loopback(_host_of(rest[2:])):
             return True
     if any(loopback(m.group(1)) for m in _SCP.finditer(value)):
