@@ -287,15 +287,19 @@ def test_gc_removes_only_llvms_no_build_dir_uses(tmp_path: Path) -> None:
     for entry in (used, unused):
         fake_prefix(entry)
         (entry / "tritonbuild-llvm.json").write_text(json.dumps({"llvm_hash": "a" * 40}))
-    partial = cache / "llvm" / ".staging-other-123"  # someone else's download in progress: never touched
-    partial.mkdir()
+    partial = cache / "llvm" / ".staging-other-123"  # a download in progress (here or on another host sharing the
+    partial.mkdir()  # cache): it holds its entry's lock, and gc leaves it
     plan_dir = cache / "build" / "0123456789abcdef"
     plan_dir.mkdir(parents=True)
     (plan_dir / "plan.json").write_text(json.dumps({"llvm": {"prefix": str(used)}}))
-    dry = run_cli("llvm", "gc", "--cache-dir", str(cache), "--dry-run", cwd=tmp_path).stdout
-    assert f"would remove {unused}" in dry and f"keep   {used}" in dry and unused.exists()
-    run_cli("llvm", "gc", "--cache-dir", str(cache), cwd=tmp_path)
-    assert used.exists() and not unused.exists() and partial.exists()
+    from filelock import FileLock
+
+    (cache / "llvm" / ".locks").mkdir()
+    with FileLock(str(cache / "llvm" / ".locks" / "other.lock")):
+        dry = run_cli("llvm", "gc", "--cache-dir", str(cache), "--dry-run", cwd=tmp_path).stdout
+        assert f"would remove {unused}" in dry and f"keep   {used}" in dry and unused.exists()
+        run_cli("llvm", "gc", "--cache-dir", str(cache), cwd=tmp_path)
+        assert used.exists() and not unused.exists() and partial.exists()
 
 
 def rebuilt_archive() -> bytes:

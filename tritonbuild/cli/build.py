@@ -177,8 +177,8 @@ def clean(all_: bool, develop_only: bool, dry_run: bool, **kw: Any) -> None:
     req = request_of(kw)
     given = cache_root_to_read(req.cache_dir, req.env) if all_ else cacheroot.cache_root(req.env, req.cache_dir)
     root = given / "build"
-    listed = st.listed(root)  # a root linked to nowhere stops every clean before anything is touched
-    targets = listed if all_ else _of_request(req, root)
+    targets = st.listed(root) if all_ else _of_request(req, root)  # the settings and cache dir checked first
+    st.listed(root)  # a root linked to nowhere stops every clean before anything is touched
     if develop_only:
         targets = [d for d in targets if not st.is_build_dir(d) or st.has_develop(d)]
     checkout = None if all_ else checkout_of(req)
